@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// globals are the flags every command takes.
+type globals struct {
+	logLevel  string
+	logFormat string
+}
+
+// exitError carries an exit code other than exitError out of a command.
+type codeError struct {
+	code int
+	err  error
+}
+
+func (e *codeError) Error() string { return e.err.Error() }
+func (e *codeError) Unwrap() error { return e.err }
+
+// execute runs the CLI with args and returns the process exit code.
+func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdin, stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "mcpwarden:", err)
+	if ce, ok := errors.AsType[*codeError](err); ok {
+		return ce.code
+	}
+	return exitError
+}
+
+func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:   "mcpwarden",
+		Short: "A permission-enforcing proxy for MCP servers",
+		Long: `mcpwarden sits between an MCP client (Claude, Cursor, VS Code, ...) and the
+MCP servers it uses. It re-exposes their tools as <server>__<tool>, hides the
+ones the policy denies, and checks every tool call, arguments included,
+against allow / ask / deny rules before forwarding it. Every decision is
+written to an audit log.
+
+Exit codes: 0 success, 1 error, 2 bad usage or input.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "", "log level: debug, info, warn, error (default from config, else info)")
+	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "", "log format on stderr: text or json (default from config, else text)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &codeError{code: exitUsage, err: err}
+	})
+	root.AddCommand(
+		newServeCmd(g),
+		newVersionCmd(),
+		newAuditCmd(),
+	)
+	return root
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/rules"
+	"github.com/mcpwarden/mcpwarden/upstream"
+)
+
+func newServeCmd(g *globals) *cobra.Command {
+	var configPath string
+	cmd := &cobra.Command{
+		Use:   "serve --config FILE",
+		Short: "Run the proxy: connect to the upstream servers and serve clients",
+		Long: `serve loads the config, starts or connects to every upstream server, and
+serves MCP clients over stdio (listen: stdio, the default) or streamable HTTP
+at /mcp (listen: 127.0.0.1:PORT). Logs go to stderr; in stdio mode stdout
+carries only the protocol. An upstream that fails to start is reported and
+left out; the others are served.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd.Context(), g, configPath, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().StringVarP(&configPath, "config", "c", "", "config file (YAML, JSON or TOML)")
+	_ = cmd.MarkFlagRequired("config")
+	return cmd
+}
+
+// serve is the whole serve command: every part is built and validated
+// before the first client is served.
+func serve(ctx context.Context, g *globals, configPath string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cfg, err := config.Load(configPath, os.Environ())
+	if err != nil {
+		return &codeError{code: exitUsage, err: err}
+	}
+	redactor, err := audit.NewRedactor(cfg.Audit)
+	if err != nil {
+		return &codeError{code: exitUsage, err: fmt.Errorf("config %s: %w", configPath, err)}
+	}
+	logger, err := newLogger(stderr, first(g.logLevel, cfg.Log.Level), first(g.logFormat, cfg.Log.Format), redactor.ReplaceAttr)
+	if err != nil {
+		return &codeError{code: exitUsage, err: err}
+	}
+	workDir, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	policy, err := rules.Compile(cfg.RulesSpecIn(workDir))
+	if err != nil {
+		return &codeError{code: exitUsage, err: fmt.Errorf("config %s: %w", configPath, err)}
+	}
+	auditCfg := cfg.Audit
+	if auditCfg.Path != "" && !filepath.IsAbs(auditCfg.Path) {
+		auditCfg.Path = filepath.Join(cfg.Dir, auditCfg.Path)
+	}
+	auditLog, err := audit.Open(auditCfg, &audit.Options{Stderr: stderr})
+	if err != nil {
+		return fmt.Errorf("opening audit log: %w", err)
+	}
+	defer auditLog.Close()
+
+	var token string
+	if cfg.Listen != "" && cfg.Listen != config.ListenStdio && cfg.Auth.BearerTokenEnv != "" {
+		token = os.Getenv(cfg.Auth.BearerTokenEnv)
+		if token == "" {
+			return &codeError{code: exitUsage, err: fmt.Errorf("auth.bearer_token_env: environment variable %s is empty or not set", cfg.Auth.BearerTokenEnv)}
+		}
+	}
+
+	pool := upstream.Start(ctx, upstreamSpecs(cfg, workDir), &upstream.Options{
+		Logger:     logger,
+		ClientInfo: mcp.Implementation{Name: "mcpwarden", Version: version()},
+	})
+	defer func() {
+		if err := pool.Close(); err != nil {
+			logger.Warn("closing upstreams", "err", err)
+		}
+	}()
+	up := 0
+	for _, name := range pool.Names() {
+		if err := pool.Err(name); err != nil {
+			logger.Error("upstream failed to start; its tools are not served", "server", name, "err", err)
+			writeUpstreamEvent(ctx, auditLog, logger, name, "connect", err)
+			continue
+		}
+		up++
+		writeUpstreamEvent(ctx, auditLog, logger, name, "connect", nil)
+	}
+	if up == 0 {
+		return errors.New("no upstream server started; see the errors above")
+	}
+
+	aliases := make(map[string]map[string]string, len(cfg.Servers))
+	for name, s := range cfg.Servers {
+		aliases[name] = s.Aliases
+	}
+	srv, err := proxy.New(proxy.Options{
+		Upstream:  pool,
+		Policy:    policy,
+		Audit:     auditLog,
+		Logger:    logger,
+		Separator: cfg.Naming.Separator,
+		Aliases:   aliases,
+		Version:   version(),
+	})
+	if err != nil {
+		return &codeError{code: exitUsage, err: fmt.Errorf("config %s: %w", configPath, err)}
+	}
+
+	if cfg.Listen == "" || cfg.Listen == config.ListenStdio {
+		logger.Info("serving on stdio", "upstreams", up)
+		return srv.ServeStdio(ctx, stdin, stdout)
+	}
+	return srv.ServeHTTP(ctx, cfg.Listen, proxy.HTTPOptions{BearerToken: token})
+}
+
+func writeUpstreamEvent(ctx context.Context, log *audit.Log, logger *slog.Logger, server, detail string, err error) {
+	e := audit.Event{Event: audit.KindUpstream, Server: server, Detail: detail}
+	if err != nil {
+		e.Error = err.Error()
+	}
+	if werr := log.Write(ctx, e); werr != nil {
+		logger.Error("writing audit event", "err", werr)
+	}
+}
+
+// upstreamSpecs turns the config's servers into what upstream.Start needs.
+func upstreamSpecs(cfg *config.Config, workDir string) map[string]upstream.Spec {
+	specs := make(map[string]upstream.Spec, len(cfg.Servers))
+	for name, s := range cfg.Servers {
+		spec := upstream.Spec{
+			Command:     s.Command,
+			Args:        s.Args,
+			Env:         s.Env,
+			URL:         s.URL,
+			Headers:     s.Headers,
+			InitTimeout: s.InitTimeout,
+		}
+		switch s.EffectiveTransport() {
+		case config.TransportHTTP:
+			spec.Transport = upstream.TransportHTTP
+		case config.TransportSSE:
+			spec.Transport = upstream.TransportSSE
+		default:
+			spec.Transport = upstream.TransportStdio
+			spec.Dir = cfg.ServerDir(name, workDir)
+		}
+		specs[name] = spec
+	}
+	return specs
+}
+
+func first(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

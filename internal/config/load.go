@@ -1,0 +1,203 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/knadh/koanf/parsers/json"
+	"github.com/knadh/koanf/parsers/toml/v2"
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/rawbytes"
+	"github.com/knadh/koanf/v2"
+	yamlv3 "go.yaml.in/yaml/v3"
+)
+
+// EnvPrefix starts every environment variable that overrides a config key.
+// Levels are separated by a double underscore: MCPWARDEN_AUDIT__PATH sets
+// audit.path, MCPWARDEN_LISTEN sets listen.
+const EnvPrefix = "MCPWARDEN_"
+
+// DefaultBearerTokenEnv is the variable the HTTP listener's token is read
+// from when auth.bearer_token_env is not set.
+const DefaultBearerTokenEnv = "MCPWARDEN_TOKEN"
+
+// Load reads the config file at path, applies the MCPWARDEN_* overrides found
+// in environ (as from os.Environ), expands ${VAR} in server env and headers
+// from environ, and validates the result. Every problem found is reported,
+// each naming the file and the key.
+func Load(path string, environ []string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	cfg, err := Parse(data, filepath.Ext(path), filepath.Dir(abs), environ)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	cfg.File = abs
+	return cfg, nil
+}
+
+// Parse is Load for config text already in memory; ext (".yaml", ".yml",
+// ".json", ".toml") picks the format, and dir, an absolute directory, is
+// what relative paths in the config are relative to.
+func Parse(data []byte, ext, dir string, environ []string) (*Config, error) {
+	var parser koanf.Parser
+	switch strings.ToLower(ext) {
+	case ".yaml", ".yml", "":
+		parser = yaml.Parser()
+	case ".json":
+		parser = json.Parser()
+	case ".toml":
+		parser = toml.Parser()
+	default:
+		return nil, fmt.Errorf("unknown config format %q: use .yaml, .json or .toml", ext)
+	}
+	k := koanf.New(".")
+	if err := k.Load(rawbytes.Provider(data), parser); err != nil {
+		return nil, fmt.Errorf("parsing: %w", err)
+	}
+	env := envMap(environ)
+	if err := applyEnv(k, env); err != nil {
+		return nil, err
+	}
+	cfg, err := decode(k)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Dir = dir
+	if err := cfg.expand(env); err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func envMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// applyEnv sets the keys named by MCPWARDEN_* variables. A value is read as a
+// YAML scalar or flow sequence, so "true", "8765" and "[a, b]" get their
+// types. The variable holding the bearer token is not a key and is skipped.
+func applyEnv(k *koanf.Koanf, env map[string]string) error {
+	tokenEnv := k.String("auth.bearer_token_env")
+	if tokenEnv == "" {
+		tokenEnv = DefaultBearerTokenEnv
+	}
+	names := make([]string, 0, len(env))
+	for name := range env {
+		if strings.HasPrefix(name, EnvPrefix) && name != tokenEnv {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		key := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, EnvPrefix), "__", "."))
+		var v any
+		if err := yamlv3.Unmarshal([]byte(env[name]), &v); err != nil {
+			return fmt.Errorf("environment variable %s: %w", name, err)
+		}
+		if v == nil {
+			v = env[name]
+		}
+		if err := k.Set(key, v); err != nil {
+			return fmt.Errorf("environment variable %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// decode turns the merged keys into a Config, strictly: an unknown key or a
+// value of the wrong type is an error naming the key.
+func decode(k *koanf.Koanf) (*Config, error) {
+	var cfg Config
+	var md mapstructure.Metadata
+	err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{
+		DecoderConfig: &mapstructure.DecoderConfig{
+			DecodeHook: mapstructure.ComposeDecodeHookFunc(
+				mapstructure.StringToTimeDurationHookFunc(),
+				mapstructure.TextUnmarshallerHookFunc(),
+			),
+			Metadata:   &md,
+			TagName:    "koanf",
+			ErrorUnset: false,
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("decoding: %w", err)
+	}
+	if len(md.Unused) > 0 {
+		slices.Sort(md.Unused)
+		errs := make([]error, 0, len(md.Unused))
+		for _, key := range md.Unused {
+			errs = append(errs, fmt.Errorf("unknown key %q: check its spelling and place against DESIGN.md §5", keyPath(key)))
+		}
+		return nil, errors.Join(errs...)
+	}
+	return &cfg, nil
+}
+
+// keyPath turns mapstructure's "servers[fs].comand" into "servers.fs.comand".
+func keyPath(key string) string {
+	r := strings.NewReplacer("[", ".", "]", "")
+	return r.Replace(key)
+}
+
+// expand replaces ${VAR} in server env values and headers. A
+// variable that is not set is an error: a missing credential should stop the
+// start, not send an empty header.
+func (c *Config) expand(env map[string]string) error {
+	var errs []error
+	for name, s := range c.Servers {
+		for _, field := range []struct {
+			key string
+			m   map[string]string
+		}{{"env", s.Env}, {"headers", s.Headers}} {
+			for k, v := range field.m {
+				expanded, missing := expandVars(v, env)
+				if len(missing) > 0 {
+					errs = append(errs, fmt.Errorf("servers.%s.%s.%s: environment variable %s is not set", name, field.key, k, strings.Join(missing, ", ")))
+					continue
+				}
+				field.m[k] = expanded
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// varRef matches a ${VAR} reference. Only the braced form is expanded, so a
+// literal "$" in a value (a password, say) is left alone.
+var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+func expandVars(s string, env map[string]string) (string, []string) {
+	var missing []string
+	out := varRef.ReplaceAllStringFunc(s, func(ref string) string {
+		name := ref[2 : len(ref)-1]
+		v, ok := env[name]
+		if !ok {
+			missing = append(missing, name)
+		}
+		return v
+	})
+	return out, missing
+}

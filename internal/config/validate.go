@@ -1,0 +1,176 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/mcpwarden/mcpwarden/rules"
+)
+
+// serverName is the form of a key in servers (DESIGN.md §1).
+var serverName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+
+// Validate checks the config as a whole and returns every problem found,
+// each naming its key. It compiles the policy to check it, so a bad rule is
+// caught here too.
+func (c *Config) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	if c.Listen != "" && c.Listen != ListenStdio {
+		host, _, err := net.SplitHostPort(c.Listen)
+		if err != nil {
+			add("listen: %q is neither %q nor host:port (%v)", c.Listen, ListenStdio, err)
+		} else if !isLoopback(host) && c.Auth.BearerTokenEnv == "" {
+			add("listen: %q is not a loopback address, so auth.bearer_token_env is required", c.Listen)
+		}
+	}
+	switch c.Log.Level {
+	case "", "debug", "info", "warn", "error":
+	default:
+		add("log.level: %q is not one of debug, info, warn, error", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "", "text", "json":
+	default:
+		add("log.format: %q is not one of text, json", c.Log.Format)
+	}
+	if sep := c.Naming.Separator; sep != "" && !wireSafe.MatchString(sep) {
+		add("naming.separator: %q may only hold letters, digits, _ and -", sep)
+	}
+	if len(c.Servers) == 0 {
+		add("servers: no upstream servers configured; add at least one under servers:")
+	}
+	for _, name := range c.ServerNames() {
+		errs = append(errs, c.Servers[name].validate(name)...)
+	}
+	if err := c.Audit.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := rules.Compile(c.RulesSpec()); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+var wireSafe = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+
+func (s Server) validate(name string) []error {
+	var errs []error
+	add := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("servers.%s"+format, append([]any{name}, args...)...))
+	}
+	if !serverName.MatchString(name) {
+		add(": server name must match %s (lower case letters, digits, _ and -, at most 32)", serverName)
+	}
+	switch s.EffectiveTransport() {
+	case TransportStdio:
+		if s.Command == "" {
+			add(".command: required for a stdio server (or set url for a remote one)")
+		}
+		if s.URL != "" {
+			add(".url: a stdio server has a command, not a url; drop one of them")
+		}
+		if len(s.Headers) > 0 {
+			add(".headers: only remote (url) servers take headers")
+		}
+	case TransportHTTP, TransportSSE:
+		if s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != "" {
+			add(": a remote server (url) takes no command, args, env or cwd")
+		}
+		u, err := url.Parse(s.URL)
+		switch {
+		case s.URL == "":
+			add(".url: required for transport %q", s.EffectiveTransport())
+		case err != nil:
+			add(".url: %v", err)
+		case u.Scheme != "http" && u.Scheme != "https":
+			add(".url: %q must start with http:// or https://", s.URL)
+		}
+	default:
+		add(".transport: %q is not one of stdio, http, sse", s.Transport)
+	}
+	if s.PathRoot != "" && !filepath.IsAbs(s.PathRoot) {
+		add(".path_root: %q must be an absolute path", s.PathRoot)
+	}
+	if s.InitTimeout < 0 {
+		add(".init_timeout: must not be negative")
+	}
+	for tool, alias := range s.Aliases {
+		if !wireSafe.MatchString(alias) || len(alias) > 64 {
+			add(".aliases.%s: %q must match ^[a-zA-Z0-9_-]{1,64}$", tool, alias)
+		}
+	}
+	return errs
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// ServerNames returns the configured server names, sorted.
+func (c *Config) ServerNames() []string {
+	names := make([]string, 0, len(c.Servers))
+	for name := range c.Servers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Root is the directory relative path arguments to the server are joined
+// to: its cwd for a stdio server (the directory mcpwarden runs in when none
+// is set), its path_root for a remote one ("" when none is set).
+func (c *Config) Root(name, workDir string) string {
+	s := c.Servers[name]
+	if s.EffectiveTransport() != TransportStdio {
+		return s.PathRoot
+	}
+	return c.ServerDir(name, workDir)
+}
+
+// ServerDir is the directory a stdio server runs in: its cwd, relative to
+// the config file's directory, or workDir when cwd is not set.
+func (c *Config) ServerDir(name, workDir string) string {
+	cwd := c.Servers[name].Cwd
+	switch {
+	case cwd == "":
+		return workDir
+	case filepath.IsAbs(cwd):
+		return filepath.Clean(cwd)
+	case c.Dir != "":
+		return filepath.Join(c.Dir, cwd)
+	default:
+		return filepath.Join(workDir, cwd)
+	}
+}
+
+// RulesSpec gathers the policy gates for rules.Compile. Relative stdio roots
+// are resolved against the config's directory.
+func (c *Config) RulesSpec() rules.Spec {
+	return c.RulesSpecIn("")
+}
+
+// RulesSpecIn is RulesSpec with workDir as the directory mcpwarden runs in,
+// used as the root of stdio servers without a cwd.
+func (c *Config) RulesSpecIn(workDir string) rules.Spec {
+	spec := rules.Spec{
+		Global:   c.Policy,
+		Servers:  make(map[string]rules.ServerSpec, len(c.Servers)),
+		PathKeys: c.PathKeys,
+	}
+	for name, s := range c.Servers {
+		spec.Servers[name] = rules.ServerSpec{Policy: s.Policy, Root: c.Root(name, workDir)}
+	}
+	return spec
+}

@@ -1,0 +1,122 @@
+// Package jsonargs parses the arguments of a tools/call strictly, so that
+// the arguments the rules check are exactly the arguments forwarded: a
+// duplicate key (where a checker and a server might read different values),
+// invalid UTF-8 or trailing data is rejected, and what is forwarded is the
+// parsed value serialised again.
+package jsonargs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+)
+
+// MaxDepth bounds the nesting of arguments; deeper input is rejected.
+const MaxDepth = 100
+
+// Parse decodes raw, a JSON object or null (empty input is null), into a
+// map whose numbers are json.Number, and returns it with its canonical
+// serialisation: keys sorted, numbers as written. A null or empty input
+// gives an empty map and "{}".
+func Parse(raw []byte) (map[string]any, []byte, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return map[string]any{}, []byte("{}"), nil
+	}
+	if !utf8.Valid(raw) {
+		return nil, nil, errors.New("arguments are not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	v, err := value(dec, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("arguments: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, nil, errors.New("arguments: unexpected data after the JSON object")
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, nil, fmt.Errorf("arguments must be a JSON object, not %s", kind(v))
+	}
+	canonical, err := json.Marshal(m)
+	if err != nil {
+		return nil, nil, fmt.Errorf("arguments: %w", err)
+	}
+	return m, canonical, nil
+}
+
+// value reads one JSON value from dec, rejecting duplicate object keys.
+func value(dec *json.Decoder, depth int) (any, error) {
+	if depth > MaxDepth {
+		return nil, fmt.Errorf("nested deeper than %d levels", MaxDepth)
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			m := map[string]any{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				key, ok := kt.(string)
+				if !ok {
+					return nil, fmt.Errorf("object key %v is not a string", kt)
+				}
+				if _, dup := m[key]; dup {
+					return nil, fmt.Errorf("duplicate key %q", key)
+				}
+				v, err := value(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				m[key] = v
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			return m, nil
+		case '[':
+			a := []any{}
+			for dec.More() {
+				v, err := value(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				a = append(a, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			return a, nil
+		default:
+			return nil, fmt.Errorf("unexpected %v", t)
+		}
+	default:
+		return t, nil // string, json.Number, bool or nil
+	}
+}
+
+func kind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	default:
+		return "null"
+	}
+}

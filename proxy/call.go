@@ -1,0 +1,178 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
+	"github.com/mcpwarden/mcpwarden/rules"
+)
+
+// previewLen bounds the result text kept in a result event before redaction.
+const previewLen = 200
+
+// A call is one tools/call on its way through the proxy.
+type call struct {
+	tool      Tool
+	policy    *rules.Policy // the policy the call started under
+	session   string
+	client    *audit.Client
+	args      map[string]any
+	canonical []byte // the arguments as forwarded
+	argsErr   error
+	verdict   rules.Verdict
+}
+
+func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *call {
+	c := &call{tool: t, policy: s.policy.Load()}
+	if cs := server.ClientSessionFromContext(ctx); cs != nil {
+		c.session = cs.SessionID()
+		if ci, ok := cs.(server.SessionWithClientInfo); ok {
+			if info := ci.GetClientInfo(); info.Name != "" || info.Version != "" {
+				c.client = &audit.Client{Name: info.Name, Version: info.Version}
+			}
+		}
+	}
+	raw := []byte(req.Params.RawArguments)
+	if len(raw) == 0 && req.Params.Arguments != nil {
+		var err error
+		if raw, err = json.Marshal(req.Params.Arguments); err != nil {
+			c.argsErr = err
+			return c
+		}
+	}
+	c.args, c.canonical, c.argsErr = jsonargs.Parse(raw)
+	return c
+}
+
+// handler is the tools/call handler for one tool. It decides, writes the
+// decision to the audit log before anything is forwarded, then forwards an
+// allowed call with exactly the arguments that were checked.
+func (s *Server) handler(t Tool) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		c := s.newCall(ctx, t, req)
+		if c.argsErr != nil {
+			// Malformed arguments are refused before any rule is consulted.
+			c.verdict = rules.Verdict{Decision: rules.Deny, Reason: c.argsErr.Error()}
+			s.writeAudit(ctx, c.decisionEvent())
+			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden refused %s: %v", t.Canonical, c.argsErr)), nil
+		}
+		c.verdict = c.policy.Decide(rules.Call{Server: t.Server, Tool: t.Name, Arguments: c.args})
+		if err := s.writeAudit(ctx, c.decisionEvent()); err != nil && s.audit.Required() {
+			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden refused %s: the audit log cannot be written (%v), and audit.required is true, so nothing was forwarded", t.Canonical, err)), nil
+		}
+		switch c.verdict.Decision {
+		case rules.Allow:
+			return s.forward(ctx, c, req)
+		case rules.Ask:
+			return mcp.NewToolResultError(askText(c)), nil
+		default:
+			return mcp.NewToolResultError(denyText(c)), nil
+		}
+	}
+}
+
+// forward sends the call upstream and records its result.
+func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	start := time.Now()
+	res, err := s.upstream.Call(ctx, c.tool.Server, mcp.CallToolParams{
+		Name:         c.tool.Name,
+		RawArguments: c.canonical,
+		Meta:         req.Params.Meta,
+	})
+	ev := c.event(audit.KindResult)
+	ms := time.Since(start).Milliseconds()
+	ev.DurationMS = &ms
+	if err != nil {
+		s.logger.Warn("upstream call failed", "tool", c.tool.Canonical, "err", err)
+		ev.Error = err.Error()
+		ev.IsError = ptr(true)
+		s.writeAudit(ctx, ev)
+		return mcp.NewToolResultError(fmt.Sprintf("mcpwarden forwarded %s, but the upstream failed: %v", c.tool.Canonical, err)), nil
+	}
+	ev.IsError = ptr(res.IsError)
+	if b, err := json.Marshal(res); err == nil {
+		ev.ResultBytes = ptr(int64(len(b)))
+	}
+	ev.ResultPreview = preview(res)
+	s.writeAudit(ctx, ev)
+	return res, nil
+}
+
+// writeAudit writes e, logging a failure; the caller decides whether the
+// failure stops the call.
+func (s *Server) writeAudit(ctx context.Context, e audit.Event) error {
+	err := s.audit.Write(ctx, e)
+	if err != nil {
+		s.logger.Error("writing audit event", "event", e.Event, "tool", e.Tool, "err", err)
+	}
+	return err
+}
+
+func (c *call) event(kind audit.Kind) audit.Event {
+	return audit.Event{
+		Event:        kind,
+		Session:      c.session,
+		Client:       c.client,
+		Server:       c.tool.Server,
+		Tool:         c.tool.Canonical,
+		WireName:     c.tool.Wire,
+		PolicySHA256: c.policy.SHA256(),
+	}
+}
+
+func (c *call) decisionEvent() audit.Event {
+	e := c.event(audit.KindDecision)
+	e.Decision = c.verdict.Decision.String()
+	e.Rule = c.verdict.Rule
+	e.Arguments = c.args
+	switch {
+	case c.argsErr != nil:
+		e.Error = c.argsErr.Error()
+	case c.verdict.Decision == rules.Ask:
+		// Until asking is built, no client can be asked: the call is denied.
+		e.GrantedBy = audit.GrantedByNoElicitation
+		e.Error = "approval is not available yet; denied"
+	default:
+		e.GrantedBy = audit.GrantedByRule
+	}
+	return e
+}
+
+func denyText(c *call) string {
+	if c.verdict.Rule == "default" || c.verdict.Rule == "" {
+		return fmt.Sprintf("mcpwarden denied %s: no rule allows it and the default is deny (%s). To allow it, add %q to policy.allow.", c.tool.Canonical, c.verdict.Reason, c.tool.Canonical)
+	}
+	return fmt.Sprintf("mcpwarden denied %s: rule %q in %s (%s).", c.tool.Canonical, c.verdict.Rule, c.verdict.Gate, c.verdict.Reason)
+}
+
+func askText(c *call) string {
+	return fmt.Sprintf("mcpwarden: %s needs approval (rule %q in %s), and approval is not available yet in this version, so the call was denied. To allow it without asking, add %q to policy.allow.", c.tool.Canonical, c.verdict.Rule, c.verdict.Gate, c.tool.Canonical)
+}
+
+// preview is the start of the result's first text content.
+func preview(res *mcp.CallToolResult) string {
+	for _, content := range res.Content {
+		if t, ok := content.(mcp.TextContent); ok {
+			text := t.Text
+			if len(text) > previewLen {
+				cut := previewLen
+				for cut > 0 && !utf8.RuneStart(text[cut]) {
+					cut--
+				}
+				text = text[:cut]
+			}
+			return text
+		}
+	}
+	return ""
+}
+
+func ptr[T any](v T) *T { return &v }

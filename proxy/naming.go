@@ -1,0 +1,98 @@
+package proxy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// DefaultSeparator joins server and tool in a wire name.
+const DefaultSeparator = "__"
+
+// maxWireName is the longest name clients accept (^[a-zA-Z0-9_-]{1,64}$).
+const maxWireName = 64
+
+// longWireName is the length past which a wire name is logged as risky:
+// clients add their own prefix (mcp__warden__) and may cut it.
+const longWireName = 40
+
+var wireName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// A Tool is one upstream tool as the proxy knows it: where it lives, its
+// canonical name (used in rules, audit and the CLI) and its wire name (what
+// clients see and call).
+type Tool struct {
+	Server    string // server key in config
+	Name      string // upstream tool name
+	Canonical string // mcp:<server>:<tool>
+	Wire      string
+}
+
+// Canonical returns mcp:<server>:<tool>.
+func Canonical(server, tool string) string {
+	return "mcp:" + server + ":" + tool
+}
+
+// WireName maps a tool to its client-safe name: alias when given, else
+// server + sep + tool with every character outside [a-zA-Z0-9_-] replaced by
+// "_", and a name longer than 64 cut to a prefix plus a stable hash of the
+// canonical name.
+func WireName(server, tool, sep, alias string) string {
+	if alias != "" {
+		return alias
+	}
+	if sep == "" {
+		sep = DefaultSeparator
+	}
+	name := sanitize(server + sep + tool)
+	if len(name) <= maxWireName {
+		return name
+	}
+	sum := sha256.Sum256([]byte(Canonical(server, tool)))
+	suffix := "_" + hex.EncodeToString(sum[:4])
+	return name[:maxWireName-len(suffix)] + suffix
+}
+
+func sanitize(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// A Names is the bijection between wire names and tools.
+type Names struct {
+	byWire map[string]Tool
+}
+
+// NewNames builds the name map for tools, already carrying their wire
+// names. Two tools with one wire name, or a wire name clients would reject,
+// is an error naming both tools and how to fix it.
+func NewNames(tools []Tool) (*Names, error) {
+	n := &Names{byWire: make(map[string]Tool, len(tools))}
+	for _, t := range tools {
+		if !wireName.MatchString(t.Wire) {
+			return nil, fmt.Errorf("wire name %q for %s does not match %s: set servers.%s.aliases.%s", t.Wire, t.Canonical, wireName, t.Server, t.Name)
+		}
+		if prev, dup := n.byWire[t.Wire]; dup {
+			return nil, fmt.Errorf("tools %s and %s both map to wire name %q: give one an alias under servers.<name>.aliases", prev.Canonical, t.Canonical, t.Wire)
+		}
+		n.byWire[t.Wire] = t
+	}
+	return n, nil
+}
+
+// Lookup returns the tool behind a wire name.
+func (n *Names) Lookup(wire string) (Tool, bool) {
+	t, ok := n.byWire[wire]
+	return t, ok
+}

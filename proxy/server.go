@@ -1,0 +1,159 @@
+// Package proxy is the client-facing side of mcpwarden: an MCP server that
+// re-exposes the upstream servers' tools under wire names, decides every
+// tools/call with the rules, writes the audit log and forwards what is
+// allowed.
+package proxy
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/rules"
+	"github.com/mcpwarden/mcpwarden/upstream"
+)
+
+// An Upstream is where allowed calls go: upstream.Pool in production, an
+// in-process stand-in in tests.
+type Upstream interface {
+	Names() []string
+	Tools(server string) ([]mcp.Tool, error)
+	Call(ctx context.Context, server string, params mcp.CallToolParams) (*mcp.CallToolResult, error)
+}
+
+var _ Upstream = (*upstream.Pool)(nil)
+
+// Options configure a Server. Upstream, Policy and Audit are required.
+type Options struct {
+	Upstream Upstream
+	Policy   *rules.Policy
+	Audit    *audit.Log
+	// Logger receives the human log; nil discards.
+	Logger *slog.Logger
+	// Separator joins server and tool in wire names; "" is DefaultSeparator.
+	Separator string
+	// Aliases maps server → upstream tool name → wire name.
+	Aliases map[string]map[string]string
+	// Version is reported to clients in initialize.
+	Version string
+}
+
+// A Server is the MCP server clients connect to. It is safe for concurrent
+// use by any number of client sessions.
+type Server struct {
+	upstream Upstream
+	audit    *audit.Log
+	logger   *slog.Logger
+	policy   atomic.Pointer[rules.Policy]
+	names    *Names
+	mcp      *server.MCPServer
+}
+
+// New builds the server from the tools the upstreams listed. A wire-name
+// collision is an error; an upstream that failed to start contributes no
+// tools (its error was reported when it failed).
+func New(o Options) (*Server, error) {
+	if o.Upstream == nil || o.Policy == nil || o.Audit == nil {
+		return nil, errors.New("proxy: Upstream, Policy and Audit are required")
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{upstream: o.Upstream, audit: o.Audit, logger: logger}
+	s.policy.Store(o.Policy)
+
+	var tools []Tool
+	var defs []server.ServerTool
+	for _, name := range o.Upstream.Names() {
+		listed, err := o.Upstream.Tools(name)
+		if err != nil {
+			continue
+		}
+		for _, def := range listed {
+			t := Tool{
+				Server:    name,
+				Name:      def.Name,
+				Canonical: Canonical(name, def.Name),
+				Wire:      WireName(name, def.Name, o.Separator, o.Aliases[name][def.Name]),
+			}
+			if len(t.Wire) > longWireName {
+				logger.Warn("long wire name: clients that add a prefix may cut it; set an alias", "tool", t.Canonical, "wire_name", t.Wire)
+			}
+			tools = append(tools, t)
+			def.Name = t.Wire
+			defs = append(defs, server.ServerTool{Tool: def, Handler: s.handler(t)})
+		}
+	}
+	names, err := NewNames(tools)
+	if err != nil {
+		return nil, err
+	}
+	s.names = names
+
+	hooks := &server.Hooks{}
+	hooks.AddOnError(s.auditHiddenCall)
+	version := o.Version
+	if version == "" {
+		version = "dev"
+	}
+	s.mcp = server.NewMCPServer("mcpwarden", version,
+		server.WithToolCapabilities(true),
+		server.WithToolFilter(s.listed),
+		server.WithHooks(hooks),
+		server.WithRecovery(),
+		server.WithLogger(logger),
+	)
+	s.mcp.AddTools(defs...)
+	return s, nil
+}
+
+// Policy returns the policy in force.
+func (s *Server) Policy() *rules.Policy { return s.policy.Load() }
+
+// MCP returns the underlying mcp-go server, for transports and tests.
+func (s *Server) MCP() *server.MCPServer { return s.mcp }
+
+// Lookup returns the tool behind a wire name, hidden or not.
+func (s *Server) Lookup(wire string) (Tool, bool) { return s.names.Lookup(wire) }
+
+// listed is the tools/list filter: it drops every tool an unconditional deny
+// hides. mcp-go applies the same filter to tools/call, so a hidden tool
+// cannot be called by guessing its wire name either (see auditHiddenCall).
+func (s *Server) listed(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	policy := s.policy.Load()
+	out := tools[:0:0]
+	for _, def := range tools {
+		t, ok := s.names.Lookup(def.Name)
+		if ok && !policy.Hidden(rules.Call{Server: t.Server, Tool: t.Name}) {
+			out = append(out, def)
+		}
+	}
+	return out
+}
+
+// auditHiddenCall records a call to a hidden tool, which mcp-go refuses as
+// "tool not found" before any handler runs: the attempt is a decision too.
+func (s *Server) auditHiddenCall(ctx context.Context, _ any, method mcp.MCPMethod, message any, err error) {
+	if method != mcp.MethodToolsCall || !errors.Is(err, server.ErrToolNotFound) {
+		return
+	}
+	req, ok := message.(*mcp.CallToolRequest)
+	if !ok {
+		return
+	}
+	t, ok := s.names.Lookup(req.Params.Name)
+	if !ok {
+		return
+	}
+	c := s.newCall(ctx, t, *req)
+	c.verdict = c.policy.Decide(rules.Call{Server: t.Server, Tool: t.Name, Arguments: c.args})
+	if werr := s.audit.Write(ctx, c.decisionEvent()); werr != nil {
+		s.logger.Error("writing audit event", "tool", t.Canonical, "err", werr)
+	}
+}
