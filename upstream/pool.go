@@ -42,6 +42,7 @@ type server struct {
 	tools  []mcp.Tool
 	info   mcp.Implementation
 	err    error
+	cancel context.CancelFunc // ends the session's context
 
 	closeOnce sync.Once
 }
@@ -102,7 +103,16 @@ func (s *server) connect(ctx context.Context, spec Spec, info mcp.Implementation
 		}
 		return errors.New(msg)
 	}
-	if err := c.Start(ctx); err != nil {
+	// The session outlives this call: it runs under its own context, ended
+	// by close. Starting is still bounded by the init timeout.
+	life, cancelLife := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancelLife
+	stopWatch := context.AfterFunc(ctx, cancelLife)
+	err = c.Start(life)
+	if !stopWatch() {
+		err = errors.Join(err, ctx.Err())
+	}
+	if err != nil {
 		return fail("starting", err)
 	}
 	init, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
@@ -167,6 +177,9 @@ func (s *server) close() error {
 	s.closeOnce.Do(func() {
 		if s.client != nil {
 			err = s.client.Close()
+		}
+		if s.cancel != nil {
+			s.cancel()
 		}
 		if s.proc != nil {
 			s.proc.killGroup()

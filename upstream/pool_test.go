@@ -1,0 +1,178 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+)
+
+// The test binary doubles as a stdio MCP server when this variable is set:
+// it serves newStandIn and starts a grandchild (sleep) whose pid it writes
+// to the file the variable names, to check that Close stops the whole
+// process group.
+const stdioServerEnv = "MCPWARDEN_UPSTREAM_TEST_SERVER"
+
+func TestMain(m *testing.M) {
+	if pidFile := os.Getenv(stdioServerEnv); pidFile != "" {
+		sleep := exec.Command("sleep", "300")
+		if err := sleep.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		_ = os.WriteFile(pidFile, []byte(strconv.Itoa(sleep.Process.Pid)), 0o600)
+		if err := mcpserver.ServeStdio(newStandIn(5)); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// newStandIn is an MCP server with n tools, tool0 … tool<n-1>, each echoing
+// its "text" argument, listed two to a page.
+func newStandIn(n int) *mcpserver.MCPServer {
+	s := mcpserver.NewMCPServer("stand-in", "1.0", mcpserver.WithToolCapabilities(false), mcpserver.WithPaginationLimit(2))
+	for i := range n {
+		s.AddTool(mcp.NewTool(fmt.Sprintf("tool%d", i), mcp.WithString("text")), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(req.GetString("text", "")), nil
+		})
+	}
+	return s
+}
+
+func TestStartConnectsEveryTransportAndFollowsPagination(t *testing.T) {
+	t.Parallel()
+	streamable := httptest.NewServer(mcpserver.NewStreamableHTTPServer(newStandIn(5)))
+	t.Cleanup(streamable.Close)
+	sse := mcpserver.NewSSEServer(newStandIn(5))
+	sseHTTP := httptest.NewServer(sse)
+	t.Cleanup(sseHTTP.Close)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+
+	pool := Start(t.Context(), map[string]Spec{
+		"http":  {Transport: TransportHTTP, URL: streamable.URL + "/mcp"},
+		"sse":   {Transport: TransportSSE, URL: sseHTTP.URL + "/sse"},
+		"stdio": {Transport: TransportStdio, Command: os.Args[0], Env: map[string]string{stdioServerEnv: pidFile}},
+	}, nil)
+	t.Cleanup(func() { pool.Close() })
+
+	for _, name := range []string{"http", "sse", "stdio"} {
+		t.Run(name, func(t *testing.T) {
+			tools, err := pool.Tools(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tools) != 5 {
+				t.Errorf("listed %d tools, want all 5 across pages", len(tools))
+			}
+			res, err := pool.Call(t.Context(), name, mcp.CallToolParams{Name: "tool3", Arguments: map[string]any{"text": "via " + name}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Content[0].(mcp.TextContent).Text; got != "via "+name {
+				t.Errorf("tool3 = %q", got)
+			}
+		})
+	}
+}
+
+func TestCloseLeavesNoOrphanedProcesses(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	pool := Start(t.Context(), map[string]Spec{
+		"stdio": {Transport: TransportStdio, Command: os.Args[0], Env: map[string]string{stdioServerEnv: pidFile}},
+	}, nil)
+	if err := pool.Err("stdio"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(string(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	// The grandchild is not ours to reap; wait for it to be gone or a zombie.
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if !alive(pid) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("grandchild %d of the stdio server outlived Close", pid)
+}
+
+// alive reports whether pid is a running (not zombie) process.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(stat))
+	return len(fields) > 2 && fields[2] != "Z"
+}
+
+func TestFailedServerIsReportedAndOthersWork(t *testing.T) {
+	t.Parallel()
+	streamable := httptest.NewServer(mcpserver.NewStreamableHTTPServer(newStandIn(1)))
+	t.Cleanup(streamable.Close)
+	pool := Start(t.Context(), map[string]Spec{
+		"good":    {Transport: TransportHTTP, URL: streamable.URL + "/mcp"},
+		"missing": {Transport: TransportStdio, Command: "/nonexistent/mcp-server"},
+		"crashes": {Transport: TransportStdio, Command: "sh", Args: []string{"-c", "echo 'config file not found' >&2; exit 3"}},
+		"slow":    {Transport: TransportStdio, Command: "sleep", Args: []string{"30"}, InitTimeout: 300 * time.Millisecond},
+	}, nil)
+	t.Cleanup(func() { pool.Close() })
+
+	if err := pool.Err("good"); err != nil {
+		t.Fatalf("good server failed: %v", err)
+	}
+	tests := []struct {
+		server string
+		want   []string
+	}{
+		{"missing", []string{`upstream "missing"`, "/nonexistent/mcp-server"}},
+		{"crashes", []string{`upstream "crashes"`, "config file not found"}},
+		{"slow", []string{`upstream "slow"`, "init_timeout"}},
+	}
+	for _, tt := range tests {
+		err := pool.Err(tt.server)
+		if err == nil {
+			t.Errorf("%s: no error", tt.server)
+			continue
+		}
+		for _, want := range tt.want {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: error %q does not mention %q", tt.server, err, want)
+			}
+		}
+		if _, err := pool.Call(t.Context(), tt.server, mcp.CallToolParams{Name: "x"}); err == nil || !strings.Contains(err.Error(), tt.server) {
+			t.Errorf("%s: Call error %v does not name the server", tt.server, err)
+		}
+	}
+	if _, err := pool.Call(t.Context(), "good", mcp.CallToolParams{Name: "tool0"}); err != nil {
+		t.Errorf("good server call: %v", err)
+	}
+}
