@@ -94,7 +94,7 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 		s.logger.Warn("upstream call failed", "tool", c.tool.Canonical, "err", err)
 		ev.Error = err.Error()
 		ev.IsError = ptr(true)
-		s.writeAudit(ctx, ev)
+		s.writeAudit(context.WithoutCancel(ctx), ev)
 		return mcp.NewToolResultError(fmt.Sprintf("mcpwarden forwarded %s, but the upstream failed: %v", c.tool.Canonical, err)), nil
 	}
 	ev.IsError = ptr(res.IsError)
@@ -102,7 +102,8 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 		ev.ResultBytes = ptr(int64(len(b)))
 	}
 	ev.ResultPreview = preview(res)
-	s.writeAudit(ctx, ev)
+	// The result is recorded even when the client has gone away meanwhile.
+	s.writeAudit(context.WithoutCancel(ctx), ev)
 	return res, nil
 }
 

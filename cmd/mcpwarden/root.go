@@ -39,7 +39,9 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, "mcpwarden:", err)
+	if !errors.Is(err, errSilent) {
+		fmt.Fprintln(stderr, "mcpwarden:", err)
+	}
 	if ce, ok := errors.AsType[*codeError](err); ok {
 		return ce.code
 	}
@@ -57,7 +59,8 @@ ones the policy denies, and checks every tool call, arguments included,
 against allow / ask / deny rules before forwarding it. Every decision is
 written to an audit log.
 
-Exit codes: 0 success, 1 error, 2 bad usage or input.`,
+Exit codes: 0 success, 1 error, 2 bad usage, config or input; check exits
+3 for ask and 4 for deny.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -71,6 +74,8 @@ Exit codes: 0 success, 1 error, 2 bad usage or input.`,
 	})
 	root.AddCommand(
 		newServeCmd(g),
+		newCheckCmd(),
+		newValidateCmd(g),
 		newVersionCmd(),
 		newAuditCmd(),
 	)

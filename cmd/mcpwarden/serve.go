@@ -9,14 +9,11 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/proxy"
-	"github.com/mcpwarden/mcpwarden/rules"
-	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
 func newServeCmd(g *globals) *cobra.Command {
@@ -42,25 +39,18 @@ left out; the others are served.`,
 // serve is the whole serve command: every part is built and validated
 // before the first client is served.
 func serve(ctx context.Context, g *globals, configPath string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cfg, err := config.Load(configPath, os.Environ())
+	st, err := loadSetup(configPath)
 	if err != nil {
-		return &codeError{code: exitUsage, err: err}
+		return err
 	}
+	cfg := st.cfg
 	redactor, err := audit.NewRedactor(cfg.Audit)
 	if err != nil {
 		return &codeError{code: exitUsage, err: fmt.Errorf("config %s: %w", configPath, err)}
 	}
-	logger, err := newLogger(stderr, first(g.logLevel, cfg.Log.Level), first(g.logFormat, cfg.Log.Format), redactor.ReplaceAttr)
+	logger, err := newLogger(stderr, first(g.logLevel, cfg.Log.Level), first(g.logFormat, cfg.Log.Format), redactor.ForLogs().ReplaceAttr)
 	if err != nil {
 		return &codeError{code: exitUsage, err: err}
-	}
-	workDir, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	policy, err := rules.Compile(cfg.RulesSpecIn(workDir))
-	if err != nil {
-		return &codeError{code: exitUsage, err: fmt.Errorf("config %s: %w", configPath, err)}
 	}
 	auditCfg := cfg.Audit
 	if auditCfg.Path != "" && !filepath.IsAbs(auditCfg.Path) {
@@ -80,10 +70,7 @@ func serve(ctx context.Context, g *globals, configPath string, stdin io.Reader, 
 		}
 	}
 
-	pool := upstream.Start(ctx, upstreamSpecs(cfg, workDir), &upstream.Options{
-		Logger:     logger,
-		ClientInfo: mcp.Implementation{Name: "mcpwarden", Version: version()},
-	})
+	pool := st.startUpstreams(ctx, logger)
 	defer func() {
 		if err := pool.Close(); err != nil {
 			logger.Warn("closing upstreams", "err", err)
@@ -91,29 +78,25 @@ func serve(ctx context.Context, g *globals, configPath string, stdin io.Reader, 
 	}()
 	up := 0
 	for _, name := range pool.Names() {
-		if err := pool.Err(name); err != nil {
+		err := pool.Err(name)
+		writeUpstreamEvent(ctx, auditLog, logger, name, "connect", err)
+		if err != nil {
 			logger.Error("upstream failed to start; its tools are not served", "server", name, "err", err)
-			writeUpstreamEvent(ctx, auditLog, logger, name, "connect", err)
 			continue
 		}
 		up++
-		writeUpstreamEvent(ctx, auditLog, logger, name, "connect", nil)
 	}
 	if up == 0 {
 		return errors.New("no upstream server started; see the errors above")
 	}
 
-	aliases := make(map[string]map[string]string, len(cfg.Servers))
-	for name, s := range cfg.Servers {
-		aliases[name] = s.Aliases
-	}
 	srv, err := proxy.New(proxy.Options{
 		Upstream:  pool,
-		Policy:    policy,
+		Policy:    st.policy,
 		Audit:     auditLog,
 		Logger:    logger,
 		Separator: cfg.Naming.Separator,
-		Aliases:   aliases,
+		Aliases:   st.aliases(),
 		Version:   version(),
 	})
 	if err != nil {
@@ -135,32 +118,6 @@ func writeUpstreamEvent(ctx context.Context, log *audit.Log, logger *slog.Logger
 	if werr := log.Write(ctx, e); werr != nil {
 		logger.Error("writing audit event", "err", werr)
 	}
-}
-
-// upstreamSpecs turns the config's servers into what upstream.Start needs.
-func upstreamSpecs(cfg *config.Config, workDir string) map[string]upstream.Spec {
-	specs := make(map[string]upstream.Spec, len(cfg.Servers))
-	for name, s := range cfg.Servers {
-		spec := upstream.Spec{
-			Command:     s.Command,
-			Args:        s.Args,
-			Env:         s.Env,
-			URL:         s.URL,
-			Headers:     s.Headers,
-			InitTimeout: s.InitTimeout,
-		}
-		switch s.EffectiveTransport() {
-		case config.TransportHTTP:
-			spec.Transport = upstream.TransportHTTP
-		case config.TransportSSE:
-			spec.Transport = upstream.TransportSSE
-		default:
-			spec.Transport = upstream.TransportStdio
-			spec.Dir = cfg.ServerDir(name, workDir)
-		}
-		specs[name] = spec
-	}
-	return specs
 }
 
 func first(values ...string) string {

@@ -1,0 +1,134 @@
+// Package audit records what mcpwarden decided and did as a tamper-evident
+// JSON Lines log. It has the Event type, the Sink interface and its sinks, the
+// Redactor that keeps secrets out of the log and out of stderr, and Verify,
+// which checks the hash chain that links every line to the one before it. It
+// never decides anything: the proxy tells it what happened.
+package audit
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"time"
+)
+
+// A Kind is the type of an Event. The zero value is not a valid kind, so an
+// event whose kind was forgotten is refused by Log.Write instead of being
+// recorded as something it is not.
+type Kind uint8
+
+// The kinds of events, with their JSON names in the comments.
+const (
+	KindDecision     Kind = iota + 1 // "decision": written before a call is forwarded (or instead of it)
+	KindResult                       // "result": written after a forwarded call returns
+	KindToolsChanged                 // "tools_changed": an upstream's tool list changed
+	KindUpstream                     // "upstream": an upstream connected, crashed or restarted
+)
+
+var kindNames = [...]string{
+	KindDecision:     "decision",
+	KindResult:       "result",
+	KindToolsChanged: "tools_changed",
+	KindUpstream:     "upstream",
+}
+
+// String returns the JSON name of k, or "Kind(N)" for an invalid kind.
+func (k Kind) String() string {
+	if k.valid() {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+func (k Kind) valid() bool { return k >= KindDecision && int(k) < len(kindNames) }
+
+// MarshalText returns the JSON name of k; an invalid kind is an error.
+func (k Kind) MarshalText() ([]byte, error) {
+	if !k.valid() {
+		return nil, fmt.Errorf("invalid audit event kind %d", uint8(k))
+	}
+	return []byte(kindNames[k]), nil
+}
+
+// UnmarshalText sets k from its JSON name; an unknown name is an error.
+func (k *Kind) UnmarshalText(b []byte) error {
+	for i, n := range kindNames {
+		if n != "" && n == string(b) {
+			*k = Kind(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown audit event kind %q", b)
+}
+
+// The values of Event.Decision. They are the texts of rules.Decision; audit
+// keeps strings so that it does not depend on the rules package.
+const (
+	DecisionAllow = "allow"
+	DecisionAsk   = "ask"
+	DecisionDeny  = "deny"
+)
+
+// The values of Event.GrantedBy: what settled a decision.
+const (
+	GrantedByRule          = "rule"           // a rule (or the default) decided alone
+	GrantedByUserOnce      = "user_once"      // the user allowed this one call
+	GrantedByUserSession   = "user_session"   // the user allowed the tool for the session (or a standing grant did)
+	GrantedByUserDenied    = "user_denied"    // the user was asked and denied
+	GrantedByTimeout       = "timeout"        // the user was asked and did not answer in time
+	GrantedByNoElicitation = "no_elicitation" // asking was needed but the client cannot be asked
+)
+
+// The values of Event.Detail for KindUpstream events.
+const (
+	UpstreamConnect = "connect"
+	UpstreamCrash   = "crash"
+	UpstreamRestart = "restart"
+)
+
+// A Client is the calling MCP client as it named itself in initialize. Both
+// fields are untrusted input and are cut like any other long string.
+type Client struct {
+	Name    string `json:"name,omitempty"`
+	Version string `json:"version,omitempty"`
+}
+
+// An Event is one line of the audit log. The caller fills in what happened;
+// Log.Write sets Time (if zero) and ID (if empty), always sets PrevSHA256, and
+// redacts Arguments, ResultPreview, Error, Detail and Client on a copy, so the
+// caller passes raw values and never redacts itself. Fields are written in
+// this order; empty optional fields are omitted, prev_sha256 never is.
+type Event struct {
+	Time          time.Time      `json:"time"`  // UTC, RFC 3339 with nanoseconds
+	Event         Kind           `json:"event"` // required
+	ID            string         `json:"id"`    // unique; sortable by time when set by Log.Write
+	Session       string         `json:"session,omitempty"`
+	Client        *Client        `json:"client,omitempty"`
+	Profile       string         `json:"profile,omitempty"`
+	Server        string         `json:"server,omitempty"`
+	Tool          string         `json:"tool,omitempty"` // canonical mcp:<server>:<tool>
+	WireName      string         `json:"wire_name,omitempty"`
+	Decision      string         `json:"decision,omitempty"`   // DecisionAllow, DecisionAsk or DecisionDeny
+	Rule          string         `json:"rule,omitempty"`       // the deciding rule's text, or "default"
+	GrantedBy     string         `json:"granted_by,omitempty"` // one of the GrantedBy constants
+	Arguments     map[string]any `json:"arguments,omitempty"`
+	DurationMS    *int64         `json:"duration_ms,omitempty"`
+	IsError       *bool          `json:"is_error,omitempty"`
+	ResultBytes   *int64         `json:"result_bytes,omitempty"`
+	ResultPreview string         `json:"result_preview,omitempty"`
+	Error         string         `json:"error,omitempty"`
+	Detail        string         `json:"detail,omitempty"` // upstream: connect|crash|restart; tools_changed: a summary
+	PolicySHA256  string         `json:"policy_sha256,omitempty"`
+	PrevSHA256    string         `json:"prev_sha256"` // hex SHA-256 of the previous line; "" for the first line of a log
+}
+
+// NewID returns a new event id: 32 hex digits, the first 12 of which are the
+// milliseconds since the Unix epoch of t, the rest random, so ids sort by time
+// (to the millisecond) and never collide in practice.
+func NewID(t time.Time) string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(t.UnixMilli())<<16)
+	_, _ = rand.Read(b[6:]) // crypto/rand.Read never fails (it panics instead)
+	return hex.EncodeToString(b[:])
+}

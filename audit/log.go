@@ -1,0 +1,187 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+)
+
+// Options are the parts of a Log that are not configuration. The zero value
+// (or nil) uses os.Stderr, time.Now and a default HTTP client.
+type Options struct {
+	Stderr     io.Writer        // the stderr sink's writer
+	Now        func() time.Time // the clock for Event.Time and ids
+	HTTPClient *http.Client     // the http sink's client
+}
+
+// ErrNoLog is returned by Write on a nil *Log.
+var ErrNoLog = errors.New("no audit log")
+
+// A Log writes audit events to a Sink as a hash-chained JSON Lines stream.
+// Write redacts, encodes and hands one line to the sink under a mutex, and
+// returns only once the sink has stored it, so lines are never interleaved,
+// chain order is sink order, and nothing is lost at shutdown. A Log is safe
+// for concurrent use.
+//
+// A nil *Log fails closed: Write returns ErrNoLog, Required reports true and
+// Redactor returns the default Redactor; Close does nothing. The proxy should
+// always build a Log (sink "none" when audit is off) and never rely on nil.
+type Log struct {
+	sink     Sink
+	red      *Redactor
+	required bool
+	now      func() time.Time
+	err      error // a configuration error, returned by every Write
+
+	mu     sync.Mutex
+	prev   string
+	buf    bytes.Buffer
+	closed bool
+}
+
+// Open validates cfg and returns a Log writing to the sink it selects. A file
+// log that already exists is appended to and its chain continued.
+func Open(cfg Config, opts *Options) (*Log, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	var s Sink
+	switch cfg.SinkName() {
+	case SinkFile:
+		fs, err := OpenFile(cfg.Path, FileOptions{
+			Fsync:      cfg.Fsync,
+			MaxBytes:   int64(cfg.MaxSizeMB) << 20,
+			MaxBackups: cfg.MaxBackups,
+		})
+		if err != nil {
+			return nil, err
+		}
+		s = fs
+	case SinkStderr:
+		w := opts.Stderr
+		if w == nil {
+			w = os.Stderr
+		}
+		s = NewWriterSink(w)
+	case SinkHTTP:
+		s = NewHTTPSink(cfg.URL, opts.HTTPClient)
+	default:
+		s = DiscardSink{}
+	}
+	l := New(s, cfg)
+	if opts.Now != nil {
+		l.now = opts.Now
+	}
+	return l, nil
+}
+
+// New returns a Log writing to s with the redaction and Required setting of
+// cfg; the sink fields of cfg are ignored. If s has a LastSHA256() string
+// method, the chain continues from it. An invalid redaction setting in cfg
+// does not panic: every Write returns the error instead.
+func New(s Sink, cfg Config) *Log {
+	l := &Log{sink: s, required: cfg.Required, now: time.Now}
+	l.red, l.err = NewRedactor(cfg)
+	if s == nil {
+		l.err = errors.New("audit log without a sink")
+	}
+	if c, ok := s.(interface{ LastSHA256() string }); ok {
+		l.prev = c.LastSHA256()
+	}
+	return l
+}
+
+// Required reports whether a failed Write must deny the call it records
+// (audit.required). It is true for a nil Log.
+func (l *Log) Required() bool { return l == nil || l.required }
+
+// Redactor returns the Redactor the Log applies to events, for redacting
+// arguments shown elsewhere (elicitation messages, logs).
+func (l *Log) Redactor() *Redactor {
+	if l == nil {
+		return defaultRedactor
+	}
+	return l.red.orDefault()
+}
+
+// Write records e: it fills in Time (UTC; now if zero) and ID (if empty),
+// redacts a copy of e's arguments and free text, sets PrevSHA256 to the hash
+// of the previous line, encodes the event as one line and writes it to the
+// sink. It returns after the sink has stored the line; on error the line is
+// not part of the chain. e itself is not modified. ctx is passed to the sink.
+func (l *Log) Write(ctx context.Context, e Event) error {
+	if l == nil {
+		return ErrNoLog
+	}
+	if l.err != nil {
+		return fmt.Errorf("audit: %w", l.err)
+	}
+	if !e.Event.valid() {
+		return fmt.Errorf("audit: invalid event kind %d", uint8(e.Event))
+	}
+	r := l.red
+	e.Arguments = r.Arguments(e.Arguments)
+	e.ResultPreview = r.String(e.ResultPreview)
+	e.Error = r.String(e.Error)
+	e.Detail = r.String(e.Detail)
+	if e.Client != nil {
+		e.Client = &Client{Name: r.String(e.Client.Name), Version: r.String(e.Client.Version)}
+	}
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	if e.Time.IsZero() {
+		e.Time = l.now()
+	}
+	e.Time = e.Time.UTC()
+	if e.ID == "" {
+		e.ID = NewID(e.Time)
+	}
+	e.PrevSHA256 = l.prev
+	l.buf.Reset()
+	enc := json.NewEncoder(&l.buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		return fmt.Errorf("encoding audit event: %w", err)
+	}
+	line := l.buf.Bytes() // ends with the newline Encode adds
+	if err := l.sink.Write(ctx, line); err != nil {
+		return err
+	}
+	l.prev = hashLine(line[:len(line)-1])
+	if l.buf.Cap() > 1<<20 {
+		l.buf = bytes.Buffer{} // do not keep a huge buffer around
+	}
+	return nil
+}
+
+// Close closes the sink. It is idempotent; Write after Close returns
+// ErrClosed.
+func (l *Log) Close() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	if l.sink == nil {
+		return nil
+	}
+	return l.sink.Close()
+}

@@ -1,0 +1,353 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// FileOptions configure a FileSink. The zero value appends without fsync and
+// never rotates.
+//
+// Fsync syncs the file after every line (and the directory after creating or
+// rotating a file), so a line is on disk when Write returns. MaxBytes > 0
+// rotates before a line would take the file over that size; a line bigger
+// than MaxBytes gets a file of its own. MaxBackups > 0 deletes the oldest
+// rotated files beyond that many; 0 keeps them all.
+type FileOptions struct {
+	Fsync      bool
+	MaxBytes   int64
+	MaxBackups int
+}
+
+// A FileSink appends lines to a file opened with O_APPEND and mode 0600.
+// Rotation renames the file to its next backup name, <stem>-NNNNNN<ext>
+// (audit.jsonl becomes audit-000001.jsonl, then audit-000002.jsonl, ...: the
+// numbers only grow), and starts a new file; the hash chain runs on across
+// files, and Files lists them in chain order. An exclusive lock on
+// <path>.lock, held until Close, keeps a second process (or a second FileSink
+// in this process) from writing the same log and forking its chain. A
+// FileSink is safe for concurrent use.
+type FileSink struct {
+	path string
+	opts FileOptions
+	lock *os.File
+	last string // hash of the last line found at open
+
+	mu     sync.Mutex
+	f      *os.File
+	size   int64
+	closed bool
+}
+
+// ErrLocked is returned by OpenFile when another FileSink holds the log.
+var ErrLocked = errors.New("audit log in use by another writer")
+
+// ErrIncompleteLine is returned by OpenFile when the log does not end with a
+// newline, which happens when a write was cut short (a crash, a full disk).
+// The log is not repaired automatically: look at it with `mcpwarden audit
+// verify`, then truncate the partial line or move the file away.
+var ErrIncompleteLine = errors.New("audit log ends with an incomplete line")
+
+// OpenFile opens (creating it and its directory if needed) the log at path
+// for appending, and reads the hash of its last line (or of the newest
+// rotated file's last line, if path is empty) so the chain continues.
+func OpenFile(path string, opts FileOptions) (*FileSink, error) {
+	if path == "" {
+		return nil, errors.New("audit file sink: empty path")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("creating audit log directory: %w", err)
+	}
+	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening audit lock: %w", err)
+	}
+	if err := lockFile(lock); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("audit log %q: %w", path, err)
+	}
+	s := &FileSink{path: path, opts: opts, lock: lock}
+	if err := s.open(); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	if opts.Fsync && s.size == 0 {
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			s.f.Close()
+			lock.Close()
+			return nil, fmt.Errorf("syncing audit log directory: %w", err)
+		}
+	}
+	last, err := s.findLast()
+	if err != nil {
+		s.f.Close()
+		lock.Close()
+		return nil, err
+	}
+	s.last = last
+	return s, nil
+}
+
+func (s *FileSink) open() error {
+	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("opening audit log: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("opening audit log: %w", err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		if err := f.Chmod(0o600); err != nil {
+			f.Close()
+			return fmt.Errorf("audit log %q has mode %v and cannot be restricted to 0600: %w", s.path, fi.Mode().Perm(), err)
+		}
+	}
+	s.f, s.size = f, fi.Size()
+	return nil
+}
+
+// findLast returns the hash of the last line of the log, looking into the
+// rotated files when the current one is empty.
+func (s *FileSink) findLast() (string, error) {
+	files, err := Files(s.path)
+	if err != nil {
+		return "", err
+	}
+	for i := len(files) - 1; i >= 0; i-- {
+		line, err := lastLine(files[i])
+		if err != nil {
+			return "", err
+		}
+		if line != nil {
+			return hashLine(line), nil
+		}
+	}
+	return "", nil
+}
+
+// LastSHA256 returns the hash of the last line the log held when it was
+// opened ("" for a new log). New continues the chain from it.
+func (s *FileSink) LastSHA256() string { return s.last }
+
+// Path returns the path of the current file.
+func (s *FileSink) Path() string { return s.path }
+
+// Write appends line, rotating first if it would not fit. A failed write that
+// left part of the line in the file is cut back off, so the next line starts
+// clean.
+func (s *FileSink) Write(_ context.Context, line []byte) error {
+	if len(line) == 0 || line[len(line)-1] != '\n' || bytes.IndexByte(line, '\n') != len(line)-1 {
+		return errors.New("audit file sink: a line must be one line ending with a newline")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.opts.MaxBytes > 0 && s.size > 0 && s.size+int64(len(line)) > s.opts.MaxBytes {
+		if err := s.rotate(); err != nil {
+			return fmt.Errorf("rotating audit log: %w", err)
+		}
+	}
+	n, err := s.f.Write(line)
+	if err != nil {
+		if n > 0 {
+			if terr := s.f.Truncate(s.size); terr != nil {
+				err = errors.Join(err, fmt.Errorf("removing partial line: %w", terr))
+			}
+		}
+		return fmt.Errorf("writing audit log: %w", err)
+	}
+	s.size += int64(n)
+	if s.opts.Fsync {
+		if err := s.f.Sync(); err != nil {
+			return fmt.Errorf("syncing audit log: %w", err)
+		}
+	}
+	return nil
+}
+
+func (s *FileSink) rotate() error {
+	if err := s.f.Sync(); err != nil {
+		return err
+	}
+	if err := s.f.Close(); err != nil {
+		return err
+	}
+	backups, err := backupFiles(s.path)
+	if err != nil {
+		return err
+	}
+	next := 1
+	if len(backups) > 0 {
+		next = backups[len(backups)-1].seq + 1
+	}
+	if err := os.Rename(s.path, backupName(s.path, next)); err != nil {
+		return err
+	}
+	if err := s.open(); err != nil {
+		return err
+	}
+	if s.opts.Fsync {
+		if err := syncDir(filepath.Dir(s.path)); err != nil {
+			return err
+		}
+	}
+	if s.opts.MaxBackups > 0 {
+		backups = append(backups, backup{backupName(s.path, next), next})
+		for len(backups) > s.opts.MaxBackups {
+			if err := os.Remove(backups[0].path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+			backups = backups[1:]
+		}
+	}
+	return nil
+}
+
+// Close syncs and closes the file and releases the lock. It is idempotent.
+func (s *FileSink) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	err := s.f.Sync()
+	err = errors.Join(err, s.f.Close(), s.lock.Close())
+	if err != nil {
+		return fmt.Errorf("closing audit log: %w", err)
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
+}
+
+type backup struct {
+	path string
+	seq  int
+}
+
+func splitName(path string) (stem, ext string) {
+	ext = filepath.Ext(path)
+	return strings.TrimSuffix(path, ext), ext
+}
+
+func backupName(path string, seq int) string {
+	stem, ext := splitName(path)
+	return fmt.Sprintf("%s-%06d%s", stem, seq, ext)
+}
+
+// backupFiles returns the rotated files of path, oldest first.
+func backupFiles(path string) ([]backup, error) {
+	stem, ext := splitName(path)
+	matches, err := filepath.Glob(globEscape(stem) + "-[0-9][0-9][0-9][0-9][0-9][0-9]*" + globEscape(ext))
+	if err != nil {
+		return nil, err
+	}
+	var out []backup
+	for _, m := range matches {
+		digits := strings.TrimSuffix(strings.TrimPrefix(m, stem+"-"), ext)
+		seq, err := strconv.Atoi(digits)
+		if err != nil || seq <= 0 || strings.Trim(digits, "0123456789") != "" {
+			continue
+		}
+		out = append(out, backup{m, seq})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	return out, nil
+}
+
+func globEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)
+	return r.Replace(s)
+}
+
+// Files returns the files of the log at path in chain order: its rotated
+// files, oldest first, then path itself if it exists. Verify(Files(p)...)
+// checks a whole rotated log.
+func Files(path string) ([]string, error) {
+	backups, err := backupFiles(path)
+	if err != nil {
+		return nil, fmt.Errorf("listing rotated audit files of %q: %w", path, err)
+	}
+	var out []string
+	for _, b := range backups {
+		out = append(out, b.path)
+	}
+	if _, err := os.Stat(path); err == nil {
+		out = append(out, path)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	return out, nil
+}
+
+func hashLine(line []byte) string {
+	sum := sha256.Sum256(line)
+	return hex.EncodeToString(sum[:])
+}
+
+// lastLine returns the last line of the file at path without its newline,
+// or nil for an empty or missing file. It reads backwards from the end, so
+// reopening a large log is cheap.
+func lastLine(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading audit log: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("reading audit log: %w", err)
+	}
+	end := fi.Size()
+	if end == 0 {
+		return nil, nil
+	}
+	var tail []byte // the bytes from some offset to end
+	const chunk = 8192
+	for off := end; ; {
+		n := int64(chunk)
+		if off < n {
+			n = off
+		}
+		off -= n
+		buf := make([]byte, n, int(n)+len(tail))
+		if _, err := f.ReadAt(buf, off); err != nil && err != io.EOF {
+			return nil, fmt.Errorf("reading audit log: %w", err)
+		}
+		tail = append(buf, tail...)
+		if tail[len(tail)-1] != '\n' {
+			return nil, fmt.Errorf("%s: %w", path, ErrIncompleteLine)
+		}
+		if i := bytes.LastIndexByte(tail[:len(tail)-1], '\n'); i >= 0 {
+			return tail[i+1 : len(tail)-1], nil
+		}
+		if off == 0 {
+			return tail[:len(tail)-1], nil
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// ErrChainBroken is wrapped by the VerifyError for a line whose prev_sha256
+// does not match the line before it.
+var ErrChainBroken = errors.New("hash chain broken")
+
+// A VerifyError locates the first bad line found by Verify: Path and Line
+// (1-based) name it, Err says what is wrong.
+type VerifyError struct {
+	Path string
+	Line int
+	Err  error
+}
+
+func (e *VerifyError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err) }
+
+func (e *VerifyError) Unwrap() error { return e.Err }
+
+// VerifyOptions change where Verify expects the chain to start. The zero
+// value expects the first line to be the first event of a log (prev_sha256
+// ""). Prev, if set, is the expected prev_sha256 of the first line (the
+// LastSHA256 of an earlier, separately verified part). Partial accepts
+// whatever the first line links to, for a log whose oldest rotated files were
+// deleted (max_backups); lines lost before it then go unnoticed.
+type VerifyOptions struct {
+	Prev    string
+	Partial bool
+}
+
+// A VerifyResult sums up a verified chain. LastSHA256 is the hash of its last
+// line: recording it elsewhere is what makes cutting lines off the end
+// detectable, which the chain alone cannot do.
+type VerifyResult struct {
+	Files      int
+	Lines      int
+	LastSHA256 string
+}
+
+// Verify checks the hash chain through the files at paths, in the order
+// given (use Files to list a rotated log), expecting a fresh log's genesis at
+// the start. It returns the number of lines verified and, for the first bad
+// line (not JSON, no prev_sha256, a link that does not match because a line
+// was altered, deleted, inserted or moved, or a last line without its
+// newline), a *VerifyError naming the file and line. Other errors (a file
+// that cannot be read) name the file.
+func Verify(paths ...string) (lines int, err error) {
+	r, err := VerifyWith(VerifyOptions{}, paths...)
+	return r.Lines, err
+}
+
+// VerifyWith is Verify with options.
+func VerifyWith(opts VerifyOptions, paths ...string) (VerifyResult, error) {
+	var res VerifyResult
+	if len(paths) == 0 {
+		return res, errors.New("verify: no audit files given")
+	}
+	v := verifier{prev: opts.Prev, partial: opts.Partial, first: true}
+	for _, p := range paths {
+		if err := v.file(p); err != nil {
+			res.Lines, res.LastSHA256 = v.lines, v.prev
+			return res, err
+		}
+		res.Files++
+	}
+	res.Lines, res.LastSHA256 = v.lines, v.prev
+	return res, nil
+}
+
+type verifier struct {
+	prev     string // hash of the previous line
+	prevPath string // where the previous line is, for messages
+	prevLine int
+	partial  bool
+	first    bool // no line seen yet
+	lines    int
+}
+
+func (v *verifier) file(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if err == io.EOF {
+			if len(line) == 0 {
+				return nil
+			}
+			return &VerifyError{path, n, errors.New("incomplete last line (no newline): the write was cut short or the file was edited")}
+		}
+		if err != nil {
+			return fmt.Errorf("verify: reading %s: %w", path, err)
+		}
+		line = line[:len(line)-1]
+		if err := v.line(line, path, n); err != nil {
+			return &VerifyError{path, n, err}
+		}
+		v.prev, v.prevPath, v.prevLine = hashLine(line), path, n
+		v.first = false
+		v.lines++
+	}
+}
+
+func (v *verifier) line(line []byte, path string, n int) error {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return errors.New("empty line")
+	}
+	var e struct {
+		Prev *string `json:"prev_sha256"`
+	}
+	if err := json.Unmarshal(line, &e); err != nil {
+		return fmt.Errorf("not a JSON event: %w", err)
+	}
+	if e.Prev == nil {
+		return errors.New("no prev_sha256 field")
+	}
+	got := *e.Prev
+	switch {
+	case v.first && v.partial:
+		return nil
+	case got == v.prev:
+		return nil
+	case v.first && v.prev == "":
+		return fmt.Errorf("%w: prev_sha256 is %q, but the first event of a log has \"\" (earlier lines or files missing? verify them too, or accept a pruned log with --partial)", ErrChainBroken, got)
+	case v.first:
+		return fmt.Errorf("%w: prev_sha256 is %q, want %q", ErrChainBroken, got, v.prev)
+	case v.prevPath != path:
+		return fmt.Errorf("%w: prev_sha256 does not match the last line of %s (files out of order, or lines missing between them)", ErrChainBroken, v.prevPath)
+	default:
+		return fmt.Errorf("%w: prev_sha256 does not match line %d (line %d was altered, or lines were deleted, inserted or reordered here)", ErrChainBroken, v.prevLine, v.prevLine)
+	}
+}

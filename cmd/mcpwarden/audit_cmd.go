@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+)
+
+// newAuditCmd returns the `audit` command: `audit verify` checks hash chains,
+// `audit tail` (alias `show`) prints events for people.
+func newAuditCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "audit",
+		Short: "Verify and read audit logs",
+	}
+	cmd.AddCommand(newAuditVerifyCmd(), newAuditTailCmd())
+	return cmd
+}
+
+func newAuditVerifyCmd() *cobra.Command {
+	var (
+		exact   bool
+		partial bool
+		prev    string
+	)
+	cmd := &cobra.Command{
+		Use:   "verify FILE...",
+		Short: "Check the hash chain of audit logs",
+		Long: `Verify checks that every line of the audit log links to the line before it
+(prev_sha256), across the files in the order given. Each FILE is preceded by its
+rotated files (FILE-000001.jsonl, ...) unless --exact is set. It exits non-zero
+naming the first broken, missing or reordered line. The chain cannot show lines
+cut off the end: compare the printed last sha256 with one recorded earlier.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cmd.SilenceUsage = true
+			files := args
+			if !exact {
+				var err error
+				if files, err = expandRotated(args); err != nil {
+					return err
+				}
+			}
+			res, err := audit.VerifyWith(audit.VerifyOptions{Prev: prev, Partial: partial}, files...)
+			if err != nil {
+				return fmt.Errorf("%w (%d lines verified before it)", err, res.Lines)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "ok: %d events in %d files, last sha256 %s\n", res.Lines, res.Files, res.LastSHA256)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&exact, "exact", false, "verify only the files given, without their rotated files")
+	f.BoolVar(&partial, "partial", false, "accept a first line that links to deleted lines (oldest rotated files pruned)")
+	f.StringVar(&prev, "prev", "", "expected prev_sha256 of the first line (the last sha256 of an earlier verify)")
+	return cmd
+}
+
+// expandRotated puts the rotated files of each path before it, once each.
+func expandRotated(paths []string) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range paths {
+		files, err := audit.Files(p)
+		if err != nil {
+			return nil, err
+		}
+		if len(files) == 0 || files[len(files)-1] != p {
+			files = append(files, p) // missing: let Verify report it
+		}
+		for _, f := range files {
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	return out, nil
+}
+
+func newAuditTailCmd() *cobra.Command {
+	var (
+		server, decision, event, session, since string
+		lines                                   int
+		follow, all, raw                        bool
+	)
+	cmd := &cobra.Command{
+		Use:     "tail FILE",
+		Aliases: []string{"show"},
+		Short:   "Print audit events, one line each",
+		Long: `Tail prints the events of an audit log, one line per event: time, event,
+decision, tool, rule, granted_by, duration, ... Filters combine; --decision keeps
+only decision events. With --follow it keeps printing events as they are written,
+across rotations, until interrupted.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cmd.SilenceUsage = true
+			path := args[0]
+			filter := audit.Filter{Server: server, Decision: decision, Session: session}
+			switch decision {
+			case "", audit.DecisionAllow, audit.DecisionAsk, audit.DecisionDeny:
+			default:
+				return fmt.Errorf("--decision %q: want allow, ask or deny", decision)
+			}
+			if event != "" {
+				if err := filter.Event.UnmarshalText([]byte(event)); err != nil {
+					return fmt.Errorf("--event: %w", err)
+				}
+			}
+			if since != "" {
+				t, err := audit.ParseSince(since, time.Now())
+				if err != nil {
+					return err
+				}
+				filter.Since = t
+			}
+			if lines < 0 {
+				return fmt.Errorf("--lines %d: negative", lines)
+			}
+			files := []string{path}
+			if all {
+				var err error
+				if files, err = expandRotated(files); err != nil {
+					return err
+				}
+			}
+			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			var last []string // the last --lines matches, when limited
+			emit := func(s string) {
+				if lines == 0 {
+					fmt.Fprintln(out, s)
+					return
+				}
+				if len(last) == lines {
+					last = last[1:]
+				}
+				last = append(last, s)
+			}
+			show := func(file string, line []byte, e audit.Event, err error) {
+				switch {
+				case err != nil:
+					fmt.Fprintf(errOut, "%s: %v\n", file, err)
+				case !filter.Match(e):
+				case raw:
+					emit(string(line))
+				default:
+					emit(audit.Format(e))
+				}
+			}
+			var offset int64
+			for i, file := range files {
+				f, err := os.Open(file)
+				if err != nil {
+					return err
+				}
+				isLast := i == len(files)-1
+				off, err := audit.ReadEvents(f, func(_ int, line []byte, e audit.Event, err error) error {
+					if follow && isLast && errors.Is(err, audit.ErrIncompleteLine) {
+						return nil // still being written: --follow picks it up
+					}
+					show(file, line, e, err)
+					return nil
+				})
+				f.Close()
+				if err != nil {
+					return fmt.Errorf("reading %s: %w", file, err)
+				}
+				offset = off
+			}
+			for _, s := range last {
+				fmt.Fprintln(out, s)
+			}
+			if !follow {
+				return nil
+			}
+			lines = 0
+			ctx, stop := signal.NotifyContext(contextOf(cmd), os.Interrupt)
+			defer stop()
+			return audit.Follow(ctx, path, offset, 0, func(line []byte) error {
+				var e audit.Event
+				err := json.Unmarshal(line, &e)
+				show(path, line, e, err)
+				return nil
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&server, "server", "", "only events of this server")
+	f.StringVar(&decision, "decision", "", "only decisions of this outcome: allow, ask or deny")
+	f.StringVar(&event, "event", "", "only events of this kind: decision, result, tools_changed, upstream")
+	f.StringVar(&session, "session", "", "only events of this session")
+	f.StringVar(&since, "since", "", "only events since a duration ago (1h, 30m, 7d) or a time (RFC 3339)")
+	f.IntVarP(&lines, "lines", "n", 0, "print only the last N matching events (0: all)")
+	f.BoolVarP(&follow, "follow", "f", false, "keep printing new events until interrupted")
+	f.BoolVar(&all, "all", false, "read the rotated files of FILE first")
+	f.BoolVar(&raw, "json", false, "print the matching lines as JSON instead of the human view")
+	return cmd
+}
+
+func contextOf(cmd *cobra.Command) context.Context {
+	if ctx := cmd.Context(); ctx != nil {
+		return ctx
+	}
+	return context.Background()
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+)
+
+// runAuditCmd runs `audit args...` and returns its stdout, stderr and error.
+func runAuditCmd(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := newAuditCmd()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(t.Context())
+	return out.String(), errOut.String(), err
+}
+
+func writeAuditLog(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := audit.Open(audit.Config{Path: path}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := []audit.Event{
+		{Event: audit.KindUpstream, Server: "fs", Detail: audit.UpstreamConnect},
+		{Event: audit.KindDecision, Server: "fs", Tool: "mcp:fs:read_file", Decision: audit.DecisionAllow, Rule: "mcp:fs:read_*", GrantedBy: audit.GrantedByRule},
+		{Event: audit.KindDecision, Server: "gh", Tool: "mcp:gh:delete_repo", Decision: audit.DecisionDeny, Rule: "mcp:gh:delete_*", GrantedBy: audit.GrantedByRule, Arguments: map[string]any{"token": "ghp_leak"}},
+	}
+	for _, e := range events {
+		if err := l.Write(t.Context(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestAuditVerifyCommand(t *testing.T) {
+	t.Parallel()
+	path := writeAuditLog(t)
+	out, _, err := runAuditCmd(t, "verify", path)
+	if err != nil || !strings.HasPrefix(out, "ok: 3 events in 1 files") {
+		t.Fatalf("verify of an intact log = %q, %v", out, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	tampered := lines[0] + strings.Replace(lines[1], "allow", "deny", 1) + lines[2]
+	if err := os.WriteFile(path, []byte(tampered), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runAuditCmd(t, "verify", path)
+	if err == nil || !strings.Contains(err.Error(), path+":3:") {
+		t.Errorf("verify of a tampered log: got %v, want an error at %s:3", err, path)
+	}
+}
+
+func TestAuditTailCommand(t *testing.T) {
+	t.Parallel()
+	path := writeAuditLog(t)
+	tests := []struct {
+		name string
+		args []string
+		want []string // one substring per printed line
+	}{
+		{"all events", []string{"tail", path}, []string{"upstream      fs connect", "ALLOW mcp:fs:read_file", "DENY  mcp:gh:delete_repo"}},
+		{"by server", []string{"show", "--server", "gh", path}, []string{"mcp:gh:delete_repo"}},
+		{"by decision", []string{"tail", "--decision", "allow", path}, []string{"mcp:fs:read_file"}},
+		{"the last one", []string{"tail", "-n", "1", path}, []string{"mcp:gh:delete_repo"}},
+		{"since an hour ago", []string{"tail", "--since", "1h", "--event", "upstream", path}, []string{"fs connect"}},
+		{"as JSON", []string{"tail", "--json", "--server", "gh", path}, []string{`"token":"<redacted>"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			out, _, err := runAuditCmd(t, tt.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %d lines, want %d:\n%s", len(got), len(tt.want), out)
+			}
+			for i, w := range tt.want {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("line %d = %q, want it to contain %q", i+1, got[i], w)
+				}
+			}
+			if strings.Contains(out, "ghp_leak") {
+				t.Errorf("output leaks a secret:\n%s", out)
+			}
+		})
+	}
+	if _, _, err := runAuditCmd(t, "tail", "--decision", "maybe", path); err == nil {
+		t.Error("tail accepted --decision maybe")
+	}
+}

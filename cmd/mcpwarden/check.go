@@ -1,0 +1,122 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
+	"github.com/mcpwarden/mcpwarden/rules"
+)
+
+// Exit codes of check: the decision.
+const (
+	exitAsk  = 3
+	exitDeny = 4
+)
+
+func newCheckCmd() *cobra.Command {
+	var (
+		configPath string
+		args       []string
+	)
+	cmd := &cobra.Command{
+		Use:     "check --config FILE mcp:SERVER:TOOL ['{JSON arguments}'] [--arg key=value ...]",
+		Aliases: []string{"explain"},
+		Short:   "Decide a tool call offline and explain why",
+		Long: `check decides a call the way the running proxy would, with the same code,
+and prints the decision, the rule that made it and every rule considered.
+Arguments are a JSON object, or --arg key=value pairs (values are strings).
+
+Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
+		Example: `  mcpwarden check --config mcpwarden.yaml mcp:fs:write_file '{"path":"/etc/passwd"}'
+  mcpwarden check --config mcpwarden.yaml mcp:fs:read_text_file --arg path=./README.md`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, pos []string) error {
+			st, err := loadSetup(configPath)
+			if err != nil {
+				return err
+			}
+			call, err := parseCheckCall(pos, args)
+			if err != nil {
+				return &codeError{code: exitUsage, err: err}
+			}
+			ex := st.policy.Explain(call)
+			printExplanation(cmd.OutOrStdout(), call, ex)
+			switch ex.Verdict.Decision {
+			case rules.Allow:
+				return nil
+			case rules.Ask:
+				return &codeError{code: exitAsk, err: errSilent}
+			default:
+				return &codeError{code: exitDeny, err: errSilent}
+			}
+		},
+	}
+	cmd.Flags().StringVarP(&configPath, "config", "c", "", "config file")
+	cmd.Flags().StringArrayVar(&args, "arg", nil, "argument as key=value (string value); repeatable")
+	return cmd
+}
+
+// parseCheckCall reads "mcp:<server>:<tool>" and the arguments.
+func parseCheckCall(pos, kv []string) (rules.Call, error) {
+	rest, ok := strings.CutPrefix(pos[0], "mcp:")
+	server, tool, ok2 := strings.Cut(rest, ":")
+	if !ok || !ok2 || server == "" || tool == "" {
+		return rules.Call{}, fmt.Errorf("tool %q: want a canonical name mcp:<server>:<tool>", pos[0])
+	}
+	raw := ""
+	if len(pos) == 2 {
+		raw = pos[1]
+	}
+	args, _, err := jsonargs.Parse([]byte(raw))
+	if err != nil {
+		return rules.Call{}, err
+	}
+	for _, pair := range kv {
+		k, v, ok := strings.Cut(pair, "=")
+		if !ok || k == "" {
+			return rules.Call{}, fmt.Errorf("--arg %q: want key=value", pair)
+		}
+		if _, dup := args[k]; dup {
+			return rules.Call{}, fmt.Errorf("--arg %q: argument %q is given twice", pair, k)
+		}
+		args[k] = v
+	}
+	return rules.Call{Server: server, Tool: tool, Arguments: args}, nil
+}
+
+func printExplanation(w io.Writer, c rules.Call, ex rules.Explanation) {
+	v := ex.Verdict
+	fmt.Fprintf(w, "%s  mcp:%s:%s\n", strings.ToUpper(v.Decision.String()), c.Server, c.Tool)
+	if v.Rule != "" {
+		fmt.Fprintf(w, "  decided by: %s", v.Rule)
+		if v.Gate != "" {
+			fmt.Fprintf(w, " (in %s)", v.Gate)
+		}
+		fmt.Fprintln(w)
+	}
+	if v.Reason != "" {
+		fmt.Fprintf(w, "  because:    %s\n", v.Reason)
+	}
+	if len(ex.Steps) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nrules considered:")
+	for _, s := range ex.Steps {
+		mark := "  "
+		if s.Matched {
+			mark = "✔ "
+		}
+		where := s.Where
+		if where == "" {
+			where = s.Gate + " " + s.List
+		}
+		fmt.Fprintf(w, "  %s%-28s %s\n", mark, where, s.Rule)
+		if s.Why != "" {
+			fmt.Fprintf(w, "      %s\n", s.Why)
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/rules"
+	"github.com/mcpwarden/mcpwarden/upstream"
+)
+
+// A setup is a loaded, validated config and its compiled policy: what
+// serve, check and validate all start from, so that they decide alike.
+type setup struct {
+	cfg     *config.Config
+	policy  *rules.Policy
+	workDir string // the directory mcpwarden runs in: root of stdio servers without cwd
+}
+
+// loadSetup loads and validates the config at path and compiles its
+// policy. Every failure is a usage error (exit 2) naming the file.
+func loadSetup(path string) (*setup, error) {
+	if path == "" {
+		return nil, &codeError{code: exitUsage, err: fmt.Errorf("--config FILE is required")}
+	}
+	cfg, err := config.Load(path, os.Environ())
+	if err != nil {
+		return nil, &codeError{code: exitUsage, err: err}
+	}
+	workDir, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	policy, err := rules.Compile(cfg.RulesSpecIn(workDir))
+	if err != nil {
+		return nil, &codeError{code: exitUsage, err: fmt.Errorf("config %s: %w", path, err)}
+	}
+	return &setup{cfg: cfg, policy: policy, workDir: workDir}, nil
+}
+
+// startUpstreams starts every configured upstream server.
+func (s *setup) startUpstreams(ctx context.Context, logger *slog.Logger) *upstream.Pool {
+	specs := make(map[string]upstream.Spec, len(s.cfg.Servers))
+	for name, srv := range s.cfg.Servers {
+		spec := upstream.Spec{
+			Command:     srv.Command,
+			Args:        srv.Args,
+			Env:         srv.Env,
+			URL:         srv.URL,
+			Headers:     srv.Headers,
+			InitTimeout: srv.InitTimeout,
+		}
+		switch srv.EffectiveTransport() {
+		case config.TransportHTTP:
+			spec.Transport = upstream.TransportHTTP
+		case config.TransportSSE:
+			spec.Transport = upstream.TransportSSE
+		default:
+			spec.Transport = upstream.TransportStdio
+			spec.Dir = s.cfg.ServerDir(name, s.workDir)
+		}
+		specs[name] = spec
+	}
+	return upstream.Start(ctx, specs, &upstream.Options{
+		Logger:     logger,
+		ClientInfo: mcp.Implementation{Name: "mcpwarden", Version: version()},
+	})
+}
+
+// aliases returns the per-server tool aliases of the config.
+func (s *setup) aliases() map[string]map[string]string {
+	out := make(map[string]map[string]string, len(s.cfg.Servers))
+	for name, srv := range s.cfg.Servers {
+		out[name] = srv.Aliases
+	}
+	return out
+}

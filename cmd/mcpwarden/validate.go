@@ -1,0 +1,107 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/rules"
+)
+
+// errSilent ends a command with an exit code and nothing more to say: the
+// command already printed why.
+var errSilent = errors.New("")
+
+func newValidateCmd(g *globals) *cobra.Command {
+	var (
+		configPath string
+		offline    bool
+		strict     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "validate --config FILE",
+		Short: "Check the whole config and lint the policy against the upstream tools",
+		Long: `validate loads and checks the whole config (keys, values, every rule). Unless
+--offline, it then starts the upstream servers, lists their tools, checks
+the wire names for collisions and lints the policy: allow rules no call can
+reach, rules that match no known tool, deny rules on an argument the tool's
+schema marks optional (a call that omits it is not denied), duplicate rules.
+
+Exit status: 0 valid (lint findings are warnings, unless --strict), 1 a
+server failed to start or (with --strict) there are findings, 2 the config
+is invalid.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := loadSetup(configPath)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "config %s is valid: %d servers\n", st.cfg.File, len(st.cfg.Servers))
+			if offline {
+				return nil
+			}
+			redactor, err := audit.NewRedactor(st.cfg.Audit)
+			if err != nil {
+				return &codeError{code: exitUsage, err: err}
+			}
+			logger, err := newLogger(cmd.ErrOrStderr(), first(g.logLevel, "warn"), g.logFormat, redactor.ForLogs().ReplaceAttr)
+			if err != nil {
+				return &codeError{code: exitUsage, err: err}
+			}
+			pool := st.startUpstreams(cmd.Context(), logger)
+			defer pool.Close()
+
+			var failed int
+			var known []rules.ToolInfo
+			var wire []proxy.Tool
+			for _, name := range pool.Names() {
+				tools, err := pool.Tools(name)
+				if err != nil {
+					failed++
+					fmt.Fprintf(out, "error: %v\n", err)
+					continue
+				}
+				for _, t := range tools {
+					known = append(known, rules.ToolInfo{Server: name, Name: t.Name, Optional: optional(t.InputSchema.Properties, t.InputSchema.Required)})
+					wire = append(wire, proxy.Tool{Server: name, Name: t.Name, Canonical: proxy.Canonical(name, t.Name), Wire: proxy.WireName(name, t.Name, st.cfg.Naming.Separator, st.aliases()[name][t.Name])})
+				}
+			}
+			if _, err := proxy.NewNames(wire); err != nil {
+				return &codeError{code: exitUsage, err: err}
+			}
+			findings := st.policy.Lint(known)
+			for _, f := range findings {
+				fmt.Fprintf(out, "warning: %s: %q %s\n", f.Where, f.Rule, f.Message)
+			}
+			fmt.Fprintf(out, "%d tools on %d servers, %d lint findings\n", len(known), len(pool.Names())-failed, len(findings))
+			switch {
+			case failed > 0:
+				return &codeError{code: exitError, err: fmt.Errorf("%d upstream servers failed to start", failed)}
+			case strict && len(findings) > 0:
+				return &codeError{code: exitError, err: errSilent}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&configPath, "config", "c", "", "config file")
+	cmd.Flags().BoolVar(&offline, "offline", false, "check the config only; do not start the upstream servers")
+	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 when the lint finds anything")
+	return cmd
+}
+
+// optional returns the schema properties that are not required, sorted.
+func optional(props map[string]any, required []string) []string {
+	var out []string
+	for k := range props {
+		if !slices.Contains(required, k) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,355 @@
+package rules
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// A listKind names one of a gate's three rule lists.
+type listKind uint8
+
+const (
+	listDeny listKind = iota
+	listAsk
+	listAllow
+)
+
+// String returns "deny", "ask" or "allow": the list kinds are declared in
+// the order of the decisions their rules give.
+func (k listKind) String() string { return Decision(k).String() }
+
+// A cond is one compiled `key op pattern` condition.
+type cond struct {
+	key      string   // as written, e.g. `options.path`
+	segs     []string // field names, `[]` dropped
+	op       op
+	pattern  string // as written
+	pat      valuePattern
+	pathLike bool
+}
+
+// holds reports whether the condition holds for the text of one value.
+func (c *cond) holds(s string) bool {
+	return c.pat.match(s) != (c.op == opNe)
+}
+
+// A rule is one compiled rule string.
+type rule struct {
+	text   string
+	where  string // e.g. "servers.fs.policy.deny[2]"
+	list   listKind
+	server nameMatcher
+	tool   nameMatcher
+	conds  []cond
+	reason string // the Reason when no argument value needs naming
+	// cover lists the distinct keys of the rule's `=` and `~=` conditions on
+	// path-like keys: an allow vouches for exactly these paths and overrides
+	// outside_workspace for them.
+	cover [][]string
+}
+
+func (r *rule) matchesName(server, tool string) bool {
+	return r.server.match(server) && r.tool.match(tool)
+}
+
+// A ruleList is one list of a gate, indexed so that a call only looks at the
+// rules that can match its server and tool: those with a literal server and
+// tool, those with a literal server and a tool glob, and those with a server
+// glob. Each index slice is in list order.
+type ruleList struct {
+	rules     []*rule
+	byServer  map[string]*serverRules
+	anyServer []int32
+}
+
+type serverRules struct {
+	byTool  map[string][]int32
+	anyTool []int32
+}
+
+func (l *ruleList) add(r *rule) {
+	i := int32(len(l.rules))
+	l.rules = append(l.rules, r)
+	if !r.server.literal() {
+		l.anyServer = append(l.anyServer, i)
+		return
+	}
+	if l.byServer == nil {
+		l.byServer = map[string]*serverRules{}
+	}
+	sr := l.byServer[r.server.lit]
+	if sr == nil {
+		sr = &serverRules{byTool: map[string][]int32{}}
+		l.byServer[r.server.lit] = sr
+	}
+	if r.tool.literal() {
+		sr.byTool[r.tool.lit] = append(sr.byTool[r.tool.lit], i)
+	} else {
+		sr.anyTool = append(sr.anyTool, i)
+	}
+}
+
+// candidates returns the index slices whose rules may match server and tool.
+func (l *ruleList) candidates(server, tool string) (exact, anyTool, anyServer []int32) {
+	if sr := l.byServer[server]; sr != nil {
+		exact, anyTool = sr.byTool[tool], sr.anyTool
+	}
+	return exact, anyTool, l.anyServer
+}
+
+// A gate is one compiled PolicySpec.
+type gate struct {
+	name        string // "policy", "servers.fs.policy", "profiles.ci"
+	server      string // the server of a server gate, else ""
+	profile     bool   // a profile gate
+	lists       [3]ruleList
+	def         Decision
+	hasDef      bool
+	defReason   string
+	confined    bool     // Workspace or WorkspaceFromRoots is set
+	workspace   []string // clean absolute directories
+	fromRoots   bool
+	outside     Decision // Ask or Deny
+	askFallback string
+}
+
+// A serverEntry is what a Policy keeps per configured server.
+type serverEntry struct {
+	gate *gate
+	root string
+}
+
+// A Policy is a compiled Spec. It is immutable and safe for concurrent use;
+// swap a whole Policy (e.g. through an atomic.Pointer) to reload. A nil
+// *Policy denies every call.
+type Policy struct {
+	global        gate
+	globalDefault Decision
+	defaultReason string
+	servers       map[string]serverEntry
+	profiles      map[string]*gate
+	pathKeys      map[string]bool
+	order         []*gate // global, servers by name, profiles by name (for Lint)
+	sha           string
+}
+
+// Compile validates s and compiles every rule once. All problems are
+// reported, joined with errors.Join; each rule problem is a *RuleError that
+// names where the rule is (`servers.fs.policy.deny[2]`), the rule text, the
+// column and what to do. A nil Spec.PathKeys means DefaultPathKeys().
+func Compile(s Spec) (*Policy, error) {
+	c := compiler{p: &Policy{
+		servers:  map[string]serverEntry{},
+		profiles: map[string]*gate{},
+		pathKeys: map[string]bool{},
+	}}
+	keys := s.PathKeys
+	if keys == nil {
+		keys = DefaultPathKeys()
+	}
+	for i, k := range keys {
+		if k == "" || strings.ContainsAny(k, ".[]") {
+			c.errorf("path_keys[%d]: %q is not an argument name (no dots or brackets: the last segment of a key is what counts)", i, k)
+			continue
+		}
+		c.p.pathKeys[k] = true
+	}
+
+	c.gate(&c.p.global, "policy", "policy", s.Global)
+	c.p.order = append(c.p.order, &c.p.global)
+	c.p.globalDefault = Ask
+	if c.p.global.hasDef {
+		c.p.globalDefault = c.p.global.def
+	}
+	c.p.defaultReason = "no rule matched; the default is " + c.p.globalDefault.String()
+	c.p.global.hasDef = false // the global Default is the fallback, not a contribution
+
+	for _, name := range slices.Sorted(maps.Keys(s.Servers)) {
+		srv := s.Servers[name]
+		where := "servers." + name
+		if !validServerName(name) {
+			c.errorf("%s: %q is not a server name (lower-case letters, digits, _ and -, at most 32)", where, name)
+		}
+		if srv.Root != "" && !filepath.IsAbs(srv.Root) {
+			c.errorf("%s.root: %q is not absolute; resolve it before compiling the rules", where, srv.Root)
+		}
+		e := serverEntry{root: cleanOrEmpty(srv.Root)}
+		if !isZero(srv.Policy) {
+			e.gate = &gate{server: name}
+			c.gate(e.gate, where+".policy", where+".policy", srv.Policy)
+			c.p.order = append(c.p.order, e.gate)
+		}
+		c.p.servers[name] = e
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Profiles)) {
+		g := &gate{profile: true}
+		c.p.order = append(c.p.order, g)
+		c.gate(g, "profiles."+name, "profiles."+name, s.Profiles[name])
+		c.p.profiles[name] = g
+	}
+	if err := errors.Join(c.errs...); err != nil {
+		return nil, err
+	}
+	c.p.sha = specSHA256(s, keys)
+	return c.p, nil
+}
+
+type compiler struct {
+	p    *Policy
+	errs []error
+}
+
+func (c *compiler) errorf(format string, args ...any) {
+	c.errs = append(c.errs, fmt.Errorf(format, args...))
+}
+
+func (c *compiler) decision(where, s string) Decision {
+	d, err := ParseDecision(s)
+	if err != nil {
+		c.errorf("%s: %w", where, err)
+	}
+	return d
+}
+
+// gate compiles spec into g; name is the gate's name in verdicts and where
+// the config prefix of its fields.
+func (c *compiler) gate(g *gate, name, where string, spec PolicySpec) {
+	g.name = name
+	if spec.Default != "" {
+		g.def = c.decision(where+".default", spec.Default)
+		g.hasDef = true
+		g.defReason = "no rule in " + name + " matched; its default is " + g.def.String()
+	}
+	for k, list := range [3][]string{spec.Deny, spec.Ask, spec.Allow} {
+		kind := listKind(k)
+		for i, text := range list {
+			at := where + "." + kind.String() + "[" + strconv.Itoa(i) + "]"
+			r, err := c.rule(text, kind, c.p.pathKeys)
+			if err != nil {
+				c.errs = append(c.errs, &RuleError{Where: at, Rule: text, Column: column(text, err.off), Msg: err.msg})
+				continue
+			}
+			r.where = at
+			g.lists[kind].add(r)
+		}
+	}
+	for i, dir := range spec.Workspace {
+		if !filepath.IsAbs(dir) {
+			c.errorf("%s.workspace[%d]: %q is not absolute; resolve it before compiling the rules", where, i, dir)
+			continue
+		}
+		g.workspace = append(g.workspace, filepath.Clean(dir))
+	}
+	g.fromRoots = spec.WorkspaceFromRoots
+	g.confined = len(spec.Workspace) > 0 || spec.WorkspaceFromRoots
+	switch spec.OutsideWorkspace {
+	case "", "ask":
+		g.outside = Ask
+	case "deny":
+		g.outside = Deny
+	default:
+		c.errorf("%s.outside_workspace: %q is not ask or deny (to allow every path, drop the workspace)", where, spec.OutsideWorkspace)
+	}
+	switch spec.AskFallback {
+	case "", "deny", "allow":
+		g.askFallback = spec.AskFallback
+	default:
+		c.errorf("%s.ask_fallback: %q is not deny or allow", where, spec.AskFallback)
+	}
+}
+
+// rule parses and compiles one rule string.
+func (c *compiler) rule(text string, kind listKind, pathKeys map[string]bool) (*rule, *syntaxError) {
+	pr, serr := parseRule(text)
+	if serr != nil {
+		return nil, serr
+	}
+	r := &rule{text: text, list: kind}
+	var err *syntaxError
+	if r.server, err = compileName(pr.server); err != nil {
+		return nil, err
+	}
+	if r.tool, err = compileName(pr.tool); err != nil {
+		return nil, err
+	}
+	for _, pc := range pr.conds {
+		cd := cond{
+			key:      pc.key.text,
+			segs:     pc.segs,
+			op:       pc.op,
+			pattern:  pc.pat.text,
+			pathLike: pathKeys[pc.segs[len(pc.segs)-1]],
+		}
+		if cd.pat, err = compileValue(pc.pat, pc.op, cd.pathLike); err != nil {
+			return nil, err
+		}
+		r.conds = append(r.conds, cd)
+		if cd.pathLike && cd.op != opNe && !slices.ContainsFunc(r.cover, func(s []string) bool { return slices.Equal(s, cd.segs) }) {
+			r.cover = append(r.cover, cd.segs)
+		}
+	}
+	r.reason = kind.String() + " rule " + strconv.Quote(text) + " matched"
+	return r, nil
+}
+
+func cleanOrEmpty(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	return filepath.Clean(dir)
+}
+
+func isZero(p PolicySpec) bool {
+	return p.Default == "" && len(p.Deny) == 0 && len(p.Ask) == 0 && len(p.Allow) == 0 &&
+		len(p.Workspace) == 0 && !p.WorkspaceFromRoots && p.OutsideWorkspace == "" && p.AskFallback == ""
+}
+
+// specSHA256 hashes a canonical JSON form of the spec: path keys as used,
+// maps in key order (encoding/json sorts them), empty lists as null.
+func specSHA256(s Spec, pathKeys []string) string {
+	canon := func(p PolicySpec) PolicySpec {
+		for _, l := range []*[]string{&p.Deny, &p.Ask, &p.Allow, &p.Workspace} {
+			if len(*l) == 0 {
+				*l = nil
+			}
+		}
+		return p
+	}
+	type server struct {
+		Policy PolicySpec
+		Root   string
+	}
+	v := struct {
+		Version  int
+		PathKeys []string
+		Global   PolicySpec
+		Servers  map[string]server
+		Profiles map[string]PolicySpec
+	}{Version: 1, PathKeys: slices.Compact(slices.Sorted(slices.Values(pathKeys))), Global: canon(s.Global)}
+	for name, srv := range s.Servers {
+		if v.Servers == nil {
+			v.Servers = map[string]server{}
+		}
+		v.Servers[name] = server{canon(srv.Policy), srv.Root}
+	}
+	for name, p := range s.Profiles {
+		if v.Profiles == nil {
+			v.Profiles = map[string]PolicySpec{}
+		}
+		v.Profiles[name] = canon(p)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("rules: marshalling a spec: " + err.Error()) // only strings, bools, maps and slices
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

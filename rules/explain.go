@@ -1,0 +1,59 @@
+package rules
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// An Explanation is a Verdict with the steps that led to it.
+type Explanation struct {
+	Verdict Verdict
+	Steps   []Step
+}
+
+// A Step is one rule (or workspace check, or default) that was considered.
+type Step struct {
+	Gate    string // "policy", "servers.fs.policy", "profiles.ci"
+	List    string // "deny", "ask", "allow", "workspace" or "default"
+	Rule    string // the rule text, "outside_workspace" or "default"
+	Where   string // e.g. "policy.allow[3]"; "" for workspace and default steps
+	Matched bool
+	Why     string
+}
+
+// A trace collects Steps; a nil *trace (Decide's) records nothing.
+type trace struct {
+	steps []Step
+}
+
+func (t *trace) add(s Step) {
+	if t != nil {
+		t.steps = append(t.steps, s)
+	}
+}
+
+func (t *trace) rule(g *gate, r *rule, matched bool, why string) {
+	t.add(Step{Gate: g.name, List: r.list.String(), Rule: r.text, Where: r.where, Matched: matched, Why: why})
+}
+
+// maxShown bounds the characters of a value quoted in a Reason, so that a
+// long or secret value is not copied whole into logs.
+const maxShown = 64
+
+func truncate(s string) string {
+	if utf8.RuneCountInString(s) <= maxShown {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == maxShown {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}
+
+func quote(s string) string {
+	return strconv.Quote(truncate(s))
+}

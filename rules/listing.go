@@ -1,0 +1,69 @@
+package rules
+
+// Hidden reports whether the tool c.Server/c.Tool is hidden from tools/list:
+// it is iff a deny rule without argument conditions matches it in any gate
+// that applies to the call. c.Arguments are ignored. A nil policy and an
+// unknown profile hide everything, as Decide denies everything for them.
+func (p *Policy) Hidden(c Call) bool {
+	if p == nil {
+		return true
+	}
+	gs, n, ok := p.gates(&c)
+	if !ok {
+		return true
+	}
+	for _, g := range gs[:n] {
+		l := &g.lists[listDeny]
+		a, b, d := l.candidates(c.Server, c.Tool)
+		for len(a)+len(b)+len(d) > 0 {
+			r := l.rules[popMin(&a, &b, &d)]
+			if len(r.conds) == 0 && r.matchesName(c.Server, c.Tool) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// AskFallback returns the effective ask_fallback for the call's gates: "deny"
+// if any applicable gate says deny (a nil policy and an unknown profile count
+// as deny), else "allow" if the global or the server gate says allow, else
+// "". A profile can only narrow, so its "allow" is ignored.
+func (p *Policy) AskFallback(c Call) string {
+	if p == nil {
+		return "deny"
+	}
+	gs, n, ok := p.gates(&c)
+	if !ok {
+		return "deny"
+	}
+	fallback := ""
+	for i, g := range gs[:n] {
+		profile := c.Profile != "" && i == n-1
+		switch {
+		case g.askFallback == "deny":
+			return "deny"
+		case g.askFallback == "allow" && !profile:
+			fallback = "allow"
+		}
+	}
+	return fallback
+}
+
+// gates returns the n gates that apply to a call, in the order global,
+// server (if it has a policy), profile (if c.Profile is set); ok is false for
+// an unknown profile.
+func (p *Policy) gates(c *Call) (gs [3]*gate, n int, ok bool) {
+	gs[0], n = &p.global, 1
+	if srv := p.servers[c.Server]; srv.gate != nil {
+		gs[n], n = srv.gate, n+1
+	}
+	if c.Profile != "" {
+		g := p.profiles[c.Profile]
+		if g == nil {
+			return gs, n, false
+		}
+		gs[n], n = g, n+1
+	}
+	return gs, n, true
+}

@@ -1,0 +1,56 @@
+package rules
+
+// A PolicySpec is one gate as written in config: the global policy, a
+// server's policy or a client profile. The koanf tags are used by the config
+// loader. The zero value is a gate with no rules that abstains.
+type PolicySpec struct {
+	// Default is "", "ask", "deny" or "allow". For the global gate it is the
+	// decision when every gate abstains ("" = ask). For a server or profile
+	// gate an explicit Default is what the gate contributes when none of its
+	// rules matches; "" lets it abstain.
+	Default string `koanf:"default"`
+	// Deny, Ask and Allow are rule strings (see the package documentation).
+	Deny  []string `koanf:"deny"`
+	Ask   []string `koanf:"ask"`
+	Allow []string `koanf:"allow"`
+	// Workspace lists absolute directories that path-like arguments must stay
+	// inside; see OutsideWorkspace.
+	Workspace []string `koanf:"workspace"`
+	// WorkspaceFromRoots adds the calling client's MCP roots to Workspace.
+	WorkspaceFromRoots bool `koanf:"workspace_from_roots"`
+	// OutsideWorkspace is the decision for a path-like argument outside every
+	// workspace directory: "" (= ask), "ask" or "deny".
+	OutsideWorkspace string `koanf:"outside_workspace"`
+	// AskFallback is "", "deny" or "allow"; it is validated and stored here
+	// and used by the ask resolver.
+	AskFallback string `koanf:"ask_fallback"`
+}
+
+// A ServerSpec is what the rules need to know about one upstream server.
+type ServerSpec struct {
+	// Policy is the server's own gate, applied together with the global one.
+	Policy PolicySpec
+	// Root is the absolute directory relative path values are joined to
+	// ("" = none: a relative path then never satisfies an allow).
+	Root string
+}
+
+// A Spec is the whole rule configuration handed to Compile.
+type Spec struct {
+	Global   PolicySpec
+	Servers  map[string]ServerSpec // key = server name
+	Profiles map[string]PolicySpec // key = profile name
+	// PathKeys are the argument names whose values are paths (nil =
+	// DefaultPathKeys()). The last segment of a dotted key is what counts:
+	// `options.path` is path-like because `path` is.
+	PathKeys []string
+}
+
+// DefaultPathKeys returns a fresh copy of the argument names treated as paths
+// when Spec.PathKeys is nil.
+func DefaultPathKeys() []string {
+	return []string{
+		"path", "paths", "file", "filename", "source", "destination",
+		"dir", "directory", "cwd", "root", "repo_path",
+	}
+}
