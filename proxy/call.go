@@ -28,6 +28,8 @@ type call struct {
 	canonical []byte // the arguments as forwarded
 	argsErr   error
 	verdict   rules.Verdict
+	grantedBy string // how the decision was settled (audit.GrantedBy*)
+	note      string // why a call was refused or let through, for the audit event
 }
 
 func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *call {
@@ -64,18 +66,27 @@ func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 			s.writeAudit(ctx, c.decisionEvent())
 			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden refused %s: %v", t.Canonical, c.argsErr)), nil
 		}
-		c.verdict = c.policy.Decide(rules.Call{Server: t.Server, Tool: t.Name, Arguments: c.args})
+		c.verdict = c.policy.Decide(c.rulesCall())
+		var res resolution
+		switch c.verdict.Decision {
+		case rules.Allow:
+			res = resolution{forward: true, grantedBy: audit.GrantedByRule}
+		case rules.Ask:
+			res = s.asker.resolve(ctx, c, req, s.audit.Redactor().Arguments)
+			if res.pending != nil {
+				return res.pending, nil // asked; decided when the client retries
+			}
+		default:
+			res = resolution{grantedBy: audit.GrantedByRule, text: denyText(c)}
+		}
+		c.grantedBy, c.note = res.grantedBy, res.note
 		if err := s.writeAudit(ctx, c.decisionEvent()); err != nil && s.audit.Required() {
 			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden refused %s: the audit log cannot be written (%v), and audit.required is true, so nothing was forwarded", t.Canonical, err)), nil
 		}
-		switch c.verdict.Decision {
-		case rules.Allow:
-			return s.forward(ctx, c, req)
-		case rules.Ask:
-			return mcp.NewToolResultError(askText(c)), nil
-		default:
-			return mcp.NewToolResultError(denyText(c)), nil
+		if !res.forward {
+			return mcp.NewToolResultError(res.text), nil
 		}
+		return s.forward(ctx, c, req)
 	}
 }
 
@@ -134,15 +145,10 @@ func (c *call) decisionEvent() audit.Event {
 	e.Decision = c.verdict.Decision.String()
 	e.Rule = c.verdict.Rule
 	e.Arguments = c.args
-	switch {
-	case c.argsErr != nil:
+	e.GrantedBy = c.grantedBy
+	e.Error = c.note
+	if c.argsErr != nil {
 		e.Error = c.argsErr.Error()
-	case c.verdict.Decision == rules.Ask:
-		// Until asking is built, no client can be asked: the call is denied.
-		e.GrantedBy = audit.GrantedByNoElicitation
-		e.Error = "approval is not available yet; denied"
-	default:
-		e.GrantedBy = audit.GrantedByRule
 	}
 	return e
 }
@@ -152,10 +158,6 @@ func denyText(c *call) string {
 		return fmt.Sprintf("mcpwarden denied %s: no rule allows it and the default is deny (%s). To allow it, add %q to policy.allow.", c.tool.Canonical, c.verdict.Reason, c.tool.Canonical)
 	}
 	return fmt.Sprintf("mcpwarden denied %s: rule %q in %s (%s).", c.tool.Canonical, c.verdict.Rule, c.verdict.Gate, c.verdict.Reason)
-}
-
-func askText(c *call) string {
-	return fmt.Sprintf("mcpwarden: %s needs approval (rule %q in %s), and approval is not available yet in this version, so the call was denied. To allow it without asking, add %q to policy.allow.", c.tool.Canonical, c.verdict.Rule, c.verdict.Gate, c.tool.Canonical)
 }
 
 // preview is the start of the result's first text content.

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -41,6 +42,9 @@ type Options struct {
 	Aliases map[string]map[string]string
 	// Version is reported to clients in initialize.
 	Version string
+	// AskTimeout bounds the wait for a human's answer to an ask; 0 means
+	// DefaultAskTimeout.
+	AskTimeout time.Duration
 }
 
 // A Server is the MCP server clients connect to. It is safe for concurrent
@@ -52,6 +56,7 @@ type Server struct {
 	policy   atomic.Pointer[rules.Policy]
 	names    *Names
 	mcp      *server.MCPServer
+	asker    *asker
 }
 
 // New builds the server from the tools the upstreams listed. A wire-name
@@ -98,6 +103,9 @@ func New(o Options) (*Server, error) {
 
 	hooks := &server.Hooks{}
 	hooks.AddOnError(s.auditHiddenCall)
+	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
+		s.asker.grants.end(cs.SessionID())
+	})
 	version := o.Version
 	if version == "" {
 		version = "dev"
@@ -110,6 +118,11 @@ func New(o Options) (*Server, error) {
 		server.WithLogger(logger),
 	)
 	s.mcp.AddTools(defs...)
+	timeout := o.AskTimeout
+	if timeout <= 0 {
+		timeout = DefaultAskTimeout
+	}
+	s.asker = &asker{mcp: s.mcp, timeout: timeout}
 	return s, nil
 }
 
@@ -152,7 +165,8 @@ func (s *Server) auditHiddenCall(ctx context.Context, _ any, method mcp.MCPMetho
 		return
 	}
 	c := s.newCall(ctx, t, *req)
-	c.verdict = c.policy.Decide(rules.Call{Server: t.Server, Tool: t.Name, Arguments: c.args})
+	c.verdict = c.policy.Decide(c.rulesCall())
+	c.grantedBy = audit.GrantedByRule
 	if werr := s.audit.Write(ctx, c.decisionEvent()); werr != nil {
 		s.logger.Error("writing audit event", "tool", t.Canonical, "err", werr)
 	}

@@ -91,13 +91,14 @@ func serve(ctx context.Context, g *globals, configPath string, stdin io.Reader, 
 	}
 
 	srv, err := proxy.New(proxy.Options{
-		Upstream:  pool,
-		Policy:    st.policy,
-		Audit:     auditLog,
-		Logger:    logger,
-		Separator: cfg.Naming.Separator,
-		Aliases:   st.aliases(),
-		Version:   version(),
+		Upstream:   pool,
+		Policy:     st.policy,
+		Audit:      auditLog,
+		Logger:     logger,
+		Separator:  cfg.Naming.Separator,
+		Aliases:    st.aliases(),
+		Version:    version(),
+		AskTimeout: cfg.Ask.Timeout,
 	})
 	if err != nil {
 		return &codeError{code: exitUsage, err: fmt.Errorf("config %s: %w", configPath, err)}

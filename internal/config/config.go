@@ -29,6 +29,8 @@ type Config struct {
 	Policy rules.PolicySpec `koanf:"policy"`
 	// PathKeys overrides the argument keys treated as paths (nil: the default list).
 	PathKeys []string `koanf:"path_keys"`
+	// Ask configures how "ask" decisions reach a human.
+	Ask Ask `koanf:"ask"`
 	// Audit configures the audit log.
 	Audit audit.Config `koanf:"audit"`
 	// Log configures the human log on stderr.
@@ -53,6 +55,17 @@ type Naming struct {
 	// Separator joins server and tool in wire names; "" means "__".
 	Separator string `koanf:"separator"`
 }
+
+// Ask configures how "ask" decisions are resolved.
+type Ask struct {
+	// Timeout bounds the wait for the human's answer; 0 means
+	// DefaultAskTimeout. No answer in time denies the call.
+	Timeout time.Duration `koanf:"timeout"`
+}
+
+// DefaultAskTimeout is how long an ask waits for an answer when the config
+// sets no ask.timeout.
+const DefaultAskTimeout = 60 * time.Second
 
 // Log configures the human log on stderr.
 type Log struct {

@@ -31,6 +31,9 @@ func (c *Config) Validate() error {
 			add("listen: %q is not a loopback address, so auth.bearer_token_env is required", c.Listen)
 		}
 	}
+	if c.Ask.Timeout < 0 {
+		add("ask.timeout: must not be negative")
+	}
 	switch c.Log.Level {
 	case "", "debug", "info", "warn", "error":
 	default:

@@ -89,6 +89,19 @@ func serverFilesystem(root string) string {
     args: [%q, %q]`, filepath.Join(npmMods, "@modelcontextprotocol", "server-filesystem", "dist", "index.js"), root)
 }
 
+// appendConfig adds top-level YAML to the fixture's config.
+func (f *fixture) appendConfig(t *testing.T, yaml string) {
+	t.Helper()
+	file, err := os.OpenFile(f.config, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	if _, err := file.WriteString(yaml); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // newFixture writes a config with listen, the servers block and the policy
 // block given (YAML, already indented under their keys), and an audit log.
 func newFixture(t *testing.T, listen, servers, policy string) *fixture {
@@ -146,13 +159,13 @@ func (b *syncBuffer) String() string {
 }
 
 // connectStdio starts mcpwarden serve as the client's stdio server.
-func connectStdio(t *testing.T, f *fixture) *client.Client {
+func connectStdio(t *testing.T, f *fixture, opts ...client.ClientOption) *client.Client {
 	t.Helper()
-	return connectStdioWithStderr(t, f, &syncBuffer{})
+	return connectStdioWithStderr(t, f, &syncBuffer{}, opts...)
 }
 
 // connectStdioWithStderr is connectStdio keeping mcpwarden's stderr in stderr.
-func connectStdioWithStderr(t *testing.T, f *fixture, stderr *syncBuffer) *client.Client {
+func connectStdioWithStderr(t *testing.T, f *fixture, stderr *syncBuffer, opts ...client.ClientOption) *client.Client {
 	t.Helper()
 	tr := transport.NewStdioWithOptions(binary, nil, []string{"serve", "--config", f.config},
 		transport.WithCommandFunc(func(_ context.Context, command string, env, args []string) (*exec.Cmd, error) {
@@ -162,7 +175,7 @@ func connectStdioWithStderr(t *testing.T, f *fixture, stderr *syncBuffer) *clien
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 			return cmd, nil
 		}))
-	c := client.NewClient(tr)
+	c := client.NewClient(tr, opts...)
 	t.Cleanup(func() {
 		c.Close()
 		if t.Failed() {

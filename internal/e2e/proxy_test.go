@@ -151,27 +151,6 @@ func TestDeniedWriteIsNotForwarded(t *testing.T) {
 	})
 }
 
-func TestAskIsDeniedUntilApprovalExists(t *testing.T) {
-	t.Parallel()
-	f := standardFixture(t, "stdio")
-	c := connectStdio(t, f)
-	file := filepath.Join(f.sandbox, "a.txt")
-	if err := os.WriteFile(file, []byte("before"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	res := callTool(t, c, "fs__edit_file", map[string]any{"path": file, "edits": []any{map[string]any{"oldText": "before", "newText": "after"}}})
-	if !res.IsError || !strings.Contains(resultText(res), "needs approval") {
-		t.Fatalf("edit_file under ask = %q (isError %v), want a refusal saying it needs approval", resultText(res), res.IsError)
-	}
-	if data, _ := os.ReadFile(file); string(data) != "before" {
-		t.Errorf("the refused edit changed the file to %q", data)
-	}
-	d := readAudit(t, f.auditPath, "decision")
-	if len(d) != 1 || d[0].Decision != "ask" || d[0].Rule != "mcp:fs:edit_file" {
-		t.Errorf("audit decisions = %+v, want one ask by mcp:fs:edit_file", d)
-	}
-}
-
 func TestHiddenToolCannotBeCalledByGuessingItsName(t *testing.T) {
 	t.Parallel()
 	f := standardFixture(t, "stdio")
