@@ -36,10 +36,8 @@ type Options struct {
 	Audit    *audit.Log
 	// Logger receives the human log; nil discards.
 	Logger *slog.Logger
-	// Separator joins server and tool in wire names; "" is DefaultSeparator.
-	Separator string
-	// Aliases maps server → upstream tool name → wire name.
-	Aliases map[string]map[string]string
+	// Naming says how tools get their wire names.
+	Naming Naming
 	// Version is reported to clients in initialize.
 	Version string
 	// AskTimeout bounds the wait for a human's answer to an ask; 0 means
@@ -54,7 +52,9 @@ type Server struct {
 	audit    *audit.Log
 	logger   *slog.Logger
 	policy   atomic.Pointer[rules.Policy]
-	names    *Names
+	naming   Naming
+	tools    toolset
+	names    atomic.Pointer[Names]
 	mcp      *server.MCPServer
 	asker    *asker
 }
@@ -70,36 +70,14 @@ func New(o Options) (*Server, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{upstream: o.Upstream, audit: o.Audit, logger: logger}
+	s := &Server{
+		upstream: o.Upstream,
+		audit:    o.Audit,
+		logger:   logger,
+		naming:   o.Naming,
+	}
 	s.policy.Store(o.Policy)
-
-	var tools []Tool
-	var defs []server.ServerTool
-	for _, name := range o.Upstream.Names() {
-		listed, err := o.Upstream.Tools(name)
-		if err != nil {
-			continue
-		}
-		for _, def := range listed {
-			t := Tool{
-				Server:    name,
-				Name:      def.Name,
-				Canonical: Canonical(name, def.Name),
-				Wire:      WireName(name, def.Name, o.Separator, o.Aliases[name][def.Name]),
-			}
-			if len(t.Wire) > longWireName {
-				logger.Warn("long wire name: clients that add a prefix may cut it; set an alias", "tool", t.Canonical, "wire_name", t.Wire)
-			}
-			tools = append(tools, t)
-			def.Name = t.Wire
-			defs = append(defs, server.ServerTool{Tool: def, Handler: s.handler(t)})
-		}
-	}
-	names, err := NewNames(tools)
-	if err != nil {
-		return nil, err
-	}
-	s.names = names
+	s.names.Store(&Names{})
 
 	hooks := &server.Hooks{}
 	hooks.AddOnError(s.auditHiddenCall)
@@ -117,7 +95,15 @@ func New(o Options) (*Server, error) {
 		server.WithRecovery(),
 		server.WithLogger(logger),
 	)
-	s.mcp.AddTools(defs...)
+	for _, name := range o.Upstream.Names() {
+		listed, err := o.Upstream.Tools(name)
+		if err != nil {
+			continue // reported when it failed; it has no tools to show
+		}
+		if _, _, _, err := s.setTools(name, listed); err != nil {
+			return nil, err
+		}
+	}
 	timeout := o.AskTimeout
 	if timeout <= 0 {
 		timeout = DefaultAskTimeout
@@ -133,7 +119,7 @@ func (s *Server) Policy() *rules.Policy { return s.policy.Load() }
 func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
 // Lookup returns the tool behind a wire name, hidden or not.
-func (s *Server) Lookup(wire string) (Tool, bool) { return s.names.Lookup(wire) }
+func (s *Server) Lookup(wire string) (Tool, bool) { return s.lookup(wire) }
 
 // listed is the tools/list filter: it drops every tool an unconditional deny
 // hides. mcp-go applies the same filter to tools/call, so a hidden tool
@@ -142,7 +128,7 @@ func (s *Server) listed(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	policy := s.policy.Load()
 	out := tools[:0:0]
 	for _, def := range tools {
-		t, ok := s.names.Lookup(def.Name)
+		t, ok := s.lookup(def.Name)
 		if ok && !policy.Hidden(rules.Call{Server: t.Server, Tool: t.Name}) {
 			out = append(out, def)
 		}
@@ -160,7 +146,7 @@ func (s *Server) auditHiddenCall(ctx context.Context, _ any, method mcp.MCPMetho
 	if !ok {
 		return
 	}
-	t, ok := s.names.Lookup(req.Params.Name)
+	t, ok := s.lookup(req.Params.Name)
 	if !ok {
 		return
 	}

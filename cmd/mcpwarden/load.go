@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -71,11 +72,18 @@ func (s *setup) startUpstreams(ctx context.Context, logger *slog.Logger) *upstre
 	})
 }
 
-// aliases returns the per-server tool aliases of the config.
-func (s *setup) aliases() map[string]map[string]string {
-	out := make(map[string]map[string]string, len(s.cfg.Servers))
-	for name, srv := range s.cfg.Servers {
-		out[name] = srv.Aliases
+// naming is how the config names tools on the wire.
+func (s *setup) naming() proxy.Naming {
+	n := proxy.Naming{
+		Separator:  s.cfg.Naming.Separator,
+		Aliases:    make(map[string]map[string]string, len(s.cfg.Servers)),
+		Unprefixed: map[string]bool{},
 	}
-	return out
+	for name, srv := range s.cfg.Servers {
+		n.Aliases[name] = srv.Aliases
+		if srv.Prefix != nil && !*srv.Prefix {
+			n.Unprefixed[name] = true
+		}
+	}
+	return n
 }

@@ -56,6 +56,7 @@ is invalid.`,
 			pool := st.startUpstreams(cmd.Context(), logger)
 			defer pool.Close()
 
+			naming := st.naming()
 			var failed int
 			var known []rules.ToolInfo
 			var wire []proxy.Tool
@@ -68,7 +69,7 @@ is invalid.`,
 				}
 				for _, t := range tools {
 					known = append(known, rules.ToolInfo{Server: name, Name: t.Name, Optional: optional(t.InputSchema.Properties, t.InputSchema.Required)})
-					wire = append(wire, proxy.Tool{Server: name, Name: t.Name, Canonical: proxy.Canonical(name, t.Name), Wire: proxy.WireName(name, t.Name, st.cfg.Naming.Separator, st.aliases()[name][t.Name])})
+					wire = append(wire, proxy.Tool{Server: name, Name: t.Name, Canonical: proxy.Canonical(name, t.Name), Wire: naming.Wire(name, t.Name)})
 				}
 			}
 			if _, err := proxy.NewNames(wire); err != nil {

@@ -35,6 +35,8 @@ type Config struct {
 	Audit audit.Config `koanf:"audit"`
 	// Log configures the human log on stderr.
 	Log Log `koanf:"log"`
+	// Pin configures tool-definition pinning (the rug-pull defence).
+	Pin Pin `koanf:"pin"`
 
 	// Dir is the directory of the config file; relative cwd values are
 	// resolved against it. Not read from the file.
@@ -61,11 +63,75 @@ type Ask struct {
 	// Timeout bounds the wait for the human's answer; 0 means
 	// DefaultAskTimeout. No answer in time denies the call.
 	Timeout time.Duration `koanf:"timeout"`
+	// Elicitation, when false, never asks the calling client through MCP
+	// elicitation, for clients that declare it but do not show it; nil or
+	// true asks clients that declare it.
+	Elicitation *bool `koanf:"elicitation"`
+	// Approvals is "local" to hold asks the client cannot be asked and list
+	// them on a loopback approvals page and by mcpwarden approvals; "" or
+	// "off" does not.
+	Approvals string `koanf:"approvals"`
+	// ApprovalsListen is the loopback host:port of the approvals page;
+	// "" means DefaultApprovalsListen.
+	ApprovalsListen string `koanf:"approvals_listen"`
+	// TokenFile is where the approvals page's per-run token and URL are
+	// written (mode 0600), relative to the config file's directory; ""
+	// means DefaultTokenFile.
+	TokenFile string `koanf:"token_file"`
+	// Resolver is an external program or URL that answers asks no client
+	// and no approvals page answered.
+	Resolver AskResolver `koanf:"resolver"`
 }
+
+// An AskResolver is an external resolver: a command or an HTTPS endpoint
+// that gets the ask as JSON and answers {"decision": "allow_once" |
+// "allow_session" | "deny"}. Anything else, an error or no answer within
+// Timeout denies the call.
+type AskResolver struct {
+	// Command is the program and its arguments; the ask is on its stdin,
+	// the answer on its stdout.
+	Command []string `koanf:"command"`
+	// URL receives the ask as a POST, signed with HMAC-SHA256 (header
+	// X-Mcpwarden-Signature) using the secret in the environment variable
+	// SecretEnv. It must be https, or http on a loopback address.
+	URL       string `koanf:"url"`
+	SecretEnv string `koanf:"secret_env"`
+	// Timeout bounds one answer; 0 means 30s. ask.timeout bounds it too.
+	Timeout time.Duration `koanf:"timeout"`
+}
+
+// Ask.Approvals values.
+const (
+	ApprovalsOff   = "off"
+	ApprovalsLocal = "local"
+)
+
+// DefaultApprovalsListen is where the approvals page listens when
+// ask.approvals_listen is not set.
+const DefaultApprovalsListen = "127.0.0.1:8766"
+
+// DefaultTokenFile is the approvals token file's name, next to the config
+// file, when ask.token_file is not set.
+const DefaultTokenFile = ".mcpwarden-approvals-token"
 
 // DefaultAskTimeout is how long an ask waits for an answer when the config
 // sets no ask.timeout.
 const DefaultAskTimeout = 60 * time.Second
+
+// Pin configures tool-definition pinning: each tool's definition is
+// recorded in a lock file on first sight and later definitions are
+// compared with it.
+type Pin struct {
+	// Lock is the lock file's path, relative to the config file's
+	// directory; "" means mcpwarden.lock.
+	Lock string `koanf:"lock"`
+	// OnToolChange is the default reaction to a changed definition: warn,
+	// ask (the default), deny or hide. A server's on_tool_change overrides it.
+	OnToolChange string `koanf:"on_tool_change"`
+}
+
+// DefaultLockFile is the lock file's name when pin.lock is not set.
+const DefaultLockFile = "mcpwarden.lock"
 
 // Log configures the human log on stderr.
 type Log struct {
@@ -88,8 +154,26 @@ type Server struct {
 	PathRoot string `koanf:"path_root"`
 	// Aliases maps an upstream tool name to the wire name to expose it under.
 	Aliases map[string]string `koanf:"aliases"`
+	// Prefix false exposes the server's tools under their own names instead
+	// of <server>__<tool> (nil: true).
+	Prefix *bool `koanf:"prefix"`
 	// InitTimeout bounds connecting and initializing; 0 means 30s.
 	InitTimeout time.Duration `koanf:"init_timeout"`
+	// CallTimeout bounds one tools/call (queueing included); 0 means 120s.
+	// On expiry the upstream is sent notifications/cancelled.
+	CallTimeout time.Duration `koanf:"call_timeout"`
+	// MaxResultBytes caps one message from the upstream (a call's result);
+	// 0 means 32 MiB. A larger result is discarded and the call fails.
+	MaxResultBytes int64 `koanf:"max_result_bytes"`
+	// MaxConcurrentCalls bounds the calls in flight to the upstream; 0 means
+	// 16. MaxQueuedCalls bounds those waiting for a slot beyond it; 0 means
+	// 64. A call beyond both fails at once with a "busy" error.
+	MaxConcurrentCalls int `koanf:"max_concurrent_calls"`
+	MaxQueuedCalls     int `koanf:"max_queued_calls"`
+	// OnToolChange is the reaction when a tool's definition differs from
+	// the one pinned in the lock file: warn, ask, deny or hide; "" means
+	// pin.on_tool_change (itself ask by default).
+	OnToolChange string `koanf:"on_tool_change"`
 	// Policy is this server's gate; it applies in addition to the global one.
 	Policy rules.PolicySpec `koanf:"policy"`
 }

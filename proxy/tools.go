@@ -1,0 +1,146 @@
+package proxy
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+)
+
+// A Naming says how tools get their wire names. The zero value gives
+// <server>__<tool> for every tool.
+type Naming struct {
+	// Separator joins server and tool; "" is DefaultSeparator.
+	Separator string
+	// Aliases maps server → upstream tool name → wire name.
+	Aliases map[string]map[string]string
+	// Unprefixed names the servers whose tools keep their upstream names
+	// (servers.<name>.prefix: false), so that mcpwarden can stand in for one
+	// server transparently. A collision is an error, as always.
+	Unprefixed map[string]bool
+}
+
+// Wire returns the wire name of a server's tool.
+func (n Naming) Wire(server, tool string) string {
+	if alias := n.Aliases[server][tool]; alias != "" {
+		return alias
+	}
+	if n.Unprefixed[server] {
+		return tool
+	}
+	return WireName(server, tool, n.Separator, "")
+}
+
+// A toolset is the exposed tools: the upstream definitions by server and the
+// wire-name map built from them. Updates are serialised; readers load the
+// map without locking.
+type toolset struct {
+	mu       sync.Mutex // held while the set is rebuilt
+	byServer map[string][]mcp.Tool
+}
+
+// SetTools replaces the tools exposed for one upstream server (after a
+// restart or its tools/list_changed) and tells clients the list changed. A
+// set that would make two tools share a wire name is refused: the old set
+// stays and the error names both tools. The change is audited as a
+// tools_changed event.
+func (s *Server) SetTools(ctx context.Context, name string, tools []mcp.Tool) error {
+	added, removed, changed, err := s.setTools(name, tools)
+	if err != nil {
+		s.logger.Error("upstream tools not updated", "server", name, "err", err)
+		return err
+	}
+	if len(added)+len(removed)+len(changed) == 0 {
+		return nil
+	}
+	var parts []string
+	for _, p := range []struct {
+		sign  string
+		names []string
+	}{{"+", added}, {"-", removed}, {"~", changed}} {
+		for _, n := range p.names {
+			parts = append(parts, p.sign+n)
+		}
+	}
+	detail := strings.Join(parts, " ")
+	s.logger.Info("upstream tools changed", "server", name, "changes", detail)
+	s.writeAudit(ctx, audit.Event{Event: audit.KindToolsChanged, Server: name, Detail: detail, PolicySHA256: s.policy.Load().SHA256()})
+	return nil
+}
+
+// setTools rebuilds the exposed set with name's tools replaced and returns
+// the canonical names added, removed and redefined.
+func (s *Server) setTools(name string, tools []mcp.Tool) (added, removed, changed []string, err error) {
+	s.tools.mu.Lock()
+	defer s.tools.mu.Unlock()
+	next := maps.Clone(s.tools.byServer)
+	if next == nil {
+		next = map[string][]mcp.Tool{}
+	}
+	next[name] = tools
+
+	var all []Tool
+	for _, srv := range slices.Sorted(maps.Keys(next)) {
+		for _, def := range next[srv] {
+			all = append(all, Tool{Server: srv, Name: def.Name, Canonical: Canonical(srv, def.Name), Wire: s.naming.Wire(srv, def.Name)})
+		}
+	}
+	names, err := NewNames(all)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+
+	before := map[string]mcp.Tool{}
+	for _, def := range s.tools.byServer[name] {
+		before[def.Name] = def
+	}
+	var defs []server.ServerTool
+	var gone []string
+	for _, def := range tools {
+		t := Tool{Server: name, Name: def.Name, Canonical: Canonical(name, def.Name), Wire: s.naming.Wire(name, def.Name)}
+		if len(t.Wire) > longWireName {
+			s.logger.Warn("long wire name: clients that add a prefix may cut it; set an alias", "tool", t.Canonical, "wire_name", t.Wire)
+		}
+		if old, ok := before[def.Name]; !ok {
+			added = append(added, t.Canonical)
+		} else if !sameDefinition(old, def) {
+			changed = append(changed, t.Canonical)
+		}
+		delete(before, def.Name)
+		def.Name = t.Wire
+		defs = append(defs, server.ServerTool{Tool: def, Handler: s.handler(t)})
+	}
+	for tool := range before {
+		removed = append(removed, Canonical(name, tool))
+		gone = append(gone, s.naming.Wire(name, tool))
+	}
+	slices.Sort(removed)
+
+	s.names.Store(names)
+	s.tools.byServer = next
+	if len(gone) > 0 {
+		s.mcp.DeleteTools(gone...)
+	}
+	if len(defs) > 0 {
+		s.mcp.AddTools(defs...)
+	}
+	return added, removed, changed, nil
+}
+
+// sameDefinition reports whether two listings of a tool define it alike.
+func sameDefinition(a, b mcp.Tool) bool {
+	ja, errA := a.MarshalJSON()
+	jb, errB := b.MarshalJSON()
+	return errA == nil && errB == nil && string(ja) == string(jb)
+}
+
+// lookup returns the tool behind a wire name in the current set.
+func (s *Server) lookup(wire string) (Tool, bool) {
+	return s.names.Load().Lookup(wire)
+}
