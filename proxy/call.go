@@ -21,6 +21,7 @@ const previewLen = 200
 // A call is one tools/call on its way through the proxy.
 type call struct {
 	tool      Tool
+	profile   string
 	policy    *rules.Policy // the policy the call started under
 	session   string
 	client    *audit.Client
@@ -33,7 +34,7 @@ type call struct {
 }
 
 func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *call {
-	c := &call{tool: t, policy: s.policy.Load()}
+	c := &call{tool: t, policy: s.policy.Load(), profile: s.profileOf(ctx)}
 	if cs := server.ClientSessionFromContext(ctx); cs != nil {
 		c.session = cs.SessionID()
 		if ci, ok := cs.(server.SessionWithClientInfo); ok {
@@ -133,6 +134,7 @@ func (c *call) event(kind audit.Kind) audit.Event {
 		Event:        kind,
 		Session:      c.session,
 		Client:       c.client,
+		Profile:      c.profile,
 		Server:       c.tool.Server,
 		Tool:         c.tool.Canonical,
 		WireName:     c.tool.Wire,

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -40,9 +41,20 @@ type Options struct {
 	Naming Naming
 	// Version is reported to clients in initialize.
 	Version string
+	// Profile is the client profile of sessions whose requests carry none
+	// (a stdio server started with --profile); "" means no profile.
+	Profile string
 	// AskTimeout bounds the wait for a human's answer to an ask; 0 means
 	// DefaultAskTimeout.
 	AskTimeout time.Duration
+	// Resolvers answer the asks the calling client cannot be asked (it did
+	// not declare elicitation, or SkipElicitation is set): the approvals
+	// broker, an external resolver. The first one decides (DESIGN.md §3);
+	// nil means none, so the ask_fallback applies.
+	Resolvers []approvals.Resolver
+	// SkipElicitation never asks through MCP elicitation, for clients that
+	// declare it but do not show it (config ask.elicitation: false).
+	SkipElicitation bool
 }
 
 // A Server is the MCP server clients connect to. It is safe for concurrent
@@ -53,6 +65,7 @@ type Server struct {
 	logger   *slog.Logger
 	policy   atomic.Pointer[rules.Policy]
 	naming   Naming
+	profile  string
 	tools    toolset
 	names    atomic.Pointer[Names]
 	mcp      *server.MCPServer
@@ -75,6 +88,7 @@ func New(o Options) (*Server, error) {
 		audit:    o.Audit,
 		logger:   logger,
 		naming:   o.Naming,
+		profile:  o.Profile,
 	}
 	s.policy.Store(o.Policy)
 	s.names.Store(&Names{})
@@ -108,7 +122,7 @@ func New(o Options) (*Server, error) {
 	if timeout <= 0 {
 		timeout = DefaultAskTimeout
 	}
-	s.asker = &asker{mcp: s.mcp, timeout: timeout}
+	s.asker = &asker{mcp: s.mcp, timeout: timeout, resolvers: o.Resolvers, noElicit: o.SkipElicitation}
 	return s, nil
 }
 
@@ -126,10 +140,11 @@ func (s *Server) Lookup(wire string) (Tool, bool) { return s.lookup(wire) }
 // cannot be called by guessing its wire name either (see auditHiddenCall).
 func (s *Server) listed(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	policy := s.policy.Load()
+	profile := s.profileOf(ctx)
 	out := tools[:0:0]
 	for _, def := range tools {
 		t, ok := s.lookup(def.Name)
-		if ok && !policy.Hidden(rules.Call{Server: t.Server, Tool: t.Name}) {
+		if ok && !policy.Hidden(rules.Call{Profile: profile, Server: t.Server, Tool: t.Name}) {
 			out = append(out, def)
 		}
 	}

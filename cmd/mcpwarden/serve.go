@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -17,9 +19,9 @@ import (
 )
 
 func newServeCmd(g *globals) *cobra.Command {
-	var configPath string
+	var configPath, profile string
 	cmd := &cobra.Command{
-		Use:   "serve --config FILE",
+		Use:   "serve --config FILE [--profile NAME]",
 		Short: "Run the proxy: connect to the upstream servers and serve clients",
 		Long: `serve loads the config, starts or connects to every upstream server, and
 serves MCP clients over stdio (listen: stdio, the default) or streamable HTTP
@@ -28,22 +30,26 @@ carries only the protocol. An upstream that fails to start is reported and
 left out; the others are served.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serve(cmd.Context(), g, configPath, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return serve(cmd.Context(), g, configPath, profile, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVarP(&configPath, "config", "c", "", "config file (YAML, JSON or TOML)")
+	cmd.Flags().StringVar(&profile, "profile", "", "client profile for every session (stdio: one client per process); over HTTP the bearer token selects it")
 	_ = cmd.MarkFlagRequired("config")
 	return cmd
 }
 
 // serve is the whole serve command: every part is built and validated
 // before the first client is served.
-func serve(ctx context.Context, g *globals, configPath string, stdin io.Reader, stdout, stderr io.Writer) error {
+func serve(ctx context.Context, g *globals, configPath, profile string, stdin io.Reader, stdout, stderr io.Writer) error {
 	st, err := loadSetup(configPath)
 	if err != nil {
 		return err
 	}
 	cfg := st.cfg
+	if _, ok := cfg.Profiles[profile]; profile != "" && !ok {
+		return &codeError{code: exitUsage, err: fmt.Errorf("--profile %q: no such profile in %s (profiles: %v)", profile, configPath, slices.Sorted(maps.Keys(cfg.Profiles)))}
+	}
 	redactor, err := audit.NewRedactor(cfg.Audit)
 	if err != nil {
 		return &codeError{code: exitUsage, err: fmt.Errorf("config %s: %w", configPath, err)}
@@ -62,11 +68,10 @@ func serve(ctx context.Context, g *globals, configPath string, stdin io.Reader, 
 	}
 	defer auditLog.Close()
 
-	var token string
-	if cfg.Listen != "" && cfg.Listen != config.ListenStdio && cfg.Auth.BearerTokenEnv != "" {
-		token = os.Getenv(cfg.Auth.BearerTokenEnv)
-		if token == "" {
-			return &codeError{code: exitUsage, err: fmt.Errorf("auth.bearer_token_env: environment variable %s is empty or not set", cfg.Auth.BearerTokenEnv)}
+	var identity proxy.Identity
+	if cfg.Listen != "" && cfg.Listen != config.ListenStdio {
+		if identity, err = httpIdentity(cfg); err != nil {
+			return &codeError{code: exitUsage, err: err}
 		}
 	}
 
@@ -96,6 +101,7 @@ func serve(ctx context.Context, g *globals, configPath string, stdin io.Reader, 
 		Audit:      auditLog,
 		Logger:     logger,
 		Naming:     st.naming(),
+		Profile:    profile,
 		Version:    version(),
 		AskTimeout: cfg.Ask.Timeout,
 	})
@@ -107,7 +113,31 @@ func serve(ctx context.Context, g *globals, configPath string, stdin io.Reader, 
 		logger.Info("serving on stdio", "upstreams", up)
 		return srv.ServeStdio(ctx, stdin, stdout)
 	}
-	return srv.ServeHTTP(ctx, cfg.Listen, proxy.HTTPOptions{BearerToken: token})
+	return srv.ServeHTTP(ctx, cfg.Listen, proxy.HTTPOptions{
+		Identity: identity,
+		Guard: proxy.GuardOptions{
+			AllowedHosts:   cfg.HTTP.AllowedHosts,
+			AllowedOrigins: cfg.HTTP.AllowedOrigins,
+			MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
+		},
+	})
+}
+
+// httpIdentity reads the HTTP listener's tokens: the global one named by
+// auth.bearer_token_env and the profiles' tokens.
+func httpIdentity(cfg *config.Config) (proxy.Identity, error) {
+	var id proxy.Identity
+	if env := cfg.Auth.BearerTokenEnv; env != "" {
+		if id.Token = os.Getenv(env); id.Token == "" {
+			return id, fmt.Errorf("auth.bearer_token_env: environment variable %s is empty or not set", env)
+		}
+	}
+	profiles, err := cfg.ProfileTokens(os.Getenv)
+	if err != nil {
+		return id, err
+	}
+	id.Profiles = profiles
+	return id, nil
 }
 
 func writeUpstreamEvent(ctx context.Context, log *audit.Log, logger *slog.Logger, server, detail string, err error) {

@@ -20,6 +20,8 @@ type Config struct {
 	Listen string `koanf:"listen"`
 	// Auth guards the HTTP listener.
 	Auth Auth `koanf:"auth"`
+	// HTTP hardens the HTTP listener (Host and Origin allowlists, body limit).
+	HTTP HTTP `koanf:"http"`
 	// Naming controls the wire names tools get.
 	Naming Naming `koanf:"naming"`
 	// Servers are the upstream MCP servers, keyed by their name in canonical
@@ -27,6 +29,9 @@ type Config struct {
 	Servers map[string]Server `koanf:"servers"`
 	// Policy is the global gate.
 	Policy rules.PolicySpec `koanf:"policy"`
+	// Profiles are client profiles, keyed by name: each sees some servers
+	// and adds its own policy as a third gate (see Profile).
+	Profiles map[string]Profile `koanf:"profiles"`
 	// PathKeys overrides the argument keys treated as paths (nil: the default list).
 	PathKeys []string `koanf:"path_keys"`
 	// Ask configures how "ask" decisions reach a human.
@@ -50,6 +55,24 @@ type Auth struct {
 	// BearerTokenEnv names the environment variable holding the token that
 	// HTTP clients must send. Required when Listen is not a loopback address.
 	BearerTokenEnv string `koanf:"bearer_token_env"`
+}
+
+// HTTP hardens the streamable HTTP listener. Its zero value accepts only
+// the localhost names (localhost, 127.0.0.1, [::1], any port) as Host and
+// Origin, and bodies up to DefaultMaxBodyBytes.
+type HTTP struct {
+	// AllowedHosts are Host header values accepted in addition to the
+	// localhost names and the listen host: "name" accepts any port,
+	// "name:port" only that port. Any other Host gets 403 (DNS rebinding).
+	AllowedHosts []string `koanf:"allowed_hosts"`
+	// AllowedOrigins are browser origins ("https://app.example.com",
+	// matched exactly) accepted in addition to http(s) origins on the
+	// localhost names. A request with another Origin gets 403; one without
+	// an Origin header (a non-browser client) is not refused for that.
+	AllowedOrigins []string `koanf:"allowed_origins"`
+	// MaxBodyBytes caps a request body; 0 means 4 MiB. A larger body
+	// gets 413.
+	MaxBodyBytes int64 `koanf:"max_body_bytes"`
 }
 
 // Naming controls how canonical names become wire names.

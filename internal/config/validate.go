@@ -27,13 +27,15 @@ func (c *Config) Validate() error {
 		host, _, err := net.SplitHostPort(c.Listen)
 		if err != nil {
 			add("listen: %q is neither %q nor host:port (%v)", c.Listen, ListenStdio, err)
-		} else if !isLoopback(host) && c.Auth.BearerTokenEnv == "" {
-			add("listen: %q is not a loopback address, so auth.bearer_token_env is required", c.Listen)
+		} else if !isLoopback(host) && c.Auth.BearerTokenEnv == "" && !c.profilesHaveTokens() {
+			add("listen: %q is not a loopback address, so auth.bearer_token_env (or profiles with tokens) is required", c.Listen)
 		}
 	}
+	errs = append(errs, c.HTTP.validate()...)
 	if c.Ask.Timeout < 0 {
 		add("ask.timeout: must not be negative")
 	}
+	errs = append(errs, c.Ask.validate()...)
 	switch c.Log.Level {
 	case "", "debug", "info", "warn", "error":
 	default:
@@ -52,6 +54,10 @@ func (c *Config) Validate() error {
 	}
 	for _, name := range c.ServerNames() {
 		errs = append(errs, c.Servers[name].validate(name)...)
+	}
+	errs = append(errs, c.validateProfiles()...)
+	if !validToolChange(c.Pin.OnToolChange) {
+		add("pin.on_tool_change: %q is not one of warn, ask, deny, hide", c.Pin.OnToolChange)
 	}
 	if err := c.Audit.Validate(); err != nil {
 		errs = append(errs, err)
@@ -105,12 +111,101 @@ func (s Server) validate(name string) []error {
 	if s.InitTimeout < 0 {
 		add(".init_timeout: must not be negative")
 	}
+	if s.CallTimeout < 0 {
+		add(".call_timeout: must not be negative")
+	}
+	if s.MaxResultBytes < 0 {
+		add(".max_result_bytes: must not be negative")
+	}
+	if s.MaxConcurrentCalls < 0 {
+		add(".max_concurrent_calls: must not be negative")
+	}
+	if s.MaxQueuedCalls < 0 {
+		add(".max_queued_calls: must not be negative")
+	}
+	if !validToolChange(s.OnToolChange) {
+		add(".on_tool_change: %q is not one of warn, ask, deny, hide", s.OnToolChange)
+	}
 	for tool, alias := range s.Aliases {
 		if !wireSafe.MatchString(alias) || len(alias) > 64 {
 			add(".aliases.%s: %q must match ^[a-zA-Z0-9_-]{1,64}$", tool, alias)
 		}
 	}
 	return errs
+}
+
+func (a Ask) validate() []error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	switch a.Approvals {
+	case "", ApprovalsOff, ApprovalsLocal:
+	default:
+		add("ask.approvals: %q is not one of local, off", a.Approvals)
+	}
+	if a.ApprovalsListen != "" {
+		host, _, err := net.SplitHostPort(a.ApprovalsListen)
+		if err != nil {
+			add("ask.approvals_listen: %q is not host:port (%v)", a.ApprovalsListen, err)
+		} else if !isLoopback(host) {
+			add("ask.approvals_listen: %q must be a loopback address: the approvals page is for the local user only", a.ApprovalsListen)
+		}
+	}
+	r := a.Resolver
+	if len(r.Command) > 0 && r.URL != "" {
+		add("ask.resolver: set command or url, not both")
+	}
+	if len(r.Command) > 0 && r.Command[0] == "" {
+		add("ask.resolver.command: the program must not be empty")
+	}
+	if r.URL != "" {
+		u, err := url.Parse(r.URL)
+		switch {
+		case err != nil:
+			add("ask.resolver.url: %v", err)
+		case u.Scheme == "https":
+		case u.Scheme == "http" && isLoopback(u.Hostname()):
+		default:
+			add("ask.resolver.url: %q must be https (or http on a loopback address): it carries the asks and their answers", r.URL)
+		}
+		if r.SecretEnv == "" {
+			add("ask.resolver.secret_env: required with ask.resolver.url, to sign the requests")
+		}
+	}
+	if r.Timeout < 0 {
+		add("ask.resolver.timeout: must not be negative")
+	}
+	return errs
+}
+
+// validate checks the HTTP listener's settings: hosts are names or
+// name:port, origins are scheme://host[:port] with nothing after.
+func (h HTTP) validate() []error {
+	var errs []error
+	for i, host := range h.AllowedHosts {
+		if host == "" || strings.ContainsAny(host, "/ @?#*") {
+			errs = append(errs, fmt.Errorf("http.allowed_hosts[%d]: %q must be a host name or name:port", i, host))
+		}
+	}
+	for i, origin := range h.AllowedOrigins {
+		u, err := url.Parse(origin)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+			u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+			errs = append(errs, fmt.Errorf("http.allowed_origins[%d]: %q must be an origin such as https://app.example.com", i, origin))
+		}
+	}
+	if h.MaxBodyBytes < 0 {
+		errs = append(errs, errors.New("http.max_body_bytes: must not be negative"))
+	}
+	return errs
+}
+
+// validToolChange reports whether v is an on_tool_change value ("" is the default).
+func validToolChange(v string) bool {
+	switch v {
+	case "", "warn", "ask", "deny", "hide":
+		return true
+	}
+	return false
 }
 
 func isLoopback(host string) bool {
@@ -169,6 +264,7 @@ func (c *Config) RulesSpec() rules.Spec {
 func (c *Config) RulesSpecIn(workDir string) rules.Spec {
 	spec := rules.Spec{
 		Global:   c.Policy,
+		Profiles: c.profileSpecs(),
 		Servers:  make(map[string]rules.ServerSpec, len(c.Servers)),
 		PathKeys: c.PathKeys,
 	}
