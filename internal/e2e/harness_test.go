@@ -316,6 +316,7 @@ type auditEvent struct {
 	GrantedBy string         `json:"granted_by"`
 	Arguments map[string]any `json:"arguments"`
 	Session   string         `json:"session"`
+	Profile   string         `json:"profile"`
 	Error     string         `json:"error"`
 	Bytes     *int64         `json:"result_bytes"`
 }
