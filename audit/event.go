@@ -78,6 +78,9 @@ const (
 	GrantedByUserDenied    = "user_denied"    // the user was asked and denied
 	GrantedByTimeout       = "timeout"        // the user was asked and did not answer in time
 	GrantedByNoElicitation = "no_elicitation" // asking was needed but the client cannot be asked
+	GrantedByApprovalPage  = "approval_page"  // answered on the local approvals page (ask.approvals: local)
+	GrantedByApprovalCLI   = "approval_cli"   // answered with mcpwarden approve / deny
+	GrantedByResolver      = "resolver"       // answered by the external resolver (ask.resolver)
 )
 
 // The values of Event.Detail for KindUpstream events.

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -8,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -31,6 +34,10 @@ const maxPendingAsks = 1024
 // maxArgsShown bounds the arguments shown in an approval message.
 const maxArgsShown = 1500
 
+// progressEvery is how often a call waiting for an out-of-band answer
+// tells the client where to answer, when it asked for progress.
+const progressEvery = 5 * time.Second
+
 // A resolution is how a call's decision came out: forwarded or refused,
 // and by whom.
 type resolution struct {
@@ -44,14 +51,18 @@ type resolution struct {
 }
 
 // An asker resolves "ask" decisions with the human: a standing session
-// grant, else elicitation to the calling client, else the ask_fallback.
-// The model never answers: an answer only comes from the client's
-// elicitation, and in a multi round-trip retry only with the unguessable
-// state this asker issued for exactly that call.
+// grant, else elicitation to the calling client, else the first
+// out-of-band resolver (the approvals page, an external resolver), else
+// the ask_fallback. The model never answers: an answer only comes from the
+// client's elicitation, in a multi round-trip retry only with the
+// unguessable state this asker issued for exactly that call, or from a
+// resolver outside MCP.
 type asker struct {
-	mcp     *server.MCPServer
-	timeout time.Duration
-	grants  grantStore
+	mcp       *server.MCPServer
+	timeout   time.Duration
+	grants    grantStore
+	resolvers []approvals.Resolver
+	noElicit  bool // ask.elicitation: false
 
 	mu      sync.Mutex
 	pending map[string]*pendingAsk // by request state
@@ -80,7 +91,10 @@ func (a *asker) resolve(ctx context.Context, c *call, req mcp.CallToolRequest, r
 	}
 
 	caps, modern := clientCapabilities(ctx)
-	if caps == nil || caps.Elicitation == nil {
+	if a.noElicit || caps == nil || caps.Elicitation == nil {
+		if len(a.resolvers) > 0 {
+			return a.outOfBand(ctx, c, req, sess, key, paths, known, redact)
+		}
 		return a.fallback(c)
 	}
 	params := a.approvalRequest(c, redact)
@@ -186,25 +200,159 @@ func (a *asker) roundTrip(c *call, req mcp.CallToolRequest, key grantKey, paths 
 	return resolution{pending: server.NewInputRequestBuilder(state).Elicit(approvalID, params).ToolResult()}
 }
 
+// outOfBand holds the ask while the first resolver decides it, telling a
+// client that asked for progress where to answer. A session grant given
+// meanwhile (to a concurrent call) settles it too.
+func (a *asker) outOfBand(ctx context.Context, c *call, req mcp.CallToolRequest, sess *session, key grantKey, paths []string, known bool, redact func(map[string]any) map[string]any) resolution {
+	r := a.resolvers[0]
+	areq := approvals.Request{
+		ID:        approvals.NewID(),
+		Tool:      c.tool.Canonical,
+		Server:    c.tool.Server,
+		Session:   c.session,
+		Rule:      c.verdict.Rule,
+		Gate:      c.verdict.Gate,
+		Arguments: redact(c.args),
+		AskedAt:   time.Now(),
+	}
+	if c.client != nil {
+		areq.Client = strings.TrimSpace(c.client.Name + " " + c.client.Version)
+	}
+	where := "by the external resolver"
+	if l, ok := r.(approvals.Locator); ok {
+		where = l.Where(areq.ID)
+	}
+
+	w := sess.wait(key, paths, known)
+	defer sess.unwait(w)
+	rctx, cancel := context.WithTimeout(ctx, a.timeout)
+	defer cancel()
+	type reply struct {
+		d   approvals.Decision
+		err error
+	}
+	replies := make(chan reply, 1)
+	received := false
+	defer func() { // the resolver's goroutine ends with rctx
+		cancel()
+		if !received {
+			<-replies
+		}
+	}()
+	go func() {
+		d, err := r.Resolve(rctx, areq)
+		replies <- reply{d, err}
+	}()
+	defer a.progress(ctx, req, fmt.Sprintf("mcpwarden: %s is waiting for approval %s", c.tool.Canonical, where))()
+
+	sc := scopeOf(paths, known)
+	select {
+	case rep := <-replies:
+		received = true
+		by := cmp.Or(string(rep.d.Via), audit.GrantedByResolver)
+		switch {
+		case ctx.Err() != nil:
+			return resolution{grantedBy: by, text: fmt.Sprintf("mcpwarden: the call to %s was cancelled while waiting for approval; nothing was forwarded.", c.tool.Canonical), note: "cancelled by the client while waiting for approval"}
+		case rep.err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
+			return a.timedOutAt(c, where)
+		case rep.err != nil:
+			return a.refused(c, by, fmt.Sprintf("asking out of band failed (%v)", rep.err))
+		}
+		return a.decided(c, sess, key, sc, rep.d)
+	case ans := <-w.done:
+		return a.apply(c, sess, key, sc, ans)
+	}
+}
+
+// decided turns an out-of-band decision into a resolution, remembering a
+// session grant. granted_by names the channel; the note names who.
+func (a *asker) decided(c *call, sess *session, key grantKey, sc scope, d approvals.Decision) resolution {
+	by := cmp.Or(string(d.Via), audit.GrantedByResolver)
+	who := cmp.Or(d.Who, by)
+	switch d.Answer {
+	case approvals.AllowOnce:
+		return resolution{forward: true, grantedBy: by, note: "allowed once by " + who}
+	case approvals.AllowSession:
+		sess.remember(key, answerAllowSession, sc)
+		return resolution{forward: true, grantedBy: by, note: "allowed for the session by " + who}
+	default:
+		how := "by the external resolver"
+		switch d.Via {
+		case approvals.ViaPage:
+			how = "on the approvals page"
+		case approvals.ViaCLI:
+			how = "with mcpwarden deny"
+		}
+		res := a.refused(c, by, "it was denied "+how)
+		res.note = "denied by " + who
+		return res
+	}
+}
+
+// progress sends the client progress notifications with msg, now and
+// every progressEvery, if the call carries a progress token. The returned
+// func stops them and waits until they have stopped.
+func (a *asker) progress(ctx context.Context, req mcp.CallToolRequest, msg string) (stop func()) {
+	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+		return func() {}
+	}
+	token := req.Params.Meta.ProgressToken
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(progressEvery)
+		defer tick.Stop()
+		start := time.Now()
+		for {
+			// Best effort: a client that cannot take it still gets its answer.
+			_ = a.mcp.SendNotificationToClient(pctx, string(mcp.MethodNotificationProgress), map[string]any{
+				"progressToken": token,
+				"progress":      time.Since(start).Seconds(),
+				"total":         a.timeout.Seconds(),
+				"message":       msg,
+			})
+			select {
+			case <-pctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
 // fallback resolves an ask that cannot reach a human: ask_fallback allow
 // forwards it, anything else refuses it with how to allow the tool.
 func (a *asker) fallback(c *call) resolution {
+	why := "it did not declare the MCP elicitation capability"
+	if a.noElicit {
+		why = "asking through MCP elicitation is off (ask.elicitation: false)"
+	}
 	if c.policy.AskFallback(c.rulesCall()) == "allow" {
 		return resolution{forward: true, grantedBy: audit.GrantedByNoElicitation, note: "client cannot be asked; ask_fallback is allow"}
 	}
 	return resolution{
 		grantedBy: audit.GrantedByNoElicitation,
-		note:      "client cannot be asked (no elicitation capability); denied",
-		text: fmt.Sprintf("mcpwarden: %s needs approval (%s), but this client cannot be asked: it did not declare the MCP elicitation capability. The call was denied and nothing was forwarded. %s",
-			c.tool.Canonical, ruleWhere(c), howToAllow(c)),
+		note:      "client cannot be asked (" + why + "); denied",
+		text: fmt.Sprintf("mcpwarden: %s needs approval (%s), but this client cannot be asked: %s. The call was denied and nothing was forwarded. %s Or set ask.approvals: local to approve such calls on a local web page or with mcpwarden approve.",
+			c.tool.Canonical, ruleWhere(c), why, howToAllow(c)),
 	}
 }
 
-func (a *asker) timedOut(c *call) resolution {
+func (a *asker) timedOut(c *call) resolution { return a.timedOutAt(c, "") }
+
+// timedOutAt is the refusal of an ask no one answered in time; where, when
+// set, says where approvals are made.
+func (a *asker) timedOutAt(c *call, where string) resolution {
+	text := fmt.Sprintf("mcpwarden: %s needs approval (%s), and no answer came within %s, so the call was denied and nothing was forwarded.", c.tool.Canonical, ruleWhere(c), a.timeout)
+	if where != "" {
+		text += " Approvals are made " + where + "."
+	}
 	return resolution{
 		grantedBy: audit.GrantedByTimeout,
 		note:      "no answer within ask.timeout",
-		text:      fmt.Sprintf("mcpwarden: %s needs approval (%s), and no answer came within %s, so the call was denied and nothing was forwarded.", c.tool.Canonical, ruleWhere(c), a.timeout),
+		text:      text,
 	}
 }
 
@@ -298,5 +446,5 @@ func howToAllow(c *call) string {
 
 // rulesCall is the call as the rules see it.
 func (c *call) rulesCall() rules.Call {
-	return rules.Call{Server: c.tool.Server, Tool: c.tool.Name, Arguments: c.args}
+	return rules.Call{Profile: c.profile, Server: c.tool.Server, Tool: c.tool.Name, Arguments: c.args}
 }

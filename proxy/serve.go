@@ -2,14 +2,14 @@ package proxy
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
+	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -30,30 +30,62 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	return err
 }
 
-// HTTPOptions configure the streamable HTTP listener.
+// HTTPOptions configure the streamable HTTP listener. The zero value
+// serves without a token, accepts only localhost Host and Origin values
+// (and the listen host) and caps bodies at DefaultMaxBodyBytes.
 type HTTPOptions struct {
-	// BearerToken, when set, must be sent by every client as
-	// "Authorization: Bearer <token>"; requests without it get 401 before
-	// any MCP processing.
-	BearerToken string
+	// Identity says which bearer tokens are accepted; the zero value asks
+	// for none.
+	Identity Identity
+	// Guard holds the Host and Origin allowlists and the body limit.
+	// ServeHTTP adds the host it listens on (unless it is an unspecified
+	// address such as 0.0.0.0) to Guard.AllowedHosts.
+	Guard GuardOptions
 	// Ready, when set, receives the bound address once the listener is up.
 	Ready func(addr net.Addr)
 }
 
+// Limits of the HTTP server. There is deliberately no WriteTimeout: it
+// spans the whole response, so it would cut the long-lived SSE streams of
+// streamable HTTP (a GET listening stream; a POST that waits on an ask for
+// a minute or more). ReadTimeout spans only reading the request, headers
+// and body, which happens before the response starts (mcp-go and the guard
+// read the body up front), so it stops a client trickling a request
+// without touching streams; a test checks that. IdleTimeout closes
+// keep-alive connections that carry no request.
+const (
+	httpReadHeaderTimeout = 10 * time.Second
+	httpReadTimeout       = 30 * time.Second
+	httpIdleTimeout       = 2 * time.Minute
+	httpMaxHeaderBytes    = 64 << 10
+)
+
+// newHTTPServer is the http.Server ServeHTTP runs, with the limits above.
+func (s *Server) newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: httpReadHeaderTimeout,
+		ReadTimeout:       httpReadTimeout,
+		IdleTimeout:       httpIdleTimeout,
+		MaxHeaderBytes:    httpMaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+	}
+}
+
 // ServeHTTP serves streamable HTTP at EndpointPath on addr until ctx is
-// done, then shuts down, giving requests in flight a few seconds.
+// done, then shuts down, giving requests in flight a few seconds. Sessions
+// are stateful: initialize issues an Mcp-Session-Id, DELETE ends the
+// session, and a later request naming it gets 404.
 func (s *Server) ServeHTTP(ctx context.Context, addr string, o HTTPOptions) error {
+	handler, stream, err := s.httpHandler(addr, o)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	stream := server.NewStreamableHTTPServer(s.mcp,
-		server.WithEndpointPath(EndpointPath),
-		server.WithStreamableHTTPLogger(s.logger),
-	)
-	mux := http.NewServeMux()
-	mux.Handle(EndpointPath, requireBearer(o.BearerToken, stream))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := s.newHTTPServer(handler)
 	if o.Ready != nil {
 		o.Ready(ln.Addr())
 	}
@@ -77,20 +109,42 @@ func (s *Server) ServeHTTP(ctx context.Context, addr string, o HTTPOptions) erro
 	return nil
 }
 
-// requireBearer refuses requests that do not carry token. An empty token
-// lets every request through (loopback listeners without auth).
-func requireBearer(token string, next http.Handler) http.Handler {
-	if token == "" {
-		return next
-	}
-	want := []byte(token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpwarden"`)
-			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
-			return
+// httpHandler builds the listener's handler: the guard (Host, Origin,
+// token, body), then the session check, then mcp-go's streamable HTTP
+// server at EndpointPath, which carries the profile a token selected into
+// each MCP request's context. mcp-go's own DNS-rebinding check is turned
+// off because the guard replaces it: mcp-go checks Host only on loopback
+// connections and knows no allowlist; the guard checks Host and Origin on
+// every connection.
+func (s *Server) httpHandler(addr string, o HTTPOptions) (http.Handler, *server.StreamableHTTPServer, error) {
+	g := o.Guard
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		ip, err := netip.ParseAddr(host)
+		switch {
+		case host == "" || err == nil && ip.IsUnspecified():
+			if len(g.AllowedHosts) == 0 {
+				s.logger.Warn("listening on every interface, but only the localhost names are accepted as Host; list the names clients use in http.allowed_hosts", "listen", addr)
+			}
+		default:
+			if ip.Is6() {
+				host = "[" + host + "]"
+			}
+			g.AllowedHosts = append(slices.Clip(g.AllowedHosts), host)
 		}
-		next.ServeHTTP(w, r)
-	})
+	}
+	ids := newSessionIDs()
+	stream := server.NewStreamableHTTPServer(s.mcp,
+		server.WithEndpointPath(EndpointPath),
+		server.WithStreamableHTTPLogger(s.logger),
+		server.WithSessionIdManager(ids),
+		server.WithDisableLocalhostProtection(true),
+		server.WithHTTPContextFunc(httpContext),
+	)
+	mux := http.NewServeMux()
+	mux.Handle(EndpointPath, requireLiveSession(ids, stream))
+	handler, err := newGuard(g, o.Identity, mux)
+	if err != nil {
+		return nil, nil, fmt.Errorf("http: %w", err)
+	}
+	return handler, stream, nil
 }

@@ -41,6 +41,8 @@ type Options struct {
 	Naming Naming
 	// Version is reported to clients in initialize.
 	Version string
+	// Pinning, when set, pins tool definitions and reacts to changed ones.
+	Pinning *Pinning
 	// Profile is the client profile of sessions whose requests carry none
 	// (a stdio server started with --profile); "" means no profile.
 	Profile string
@@ -65,6 +67,8 @@ type Server struct {
 	logger   *slog.Logger
 	policy   atomic.Pointer[rules.Policy]
 	naming   Naming
+	pinning  *Pinning
+	review   review
 	profile  string
 	tools    toolset
 	names    atomic.Pointer[Names]
@@ -88,6 +92,7 @@ func New(o Options) (*Server, error) {
 		audit:    o.Audit,
 		logger:   logger,
 		naming:   o.Naming,
+		pinning:  o.Pinning,
 		profile:  o.Profile,
 	}
 	s.policy.Store(o.Policy)
@@ -114,6 +119,7 @@ func New(o Options) (*Server, error) {
 		if err != nil {
 			continue // reported when it failed; it has no tools to show
 		}
+		s.checkPins(context.Background(), name, listed)
 		if _, _, _, err := s.setTools(name, listed); err != nil {
 			return nil, err
 		}
@@ -144,7 +150,10 @@ func (s *Server) listed(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	out := tools[:0:0]
 	for _, def := range tools {
 		t, ok := s.lookup(def.Name)
-		if ok && !policy.Hidden(rules.Call{Profile: profile, Server: t.Server, Tool: t.Name}) {
+		if !ok || policy.Hidden(rules.Call{Profile: profile, Server: t.Server, Tool: t.Name}) {
+			continue
+		}
+		if p, changed := s.review.of(t.Canonical); !changed || p.reaction != OnChangeHide {
 			out = append(out, def)
 		}
 	}
@@ -166,7 +175,7 @@ func (s *Server) auditHiddenCall(ctx context.Context, _ any, method mcp.MCPMetho
 		return
 	}
 	c := s.newCall(ctx, t, *req)
-	c.verdict = c.policy.Decide(c.rulesCall())
+	c.verdict = s.pinVerdict(t, c.policy.Decide(c.rulesCall()))
 	c.grantedBy = audit.GrantedByRule
 	if werr := s.audit.Write(ctx, c.decisionEvent()); werr != nil {
 		s.logger.Error("writing audit event", "tool", t.Canonical, "err", werr)

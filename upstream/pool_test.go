@@ -17,11 +17,19 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 )
 
-// The test binary doubles as a stdio MCP server when this variable is set:
+// The test binary doubles as a stdio MCP server when stdioServerEnv is set:
 // it serves newStandIn and starts a grandchild (sleep) whose pid it writes
 // to the file the variable names, to check that Close stops the whole
-// process group.
-const stdioServerEnv = "MCPWARDEN_UPSTREAM_TEST_SERVER"
+// process group. With testDirEnv set too it serves newFaultyStandIn, which
+// records what happens to it in that directory; testModeEnv (a comma list)
+// makes it misbehave from the start: "garbage" writes non-JSON lines to
+// stdout first, "hang-init" never answers anything, "exit-after=N" exits
+// after answering N calls.
+const (
+	stdioServerEnv = "MCPWARDEN_UPSTREAM_TEST_SERVER"
+	testDirEnv     = "MCPWARDEN_UPSTREAM_TEST_DIR"
+	testModeEnv    = "MCPWARDEN_UPSTREAM_TEST_MODE"
+)
 
 func TestMain(m *testing.M) {
 	if pidFile := os.Getenv(stdioServerEnv); pidFile != "" {
@@ -31,7 +39,11 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		_ = os.WriteFile(pidFile, []byte(strconv.Itoa(sleep.Process.Pid)), 0o600)
-		if err := mcpserver.ServeStdio(newStandIn(5)); err != nil {
+		srv := newStandIn(5)
+		if dir := os.Getenv(testDirEnv); dir != "" {
+			srv = newFaultyStandIn(dir, os.Getenv(testModeEnv))
+		}
+		if err := mcpserver.ServeStdio(srv); err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)

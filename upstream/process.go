@@ -2,54 +2,185 @@ package upstream
 
 import (
 	"bytes"
-	"context"
 	"errors"
+	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // A process is a stdio server's child process. It runs in a process group
 // of its own, so that stopping it also stops what it started (npx starts
-// node, node may start more).
+// node, node may start more). The pool owns its pipes (the transport only
+// frames messages on them), so that it learns at once when the child exits
+// and can bound what it reads from the child's stdout.
 type process struct {
 	logger *slog.Logger
-	mu     sync.Mutex
 	cmd    *exec.Cmd
+	stdin  *os.File // write end of the child's stdin
+	stdout *os.File // read end of the child's stdout
+	stderr *stderrLog
+
+	stderrR    *os.File
+	stderrDone chan struct{} // closed when the child's stderr is drained
+	exited     chan struct{} // closed when the child has exited and been reaped
+	waitErr    error         // set before exited is closed
 }
 
-// command is a transport.CommandFunc that starts the child in its own
-// process group, in dir, with env added to mcpwarden's environment and its
-// stderr sent to stderr.
-func (p *process) command(dir string, stderr *stderrLog) func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
-	return func(_ context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
-		cmd := exec.Command(command, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), env...)
-		cmd.Stderr = stderr
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		p.mu.Lock()
-		p.cmd = cmd
-		p.mu.Unlock()
-		return cmd, nil
+// startProcess starts spec's command in a process group of its own, in
+// spec.Dir, with spec.Env added to mcpwarden's environment and its stderr
+// logged line by line.
+func startProcess(spec Spec, logger *slog.Logger) (*process, error) {
+	if spec.Command == "" {
+		return nil, errors.New("no command to run")
+	}
+	cmd := exec.Command(spec.Command, spec.Args...)
+	cmd.Dir = spec.Dir
+	cmd.Env = os.Environ()
+	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
+		cmd.Env = append(cmd.Env, k+"="+spec.Env[k])
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	var files []*os.File // every pipe end, for cleanup on failure
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	inR, inW, err := pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	errR, errW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, err
+	}
+	// The child has its copies; ours of its ends would keep the pipes open.
+	inR.Close()
+	outW.Close()
+	errW.Close()
+
+	p := &process{
+		logger:     logger,
+		cmd:        cmd,
+		stdin:      inW,
+		stdout:     outR,
+		stderr:     &stderrLog{logger: logger},
+		stderrR:    errR,
+		stderrDone: make(chan struct{}),
+		exited:     make(chan struct{}),
+	}
+	go func() {
+		defer close(p.stderrDone)
+		_, _ = io.Copy(p.stderr, errR)
+	}()
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// hasExited reports whether the child has exited; when soon is set (its
+// stdout was just closed) it waits briefly for that.
+func (p *process) hasExited(soon bool) bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+	}
+	if !soon {
+		return false
+	}
+	select {
+	case <-p.exited:
+		return true
+	case <-time.After(200 * time.Millisecond):
+		return false
 	}
 }
 
-// killGroup sends SIGKILL to whatever is left of the child's process group.
-// It is called after the transport has closed stdin and waited for the
-// child, so a well-behaved server has long exited by then.
-func (p *process) killGroup() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil || p.cmd.Process == nil {
-		return
+// exitError describes how the child ended, with the last lines of its
+// stderr. It waits briefly for stderr to be drained, so that the reason a
+// crashing server printed is not lost to the race with its exit.
+func (p *process) exitError() error {
+	select {
+	case <-p.stderrDone:
+	case <-time.After(200 * time.Millisecond):
 	}
-	err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	msg := "process exited"
+	if p.waitErr != nil {
+		msg += ": " + p.waitErr.Error()
+	}
+	return errors.New(msg + p.stderrTail())
+}
+
+// stderrTail is "; its stderr ended with:\n…", or "" when it wrote none.
+func (p *process) stderrTail() string {
+	if tail := p.stderr.tail(); tail != "" {
+		return "; its stderr ended with:\n" + tail
+	}
+	return ""
+}
+
+// stop ends the child: it closes its stdin (the MCP way to ask a stdio
+// server to exit), gives it grace to exit, then sends SIGTERM and, after
+// the same grace, SIGKILL to its whole process group. Whatever is left of
+// the group is killed even when the child exited by itself, and the pipes
+// are closed, so that no reader of them is left behind. stop returns when
+// the child has been reaped and stderr drained; it is idempotent.
+func (p *process) stop(grace time.Duration) {
+	p.stdin.Close()
+	select {
+	case <-p.exited:
+	case <-time.After(grace):
+		p.signalGroup(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(grace):
+		}
+	}
+	p.signalGroup(syscall.SIGKILL)
+	<-p.exited
+	select {
+	case <-p.stderrDone:
+	case <-time.After(grace):
+		p.stderrR.Close() // a grandchild outside the group holds it open
+		<-p.stderrDone
+	}
+	p.stdout.Close()
+}
+
+// signalGroup sends sig to whatever is left of the child's process group.
+func (p *process) signalGroup(sig syscall.Signal) {
+	err := syscall.Kill(-p.cmd.Process.Pid, sig)
 	if err != nil && !errors.Is(err, syscall.ESRCH) {
-		p.logger.Debug("killing upstream process group", "pid", p.cmd.Process.Pid, "err", err)
+		p.logger.Debug("signalling upstream process group", "pid", p.cmd.Process.Pid, "signal", sig, "err", err)
 	}
 }
 

@@ -18,9 +18,53 @@ type Spec struct {
 	// URL and Headers reach a remote server.
 	URL     string
 	Headers map[string]string
-	// InitTimeout bounds starting, initializing and listing tools; 0 means
-	// DefaultInitTimeout.
+	// InitTimeout bounds starting, initializing and listing tools (at each
+	// start and restart, and each re-listing); 0 means DefaultInitTimeout.
 	InitTimeout time.Duration
+	// CallTimeout bounds one tools/call, including the time it waits for a
+	// free slot; 0 means DefaultCallTimeout. When it expires the upstream is
+	// sent notifications/cancelled for the request.
+	CallTimeout time.Duration
+	// MaxResultBytes caps the size of one JSON-RPC message from the
+	// upstream (a tools/call result is one); a larger message is discarded
+	// while it is read and the call fails with ErrResultTooLarge. 0 means
+	// DefaultMaxResultBytes.
+	MaxResultBytes int64
+	// MaxConcurrentCalls is how many calls may be in flight to the upstream
+	// at once; 0 means DefaultMaxConcurrentCalls. MaxQueuedCalls is how many
+	// more may wait for a slot before Call fails fast with ErrBusy; 0 means
+	// DefaultMaxQueuedCalls, a negative value means no queue.
+	MaxConcurrentCalls int
+	MaxQueuedCalls     int
+}
+
+// Defaults for the zero values of a Spec's limits.
+const (
+	DefaultCallTimeout        = 120 * time.Second
+	DefaultMaxResultBytes     = 32 << 20
+	DefaultMaxConcurrentCalls = 16
+	DefaultMaxQueuedCalls     = 64
+)
+
+func (s Spec) initTimeout() time.Duration { return orDefault(s.InitTimeout, DefaultInitTimeout) }
+func (s Spec) callTimeout() time.Duration { return orDefault(s.CallTimeout, DefaultCallTimeout) }
+func (s Spec) maxResultBytes() int64      { return orDefault(s.MaxResultBytes, DefaultMaxResultBytes) }
+func (s Spec) maxConcurrentCalls() int {
+	return orDefault(s.MaxConcurrentCalls, DefaultMaxConcurrentCalls)
+}
+
+func (s Spec) maxQueuedCalls() int {
+	if s.MaxQueuedCalls < 0 {
+		return 0
+	}
+	return orDefault(s.MaxQueuedCalls, DefaultMaxQueuedCalls)
+}
+
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // A Transport is how an upstream server is reached.

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/pin"
 	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
@@ -43,8 +45,9 @@ func loadSetup(path string) (*setup, error) {
 	return &setup{cfg: cfg, policy: policy, workDir: workDir}, nil
 }
 
-// startUpstreams starts every configured upstream server.
-func (s *setup) startUpstreams(ctx context.Context, logger *slog.Logger) *upstream.Pool {
+// startUpstreams starts every configured upstream server. onEvent, when not
+// nil, hears of each server's connects, losses, restarts and tool changes.
+func (s *setup) startUpstreams(ctx context.Context, logger *slog.Logger, onEvent func(upstream.Event)) *upstream.Pool {
 	specs := make(map[string]upstream.Spec, len(s.cfg.Servers))
 	for name, srv := range s.cfg.Servers {
 		spec := upstream.Spec{
@@ -54,6 +57,11 @@ func (s *setup) startUpstreams(ctx context.Context, logger *slog.Logger) *upstre
 			URL:         srv.URL,
 			Headers:     srv.Headers,
 			InitTimeout: srv.InitTimeout,
+
+			CallTimeout:        srv.CallTimeout,
+			MaxResultBytes:     srv.MaxResultBytes,
+			MaxConcurrentCalls: srv.MaxConcurrentCalls,
+			MaxQueuedCalls:     srv.MaxQueuedCalls,
 		}
 		switch srv.EffectiveTransport() {
 		case config.TransportHTTP:
@@ -69,7 +77,33 @@ func (s *setup) startUpstreams(ctx context.Context, logger *slog.Logger) *upstre
 	return upstream.Start(ctx, specs, &upstream.Options{
 		Logger:     logger,
 		ClientInfo: mcp.Implementation{Name: "mcpwarden", Version: version()},
+		OnEvent:    onEvent,
 	})
+}
+
+// lockPath is the tool pin lock file's path.
+func (s *setup) lockPath() string {
+	path := s.cfg.Pin.Lock
+	if path == "" {
+		path = config.DefaultLockFile
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(s.cfg.Dir, path)
+	}
+	return path
+}
+
+// pinning is the rug-pull defence as the config sets it, with its lock.
+func (s *setup) pinning() (*proxy.Pinning, error) {
+	lock, err := pin.Load(s.lockPath())
+	if err != nil {
+		return nil, err
+	}
+	p := &proxy.Pinning{Lock: lock, Default: s.cfg.Pin.OnToolChange, OnChange: map[string]string{}}
+	for name, srv := range s.cfg.Servers {
+		p.OnChange[name] = srv.OnToolChange
+	}
+	return p, nil
 }
 
 // naming is how the config names tools on the wire.

@@ -59,8 +59,11 @@ ones the policy denies, and checks every tool call, arguments included,
 against allow / ask / deny rules before forwarding it. Every decision is
 written to an audit log.
 
-Exit codes: 0 success, 1 error, 2 bad usage, config or input; check exits
-3 for ask and 4 for deny.`,
+Exit codes: 0 success; 1 error (an upstream failed to start for validate
+or tools, a file could not be written); 2 bad usage, config or input; check
+exits 3 for ask and 4 for deny.
+
+Shell completion: mcpwarden completion bash|zsh|fish|powershell --help.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -72,12 +75,30 @@ Exit codes: 0 success, 1 error, 2 bad usage, config or input; check exits
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &codeError{code: exitUsage, err: err}
 	})
-	root.AddCommand(
-		newServeCmd(g),
-		newCheckCmd(),
-		newValidateCmd(g),
-		newVersionCmd(),
-		newAuditCmd(),
+	// Groups keep --help in the order of use, not the alphabet's.
+	root.AddGroup(
+		&cobra.Group{ID: "run", Title: "Running the proxy:"},
+		&cobra.Group{ID: "policy", Title: "Checking config and policy:"},
+		&cobra.Group{ID: "setup", Title: "Setting up a client:"},
+		&cobra.Group{ID: "audit", Title: "Reading the audit log:"},
 	)
+	for _, c := range []struct {
+		group string
+		cmd   *cobra.Command
+	}{
+		{"run", newServeCmd(g)},
+		{"policy", newCheckCmd()},
+		{"policy", newValidateCmd(g)},
+		{"policy", newToolsCmd(g)},
+		{"setup", newImportCmd()},
+		{"run", newApprovalsCmd()},
+		{"run", newApproveCmd()},
+		{"run", newDenyCmd()},
+		{"audit", newAuditCmd()},
+		{"", newVersionCmd()},
+	} {
+		c.cmd.GroupID = c.group
+		root.AddCommand(c.cmd)
+	}
 	return root
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,12 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
 func newServeCmd(g *globals) *cobra.Command {
@@ -75,7 +76,21 @@ func serve(ctx context.Context, g *globals, configPath, profile string, stdin io
 		}
 	}
 
-	pool := st.startUpstreams(ctx, logger)
+	pinning, err := st.pinning()
+	if err != nil {
+		return &codeError{code: exitUsage, err: err}
+	}
+	// Upstream events may come before the proxy exists (the first connects)
+	// and at any time after (restarts, tool changes): they are audited, and
+	// passed on once the proxy is there.
+	var target atomic.Pointer[proxy.Server]
+	onEvent := func(e upstream.Event) {
+		writeUpstreamEvent(ctx, auditLog, logger, e)
+		if srv := target.Load(); srv != nil && (e.Kind == upstream.EventConnected || e.Kind == upstream.EventRestarted || e.Kind == upstream.EventToolsChanged) {
+			srv.UpstreamChanged(ctx, e.Server)
+		}
+	}
+	pool := st.startUpstreams(ctx, logger, onEvent)
 	defer func() {
 		if err := pool.Close(); err != nil {
 			logger.Warn("closing upstreams", "err", err)
@@ -83,17 +98,21 @@ func serve(ctx context.Context, g *globals, configPath, profile string, stdin io
 	}()
 	up := 0
 	for _, name := range pool.Names() {
-		err := pool.Err(name)
-		writeUpstreamEvent(ctx, auditLog, logger, name, "connect", err)
-		if err != nil {
-			logger.Error("upstream failed to start; its tools are not served", "server", name, "err", err)
+		if err := pool.Err(name); err != nil {
+			logger.Error("upstream failed to start; retrying in the background, its tools appear when it is up", "server", name, "err", err)
 			continue
 		}
 		up++
 	}
 	if up == 0 {
-		return errors.New("no upstream server started; see the errors above")
+		logger.Warn("no upstream server is up yet; serving anyway, tools appear as servers come up")
 	}
+
+	resolvers, stopResolvers, err := startResolvers(ctx, cfg, stderr, logger)
+	if err != nil {
+		return err
+	}
+	defer stopResolvers()
 
 	srv, err := proxy.New(proxy.Options{
 		Upstream:   pool,
@@ -101,12 +120,20 @@ func serve(ctx context.Context, g *globals, configPath, profile string, stdin io
 		Audit:      auditLog,
 		Logger:     logger,
 		Naming:     st.naming(),
+		Pinning:    pinning,
 		Profile:    profile,
 		Version:    version(),
 		AskTimeout: cfg.Ask.Timeout,
+		Resolvers:  resolvers,
+		// ask.elicitation: false skips elicitation; unset asks as usual.
+		SkipElicitation: cfg.Ask.Elicitation != nil && !*cfg.Ask.Elicitation,
 	})
 	if err != nil {
 		return &codeError{code: exitUsage, err: fmt.Errorf("config %s: %w", configPath, err)}
+	}
+	target.Store(srv)
+	for _, name := range pool.Names() {
+		srv.UpstreamChanged(ctx, name) // what changed between New and Store
 	}
 
 	if cfg.Listen == "" || cfg.Listen == config.ListenStdio {
@@ -140,13 +167,19 @@ func httpIdentity(cfg *config.Config) (proxy.Identity, error) {
 	return id, nil
 }
 
-func writeUpstreamEvent(ctx context.Context, log *audit.Log, logger *slog.Logger, server, detail string, err error) {
-	e := audit.Event{Event: audit.KindUpstream, Server: server, Detail: detail}
-	if err != nil {
-		e.Error = err.Error()
+func writeUpstreamEvent(ctx context.Context, log *audit.Log, logger *slog.Logger, e upstream.Event) {
+	ev := audit.Event{Event: audit.KindUpstream, Server: e.Server, Detail: e.Kind.String()}
+	if e.Err != nil {
+		ev.Error = e.Err.Error()
 	}
-	if werr := log.Write(ctx, e); werr != nil {
+	if werr := log.Write(ctx, ev); werr != nil {
 		logger.Error("writing audit event", "err", werr)
+	}
+	switch e.Kind {
+	case upstream.EventLost:
+		logger.Warn("upstream lost; restarting", "server", e.Server, "err", e.Err)
+	case upstream.EventRestarted:
+		logger.Info("upstream restarted", "server", e.Server, "tools_changed", e.ToolsChanged)
 	}
 }
 

@@ -53,7 +53,7 @@ is invalid.`,
 			if err != nil {
 				return &codeError{code: exitUsage, err: err}
 			}
-			pool := st.startUpstreams(cmd.Context(), logger)
+			pool := st.startUpstreams(cmd.Context(), logger, nil)
 			defer pool.Close()
 
 			naming := st.naming()

@@ -1,0 +1,147 @@
+//go:build profile
+
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/rules"
+	"github.com/mcpwarden/mcpwarden/upstream"
+)
+
+// runProfile is the "profile" subcommand: it runs the mcpwarden proxy
+// in-process (config loading, rules, audit, upstream pool and proxy, as
+// cmd/mcpwarden serve wires them) serving streamable HTTP, drives it with
+// the benchmark client and writes CPU, allocation and mutex profiles of
+// the load phase. Client and proxy share the process, so the profile shows
+// both; filter with pprof -focus=mcpwarden or -show_from.
+func runProfile(args []string) error {
+	fs := flag.NewFlagSet("profile", flag.ContinueOnError)
+	cpuOut := fs.String("cpuprofile", "cpu.out", "write the CPU profile to `FILE`")
+	memOut := fs.String("memprofile", "mem.out", "write the allocation profile to `FILE`")
+	mutexOut := fs.String("mutexprofile", "mutex.out", "write the mutex contention profile to `FILE`")
+	nRules := fs.Int("rules", 1000, "policy size")
+	conc := fs.Int("c", 16, "concurrent calls")
+	dur := fs.Duration("d", 10*time.Second, "load duration")
+	wlName := fs.String("workload", "echo", "echo, 1k or 1m")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	w := map[string]workload{"echo": workloadEcho, "1k": workload1K, "1m": workload1M}[*wlName]
+	if w.Tool == "" {
+		return fmt.Errorf("unknown workload %q", *wlName)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "mcpwarden-profile-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	spec := configSpec{
+		Listen:    "127.0.0.1:0",
+		Servers:   map[string]string{"bench": stdioServer(self, "upstream")},
+		Order:     []string{"bench"},
+		Policy:    genPolicy(*nRules),
+		AuditPath: filepath.Join(tmp, "audit.jsonl"),
+	}
+	cfgPath := filepath.Join(tmp, "mcpwarden.yaml")
+	if err := os.WriteFile(cfgPath, []byte(spec.YAML()), 0o600); err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg, err := config.Load(cfgPath, os.Environ())
+	if err != nil {
+		return err
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	policy, err := rules.Compile(cfg.RulesSpecIn(wd))
+	if err != nil {
+		return err
+	}
+	log, err := audit.Open(cfg.Audit, &audit.Options{Stderr: os.Stderr})
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	pool := upstream.Start(ctx, map[string]upstream.Spec{"bench": {Transport: upstream.TransportStdio, Command: self, Args: []string{"upstream"}}},
+		&upstream.Options{ClientInfo: mcp.Implementation{Name: "mcpwarden", Version: "profile"}})
+	defer pool.Close()
+	if err := pool.Err("bench"); err != nil {
+		return err
+	}
+	srv, err := proxy.New(proxy.Options{Upstream: pool, Policy: policy, Audit: log, Logger: slog.New(slog.DiscardHandler), Version: "profile"})
+	if err != nil {
+		return err
+	}
+	ready := make(chan net.Addr, 1)
+	served := make(chan error, 1)
+	go func() {
+		served <- srv.ServeHTTP(ctx, "127.0.0.1:0", proxy.HTTPOptions{Ready: func(a net.Addr) { ready <- a }})
+	}()
+	var addr net.Addr
+	select {
+	case addr = <-ready:
+	case err := <-served:
+		return err
+	}
+	c, err := connectHTTP(ctx, "http://"+addr.String()+proxy.EndpointPath)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+
+	// Warm up, then profile the load only.
+	measure(ctx, c, w, wardenTool(w), *conc, budget{Duration: time.Second, MaxCalls: 1 << 30, Hard: 10 * time.Second}, nil)
+	runtime.SetMutexProfileFraction(5)
+	runtime.MemProfileRate = 64 << 10
+	runtime.GC()
+	cpuF, err := os.Create(*cpuOut)
+	if err != nil {
+		return err
+	}
+	defer cpuF.Close()
+	if err := pprof.StartCPUProfile(cpuF); err != nil {
+		return err
+	}
+	s := measure(ctx, c, w, wardenTool(w), *conc, budget{Duration: *dur, MaxCalls: 1 << 30, Hard: *dur + 30*time.Second}, nil)
+	pprof.StopCPUProfile()
+	for _, p := range []struct{ name, path string }{{"allocs", *memOut}, {"mutex", *mutexOut}} {
+		f, err := os.Create(p.path)
+		if err != nil {
+			return err
+		}
+		if err := pprof.Lookup(p.name).WriteTo(f, 0); err != nil {
+			f.Close()
+			return err
+		}
+		f.Close()
+	}
+	fmt.Printf("profiled %s c=%d rules=%d: %d calls, %.0f calls/s, p50 %s ms, p99 %s ms, %d errors %s\n",
+		w.Name, *conc, *nRules, s.Calls, s.CallsPerSec(), ms(s.P(0.5)), ms(s.P(0.99)), s.Errors, s.FirstErr)
+	fmt.Printf("profiles: %s %s %s\n", *cpuOut, *memOut, *mutexOut)
+	cancel()
+	<-served
+	return nil
+}

@@ -1,0 +1,305 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpwarden/mcpwarden/internal/approvals"
+	"github.com/mcpwarden/mcpwarden/internal/config"
+)
+
+// startResolvers builds the out-of-band resolvers the config asks for, in
+// the order of DESIGN.md §3: the local approvals page (whose listener it
+// starts, printing the page's link with its token to stderr and writing
+// the token file), then the external resolver. stop shuts them down and
+// removes the token file; it is never nil, and idempotent.
+func startResolvers(ctx context.Context, cfg *config.Config, stderr io.Writer, logger *slog.Logger) (resolvers []approvals.Resolver, stop func(), err error) {
+	stop = func() {}
+	if cfg.Ask.Approvals == config.ApprovalsLocal {
+		broker, stopPage, err := startApprovalsPage(ctx, cfg, stderr, logger)
+		if err != nil {
+			return nil, stop, err
+		}
+		stop = stopPage
+		resolvers = append(resolvers, broker)
+	}
+	r := cfg.Ask.Resolver
+	if len(r.Command) > 0 {
+		argv := append([]string(nil), r.Command...)
+		if strings.ContainsRune(argv[0], filepath.Separator) && !filepath.IsAbs(argv[0]) {
+			argv[0] = filepath.Join(cfg.Dir, argv[0]) // relative to the config, like cwd
+		}
+		resolvers = append(resolvers, &approvals.Command{Argv: argv, Timeout: r.Timeout})
+	}
+	if r.URL != "" {
+		secret := os.Getenv(r.SecretEnv)
+		if secret == "" {
+			stop()
+			return nil, func() {}, &codeError{code: exitUsage, err: fmt.Errorf("ask.resolver.secret_env: environment variable %s is empty or not set", r.SecretEnv)}
+		}
+		resolvers = append(resolvers, &approvals.URL{URL: r.URL, Secret: []byte(secret), Timeout: r.Timeout})
+	}
+	return resolvers, stop, nil
+}
+
+// startApprovalsPage listens on ask.approvals_listen and serves the
+// approvals page until stop is called.
+func startApprovalsPage(ctx context.Context, cfg *config.Config, stderr io.Writer, logger *slog.Logger) (*approvals.Broker, func(), error) {
+	addr := cmp.Or(cfg.Ask.ApprovalsListen, config.DefaultApprovalsListen)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ask.approvals_listen: %w", err)
+	}
+	bound := ln.Addr().(*net.TCPAddr)
+	tf := approvals.TokenFile{URL: "http://" + bound.String() + "/", Token: approvals.NewToken(), PID: os.Getpid()}
+	broker := approvals.NewBroker(&approvals.BrokerOptions{URL: tf.URL, Notify: desktopNotifier(tf.URL, logger)})
+	h, err := approvals.NewHandler(broker, approvals.HandlerOptions{Token: tf.Token, Hosts: approvals.LoopbackHosts(bound.Port)})
+	if err != nil {
+		ln.Close()
+		return nil, nil, err
+	}
+	path := tokenFilePath(cfg)
+	if err := approvals.WriteTokenFile(path, tf); err != nil {
+		ln.Close()
+		return nil, nil, fmt.Errorf("ask.token_file: %w", err)
+	}
+	// Straight to stderr, not through the logger: the redactor would hide
+	// the token, and the human needs it.
+	fmt.Fprintf(stderr, "mcpwarden: approvals page (keep this link private): %s\nmcpwarden: or use `mcpwarden approvals --token-file %s`\n", tf.PageURL(), path)
+
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- approvals.Serve(sctx, ln, h) }()
+	stop := sync.OnceFunc(func() {
+		broker.Close()
+		cancel()
+		if err := <-done; err != nil {
+			logger.Warn("approvals page", "err", err)
+		}
+		if err := approvals.RemoveTokenFile(path, tf.Token); err != nil {
+			logger.Warn("removing the approvals token file", "path", path, "err", err)
+		}
+	})
+	return broker, stop, nil
+}
+
+// tokenFilePath is ask.token_file, relative to the config's directory, or
+// DefaultTokenFile next to the config.
+func tokenFilePath(cfg *config.Config) string {
+	p := cmp.Or(cfg.Ask.TokenFile, config.DefaultTokenFile)
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(cfg.Dir, p)
+}
+
+// desktopNotifier returns a notification for each new pending ask through
+// notify-send, when it is installed and a desktop session is there; else
+// nil.
+func desktopNotifier(url string, logger *slog.Logger) func(approvals.Request) {
+	prog, err := exec.LookPath("notify-send")
+	if err != nil || (os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" && os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "") {
+		return nil
+	}
+	return func(r approvals.Request) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		// notify-send reads a little markup in the body: escape it.
+		body := html.EscapeString(fmt.Sprintf("%s (ask %s) waits for approval at %s", r.Tool, r.ID, url))
+		if err := exec.CommandContext(ctx, prog, "--app-name=mcpwarden", "mcpwarden: approval needed", body).Run(); err != nil {
+			logger.Debug("desktop notification", "err", err)
+		}
+	}
+}
+
+// approvalFlags find the running instance's token file.
+type approvalFlags struct {
+	config    string
+	tokenFile string
+}
+
+func (f *approvalFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&f.config, "config", "c", "", "the running instance's config file (its ask.token_file is read)")
+	cmd.Flags().StringVar(&f.tokenFile, "token-file", "", "the running instance's approvals token file (instead of --config)")
+}
+
+// client returns an API client for the running instance.
+func (f *approvalFlags) client() (*approvals.Client, error) {
+	path := f.tokenFile
+	switch {
+	case path != "":
+	case f.config != "":
+		cfg, err := config.Load(f.config, os.Environ())
+		if err != nil {
+			return nil, &codeError{code: exitUsage, err: fmt.Errorf("%w (or give --token-file)", err)}
+		}
+		if cfg.Ask.Approvals != config.ApprovalsLocal {
+			return nil, &codeError{code: exitUsage, err: fmt.Errorf("config %s does not set ask.approvals: local", f.config)}
+		}
+		path = tokenFilePath(cfg)
+	default:
+		return nil, &codeError{code: exitUsage, err: errors.New("give --config FILE (of the running mcpwarden) or --token-file FILE")}
+	}
+	tf, err := approvals.ReadTokenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return &approvals.Client{TokenFile: tf}, nil
+}
+
+func newApprovalsCmd() *cobra.Command {
+	var (
+		f      approvalFlags
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "approvals --config FILE | --token-file FILE",
+		Short: "List the tool calls waiting for approval in a running mcpwarden",
+		Long: `approvals lists the calls a running mcpwarden (with ask.approvals: local)
+holds for approval: id, how long each has waited, tool, client, the rule
+that asked and the redacted arguments. Answer one with mcpwarden approve ID
+[--session] or mcpwarden deny ID, or on the approvals page. The instance is
+found through its token file (ask.token_file, next to the config by default).
+--json prints the pending asks and the recent decisions as JSON.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			s, err := c.Snapshot(cmd.Context())
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(s)
+			}
+			printPending(out, s)
+			return nil
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// printPending writes the pending asks as a table. Every value comes from
+// clients and upstreams, so control characters are dropped: they could
+// drive the terminal.
+func printPending(out io.Writer, s approvals.Snapshot) {
+	if len(s.Pending) == 0 {
+		fmt.Fprintln(out, "no tool call is waiting for approval")
+		return
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tWAITED\tTOOL\tCLIENT\tRULE")
+	for _, p := range s.Pending {
+		rule := p.Rule
+		if p.Gate != "" {
+			rule += " (" + p.Gate + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", clean(p.ID), (time.Duration(p.WaitedMS) * time.Millisecond).Round(time.Second), clean(p.Tool), clean(cmp.Or(p.Client, "-")), clean(rule))
+		args, _ := json.Marshal(p.Arguments)
+		a := string(args)
+		if len(a) > 300 {
+			a = a[:300] + "…"
+		}
+		fmt.Fprintf(tw, "\t\targuments: %s\t\t\n", clean(a))
+	}
+	tw.Flush()
+	fmt.Fprintln(out, "\nanswer with: mcpwarden approve ID [--session] | mcpwarden deny ID")
+}
+
+func clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func newApproveCmd() *cobra.Command {
+	var (
+		f       approvalFlags
+		session bool
+	)
+	cmd := &cobra.Command{
+		Use:   "approve ID [--session] --config FILE | --token-file FILE",
+		Short: "Allow a tool call waiting for approval",
+		Long: `approve allows the pending call ID (see mcpwarden approvals) once, or with
+--session also the later calls of that session to the same tool under the
+same rule (for a call with paths: paths beneath the same ones).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a := approvals.AllowOnce
+			if session {
+				a = approvals.AllowSession
+			}
+			return decideCmd(cmd, &f, args[0], a)
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().BoolVar(&session, "session", false, "allow for the rest of the session, not just this call")
+	return cmd
+}
+
+func newDenyCmd() *cobra.Command {
+	var f approvalFlags
+	cmd := &cobra.Command{
+		Use:   "deny ID --config FILE | --token-file FILE",
+		Short: "Deny a tool call waiting for approval",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return decideCmd(cmd, &f, args[0], approvals.Deny)
+		},
+	}
+	f.add(cmd)
+	return cmd
+}
+
+func decideCmd(cmd *cobra.Command, f *approvalFlags, id string, a approvals.Answer) error {
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	who := "mcpwarden approve"
+	if a == approvals.Deny {
+		who = "mcpwarden deny"
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		who = u.Username + " (" + who + ")"
+	}
+	if err := c.Decide(cmd.Context(), id, a, who); err != nil {
+		return err
+	}
+	switch a {
+	case approvals.AllowOnce:
+		fmt.Fprintf(cmd.OutOrStdout(), "allowed %s once\n", id)
+	case approvals.AllowSession:
+		fmt.Fprintf(cmd.OutOrStdout(), "allowed %s for the session\n", id)
+	default:
+		fmt.Fprintf(cmd.OutOrStdout(), "denied %s\n", id)
+	}
+	return nil
+}

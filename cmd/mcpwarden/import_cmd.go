@@ -1,0 +1,361 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpwarden/mcpwarden/internal/clientconfig"
+	"github.com/mcpwarden/mcpwarden/internal/config"
+)
+
+// importOptions are the flags of import.
+type importOptions struct {
+	from      string
+	out       string
+	settings  string
+	command   string
+	force     bool
+	write     bool
+	secretsIn bool
+}
+
+func newImportCmd() *cobra.Command {
+	var o importOptions
+	cmd := &cobra.Command{
+		Use:   "import [--from claude-desktop|claude-code|cursor|vscode|opencode] [FILE]",
+		Short: "Turn a client's MCP config into an mcpwarden config and point the client at it",
+		Long: `import reads the MCP servers of a client config (FILE, or the client's usual
+file when only --from is given; the format is detected from FILE's name and
+content when --from is not given) and writes an mcpwarden config with those
+servers and a safe starting policy to --out (default mcpwarden.yaml; an
+existing file is kept unless --force). It then prints the client config
+section that runs mcpwarden instead, a single stdio entry running
+"mcpwarden serve --config <absolute path>"; with --write it applies that to
+FILE, keeping every other key and a backup of the original (FILE.bak, or
+FILE.bak.N if that exists).
+
+Secrets: a literal secret in a server's env, headers, args or url (a key
+named like *TOKEN*, *KEY*, *PASSWORD*..., a well-known token format, a
+password in a URL) is never copied: the config gets a ${VAR} reference
+instead and import lists the variables mcpwarden needs. With --write and
+--secrets-in-client the literal values go into the env of the client's
+mcpwarden entry, where the client file held them before, for clients that
+do not pass your shell's environment on (Claude Desktop). VS Code
+${input:...} prompts are kept and passed to mcpwarden the same way.
+
+Claude Code permission rules (permissions.allow/ask/deny in FILE or in the
+settings file given with --settings) become mcpwarden rules:
+mcp__github__create_issue is mcp:github:create_issue, mcp__github and
+mcp__github__* are mcp:github:*. Other entries (Bash(...), Read(...)) are
+reported as skipped.
+
+Server names that are not valid mcpwarden server keys are converted (lower
+case, other characters to '-') with a note. The report goes to stderr; the
+client snippet to stdout.
+
+Exit status: 0 done, 1 error (writing a file), 2 bad usage or input (an
+unreadable client config, an existing --out without --force).`,
+		Example: `  mcpwarden import ~/Library/Application\ Support/Claude/claude_desktop_config.json
+  mcpwarden import --from claude-code --settings .claude/settings.json --write
+  mcpwarden import --from vscode --out .vscode/mcpwarden.yaml --write`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runImport(cmd.OutOrStdout(), cmd.ErrOrStderr(), o, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.from, "from", "", "client format: claude-desktop, claude-code, cursor, vscode or opencode (default: detected)")
+	f.StringVarP(&o.out, "out", "o", "mcpwarden.yaml", "mcpwarden config to write")
+	f.StringVar(&o.settings, "settings", "", "Claude Code settings file to convert permissions from (.claude/settings.json)")
+	f.StringVar(&o.command, "command", "", "mcpwarden executable for the client entry (default: mcpwarden on PATH, else this binary)")
+	f.BoolVar(&o.force, "force", false, "overwrite --out if it exists")
+	f.BoolVar(&o.write, "write", false, "rewrite FILE to run mcpwarden, keeping a backup")
+	f.BoolVar(&o.secretsIn, "secrets-in-client", false, "with --write: put the literal secrets into the env of the client's mcpwarden entry")
+	_ = cmd.RegisterFlagCompletionFunc("from", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		var names []string
+		for _, f := range clientconfig.Formats() {
+			names = append(names, f.String())
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+func usageErr(format string, args ...any) error {
+	return &codeError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+func runImport(stdout, stderr io.Writer, o importOptions, args []string) error {
+	if o.secretsIn && !o.write {
+		return usageErr("--secrets-in-client needs --write: import does not print secrets")
+	}
+	switch strings.ToLower(filepath.Ext(o.out)) {
+	case ".yaml", ".yml":
+	default:
+		return usageErr("--out %s: import writes YAML; use a .yaml file name", o.out)
+	}
+	format := clientconfig.Unknown
+	if o.from != "" {
+		var err error
+		if format, err = clientconfig.ParseFormat(o.from); err != nil {
+			return &codeError{code: exitUsage, err: fmt.Errorf("--from: %w", err)}
+		}
+	}
+	path, err := clientFile(format, args)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return usageErr("reading client config: %w", err)
+	}
+	if format == clientconfig.Unknown {
+		if format, err = clientconfig.Detect(path, data); err != nil {
+			return &codeError{code: exitUsage, err: err}
+		}
+		fmt.Fprintf(stderr, "reading %s as a %s config (use --from to say otherwise)\n", path, format)
+	}
+	src, err := clientconfig.Parse(format, data)
+	if err != nil {
+		return usageErr("%s: %w", path, err)
+	}
+	if o.settings != "" {
+		sd, err := os.ReadFile(o.settings)
+		if err != nil {
+			return usageErr("reading --settings: %w", err)
+		}
+		perms, err := clientconfig.ParsePermissions(sd)
+		if err != nil {
+			return usageErr("%s: %w", o.settings, err)
+		}
+		src.Permissions.Allow = append(src.Permissions.Allow, perms.Allow...)
+		src.Permissions.Ask = append(src.Permissions.Ask, perms.Ask...)
+		src.Permissions.Deny = append(src.Permissions.Deny, perms.Deny...)
+	}
+	absPath, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	home, _ := os.UserHomeDir()
+	res, err := clientconfig.Convert(src, &clientconfig.Options{
+		SourceName:   absPath,
+		WorkspaceDir: workspaceOf(absPath),
+		Home:         home,
+	})
+	if errors.Is(err, clientconfig.ErrNothingToImport) {
+		return usageErr("%s: %w (it may already point at mcpwarden)", path, err)
+	}
+	if err != nil {
+		return usageErr("%s: %w", path, err)
+	}
+
+	out, err := filepath.Abs(o.out)
+	if err != nil {
+		return err
+	}
+	// The config must load as written; its variables get stand-in values.
+	var fakeEnv []string
+	for _, v := range res.Vars {
+		fakeEnv = append(fakeEnv, v.Name+"=set")
+	}
+	if _, err := config.Parse(res.Config, ".yaml", filepath.Dir(out), fakeEnv); err != nil {
+		return fmt.Errorf("the generated config does not validate (please report this): %w", err)
+	}
+	if err := writeNew(out, res.Config, o.force); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "wrote %s: %d servers\n", out, len(res.Names))
+	printImportReport(stderr, res)
+	fmt.Fprintf(stderr, "\nnext: mcpwarden tools --config %s shows every tool and its decision\n", out)
+
+	exe, note := mcpwardenCommand(o.command)
+	if note != "" {
+		fmt.Fprintln(stderr, "note:", note)
+	}
+	entry := clientconfig.Entry{
+		Command: exe,
+		Args:    []string{"serve", "--config", out},
+		Env:     clientconfig.EntryEnv(res.Vars, o.secretsIn),
+	}
+	if !o.write {
+		snippet, err := clientconfig.Snippet(format, entry)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "\nreplace the MCP servers of %s with this (or run again with --write):\n", path)
+		_, err = stdout.Write(snippet)
+		return err
+	}
+	rewritten, err := clientconfig.Rewrite(format, data, entry)
+	if err != nil {
+		return err
+	}
+	backup, err := backupFile(path, data)
+	if err != nil {
+		return err
+	}
+	if err := replaceFile(path, rewritten); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "rewrote %s to run mcpwarden (the original is in %s)\n", path, backup)
+	if clientconfig.HasComments(data) {
+		fmt.Fprintf(stderr, "note: the comments of %s are only in the backup\n", path)
+	}
+	fmt.Fprintln(stderr, "restart the client to pick it up")
+	return nil
+}
+
+// clientFile is FILE, or the first of the client's usual files that exists.
+func clientFile(f clientconfig.Format, args []string) (string, error) {
+	if len(args) == 1 {
+		return args[0], nil
+	}
+	if f == clientconfig.Unknown {
+		return "", usageErr("give the client config FILE, or --from to read the client's usual file")
+	}
+	home, _ := os.UserHomeDir()
+	candidates := clientconfig.DefaultPaths(f, runtime.GOOS, home, os.Getenv("APPDATA"))
+	for _, p := range candidates {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", usageErr("no %s config found (looked in %s); give its path as FILE", f, strings.Join(candidates, ", "))
+}
+
+// workspaceOf is what ${workspaceFolder} means for a client file: the
+// project holding .vscode/ or .cursor/, else the file's directory.
+func workspaceOf(path string) string {
+	dir := filepath.Dir(path)
+	switch filepath.Base(dir) {
+	case ".vscode", ".cursor":
+		return filepath.Dir(dir)
+	}
+	return dir
+}
+
+func printImportReport(w io.Writer, res *clientconfig.Result) {
+	for _, n := range res.Notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+	for _, s := range res.Skipped {
+		fmt.Fprintln(w, "skipped:", s)
+	}
+	if len(res.Vars) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nmcpwarden needs these environment variables when it starts:")
+	for _, v := range res.Vars {
+		how := "set it in the environment mcpwarden runs in"
+		switch {
+		case v.Unexpanded:
+			how = "in args or url, where mcpwarden expands no variables: fix the config by hand, see the note"
+		case v.ClientRef != "":
+			how = "passed by the client from " + v.ClientRef
+		case v.Secret != "":
+			how = "literal secret found in the client config, not copied: set it in the environment (or use --write --secrets-in-client)"
+		}
+		fmt.Fprintf(w, "  %-28s %s (%s)\n", v.Name, strings.Join(v.Where, ", "), how)
+	}
+}
+
+// mcpwardenCommand is the executable the client entry runs: --command, else
+// mcpwarden on PATH, else this binary unless it is a `go run` build.
+func mcpwardenCommand(flag string) (string, string) {
+	if flag != "" {
+		return flag, ""
+	}
+	if p, err := exec.LookPath("mcpwarden"); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs, ""
+		}
+	}
+	if exe, err := os.Executable(); err == nil && !strings.HasPrefix(exe, os.TempDir()) && !strings.Contains(exe, "go-build") {
+		return exe, ""
+	}
+	return "mcpwarden", "mcpwarden is not on PATH: install it (go install ./cmd/mcpwarden) or pass --command /path/to/mcpwarden"
+}
+
+// writeNew writes data to path (0600: it may name servers and variables),
+// refusing to replace an existing file unless force.
+func writeNew(path string, data []byte, force bool) error {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if force {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flags, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return usageErr("%s exists: choose another --out, or --force to overwrite it", path)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// backupFile copies data to the first free name of path.bak, path.bak.1, ...
+// and returns it. An earlier backup is never replaced, so the original of a
+// first import survives a second one.
+func backupFile(path string, data []byte) (string, error) {
+	mode := fs.FileMode(0o600)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	for i := 0; ; i++ {
+		name := path + ".bak"
+		if i > 0 {
+			name = fmt.Sprintf("%s.bak.%d", path, i)
+		}
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("backing up %s: %w", path, err)
+		}
+		if _, err := f.Write(data); err != nil {
+			f.Close()
+			return "", fmt.Errorf("backing up %s: %w", path, err)
+		}
+		return name, f.Close()
+	}
+}
+
+// replaceFile writes data to path through a temporary file and a rename,
+// keeping path's permissions, so a crash leaves the old or the new file.
+func replaceFile(path string, data []byte) error {
+	mode := fs.FileMode(0o600)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after the rename: nothing there
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+)
+
+// The test binary doubles as a stdio MCP server when this variable is set,
+// so that commands that start upstreams (tools) can be tested without
+// Node.js. The name has no MCPWARDEN_ prefix: those are config overrides.
+const standInEnv = "WARDEN_CMD_TEST_STDIO_SERVER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(standInEnv) != "" {
+		if err := mcpserver.ServeStdio(newStandIn()); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// newStandIn is a small filesystem-like MCP server.
+func newStandIn() *mcpserver.MCPServer {
+	s := mcpserver.NewMCPServer("stand-in", "1.0", mcpserver.WithToolCapabilities(false))
+	for _, name := range []string{"read_file", "write_file", "delete_file", "echo", "get.status"} {
+		s.AddTool(mcp.NewTool(name, mcp.WithString("path")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("ok"), nil
+		})
+	}
+	return s
+}
+
+// run runs the whole CLI with args and returns its exit code and output.
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = execute(t.Context(), args, strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestHelpListsEveryCommand(t *testing.T) {
+	t.Parallel()
+	code, out, _ := run(t, "--help")
+	if code != 0 {
+		t.Fatalf("--help exited %d", code)
+	}
+	for _, c := range []string{"serve", "check", "validate", "tools", "import", "audit", "version", "completion", "Exit codes:"} {
+		if !strings.Contains(out, "\n  "+c+" ") && !strings.Contains(out, c) {
+			t.Errorf("--help does not mention %q:\n%s", c, out)
+		}
+	}
+	code, out, _ = run(t, "completion", "bash")
+	if code != 0 || !strings.Contains(out, "bash completion") {
+		t.Errorf("completion bash = %d, %.80q", code, out)
+	}
+}

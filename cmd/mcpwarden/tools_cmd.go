@@ -1,0 +1,145 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/rules"
+)
+
+// A toolRow is one line of `tools`: an upstream tool and the decision a call
+// to it without arguments gets.
+type toolRow struct {
+	Server   string `json:"server"`
+	Tool     string `json:"tool"`
+	Name     string `json:"name"` // canonical mcp:<server>:<tool>
+	WireName string `json:"wire_name"`
+	// Decision is allow, ask, deny or hidden (denied outright, so not listed
+	// to clients).
+	Decision string `json:"decision"`
+	Rule     string `json:"rule"`
+	Gate     string `json:"gate,omitempty"`
+}
+
+// A failedServer is an upstream that did not start.
+type failedServer struct {
+	Server string `json:"server"`
+	Error  string `json:"error"`
+}
+
+type toolsReport struct {
+	Tools  []toolRow      `json:"tools"`
+	Failed []failedServer `json:"failed"`
+}
+
+func newToolsCmd(g *globals) *cobra.Command {
+	var (
+		configPath string
+		asJSON     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "tools --config FILE",
+		Short: "List every upstream tool with its wire name and decision",
+		Long: `tools starts the upstream servers of the config, lists their tools and prints,
+for each: server, tool, the wire name clients see, and the decision a call
+without arguments gets (allow, ask, deny, or hidden: denied outright and not
+listed to clients) with the rule that made it. Rules with conditions on
+arguments do not hold for a call without arguments, so a tool shown as ask
+may still be allowed or denied for particular arguments: ask mcpwarden check
+about a real call. --json prints {"tools": [...], "failed": [...]}.
+
+Exit status: 0 every upstream started, 1 one or more failed (they are
+listed with their error), 2 the config is invalid.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := loadSetup(configPath)
+			if err != nil {
+				return err
+			}
+			redactor, err := audit.NewRedactor(st.cfg.Audit)
+			if err != nil {
+				return &codeError{code: exitUsage, err: err}
+			}
+			logger, err := newLogger(cmd.ErrOrStderr(), first(g.logLevel, "error"), g.logFormat, redactor.ForLogs().ReplaceAttr)
+			if err != nil {
+				return &codeError{code: exitUsage, err: err}
+			}
+			pool := st.startUpstreams(cmd.Context(), logger, nil)
+			defer pool.Close()
+
+			rep := toolsReport{Tools: []toolRow{}, Failed: []failedServer{}}
+			naming := st.naming()
+			for _, name := range pool.Names() {
+				tools, err := pool.Tools(name)
+				if err != nil {
+					rep.Failed = append(rep.Failed, failedServer{Server: name, Error: redactor.ForLogs().String(err.Error())})
+					continue
+				}
+				for _, t := range tools {
+					call := rules.Call{Server: name, Tool: t.Name}
+					v := st.policy.Decide(call)
+					row := toolRow{
+						Server:   name,
+						Tool:     t.Name,
+						Name:     proxy.Canonical(name, t.Name),
+						WireName: naming.Wire(name, t.Name),
+						Decision: v.Decision.String(),
+						Rule:     v.Rule,
+						Gate:     v.Gate,
+					}
+					if st.policy.Hidden(call) {
+						row.Decision = "hidden"
+					}
+					rep.Tools = append(rep.Tools, row)
+				}
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(rep); err != nil {
+					return err
+				}
+			} else {
+				printToolsTable(out, rep)
+			}
+			if len(rep.Failed) > 0 {
+				return &codeError{code: exitError, err: fmt.Errorf("%d of %d upstream servers failed to start", len(rep.Failed), len(pool.Names()))}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&configPath, "config", "c", "", "config file")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
+	return cmd
+}
+
+func printToolsTable(w io.Writer, rep toolsReport) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tTOOL\tWIRE NAME\tDECISION\tRULE")
+	for _, r := range rep.Tools {
+		rule := r.Rule
+		if r.Gate != "" && r.Gate != "policy" {
+			rule += " (" + r.Gate + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Server, r.Tool, r.WireName, r.Decision, rule)
+	}
+	for _, f := range rep.Failed {
+		fmt.Fprintf(tw, "%s\t-\t-\terror\t%s\n", f.Server, oneLine(f.Error))
+	}
+	tw.Flush()
+}
+
+func oneLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " ..."
+	}
+	return s
+}

@@ -1,0 +1,159 @@
+// Package approvals answers "ask" decisions out of band, for clients that
+// cannot elicit: a Broker holds pending asks until a human answers them on
+// a loopback web page (Handler) or with the CLI (Client), and the Command
+// and URL resolvers hand asks to an external program or service. All of
+// them are Resolvers; the proxy tries them in the order DESIGN.md §3 gives.
+// Nothing here ever sees or answers an MCP message: the model cannot
+// approve its own call through this package.
+package approvals
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// An Answer is what a resolver said to an ask. The zero value is Deny, so
+// a forgotten assignment fails closed.
+type Answer uint8
+
+// The answers, with their JSON names in the comments.
+const (
+	Deny         Answer = iota // "deny": refuse this call
+	AllowOnce                  // "allow_once": forward this call only
+	AllowSession               // "allow_session": forward this call and the calls the session grant covers
+)
+
+var answerNames = [...]string{Deny: "deny", AllowOnce: "allow_once", AllowSession: "allow_session"}
+
+// String returns the JSON name of a.
+func (a Answer) String() string {
+	if int(a) < len(answerNames) {
+		return answerNames[a]
+	}
+	return fmt.Sprintf("Answer(%d)", uint8(a))
+}
+
+// MarshalText returns the JSON name of a.
+func (a Answer) MarshalText() ([]byte, error) {
+	if int(a) >= len(answerNames) {
+		return nil, fmt.Errorf("invalid answer %d", uint8(a))
+	}
+	return []byte(answerNames[a]), nil
+}
+
+// UnmarshalText sets a from its JSON name; anything else is an error (and
+// leaves a at Deny).
+func (a *Answer) UnmarshalText(b []byte) error {
+	for i, n := range answerNames {
+		if n == string(b) {
+			*a = Answer(i)
+			return nil
+		}
+	}
+	*a = Deny
+	return fmt.Errorf("unknown decision %q: want allow_once, allow_session or deny", b)
+}
+
+// ParseAnswer is UnmarshalText for a string.
+func ParseAnswer(s string) (Answer, error) {
+	var a Answer
+	err := a.UnmarshalText([]byte(s))
+	return a, err
+}
+
+// A Via is the channel an answer came through. Its text is the audit
+// event's granted_by value.
+type Via string
+
+// The channels.
+const (
+	ViaPage     Via = "approval_page" // the approvals page
+	ViaCLI      Via = "approval_cli"  // mcpwarden approve / deny
+	ViaResolver Via = "resolver"      // an external resolver
+)
+
+// A Decision is a resolver's answer to one ask: what was answered, through
+// which channel, and by whom (free text for the audit log and the page).
+type Decision struct {
+	Answer Answer
+	Via    Via
+	Who    string
+}
+
+// A Request is one ask as a resolver sees it: the call and the rule that
+// asked, with the arguments already redacted. It is what Command and URL
+// send, as JSON.
+type Request struct {
+	// ID names the ask in the CLI, on the page and in the resolvers' JSON.
+	// The Broker assigns one (NewID) when it is empty.
+	ID      string `json:"id"`
+	Tool    string `json:"tool"` // canonical mcp:<server>:<tool>
+	Server  string `json:"server"`
+	Client  string `json:"client,omitempty"`  // name and version from initialize
+	Session string `json:"session,omitempty"` // the MCP session id
+	Rule    string `json:"rule"`              // the ask rule's text, or "default"
+	Gate    string `json:"gate,omitempty"`    // where the rule is: policy, servers.fs.policy …
+	// Arguments are the call's arguments, redacted as in the audit log.
+	Arguments map[string]any `json:"arguments"`
+	AskedAt   time.Time      `json:"asked_at"`
+}
+
+// A Resolver answers asks. Resolve blocks until it has an answer or ctx is
+// done; an error always means the call is denied (the Decision returned
+// with it still names the channel). Implementations are safe for
+// concurrent use.
+type Resolver interface {
+	Resolve(ctx context.Context, req Request) (Decision, error)
+}
+
+// A Locator is a Resolver that can tell the human where to answer an ask:
+// the approvals page's address, the CLI command. The text never holds a
+// secret, since it is shown to the client (and so to the model).
+type Locator interface {
+	Where(id string) string
+}
+
+var (
+	_ Resolver = (*Broker)(nil)
+	_ Locator  = (*Broker)(nil)
+	_ Resolver = (*Command)(nil)
+	_ Resolver = (*URL)(nil)
+)
+
+// Errors callers branch on.
+var (
+	// ErrUnknownAsk is returned by Decide for an id that is not pending:
+	// never asked, already answered, timed out or withdrawn.
+	ErrUnknownAsk = errors.New("no such pending ask")
+	// ErrClosed is returned for asks made to, or pending in, a closed Broker.
+	ErrClosed = errors.New("approvals broker closed")
+	// ErrFull is returned when too many asks are pending already.
+	ErrFull = errors.New("too many pending asks")
+)
+
+// NewID returns a new ask id: 10 random hex digits, short enough to type
+// in `mcpwarden approve ID`. It is a name, not a secret.
+func NewID() string {
+	var b [5]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it panics instead)
+	return hex.EncodeToString(b[:])
+}
+
+// answerJSON is what a resolver answers and what the API takes.
+type answerJSON struct {
+	Decision string `json:"decision"`
+}
+
+// parseAnswer reads {"decision": "..."}; anything else is an error.
+func parseAnswer(data []byte) (Answer, error) {
+	var a answerJSON
+	if err := json.Unmarshal(data, &a); err != nil {
+		return Deny, fmt.Errorf("the answer is not {\"decision\": ...} JSON: %w", err)
+	}
+	return ParseAnswer(a.Decision)
+}

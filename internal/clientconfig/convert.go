@@ -1,0 +1,504 @@
+package clientconfig
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// ErrNothingToImport is returned by Convert when the client config has no
+// server that is not disabled or already mcpwarden.
+var ErrNothingToImport = errors.New("no MCP servers to import")
+
+// Options tune Convert. The zero value is usable.
+type Options struct {
+	// SourceName names the client file in the generated config's header
+	// comment ("" = not named).
+	SourceName string
+	// WorkspaceDir replaces ${workspaceFolder} (VS Code, Cursor) in args,
+	// env, headers and cwd; "" leaves it as written, with a note.
+	WorkspaceDir string
+	// Home replaces ${userHome}; "" leaves it as written, with a note.
+	Home string
+}
+
+// A Var is an environment variable the generated config references and
+// mcpwarden therefore needs when it starts.
+type Var struct {
+	// Name is the variable's name.
+	Name string `json:"name"`
+	// Where lists the config keys that reference it
+	// ("servers.github.env.GITHUB_TOKEN").
+	Where []string `json:"where"`
+	// Secret is the literal value the client config held, which the
+	// generated config replaced with ${Name}; "" if it held a reference.
+	// It is never written to the generated config.
+	Secret string `json:"-"`
+	// ClientRef is a client-side reference that supplies the value (VS Code
+	// "${input:github_token}"), to be passed to mcpwarden in its entry's env.
+	ClientRef string `json:"client_ref,omitempty"`
+	// Unexpanded is set when a reference sits where mcpwarden expands no
+	// variables (command, args, cwd, url): setting the variable does not
+	// help there, the config needs fixing by hand (Result.Notes say how).
+	Unexpanded bool `json:"unexpanded,omitempty"`
+}
+
+// A Result is a converted client config.
+type Result struct {
+	// Config is the mcpwarden config, YAML.
+	Config []byte
+	// Names maps each imported client entry name to its mcpwarden server key.
+	Names map[string]string
+	// Vars are the environment variables Config references, by name.
+	Vars []Var
+	// Rules are the mcpwarden rules converted from Claude Code permissions.
+	Rules Permissions
+	// Skipped are the permission entries that were not converted (Bash(...),
+	// Read(...), ...).
+	Skipped []string
+	// Notes say what was renamed, dropped or needs attention, one sentence
+	// each.
+	Notes []string
+}
+
+// serverKey is the form of an mcpwarden server key (DESIGN.md §1).
+var serverKey = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+
+// ServerKey converts a client entry name into a valid mcpwarden server key:
+// lower case, every character outside [a-z0-9_-] replaced by '-', leading
+// '-' and '_' dropped, at most 32 characters; "server" if nothing is left.
+func ServerKey(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	k := strings.TrimLeft(b.String(), "-_")
+	if len(k) > 32 {
+		k = strings.TrimRight(k[:32], "-_")
+	}
+	if k == "" {
+		k = "server"
+	}
+	return k
+}
+
+// converter holds the state of one Convert.
+type converter struct {
+	f     Format
+	opts  Options
+	notes []string
+	vars  map[string]*Var
+}
+
+func (c *converter) notef(format string, args ...any) {
+	c.notes = append(c.notes, fmt.Sprintf(format, args...))
+}
+
+// Convert turns a parsed client config into an mcpwarden config: every
+// enabled server, under a valid key, with env values and headers passed
+// through, references converted to mcpwarden's ${VAR} form and literal
+// secrets replaced by ${VAR} references (see Result.Vars); and a safe
+// starting policy: default ask, secret files denied, plus the Claude Code
+// permissions of src converted into rules. Entries that already launch
+// mcpwarden are skipped. Convert does not validate the result; the caller
+// loads it with config.Parse.
+func Convert(src *Source, opts *Options) (*Result, error) {
+	c := &converter{f: src.Format, vars: map[string]*Var{}}
+	if opts != nil {
+		c.opts = *opts
+	}
+	c.notes = append(c.notes, src.Notes...)
+	res := &Result{Names: map[string]string{}}
+	used := map[string]bool{}
+	var servers []server
+	for _, s := range src.Servers {
+		switch {
+		case s.Disabled:
+			c.notef("%s: disabled in the client, not imported", s.Name)
+			continue
+		case isMCPWarden(s):
+			c.notef("%s: already runs mcpwarden, not imported", s.Name)
+			continue
+		}
+		base := ServerKey(s.Name)
+		key := base
+		for i := 2; used[key]; i++ {
+			suffix := fmt.Sprintf("-%d", i)
+			key = base[:min(len(base), 32-len(suffix))] + suffix
+		}
+		used[key] = true
+		if key != s.Name {
+			c.notef("%s: %q is not a valid mcpwarden server name (%s), imported as %q; its tools are mcp:%s:<tool>", s.Name, s.Name, serverKey, key, key)
+		}
+		res.Names[s.Name] = key
+		servers = append(servers, c.server(key, s))
+	}
+	if len(servers) == 0 {
+		return nil, ErrNothingToImport
+	}
+	res.Rules, res.Skipped = c.permissions(src.Permissions, res.Names)
+	for _, name := range sortedKeys(c.vars) {
+		res.Vars = append(res.Vars, *c.vars[name])
+	}
+	res.Config = render(c.opts.SourceName, src.Format, servers, res.Rules, res.Vars)
+	res.Notes = c.notes
+	return res, nil
+}
+
+// isMCPWarden reports whether the entry launches mcpwarden itself.
+func isMCPWarden(s Server) bool {
+	base := strings.TrimSuffix(path.Base(strings.ReplaceAll(s.Command, `\`, "/")), ".exe")
+	return base == "mcpwarden" || (s.Command == "go" && slices.ContainsFunc(s.Args, func(a string) bool { return strings.Contains(a, "cmd/mcpwarden") }))
+}
+
+// A server is one converted server, ready to render.
+type server struct {
+	key     string
+	command string
+	args    []string
+	env     [][2]string // sorted by key
+	cwd     string
+	url     string
+	trans   string
+	headers [][2]string
+}
+
+func (c *converter) server(key string, s Server) server {
+	out := server{key: key, command: s.Command, url: s.URL, trans: s.Transport}
+	where := "servers." + key
+	out.command = c.literal(where+".command", s.Command)
+	for i, a := range s.Args {
+		out.args = append(out.args, c.literal(fmt.Sprintf("%s.args[%d]", where, i), a))
+	}
+	c.argSecrets(key, out.args)
+	out.cwd = c.literal(where+".cwd", s.Cwd)
+	out.url = c.urlSecrets(key, c.literal(where+".url", s.URL))
+	for _, k := range sortedKeys(s.Env) {
+		w := where + ".env." + k
+		out.env = append(out.env, [2]string{k, c.secret(w, key, k, c.expanded(w, s.Env[k]), false)})
+	}
+	for _, k := range sortedKeys(s.Headers) {
+		w := where + ".headers." + k
+		out.headers = append(out.headers, [2]string{k, c.secret(w, key, k, c.expanded(w, s.Headers[k]), true)})
+	}
+	return out
+}
+
+// refPattern matches ${...} references; openCodeRef matches OpenCode's
+// {env:VAR} and {file:path}.
+var (
+	refPattern   = regexp.MustCompile(`\$\{([^}]*)\}`)
+	openCodeRef  = regexp.MustCompile(`\{(env|file):([^}]*)\}`)
+	envName      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	upperEnvName = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
+)
+
+// expanded converts the client's references in a value that mcpwarden
+// expands (env, headers) into mcpwarden's ${VAR} form and records the
+// variables.
+func (c *converter) expanded(where, v string) string {
+	return c.refs(where, v, true)
+}
+
+// literal converts references in a value that mcpwarden does not expand
+// (command, args, cwd, url): workspace and home placeholders are filled in,
+// variable references are noted.
+func (c *converter) literal(where, v string) string {
+	return c.refs(where, v, false)
+}
+
+func (c *converter) refs(where, v string, expands bool) string {
+	if c.f == OpenCode {
+		v = openCodeRef.ReplaceAllStringFunc(v, func(m string) string {
+			sub := openCodeRef.FindStringSubmatch(m)
+			if sub[1] == "env" {
+				return "${" + sub[2] + "}"
+			}
+			name := varName(strings.TrimSuffix(path.Base(sub[2]), path.Ext(sub[2])))
+			c.notef("%s: OpenCode reads {file:%s}; mcpwarden reads no files: set %s to that file's content", where, sub[2], name)
+			return "${" + name + "}"
+		})
+	}
+	return refPattern.ReplaceAllStringFunc(v, func(m string) string {
+		ref := m[2 : len(m)-1]
+		switch {
+		case ref == "workspaceFolder" && c.opts.WorkspaceDir != "":
+			return c.opts.WorkspaceDir
+		case ref == "userHome" && c.opts.Home != "":
+			return c.opts.Home
+		case ref == "pathSeparator":
+			return "/"
+		}
+		name, client := ref, ""
+		switch {
+		case strings.HasPrefix(ref, "env:"):
+			name = strings.TrimPrefix(ref, "env:")
+		case strings.HasPrefix(ref, "input:"):
+			name, client = varName(strings.TrimPrefix(ref, "input:")), m
+		case strings.Contains(ref, ":-"):
+			var def string
+			name, def, _ = strings.Cut(ref, ":-")
+			c.notef("%s: the default %q of ${%s} is dropped: mcpwarden requires %s to be set", where, def, ref, name)
+		}
+		if !envName.MatchString(name) {
+			c.notef("%s: the client placeholder %s has no mcpwarden equivalent and is kept as written; replace it", where, m)
+			return m
+		}
+		if !expands {
+			c.notef("%s: mcpwarden does not expand ${%s} here (only in env and headers): replace it with the value, or pass it through env", where, name)
+		}
+		c.use(name, where, "", client)
+		return "${" + name + "}"
+	})
+}
+
+// use records that where references the variable name.
+func (c *converter) use(name, where, secret, client string) {
+	v := c.vars[name]
+	if v == nil {
+		v = &Var{Name: name}
+		c.vars[name] = v
+	}
+	v.Where = append(v.Where, where)
+	if !strings.Contains(where, ".env.") && !strings.Contains(where, ".headers.") {
+		v.Unexpanded = true
+	}
+	if secret != "" {
+		v.Secret = secret
+	}
+	if client != "" {
+		v.ClientRef = client
+	}
+}
+
+// secretWords are the words of a key that mark its value as a secret.
+var secretWords = []string{
+	"token", "secret", "password", "passwd", "pass", "pwd", "key", "apikey",
+	"auth", "authorization", "credential", "credentials", "pat", "cookie",
+	"bearer", "jwt", "dsn", "signature",
+}
+
+// isSecretKey reports whether an env, header or flag name marks its value
+// as a secret. The name is split into words at non-letters and at
+// lower-to-upper case changes (GITHUB_PERSONAL_ACCESS_TOKEN, apiKey,
+// X-Api-Key).
+func isSecretKey(k string) bool {
+	var words []string
+	var cur []rune
+	prevLower := false
+	for _, r := range k {
+		isLetter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+		upper := r >= 'A' && r <= 'Z'
+		if !isLetter || (upper && prevLower) {
+			if len(cur) > 0 {
+				words = append(words, strings.ToLower(string(cur)))
+			}
+			cur = nil
+		}
+		if isLetter {
+			cur = append(cur, r)
+		}
+		prevLower = r >= 'a' && r <= 'z'
+	}
+	if len(cur) > 0 {
+		words = append(words, strings.ToLower(string(cur)))
+	}
+	for _, w := range words {
+		if slices.Contains(secretWords, w) {
+			return true
+		}
+	}
+	lk := strings.ToLower(k)
+	return strings.Contains(lk, "token") || strings.Contains(lk, "secret") || strings.Contains(lk, "password") || strings.Contains(lk, "apikey")
+}
+
+// tokenPattern matches well-known credential formats and URLs with a
+// password.
+var tokenPattern = regexp.MustCompile(`(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_)[A-Za-z0-9_]{16,}` +
+	`|glpat-[A-Za-z0-9_-]{16,}|xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{16,}|sk_(live|test)_[A-Za-z0-9]{16,}` +
+	`|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|npm_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,}` +
+	`|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}|://[^/\s:@]+:[^/\s@]+@`)
+
+// urlPassword matches a URL with a password (a connection string).
+var urlPassword = regexp.MustCompile(`://[^/\s:@]+:[^/\s@]+@`)
+
+// authScheme matches an Authorization header value's scheme.
+var authScheme = regexp.MustCompile(`^(?i)(bearer|basic|token|bot)\s+`)
+
+// secret returns the value to write for an env value or header: the value
+// itself, or, if it is a literal secret, a ${VAR} reference (keeping an
+// Authorization scheme such as "Bearer ").
+func (c *converter) secret(where, server, key, v string, header bool) string {
+	if v == "" || strings.Contains(v, "${") && !tokenPattern.MatchString(v) {
+		return v
+	}
+	if !isSecretKey(key) && !tokenPattern.MatchString(v) && !authScheme.MatchString(v) {
+		return v
+	}
+	prefix := ""
+	if m := authScheme.FindString(v); m != "" && header {
+		prefix, v = m, v[len(m):]
+	}
+	var name string
+	switch {
+	case !header && envName.MatchString(key):
+		name = key
+	case header && strings.EqualFold(key, "authorization"):
+		name = varName(server) + "_TOKEN"
+	case header && upperEnvName.MatchString(key):
+		name = key // CONTEXT7_API_KEY: already a variable's name
+	default:
+		name = varName(server + "_" + strings.TrimPrefix(strings.TrimPrefix(key, "X-"), "x-"))
+	}
+	name = c.freeName(name, server, v)
+	c.use(name, where, v, "")
+	return prefix + "${" + name + "}"
+}
+
+// freeName returns name, or a server-prefixed variant, that is not yet
+// used for a different secret.
+func (c *converter) freeName(name, server, secret string) string {
+	ok := func(n string) bool {
+		v := c.vars[n]
+		return v == nil || v.Secret == secret
+	}
+	if ok(name) {
+		return name
+	}
+	base := varName(server) + "_" + name
+	if strings.HasPrefix(name, varName(server)+"_") {
+		base = name
+	}
+	for i := 1; ; i++ {
+		n := base
+		if i > 1 {
+			n = fmt.Sprintf("%s_%d", base, i)
+		}
+		if ok(n) {
+			return n
+		}
+	}
+}
+
+// varName turns s into an environment variable name: upper case, every
+// character outside [A-Z0-9_] replaced by '_'.
+func varName(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToUpper(s) {
+		if r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	n := b.String()
+	if n == "" || n[0] >= '0' && n[0] <= '9' {
+		n = "_" + n
+	}
+	return n
+}
+
+// argSecrets replaces literal secrets in args (a token, --token=VALUE,
+// --api-key VALUE) with ${VAR} references and says that mcpwarden does not
+// expand them there: a literal token is never copied, and the config
+// points at what to fix.
+func (c *converter) argSecrets(server string, args []string) {
+	for i, a := range args {
+		where := fmt.Sprintf("servers.%s.args[%d]", server, i)
+		flag, val, hasEq := strings.Cut(a, "=")
+		var name, repl string
+		switch {
+		case strings.Contains(a, "${"):
+			continue
+		case hasEq && strings.HasPrefix(flag, "-") && isSecretKey(flag) && val != "":
+			name = varName(server + "_" + strings.TrimLeft(flag, "-"))
+			repl = flag + "="
+		case !strings.HasPrefix(a, "-") && i > 0 && strings.HasPrefix(args[i-1], "-") && !strings.Contains(args[i-1], "=") && isSecretKey(args[i-1]):
+			name = varName(server + "_" + strings.TrimLeft(args[i-1], "-"))
+			val = a
+		case urlPassword.MatchString(a):
+			name, val = varName(server)+"_URL", a
+		case tokenPattern.MatchString(a):
+			name, val = varName(server)+"_TOKEN", a
+		default:
+			continue
+		}
+		name = c.freeName(name, server, val)
+		c.use(name, where, val, "")
+		args[i] = repl + "${" + name + "}"
+		c.notef("%s: a literal secret was replaced with ${%s}, but mcpwarden does not expand variables in args: pass the secret to the server through env instead (most servers read it from an environment variable) and fix the args", where, name)
+	}
+}
+
+// urlSecrets replaces a password in the URL and the values of secret-looking
+// query parameters with ${VAR} references, with a note.
+func (c *converter) urlSecrets(server, raw string) string {
+	if raw == "" {
+		return raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	where := "servers." + server + ".url"
+	changed := false
+	if p, ok := u.User.Password(); ok && !strings.Contains(p, "${") {
+		name := c.freeName(varName(server)+"_PASSWORD", server, p)
+		c.use(name, where, p, "")
+		u.User = url.UserPassword(u.User.Username(), "${"+name+"}")
+		changed = true
+	}
+	q := u.Query()
+	for _, k := range sortedKeys(q) {
+		for i, v := range q[k] {
+			if v == "" || strings.Contains(v, "${") || !isSecretKey(k) && !tokenPattern.MatchString(v) {
+				continue
+			}
+			name := c.freeName(varName(server+"_"+k), server, v)
+			c.use(name, where, v, "")
+			q[k][i] = "${" + name + "}"
+			changed = true
+		}
+	}
+	if !changed {
+		return raw
+	}
+	u.RawQuery = q.Encode()
+	out := strings.NewReplacer("%24%7B", "${", "%7D", "}", "%24", "$", "%7B", "{").Replace(u.String())
+	c.notef("%s: literal secrets in the URL were replaced with ${VAR} references, but mcpwarden does not expand variables in url: send the secret in a header (headers are expanded) and fix the url", where)
+	return out
+}
+
+// EntryEnv is the env of the client's mcpwarden entry: the variables a
+// client-side reference supplies (VS Code ${input:...}), and, with
+// secrets, the literal secrets the client config held, so that a client
+// that does not pass its own environment on (Claude Desktop started from
+// the dock) can still start mcpwarden. nil when there is nothing to pass.
+func EntryEnv(vars []Var, secrets bool) map[string]string {
+	var env map[string]string
+	for _, v := range vars {
+		if v.Unexpanded {
+			continue // mcpwarden would not read it
+		}
+		val := v.ClientRef
+		if val == "" && secrets {
+			val = v.Secret
+		}
+		if val == "" {
+			continue
+		}
+		if env == nil {
+			env = map[string]string{}
+		}
+		env[v.Name] = val
+	}
+	return env
+}

@@ -1,0 +1,143 @@
+package clientconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// SecretDenyRules are the deny rules of the generated starting policy: files
+// that hold credentials are out of reach of every tool, through a path or a
+// paths argument.
+var SecretDenyRules = func() []string {
+	var out []string
+	for _, p := range []string{"**/.env", "**/.env.*", "**/.ssh/**", "**/.aws/**", "**/.gnupg/**", "**/.netrc", "**/*.pem", "**/*.key"} {
+		out = append(out, "mcp:*:*:path="+p, "mcp:*:*:paths="+p)
+	}
+	return out
+}()
+
+// render writes the mcpwarden config. The layout is fixed and commented, so
+// that the file reads as if written by hand.
+func render(source string, f Format, servers []server, rules Permissions, vars []Var) []byte {
+	var b bytes.Buffer
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	from := f.String()
+	if source != "" {
+		from = source + " (" + f.String() + ")"
+	}
+	w("# mcpwarden config imported from %s by `mcpwarden import`.\n", from)
+	w("# Check it with `mcpwarden validate --config FILE`; `mcpwarden tools --config FILE`\n")
+	w("# lists every tool with the decision it gets.\n")
+	if len(vars) > 0 {
+		w("#\n# mcpwarden needs these environment variables when it starts (literal secrets\n")
+		w("# of the client config were replaced with ${VAR} references, not copied):\n")
+		width := 0
+		for _, v := range vars {
+			width = max(width, len(v.Name))
+		}
+		for _, v := range vars {
+			w("#   %-*s  %s\n", width, v.Name, strings.Join(v.Where, ", "))
+		}
+	}
+	w("listen: stdio\n\nservers:\n")
+	for _, s := range servers {
+		w("  %s:\n", s.key)
+		if s.trans == "stdio" {
+			w("    command: %s\n", scalar(s.command))
+			if len(s.args) > 0 {
+				w("    args: %s\n", flow(s.args))
+			}
+			if s.cwd != "" {
+				w("    cwd: %s\n", scalar(s.cwd))
+			}
+			writeMap(&b, "env", s.env)
+			continue
+		}
+		w("    url: %s\n", scalar(s.url))
+		if s.trans == "sse" {
+			w("    transport: sse\n")
+		}
+		writeMap(&b, "headers", s.headers)
+	}
+	example := servers[0].key
+	w("\npolicy:\n")
+	w("  # A safe start: a call that no rule matches is decided \"ask\" (the user\n")
+	w("  # approves it), and files that hold credentials are denied to every tool.\n")
+	w("  # Add allow rules for what is safe, e.g. \"mcp:%s:list_*\". Deny beats ask\n", example)
+	w("  # beats allow, whatever the order (DESIGN.md §2).\n")
+	w("  default: ask\n")
+	writeList(&b, "deny", append(append([]string{}, SecretDenyRules...), rules.Deny...))
+	writeList(&b, "ask", rules.Ask)
+	writeList(&b, "allow", rules.Allow)
+	w("\naudit:\n  path: mcpwarden-audit.jsonl    # relative to this file\n")
+	return b.Bytes()
+}
+
+func writeMap(b *bytes.Buffer, name string, kv [][2]string) {
+	if len(kv) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "    %s:\n", name)
+	for _, p := range kv {
+		fmt.Fprintf(b, "      %s: %s\n", key(p[0]), scalar(p[1]))
+	}
+}
+
+func writeList(b *bytes.Buffer, name string, items []string) {
+	if len(items) == 0 {
+		fmt.Fprintf(b, "  %s: []\n", name)
+		return
+	}
+	fmt.Fprintf(b, "  %s:\n", name)
+	for _, it := range items {
+		fmt.Fprintf(b, "    - %s\n", quoted(it))
+	}
+}
+
+var (
+	plainScalar = regexp.MustCompile(`^[A-Za-z_/][A-Za-z0-9_/.@+=-]*$`)
+	plainKey    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+)
+
+// yamlWords are plain scalars YAML 1.1 or 1.2 reads as something other than
+// a string.
+var yamlWords = map[string]bool{
+	"true": true, "false": true, "yes": true, "no": true, "on": true, "off": true,
+	"y": true, "n": true, "null": true, "nan": true, "inf": true,
+}
+
+// scalar writes s plain when YAML reads it back as the same string, else
+// double-quoted.
+func scalar(s string) string {
+	if plainScalar.MatchString(s) && !yamlWords[strings.ToLower(s)] {
+		return s
+	}
+	return quoted(s)
+}
+
+func key(s string) string {
+	if plainKey.MatchString(s) && !yamlWords[strings.ToLower(s)] {
+		return s
+	}
+	return quoted(s)
+}
+
+// quoted is s as a double-quoted scalar: a JSON string is one.
+func quoted(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func flow(items []string) string {
+	parts := make([]string, len(items))
+	for i, it := range items {
+		parts[i] = quoted(it)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}

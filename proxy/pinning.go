@@ -1,0 +1,153 @@
+package proxy
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/pin"
+	"github.com/mcpwarden/mcpwarden/rules"
+)
+
+// Reactions to a tool whose definition differs from the pinned one.
+const (
+	OnChangeWarn = "warn" // log and audit the change, expose the new definition, pin it
+	OnChangeAsk  = "ask"  // calls to the tool need approval until the change is accepted
+	OnChangeDeny = "deny" // calls to the tool are refused until the change is accepted
+	OnChangeHide = "hide" // the tool is hidden and refused until the change is accepted
+)
+
+// Pinning is the rug-pull defence: each tool's definition is pinned in a
+// lock file on first sight, and a later, different definition gets the
+// server's reaction until `mcpwarden pin --update` accepts it.
+type Pinning struct {
+	Lock *pin.Lock
+	// OnChange maps a server to its reaction; servers not in it get Default
+	// ("" is ask).
+	OnChange map[string]string
+	Default  string
+}
+
+func (p *Pinning) reaction(server string) string {
+	if r := p.OnChange[server]; r != "" {
+		return r
+	}
+	if p.Default != "" {
+		return p.Default
+	}
+	return OnChangeAsk
+}
+
+// A review holds the tools whose changed definitions are not accepted, with
+// the reaction each gets and the change.
+type review struct {
+	mu    sync.Mutex
+	tools map[string]pinned // by canonical name
+}
+
+type pinned struct {
+	reaction string
+	change   string
+}
+
+func (r *review) of(canonical string) (pinned, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p, ok := r.tools[canonical]
+	return p, ok
+}
+
+// set replaces the server's entries.
+func (r *review) set(server string, entries map[string]pinned) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	prefix := Canonical(server, "")
+	for name := range r.tools {
+		if strings.HasPrefix(name, prefix) {
+			delete(r.tools, name)
+		}
+	}
+	if r.tools == nil {
+		r.tools = map[string]pinned{}
+	}
+	for name, p := range entries {
+		r.tools[name] = p
+	}
+}
+
+// checkPins compares a server's tools with the lock, pins a server seen for
+// the first time, and records the changed tools for review. Changes are
+// logged and audited.
+func (s *Server) checkPins(ctx context.Context, server string, tools []mcp.Tool) {
+	p := s.pinning
+	if p == nil || p.Lock == nil {
+		return
+	}
+	if !p.Lock.Known(server) {
+		if err := p.Lock.Update(server, tools); err == nil {
+			err = p.Lock.Save()
+			if err != nil {
+				s.logger.Error("saving the tool pin lock", "path", p.Lock.Path(), "err", err)
+			}
+		}
+		return
+	}
+	reaction := p.reaction(server)
+	entries := map[string]pinned{}
+	for _, ch := range p.Lock.Check(server, tools) {
+		if ch.Kind == pin.Removed {
+			continue
+		}
+		canonical := Canonical(server, ch.Tool)
+		diff := ch.String()
+		s.logger.Warn("tool definition differs from the pinned one", "tool", canonical, "reaction", reaction, "change", diff)
+		s.writeAudit(ctx, audit.Event{Event: audit.KindToolsChanged, Server: server, Tool: canonical, Detail: "definition changed (on_tool_change: " + reaction + "): " + diff, PolicySHA256: s.policy.Load().SHA256()})
+		if reaction != OnChangeWarn {
+			entries[canonical] = pinned{reaction: reaction, change: diff}
+		}
+	}
+	if len(entries) == 0 {
+		// Nothing held back: what the server lists now is what is pinned.
+		if err := p.Lock.Update(server, tools); err == nil {
+			if err := p.Lock.Save(); err != nil {
+				s.logger.Error("saving the tool pin lock", "path", p.Lock.Path(), "err", err)
+			}
+		}
+	}
+	s.review.set(server, entries)
+}
+
+// pinVerdict applies a changed tool's reaction on top of the rules' verdict:
+// deny and hide refuse, ask turns an allow into an ask.
+func (s *Server) pinVerdict(t Tool, v rules.Verdict) rules.Verdict {
+	p, ok := s.review.of(t.Canonical)
+	if !ok {
+		return v
+	}
+	rule := "on_tool_change: " + p.reaction
+	reason := "its definition changed since it was pinned (" + p.change + "); accept it with `mcpwarden pin --update`"
+	switch {
+	case p.reaction == OnChangeDeny || p.reaction == OnChangeHide:
+		return rules.Verdict{Decision: rules.Deny, Rule: rule, Gate: "pin", Reason: reason}
+	case p.reaction == OnChangeAsk && v.Decision == rules.Allow:
+		return rules.Verdict{Decision: rules.Ask, Rule: rule, Gate: "pin", Reason: reason}
+	}
+	return v
+}
+
+// UpstreamChanged re-reads a server's tools after it connected, restarted
+// or announced a tools/list_changed: the pins are checked, the policy
+// re-applied and clients told when the exposed set changed.
+func (s *Server) UpstreamChanged(ctx context.Context, server string) {
+	tools, err := s.upstream.Tools(server)
+	if err != nil && tools == nil {
+		return
+	}
+	s.checkPins(ctx, server, tools)
+	if err := s.SetTools(ctx, server, tools); err != nil {
+		s.logger.Error("keeping the previous tools", "server", server, "err", err)
+	}
+}

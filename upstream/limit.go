@@ -1,0 +1,329 @@
+package upstream
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+)
+
+// ErrResultTooLarge is returned by Call when the upstream's answer exceeds
+// the server's MaxResultBytes. The answer was discarded while it was read.
+var ErrResultTooLarge = errors.New("upstream result too large")
+
+// tooLargeCode is the JSON-RPC error code of the response a lineLimiter
+// puts in place of a message that is too large. It is outside the codes
+// mcp-go maps to sentinels, so the message text reaches the caller.
+const tooLargeCode = -32070
+
+// tooLargeMarker starts the message of that response; Call recognises it.
+const tooLargeMarker = "mcpwarden: upstream message exceeds max_result_bytes"
+
+// A lineLimiter passes a stream of newline-delimited messages through,
+// cutting every line longer than max bytes. A cut line is ended early (so
+// the reader above sees, and drops, an unparseable line), the rest of it is
+// skipped without being kept, and when it ends a JSON-RPC error response
+// with the cut message's id is put in its place, so the request it answered
+// fails at once instead of waiting for its timeout. Memory use is bounded
+// by max plus a small buffer, whatever the upstream sends.
+//
+// In sse mode the lines are Server-Sent Events fields ("data: {…}"): a cut
+// line is ended with a blank line (ending the event, whose broken JSON the
+// SSE reader drops) and the replacement is sent as a data field of a new
+// event, which the stream's own blank line then ends.
+type lineLimiter struct {
+	r   io.Reader
+	max int64
+	sse bool
+
+	in   []byte
+	out  []byte // filtered bytes not yet read, from off
+	off  int
+	n    int64 // bytes of the current line so far
+	over bool  // the current line was cut
+	scan idScanner
+	err  error
+}
+
+func newLineLimiter(r io.Reader, max int64, sse bool) *lineLimiter {
+	return &lineLimiter{r: r, max: max, sse: sse, in: make([]byte, 32<<10)}
+}
+
+func (l *lineLimiter) Read(p []byte) (int, error) {
+	for l.off == len(l.out) {
+		if l.err != nil {
+			return 0, l.err
+		}
+		l.out, l.off = l.out[:0], 0
+		n, err := l.r.Read(l.in)
+		l.filter(l.in[:n])
+		l.err = err
+	}
+	n := copy(p, l.out[l.off:])
+	l.off += n
+	return n, nil
+}
+
+// filter appends what passes of chunk to l.out.
+func (l *lineLimiter) filter(chunk []byte) {
+	for len(chunk) > 0 {
+		i := bytes.IndexByte(chunk, '\n')
+		part := chunk
+		if i >= 0 {
+			part = chunk[:i]
+		}
+		l.scan.feed(part)
+		if !l.over {
+			room := l.max - l.n
+			if int64(len(part)) <= room {
+				l.out = append(l.out, part...)
+				l.n += int64(len(part))
+			} else {
+				l.out = append(l.out, part[:room]...)
+				l.over = true
+				if l.sse {
+					l.out = append(l.out, "\n\n"...)
+				} else {
+					l.out = append(l.out, '\n')
+				}
+			}
+		}
+		if i < 0 {
+			return
+		}
+		if l.over {
+			l.out = append(l.out, l.replacement()...)
+		} else {
+			l.out = append(l.out, '\n')
+		}
+		l.n, l.over = 0, false
+		l.scan = idScanner{}
+		chunk = chunk[i+1:]
+	}
+}
+
+// replacement is the line put in place of a cut one: an error response to
+// the request it answered, or nothing when it answered none (a
+// notification, a request from the server, or an id that was not found).
+func (l *lineLimiter) replacement() string {
+	if l.scan.hasMethod || !l.scan.done || len(l.scan.id) == 0 {
+		return ""
+	}
+	msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":"%s (%d bytes); it was discarded"}}`, l.scan.id, tooLargeCode, tooLargeMarker, l.max)
+	if l.sse {
+		return "event: message\ndata: " + msg + "\n"
+	}
+	return msg + "\n"
+}
+
+// An idScanner follows one line of JSON byte by byte, keeping only the raw
+// value of the top-level "id" member and whether there is a top-level
+// "method". Text before the first '{' (an SSE "data:" prefix) is skipped.
+type idScanner struct {
+	started   bool
+	depth     int
+	inStr     bool
+	esc       bool
+	expectKey bool
+	inKey     bool
+	key       []byte
+	keyLong   bool
+	lastKey   string // "id", "method" or ""
+	valueNext bool
+	capturing bool
+	strValue  bool
+	id        []byte
+	done      bool
+	hasMethod bool
+}
+
+const maxIDLen = 64
+
+// feed scans b. Most bytes of a large message are inside strings or
+// nested values, which it skips with IndexByte rather than byte by byte.
+func (s *idScanner) feed(b []byte) {
+	for len(b) > 0 {
+		switch {
+		case !s.started:
+			j := bytes.IndexByte(b, '{')
+			if j < 0 {
+				return
+			}
+			b = b[j:]
+		case s.inStr && !s.esc && !s.inKey && !s.capturing:
+			j := bytes.IndexByte(b, '"')
+			if j < 0 {
+				j = len(b)
+			}
+			if k := bytes.IndexByte(b[:j], '\\'); k >= 0 {
+				j = k
+			}
+			b = b[j:]
+			if len(b) == 0 {
+				return
+			}
+		case !s.inStr && s.depth > 1:
+			j := bytes.IndexAny(b, `"{}[]`)
+			if j < 0 {
+				return
+			}
+			b = b[j:]
+		}
+		s.byte(b[0])
+		b = b[1:]
+	}
+}
+
+func (s *idScanner) byte(c byte) {
+	if !s.started {
+		if c == '{' {
+			s.started, s.depth, s.expectKey = true, 1, true
+		}
+		return
+	}
+	if s.depth <= 0 {
+		return
+	}
+	if s.inStr {
+		switch {
+		case s.esc:
+			s.esc = false
+		case c == '\\':
+			s.esc = true
+		case c == '"':
+			s.inStr = false
+			if s.inKey {
+				s.inKey = false
+				s.lastKey = ""
+				if !s.keyLong {
+					switch string(s.key) {
+					case "id":
+						s.lastKey = "id"
+					case "method":
+						s.lastKey = "method"
+						s.hasMethod = true
+					}
+				}
+				return
+			}
+			if s.capturing {
+				s.appendID(c)
+				s.capturing, s.done = false, true
+			}
+			return
+		}
+		if s.inKey {
+			if len(s.key) < 8 {
+				s.key = append(s.key, c)
+			} else {
+				s.keyLong = true
+			}
+		} else if s.capturing {
+			s.appendID(c)
+		}
+		return
+	}
+	if s.capturing && !s.strValue {
+		switch c {
+		case ',', '}', ']', ' ', '\t', '\r':
+			s.capturing, s.done = false, true
+		default:
+			s.appendID(c)
+			return
+		}
+	}
+	if s.depth == 1 && s.valueNext && c != ' ' && c != '\t' && c != '\r' {
+		s.valueNext = false
+		if s.lastKey == "id" && !s.done && (c == '"' || c == '-' || (c >= '0' && c <= '9')) {
+			s.capturing, s.strValue = true, c == '"'
+			s.id = s.id[:0]
+			s.appendID(c)
+			if c != '"' {
+				return
+			}
+			s.inStr = true
+			return
+		}
+	}
+	switch c {
+	case '"':
+		s.inStr = true
+		if s.depth == 1 && s.expectKey {
+			s.inKey, s.key, s.keyLong, s.expectKey = true, s.key[:0], false, false
+		}
+	case ':':
+		if s.depth == 1 {
+			s.valueNext = true
+		}
+	case ',':
+		if s.depth == 1 {
+			s.expectKey = true
+		}
+	case '{', '[':
+		s.depth++
+	case '}', ']':
+		s.depth--
+	}
+}
+
+func (s *idScanner) appendID(c byte) {
+	if len(s.id) >= maxIDLen {
+		s.capturing, s.id = false, nil // too long to be ours: give up
+		return
+	}
+	s.id = append(s.id, c)
+}
+
+// A limitTransport caps the bodies of HTTP responses from a remote
+// upstream: an event stream is passed through a lineLimiter in sse mode (a
+// stream may carry many messages, so only each one is capped), any other
+// body fails with ErrResultTooLarge once it exceeds max.
+type limitTransport struct {
+	base http.RoundTripper
+	max  int64
+}
+
+func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if strings.EqualFold(mediaType, "text/event-stream") {
+		resp.Body = readCloser{newLineLimiter(resp.Body, t.max, true), resp.Body}
+	} else {
+		resp.Body = readCloser{&cappedReader{r: resp.Body, left: t.max, max: t.max}, resp.Body}
+	}
+	return resp, nil
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// A cappedReader fails with ErrResultTooLarge once more than left bytes
+// have been read.
+type cappedReader struct {
+	r    io.Reader
+	left int64
+	max  int64
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left < 0 {
+		return 0, fmt.Errorf("%w: response body exceeds max_result_bytes (%d bytes)", ErrResultTooLarge, c.max)
+	}
+	if int64(len(p)) > c.left+1 { // read one byte past the cap to notice it
+		p = p[:c.left+1]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	if c.left < 0 {
+		return 0, fmt.Errorf("%w: response body exceeds max_result_bytes (%d bytes)", ErrResultTooLarge, c.max)
+	}
+	return n, err
+}

@@ -1,0 +1,104 @@
+package upstream
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+// readLines reads r the way mcp-go's stdio transport does.
+func readLines(t *testing.T, r io.Reader) []string {
+	t.Helper()
+	br := bufio.NewReader(r)
+	var lines []string
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" {
+			lines = append(lines, line)
+		}
+		if err == io.EOF {
+			return lines
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestLineLimiterReplacesAnOversizeResponse(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("x", 500)
+	tests := []struct {
+		name   string
+		line   string
+		wantID string // "" when no replacement is expected
+	}{
+		{"id first, as Go servers write it", `{"jsonrpc":"2.0","id":7,"result":{"text":"` + big + `"}}`, `"id":7,`},
+		{"id last, as TypeScript servers write it", `{"result":{"text":"` + big + `","id":99},"jsonrpc":"2.0","id":12}`, `"id":12,`},
+		{"string id and escapes", `{"result":{"text":"\"id\":5 \\` + big + `"},"id":"a\"b"}`, `"id":"a\"b",`},
+		{"a request from the server gets no reply", `{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage","params":{"x":"` + big + `"}}`, ""},
+		{"a notification gets no reply", `{"jsonrpc":"2.0","method":"notifications/message","params":{"x":"` + big + `"}}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			in := tt.line + "\n" + `{"jsonrpc":"2.0","id":8,"result":{}}` + "\n"
+			lines := readLines(t, newLineLimiter(strings.NewReader(in), 100, false))
+			for _, l := range lines {
+				if len(l) > 101 && !strings.Contains(l, tooLargeMarker) {
+					t.Errorf("a line of %d bytes passed a limit of 100", len(l))
+				}
+			}
+			want := 3
+			if tt.wantID == "" {
+				want = 2
+			}
+			if len(lines) != want {
+				t.Fatalf("got %d lines, want %d: %q", len(lines), want, lines)
+			}
+			if tt.wantID != "" && (!strings.Contains(lines[1], tt.wantID) || !strings.Contains(lines[1], tooLargeMarker)) {
+				t.Errorf("replacement %q lacks %s", lines[1], tt.wantID)
+			}
+			if got := lines[len(lines)-1]; got != `{"jsonrpc":"2.0","id":8,"result":{}}`+"\n" {
+				t.Errorf("next message = %q", got)
+			}
+		})
+	}
+}
+
+// An endless line never makes a line longer than the limit.
+func TestLineLimiterBoundsAnEndlessLine(t *testing.T) {
+	t.Parallel()
+	endless := io.MultiReader(strings.NewReader(`{"jsonrpc":"2.0","id":1,"result":"`), io.LimitReader(repeatReader('x'), 64<<20))
+	br := bufio.NewReader(newLineLimiter(endless, 1<<20, false))
+	line, err := br.ReadString('\n')
+	if err != nil || len(line) > 1<<20+1 {
+		t.Fatalf("first line: %d bytes, %v", len(line), err)
+	}
+	if rest, _ := io.Copy(io.Discard, br); rest != 0 {
+		t.Errorf("%d bytes of the cut line passed", rest)
+	}
+}
+
+type repeatReader byte
+
+func (r repeatReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r)
+	}
+	return len(p), nil
+}
+
+func TestCappedReaderFailsPastTheCap(t *testing.T) {
+	t.Parallel()
+	r := &cappedReader{r: strings.NewReader(strings.Repeat("x", 101)), left: 100, max: 100}
+	if _, err := io.ReadAll(r); !errors.Is(err, ErrResultTooLarge) {
+		t.Errorf("101 bytes past a cap of 100: %v", err)
+	}
+	r = &cappedReader{r: strings.NewReader(strings.Repeat("x", 100)), left: 100, max: 100}
+	if b, err := io.ReadAll(r); err != nil || len(b) != 100 {
+		t.Errorf("100 bytes under a cap of 100: %d, %v", len(b), err)
+	}
+}

@@ -1,0 +1,196 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// A session is one connection to an upstream: one child process for a
+// stdio server. It is lost once, and never comes back: the server's
+// supervisor replaces it with a new one.
+type session struct {
+	client *client.Client
+	proc   *process // nil for a remote server
+	info   mcp.Implementation
+	tools  []mcp.Tool
+	cancel context.CancelFunc // ends the session's context
+
+	lostOnce sync.Once
+	lost     chan struct{} // closed by markLost
+	lostErr  error         // set before lost is closed
+
+	wg       sync.WaitGroup // the exit watcher
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// dial connects to the upstream spec describes: it starts or dials it,
+// initializes the session and lists all its tools, within the init
+// timeout. onNotify gets the upstream's notifications (from the transport's
+// reader: it must not block). The session's background work is bound to
+// life, not to the init timeout.
+func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.Logger, onNotify func(mcp.JSONRPCNotification)) (*session, error) {
+	timeout := spec.initTimeout()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	s := &session{lost: make(chan struct{})}
+	t, err := s.newTransport(spec, logger)
+	if err != nil {
+		return nil, err
+	}
+	// mcpwarden speaks the initialize-handshake protocol (2025-11-25) to
+	// upstreams: it is what servers implement today, and it lets an upstream
+	// ask the client for sampling, elicitation and roots in the middle of a
+	// call, which the 2026-07-28 protocol replaces with retried requests.
+	s.client = client.NewClient(t, client.WithLegacyProtocolOnly())
+	s.client.OnNotification(onNotify)
+	s.client.OnConnectionLost(func(err error) {
+		s.markLost(fmt.Errorf("connection lost: %w", err))
+	})
+	fail := func(step string, err error) error {
+		msg := fmt.Sprintf("%s: %v", step, err)
+		if errors.Is(err, context.DeadlineExceeded) {
+			msg += fmt.Sprintf(" (no answer within init_timeout %s)", timeout)
+		}
+		if s.proc != nil {
+			// Unless it is hanging, the child is likely exiting: its exit
+			// status and stderr say more than a closed or broken pipe.
+			if s.proc.hasExited(!errors.Is(err, context.DeadlineExceeded)) {
+				msg += "; " + s.proc.exitError().Error()
+			} else {
+				msg += s.proc.stderrTail()
+			}
+		}
+		s.stop()
+		return errors.New(msg)
+	}
+	if s.proc != nil {
+		s.wg.Go(func() {
+			<-s.proc.exited
+			s.markLost(s.proc.exitError())
+		})
+	}
+	// The session outlives this call: it runs under its own context, ended
+	// by stop. Starting is still bounded by the init timeout.
+	life, cancelLife := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancelLife
+	stopWatch := context.AfterFunc(ctx, cancelLife)
+	err = s.client.Start(life)
+	if !stopWatch() {
+		err = errors.Join(err, ctx.Err())
+	}
+	if err != nil {
+		return nil, fail("starting", err)
+	}
+	init, err := s.client.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION,
+		ClientInfo:      info,
+	}})
+	if err != nil {
+		return nil, fail("initializing", err)
+	}
+	s.info = init.ServerInfo
+	if init.Capabilities.Tools != nil {
+		tools, err := s.listTools(ctx)
+		if err != nil {
+			return nil, fail("listing tools", err)
+		}
+		s.tools = tools
+	}
+	return s, nil
+}
+
+// listTools lists all the upstream's tools, following pagination.
+func (s *session) listTools(ctx context.Context) ([]mcp.Tool, error) {
+	res, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return nil, err
+	}
+	if res.Tools == nil {
+		return []mcp.Tool{}, nil
+	}
+	return res.Tools, nil
+}
+
+// newTransport builds the transport for spec without starting it. For a
+// stdio server it starts the child (the transport only frames messages on
+// its pipes) and sets s.proc.
+func (s *session) newTransport(spec Spec, logger *slog.Logger) (transport.Interface, error) {
+	limit := spec.maxResultBytes()
+	httpClient := &http.Client{Transport: &limitTransport{base: http.DefaultTransport, max: limit}}
+	switch spec.Transport {
+	case TransportStdio:
+		proc, err := startProcess(spec, logger)
+		if err != nil {
+			return nil, fmt.Errorf("starting: %w", err)
+		}
+		s.proc = proc
+		t := transport.NewIO(newLineLimiter(proc.stdout, limit, false), proc.stdin, nil)
+		transport.WithCommandLogger(logger)(t)
+		return t, nil
+	case TransportHTTP:
+		return transport.NewStreamableHTTP(spec.URL,
+			transport.WithHTTPHeaders(spec.Headers),
+			transport.WithHTTPBasicClient(httpClient),
+			transport.WithHTTPLogger(logger))
+	case TransportSSE:
+		return transport.NewSSE(spec.URL,
+			transport.WithHeaders(spec.Headers),
+			transport.WithHTTPClient(httpClient),
+			transport.WithSSELogger(logger))
+	default:
+		return nil, fmt.Errorf("unknown transport %v", spec.Transport)
+	}
+}
+
+// markLost records why the session ended, the first time it is called.
+func (s *session) markLost(err error) {
+	s.lostOnce.Do(func() {
+		s.lostErr = err
+		close(s.lost)
+	})
+}
+
+// isLost reports whether the session has been lost.
+func (s *session) isLost() bool {
+	select {
+	case <-s.lost:
+		return true
+	default:
+		return false
+	}
+}
+
+// stopGrace is how long a stdio child gets to exit after its stdin is
+// closed, and again after SIGTERM.
+const stopGrace = 2 * time.Second
+
+// stop ends the session and, for a stdio server, its process group. It is
+// idempotent and returns when everything the session started has ended.
+func (s *session) stop() error {
+	s.stopOnce.Do(func() {
+		s.markLost(errors.New("closed"))
+		if s.client != nil {
+			s.stopErr = s.client.Close()
+		}
+		if s.cancel != nil {
+			s.cancel()
+		}
+		if s.proc != nil {
+			s.proc.stop(stopGrace)
+			s.stopErr = nil // the child's stdin was closed twice, or it was signalled: not news
+		}
+		s.wg.Wait()
+	})
+	return s.stopErr
+}
