@@ -11,11 +11,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
+	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -26,6 +28,8 @@ type Upstream interface {
 	Names() []string
 	Tools(server string) ([]mcp.Tool, error)
 	Call(ctx context.Context, server string, params mcp.CallToolParams) (*mcp.CallToolResult, error)
+	// Session is the live session for requests other than tools/call.
+	Session(server string) (*client.Client, mcp.ServerCapabilities, error)
 }
 
 var _ Upstream = (*upstream.Pool)(nil)
@@ -41,6 +45,9 @@ type Options struct {
 	Naming Naming
 	// Version is reported to clients in initialize.
 	Version string
+	// SamplingDenied names the servers whose sampling requests to the
+	// client are refused (servers.<name>.policy.sampling: deny).
+	SamplingDenied map[string]bool
 	// Pinning, when set, pins tool definitions and reacts to changed ones.
 	Pinning *Pinning
 	// Profile is the client profile of sessions whose requests carry none
@@ -57,6 +64,9 @@ type Options struct {
 	// SkipElicitation never asks through MCP elicitation, for clients that
 	// declare it but do not show it (config ask.elicitation: false).
 	SkipElicitation bool
+	// Telemetry records metrics and traces of the calls and sessions; nil
+	// records nothing.
+	Telemetry *telemetry.Telemetry
 }
 
 // A Server is the MCP server clients connect to. It is safe for concurrent
@@ -69,11 +79,16 @@ type Server struct {
 	naming   Naming
 	pinning  *Pinning
 	review   review
-	profile  string
-	tools    toolset
-	names    atomic.Pointer[Names]
-	mcp      *server.MCPServer
-	asker    *asker
+	relay    relay
+	catalog  catalog
+	// samplingDenied names the servers whose policy.sampling is deny.
+	samplingDenied map[string]bool
+	profile        string
+	tools          toolset
+	names          atomic.Pointer[Names]
+	mcp            *server.MCPServer
+	asker          *asker
+	tel            *telemetry.Telemetry // nil: no telemetry
 }
 
 // New builds the server from the tools the upstreams listed. A wire-name
@@ -88,20 +103,29 @@ func New(o Options) (*Server, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{
-		upstream: o.Upstream,
-		audit:    o.Audit,
-		logger:   logger,
-		naming:   o.Naming,
-		pinning:  o.Pinning,
-		profile:  o.Profile,
+		upstream:       o.Upstream,
+		audit:          o.Audit,
+		logger:         logger,
+		naming:         o.Naming,
+		pinning:        o.Pinning,
+		samplingDenied: o.SamplingDenied,
+		profile:        o.Profile,
+		tel:            o.Telemetry,
 	}
 	s.policy.Store(o.Policy)
 	s.names.Store(&Names{})
 
 	hooks := &server.Hooks{}
 	hooks.AddOnError(s.auditHiddenCall)
+	hooks.AddBeforeSetLevel(s.setLevel)
+	hooks.AddBeforeSubscribe(s.subscribe)
+	hooks.AddBeforeUnsubscribe(s.unsubscribe)
+	// mcp-go pairs the two: a session is unregistered only once, and only
+	// if it was registered.
+	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.tel.SessionOpened() })
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 		s.asker.grants.end(cs.SessionID())
+		s.tel.SessionClosed()
 	})
 	version := o.Version
 	if version == "" {
@@ -109,6 +133,12 @@ func New(o Options) (*Server, error) {
 	}
 	s.mcp = server.NewMCPServer("mcpwarden", version,
 		server.WithToolCapabilities(true),
+		server.WithResourceCapabilities(true, true),
+		server.WithPromptCapabilities(true),
+		server.WithLogging(),
+		server.WithCompletions(),
+		server.WithPromptCompletionProvider(s),
+		server.WithResourceCompletionProvider(s),
 		server.WithToolFilter(s.listed),
 		server.WithHooks(hooks),
 		server.WithRecovery(),
@@ -123,6 +153,7 @@ func New(o Options) (*Server, error) {
 		if _, _, _, err := s.setTools(name, listed); err != nil {
 			return nil, err
 		}
+		s.refreshCatalog(context.Background(), name)
 	}
 	timeout := o.AskTimeout
 	if timeout <= 0 {
@@ -130,6 +161,12 @@ func New(o Options) (*Server, error) {
 	}
 	s.asker = &asker{mcp: s.mcp, timeout: timeout, resolvers: o.Resolvers, noElicit: o.SkipElicitation}
 	return s, nil
+}
+
+// Close waits for the work the server started on its own (catalog
+// refreshes after an upstream's list_changed). It is idempotent.
+func (s *Server) Close() {
+	s.catalog.refreshG.Wait()
 }
 
 // Policy returns the policy in force.
@@ -177,7 +214,9 @@ func (s *Server) auditHiddenCall(ctx context.Context, _ any, method mcp.MCPMetho
 	c := s.newCall(ctx, t, *req)
 	c.verdict = s.pinVerdict(t, c.policy.Decide(c.rulesCall()))
 	c.grantedBy = audit.GrantedByRule
+	s.tel.Decision(c.profile, t.Server, t.Name, c.verdict.Decision)
 	if werr := s.audit.Write(ctx, c.decisionEvent()); werr != nil {
+		s.tel.AuditWriteFailed()
 		s.logger.Error("writing audit event", "tool", t.Canonical, "err", werr)
 	}
 }

@@ -264,6 +264,11 @@ func (c *compiler) gate(g *gate, name, where string, spec PolicySpec) {
 	default:
 		c.errorf("%s.ask_fallback: %q is not deny or allow", where, spec.AskFallback)
 	}
+	switch spec.Sampling {
+	case "", "allow", "deny":
+	default:
+		c.errorf("%s.sampling: %q is not allow or deny", where, spec.Sampling)
+	}
 }
 
 // rule parses and compiles one rule string.

@@ -24,6 +24,11 @@ type PolicySpec struct {
 	// AskFallback is "", "deny" or "allow"; it is validated and stored here
 	// and used by the ask resolver.
 	AskFallback string `koanf:"ask_fallback"`
+	// Sampling is "" (= allow), "allow" or "deny": whether the server may
+	// ask the client for LLM sampling (sampling/createMessage). It is
+	// validated and stored here and enforced by the proxy, for a server's
+	// policy.
+	Sampling string `koanf:"sampling"`
 }
 
 // A ServerSpec is what the rules need to know about one upstream server.

@@ -59,6 +59,9 @@ type Options struct {
 	// return quickly (the server is not restarted or re-listed meanwhile); it
 	// may call the Pool's methods other than Close.
 	OnEvent func(Event)
+	// Peer, if set, gets the upstreams' notifications and answers their
+	// requests to the client side (see Peer).
+	Peer Peer
 	// MinBackoff and MaxBackoff bound the delay between restart attempts;
 	// 0 means DefaultMinBackoff and DefaultMaxBackoff.
 	MinBackoff, MaxBackoff time.Duration
@@ -224,7 +227,7 @@ func (s *server) run(startCtx context.Context, startDone func()) {
 		if startDone != nil { // the first attempt is bounded by Start's ctx too
 			stop = context.AfterFunc(startCtx, cancel)
 		}
-		sess, err := dial(dialCtx, s.spec, s.pool.info, s.logger, s.onNotification)
+		sess, err := dial(dialCtx, s.spec, s.pool.info, s.logger, s.onNotification, s.clientOptions()...)
 		stop()
 		cancel()
 		if ctx.Err() != nil {
@@ -332,6 +335,9 @@ func (s *server) refreshTools(ctx context.Context, sess *session) {
 func (s *server) onNotification(n mcp.JSONRPCNotification) {
 	if n.Method == mcp.MethodNotificationToolsListChanged {
 		poke(s.relist)
+	}
+	if p := s.pool.opts.Peer; p != nil {
+		p.Notify(s.name, n)
 	}
 }
 

@@ -38,7 +38,7 @@ type session struct {
 // timeout. onNotify gets the upstream's notifications (from the transport's
 // reader: it must not block). The session's background work is bound to
 // life, not to the init timeout.
-func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.Logger, onNotify func(mcp.JSONRPCNotification)) (*session, error) {
+func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.Logger, onNotify func(mcp.JSONRPCNotification), opts ...client.ClientOption) (*session, error) {
 	timeout := spec.initTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -52,7 +52,7 @@ func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.
 	// upstreams: it is what servers implement today, and it lets an upstream
 	// ask the client for sampling, elicitation and roots in the middle of a
 	// call, which the 2026-07-28 protocol replaces with retried requests.
-	s.client = client.NewClient(t, client.WithLegacyProtocolOnly())
+	s.client = client.NewClient(t, append([]client.ClientOption{client.WithLegacyProtocolOnly()}, opts...)...)
 	s.client.OnNotification(onNotify)
 	s.client.OnConnectionLost(func(err error) {
 		s.markLost(fmt.Errorf("connection lost: %w", err))
@@ -141,11 +141,13 @@ func (s *session) newTransport(spec Spec, logger *slog.Logger) (transport.Interf
 	case TransportHTTP:
 		return transport.NewStreamableHTTP(spec.URL,
 			transport.WithHTTPHeaders(spec.Headers),
+			transport.WithHTTPHeaderFunc(spec.HeaderFunc), // nil adds none
 			transport.WithHTTPBasicClient(httpClient),
 			transport.WithHTTPLogger(logger))
 	case TransportSSE:
 		return transport.NewSSE(spec.URL,
 			transport.WithHeaders(spec.Headers),
+			transport.WithHeaderFunc(spec.HeaderFunc), // nil adds none
 			transport.WithHTTPClient(httpClient),
 			transport.WithSSELogger(logger))
 	default:

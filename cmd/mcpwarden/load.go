@@ -22,6 +22,9 @@ type setup struct {
 	cfg     *config.Config
 	policy  *rules.Policy
 	workDir string // the directory mcpwarden runs in: root of stdio servers without cwd
+	// peer, when set before the upstreams start, answers their requests to
+	// the client side (serve sets it to the proxy).
+	peer upstream.Peer
 }
 
 // loadSetup loads and validates the config at path and compiles its
@@ -48,6 +51,13 @@ func loadSetup(path string) (*setup, error) {
 // startUpstreams starts every configured upstream server. onEvent, when not
 // nil, hears of each server's connects, losses, restarts and tool changes.
 func (s *setup) startUpstreams(ctx context.Context, logger *slog.Logger, onEvent func(upstream.Event)) *upstream.Pool {
+	return s.startUpstreamsWith(ctx, logger, onEvent, nil)
+}
+
+// startUpstreamsWith is startUpstreams adding headerFunc's headers (the
+// trace context of each call) to every request to an HTTP or SSE
+// upstream, next to the configured headers; nil adds none.
+func (s *setup) startUpstreamsWith(ctx context.Context, logger *slog.Logger, onEvent func(upstream.Event), headerFunc func(context.Context) map[string]string) *upstream.Pool {
 	specs := make(map[string]upstream.Spec, len(s.cfg.Servers))
 	for name, srv := range s.cfg.Servers {
 		spec := upstream.Spec{
@@ -56,6 +66,7 @@ func (s *setup) startUpstreams(ctx context.Context, logger *slog.Logger, onEvent
 			Env:         srv.Env,
 			URL:         srv.URL,
 			Headers:     srv.Headers,
+			HeaderFunc:  headerFunc,
 			InitTimeout: srv.InitTimeout,
 
 			CallTimeout:        srv.CallTimeout,
@@ -78,6 +89,7 @@ func (s *setup) startUpstreams(ctx context.Context, logger *slog.Logger, onEvent
 		Logger:     logger,
 		ClientInfo: mcp.Implementation{Name: "mcpwarden", Version: version()},
 		OnEvent:    onEvent,
+		Peer:       s.peer,
 	})
 }
 
@@ -104,6 +116,17 @@ func (s *setup) pinning() (*proxy.Pinning, error) {
 		p.OnChange[name] = srv.OnToolChange
 	}
 	return p, nil
+}
+
+// samplingDenied names the servers whose policy denies sampling.
+func (s *setup) samplingDenied() map[string]bool {
+	out := map[string]bool{}
+	for name, srv := range s.cfg.Servers {
+		if srv.Policy.Sampling == "deny" {
+			out[name] = true
+		}
+	}
+	return out
 }
 
 // naming is how the config names tools on the wire.

@@ -10,11 +10,14 @@ import (
 	"path/filepath"
 	"slices"
 	"sync/atomic"
+	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -80,17 +83,31 @@ func serve(ctx context.Context, g *globals, configPath, profile string, stdin io
 	if err != nil {
 		return &codeError{code: exitUsage, err: err}
 	}
+	tel, stopTelemetry, err := startTelemetry(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry() // after the upstreams are closed: the last spans are flushed
+	var headerFunc func(context.Context) map[string]string
+	if tel != nil {
+		headerFunc = tel.Headers
+	}
 	// Upstream events may come before the proxy exists (the first connects)
 	// and at any time after (restarts, tool changes): they are audited, and
 	// passed on once the proxy is there.
 	var target atomic.Pointer[proxy.Server]
 	onEvent := func(e upstream.Event) {
-		writeUpstreamEvent(ctx, auditLog, logger, e)
+		if !writeUpstreamEvent(ctx, auditLog, logger, e) {
+			tel.AuditWriteFailed()
+		}
+		recordUpstreamEvent(tel, e)
 		if srv := target.Load(); srv != nil && (e.Kind == upstream.EventConnected || e.Kind == upstream.EventRestarted || e.Kind == upstream.EventToolsChanged) {
 			srv.UpstreamChanged(ctx, e.Server)
 		}
 	}
-	pool := st.startUpstreams(ctx, logger, onEvent)
+	var peer proxy.PeerSlot
+	st.peer = &peer
+	pool := st.startUpstreamsWith(ctx, logger, onEvent, headerFunc)
 	defer func() {
 		if err := pool.Close(); err != nil {
 			logger.Warn("closing upstreams", "err", err)
@@ -103,6 +120,12 @@ func serve(ctx context.Context, g *globals, configPath, profile string, stdin io
 			continue
 		}
 		up++
+		// Also reported by EventConnected; repeated in case the pool
+		// reports its first connects otherwise.
+		if tools, err := pool.Tools(name); err == nil {
+			tel.UpstreamUp(name, true)
+			tel.SetKnownTools(name, toolNames(tools))
+		}
 	}
 	if up == 0 {
 		logger.Warn("no upstream server is up yet; serving anyway, tools appear as servers come up")
@@ -115,23 +138,27 @@ func serve(ctx context.Context, g *globals, configPath, profile string, stdin io
 	defer stopResolvers()
 
 	srv, err := proxy.New(proxy.Options{
-		Upstream:   pool,
-		Policy:     st.policy,
-		Audit:      auditLog,
-		Logger:     logger,
-		Naming:     st.naming(),
-		Pinning:    pinning,
-		Profile:    profile,
-		Version:    version(),
-		AskTimeout: cfg.Ask.Timeout,
-		Resolvers:  resolvers,
+		Upstream:       pool,
+		Policy:         st.policy,
+		Audit:          auditLog,
+		Logger:         logger,
+		Naming:         st.naming(),
+		Pinning:        pinning,
+		SamplingDenied: st.samplingDenied(),
+		Profile:        profile,
+		Version:        version(),
+		AskTimeout:     cfg.Ask.Timeout,
+		Resolvers:      resolvers,
+		Telemetry:      tel,
 		// ask.elicitation: false skips elicitation; unset asks as usual.
 		SkipElicitation: cfg.Ask.Elicitation != nil && !*cfg.Ask.Elicitation,
 	})
 	if err != nil {
 		return &codeError{code: exitUsage, err: fmt.Errorf("config %s: %w", configPath, err)}
 	}
+	defer srv.Close()
 	target.Store(srv)
+	peer.Set(srv)
 	for _, name := range pool.Names() {
 		srv.UpstreamChanged(ctx, name) // what changed between New and Store
 	}
@@ -167,13 +194,17 @@ func httpIdentity(cfg *config.Config) (proxy.Identity, error) {
 	return id, nil
 }
 
-func writeUpstreamEvent(ctx context.Context, log *audit.Log, logger *slog.Logger, e upstream.Event) {
+// writeUpstreamEvent audits and logs e; it reports whether the audit
+// event was written.
+func writeUpstreamEvent(ctx context.Context, log *audit.Log, logger *slog.Logger, e upstream.Event) (written bool) {
 	ev := audit.Event{Event: audit.KindUpstream, Server: e.Server, Detail: e.Kind.String()}
 	if e.Err != nil {
 		ev.Error = e.Err.Error()
 	}
+	written = true
 	if werr := log.Write(ctx, ev); werr != nil {
 		logger.Error("writing audit event", "err", werr)
+		written = false
 	}
 	switch e.Kind {
 	case upstream.EventLost:
@@ -181,6 +212,75 @@ func writeUpstreamEvent(ctx context.Context, log *audit.Log, logger *slog.Logger
 	case upstream.EventRestarted:
 		logger.Info("upstream restarted", "server", e.Server, "tools_changed", e.ToolsChanged)
 	}
+	return written
+}
+
+// recordUpstreamEvent passes e on to the upstream metrics: whether the
+// server is up, its restarts, and the tools that get their own label.
+func recordUpstreamEvent(tel *telemetry.Telemetry, e upstream.Event) {
+	switch e.Kind {
+	case upstream.EventConnected, upstream.EventRestarted:
+		tel.UpstreamUp(e.Server, true)
+		tel.SetKnownTools(e.Server, toolNames(e.Tools))
+		if e.Kind == upstream.EventRestarted {
+			tel.UpstreamRestarted(e.Server)
+		}
+	case upstream.EventFailed, upstream.EventLost:
+		tel.UpstreamUp(e.Server, false)
+	case upstream.EventToolsChanged:
+		tel.SetKnownTools(e.Server, toolNames(e.Tools))
+	}
+}
+
+func toolNames(tools []mcp.Tool) []string {
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// telemetryShutdownTimeout bounds flushing the last spans at exit.
+const telemetryShutdownTimeout = 5 * time.Second
+
+// startTelemetry builds the metrics and tracing the config turns on and
+// serves the metrics endpoint in a goroutine until stop is called. Without
+// metrics or tracing keys it returns a nil Telemetry, which records
+// nothing. stop, which must be called, ends the endpoint, waits for its
+// goroutine and flushes the spans not yet exported, within
+// telemetryShutdownTimeout.
+func startTelemetry(ctx context.Context, cfg *config.Config, logger *slog.Logger) (tel *telemetry.Telemetry, stop func(), err error) {
+	if !cfg.Telemetry.Enabled() {
+		return nil, func() {}, nil
+	}
+	tel, err = telemetry.New(telemetry.Options{
+		Config:         cfg.Telemetry,
+		Servers:        cfg.ServerNames(),
+		Profiles:       slices.Sorted(maps.Keys(cfg.Profiles)),
+		ServiceVersion: version(),
+		Logger:         logger,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting telemetry: %w", err)
+	}
+	serveCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := tel.Serve(serveCtx); err != nil {
+			logger.Error("metrics endpoint stopped", "err", err)
+		}
+	}()
+	stop = func() {
+		cancel()
+		<-done
+		shutdown, cancelShutdown := context.WithTimeout(context.WithoutCancel(ctx), telemetryShutdownTimeout)
+		defer cancelShutdown()
+		if err := tel.Shutdown(shutdown); err != nil {
+			logger.Warn("shutting down telemetry", "err", err)
+		}
+	}
+	return tel, stop, nil
 }
 
 func first(values ...string) string {
