@@ -227,8 +227,10 @@ func (s *Server) forwardRead(ctx context.Context, srv, uri string, req mcp.ReadR
 		return nil, err
 	}
 	exposed := req.Params.URI
-	req.Params.URI = uri
-	res, err := cl.ReadResource(ctx, req)
+	// A fresh request: the client's own headers and session meta stay here.
+	res, err := cl.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{
+		URI: uri, Arguments: req.Params.Arguments, Meta: upstreamMeta(req.Params.Meta),
+	}})
 	if err != nil {
 		return nil, err
 	}
@@ -257,8 +259,9 @@ func (s *Server) getPrompt(srv, name string) server.PromptHandlerFunc {
 		if err != nil {
 			return nil, err
 		}
-		req.Params.Name = name
-		return cl.GetPrompt(ctx, req)
+		return cl.GetPrompt(ctx, mcp.GetPromptRequest{Params: mcp.GetPromptParams{
+			Name: name, Arguments: req.Params.Arguments, Meta: upstreamMeta(req.Params.Meta),
+		}})
 	}
 }
 
@@ -307,7 +310,7 @@ func (s *Server) setLevel(ctx context.Context, _ any, req *mcp.SetLevelRequest) 
 			continue
 		}
 		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if err := cl.SetLevel(lctx, *req); err != nil {
+		if err := cl.SetLevel(lctx, mcp.SetLevelRequest{Params: mcp.SetLevelParams{Level: req.Params.Level}}); err != nil {
 			s.logger.Debug("setting an upstream's log level", "server", name, "err", err)
 		}
 		cancel()

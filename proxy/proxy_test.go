@@ -190,7 +190,9 @@ func TestResultIsReturnedUnchanged(t *testing.T) {
 	}
 }
 
-// normalJSON is v as JSON with object keys sorted and numbers as written.
+// normalJSON is v as JSON with object keys sorted and numbers as written,
+// without the envelope fields each side's protocol version adds on its own
+// (resultType, io.modelcontextprotocol/ keys in _meta).
 func normalJSON(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -199,9 +201,17 @@ func normalJSON(t *testing.T, v any) string {
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	var m any
+	var m map[string]any
 	if err := dec.Decode(&m); err != nil {
 		t.Fatal(err)
+	}
+	delete(m, "resultType")
+	if meta, ok := m["_meta"].(map[string]any); ok {
+		for k := range meta {
+			if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+				delete(meta, k)
+			}
+		}
 	}
 	out, err := json.Marshal(m)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -90,14 +91,12 @@ func (s *Server) callUpstream(ctx context.Context, server string, params mcp.Cal
 	entry := &inflight{ctx: ctx}
 	r.active[server] = append(r.active[server], entry)
 	var token string
+	params.Meta = upstreamMeta(params.Meta)
 	if params.Meta != nil && params.Meta.ProgressToken != nil {
 		r.next++
 		token = "mcpwarden-" + strconv.FormatUint(r.next, 10)
 		r.tokens[token] = progressRoute{ctx: ctx, token: params.Meta.ProgressToken}
-		meta := *params.Meta
-		meta.ProgressToken = token
-		meta.AdditionalFields = maps.Clone(meta.AdditionalFields)
-		params.Meta = &meta
+		params.Meta.ProgressToken = token
 	}
 	r.mu.Unlock()
 	defer func() {
@@ -115,6 +114,30 @@ func (s *Server) callUpstream(ctx context.Context, server string, params mcp.Cal
 		}
 	}()
 	return s.upstream.Call(ctx, server, params)
+}
+
+// upstreamMeta is the part of a client's _meta that is forwarded: a copy
+// without the io.modelcontextprotocol/ keys, which describe the client's
+// own protocol session with mcpwarden (its version, identity and
+// capabilities), not the upstream's. nil stays nil.
+func upstreamMeta(m *mcp.Meta) *mcp.Meta {
+	if m == nil {
+		return nil
+	}
+	out := &mcp.Meta{ProgressToken: m.ProgressToken}
+	for k, v := range m.AdditionalFields {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			continue
+		}
+		if out.AdditionalFields == nil {
+			out.AdditionalFields = map[string]any{}
+		}
+		out.AdditionalFields[k] = v
+	}
+	if out.ProgressToken == nil && out.AdditionalFields == nil {
+		return nil
+	}
+	return out
 }
 
 // caller is the context of the newest call in flight to server: the
