@@ -28,6 +28,11 @@ type relay struct {
 	next   uint64
 	tokens map[string]progressRoute // mcpwarden's token → where it goes
 	active map[string][]*inflight   // server → calls in flight, oldest first
+	// last is the newest client session heard from, for an upstream's
+	// request that comes while none of its calls is in flight (roots/list
+	// after the client's roots/list_changed, say). Without cancellation:
+	// the request it came with may be over.
+	last context.Context
 }
 
 // An inflight is one forwarded call, for routing what the upstream sends
@@ -89,6 +94,7 @@ func (s *Server) callUpstream(ctx context.Context, server string, params mcp.Cal
 		r.tokens = map[string]progressRoute{}
 	}
 	entry := &inflight{ctx: ctx}
+	r.last = context.WithoutCancel(ctx)
 	r.active[server] = append(r.active[server], entry)
 	var token string
 	params.Meta = upstreamMeta(params.Meta)
@@ -140,14 +146,15 @@ func upstreamMeta(m *mcp.Meta) *mcp.Meta {
 	return out
 }
 
-// caller is the context of the newest call in flight to server: the
-// session an upstream's request to the client belongs to.
+// caller is the context of the newest call in flight to server, the
+// session an upstream's request to the client belongs to, else of the
+// newest session heard from.
 func (s *Server) caller(server string) (context.Context, bool) {
 	s.relay.mu.Lock()
 	defer s.relay.mu.Unlock()
 	calls := s.relay.active[server]
 	if len(calls) == 0 {
-		return nil, false
+		return s.relay.last, s.relay.last != nil
 	}
 	return calls[len(calls)-1].ctx, true
 }
@@ -191,6 +198,23 @@ func (s *Server) Notify(server string, n mcp.JSONRPCNotification) {
 		s.mcp.SendNotificationToAllClients(n.Method, params)
 	case string(mcp.MethodNotificationResourcesListChanged), string(mcp.MethodNotificationPromptsListChanged):
 		s.refreshCatalogLater(server)
+	}
+}
+
+// rootsChanged passes a client's notifications/roots/list_changed to every
+// upstream, which may then ask for the new roots.
+func (s *Server) rootsChanged(ctx context.Context, _ mcp.JSONRPCNotification) {
+	s.relay.mu.Lock()
+	s.relay.last = context.WithoutCancel(ctx)
+	s.relay.mu.Unlock()
+	for _, name := range s.upstream.Names() {
+		cl, _, err := s.upstream.Session(name)
+		if err != nil {
+			continue
+		}
+		if err := cl.RootListChanges(ctx); err != nil {
+			s.logger.Debug("passing roots/list_changed upstream", "server", name, "err", err)
+		}
 	}
 }
 

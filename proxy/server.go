@@ -144,6 +144,7 @@ func New(o Options) (*Server, error) {
 		server.WithRecovery(),
 		server.WithLogger(logger),
 	)
+	s.mcp.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, s.rootsChanged)
 	for _, name := range o.Upstream.Names() {
 		listed, err := o.Upstream.Tools(name)
 		if err != nil {

@@ -1,0 +1,143 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// everythingFixture fronts server-everything alone, with everything allowed.
+func everythingFixture(t *testing.T) *fixture {
+	return newFixture(t, "stdio", "  everything:\n"+serverEverything(), `  allow: ["mcp:everything:*"]`)
+}
+
+type model struct{}
+
+func (model) CreateMessage(_ context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	return &mcp.CreateMessageResult{
+		SamplingMessage: mcp.SamplingMessage{Role: mcp.RoleAssistant, Content: mcp.TextContent{Type: "text", Text: "sampled by the test client"}},
+		Model:           "test-model",
+		StopReason:      "endTurn",
+	}, nil
+}
+
+type roots struct{}
+
+func (roots) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	return &mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///work/the-clients-root", Name: "workspace"}}}, nil
+}
+
+func TestProgressReachesTheClient(t *testing.T) {
+	t.Parallel()
+	f := everythingFixture(t)
+	c := connectStdio(t, f, client.WithLegacyProtocolOnly())
+	var mu sync.Mutex
+	var tokens []any
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == "notifications/progress" {
+			mu.Lock()
+			tokens = append(tokens, n.Params.AdditionalFields["progressToken"])
+			mu.Unlock()
+		}
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{
+		Name:      "everything__trigger-long-running-operation",
+		Arguments: map[string]any{"duration": 1, "steps": 3},
+		Meta:      &mcp.Meta{ProgressToken: "client-token-7"},
+	}})
+	if err != nil || res.IsError {
+		t.Fatalf("long-running operation: %v %+v", err, res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(tokens) < 3 {
+		t.Fatalf("got %d progress notifications, want 3", len(tokens))
+	}
+	for _, tok := range tokens {
+		if tok != "client-token-7" {
+			t.Errorf("progress carried token %v, want the client's own", tok)
+		}
+	}
+}
+
+func TestUpstreamRequestsReachTheCallingClient(t *testing.T) {
+	t.Parallel()
+	f := everythingFixture(t)
+	h := &human{answer: func(int, context.Context) (*mcp.ElicitationResult, error) {
+		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
+			Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"name": "Ada", "color": "red", "email": "ada@example.com", "check": true},
+		}}, nil
+	}}
+	c := connectStdio(t, f, client.WithLegacyProtocolOnly(), client.WithSamplingHandler(model{}), client.WithRootsHandler(roots{}), client.WithElicitationHandler(h))
+
+	res := callTool(t, c, "everything__trigger-sampling-request", map[string]any{"prompt": "say hi", "maxTokens": 20})
+	if res.IsError || !strings.Contains(resultText(res), "sampled by the test client") {
+		t.Errorf("sampling through the proxy = %q (isError %v)", resultText(res), res.IsError)
+	}
+	res = callTool(t, c, "everything__get-roots-list", nil)
+	if res.IsError || !strings.Contains(resultText(res), "file:///work/the-clients-root") {
+		t.Errorf("roots through the proxy = %q", resultText(res))
+	}
+	res = callTool(t, c, "everything__trigger-elicitation-request", nil)
+	if res.IsError || h.times() != 1 || !strings.Contains(resultText(res), "accept") {
+		t.Errorf("elicitation through the proxy = %q, asked %d times", resultText(res), h.times())
+	}
+	var sampling []auditEvent
+	for _, e := range readAudit(t, f.auditPath, "decision") {
+		if e.Tool == "sampling/createMessage" {
+			sampling = append(sampling, e)
+		}
+	}
+	if len(sampling) != 1 || sampling[0].Decision != "allow" {
+		t.Errorf("audit of sampling = %+v, want one allow", sampling)
+	}
+}
+
+func TestSamplingDeniedByPolicy(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "stdio", "  everything:\n"+serverEverything()+"\n    policy: { sampling: deny }", `  allow: ["mcp:everything:*"]`)
+	c := connectStdio(t, f, client.WithLegacyProtocolOnly(), client.WithSamplingHandler(model{}))
+	res := callTool(t, c, "everything__trigger-sampling-request", map[string]any{"prompt": "say hi", "maxTokens": 20})
+	if strings.Contains(resultText(res), "sampled by the test client") {
+		t.Errorf("sampling went through despite policy.sampling: deny: %q", resultText(res))
+	}
+	var denied bool
+	for _, e := range readAudit(t, f.auditPath, "decision") {
+		if e.Tool == "sampling/createMessage" && e.Decision == "deny" {
+			denied = true
+		}
+	}
+	if !denied {
+		t.Error("the refused sampling request is not audited")
+	}
+}
+
+func TestResourcesAndPromptsPassThrough(t *testing.T) {
+	t.Parallel()
+	f := everythingFixture(t)
+	c := connectStdio(t, f, client.WithLegacyProtocolOnly())
+	res, err := c.ListResources(t.Context(), mcp.ListResourcesRequest{})
+	if err != nil || len(res.Resources) == 0 {
+		t.Fatalf("resources/list = %v, %v", res, err)
+	}
+	read, err := c.ReadResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: res.Resources[0].URI}})
+	if err != nil || len(read.Contents) == 0 {
+		t.Fatalf("resources/read %s = %v, %v", res.Resources[0].URI, read, err)
+	}
+	prompts, err := c.ListPrompts(t.Context(), mcp.ListPromptsRequest{})
+	if err != nil || len(prompts.Prompts) == 0 {
+		t.Fatalf("prompts/list = %v, %v", prompts, err)
+	}
+	for _, p := range prompts.Prompts {
+		if !strings.HasPrefix(p.Name, "everything__") {
+			t.Errorf("prompt %q is not named after its server", p.Name)
+		}
+	}
+}
