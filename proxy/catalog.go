@@ -122,6 +122,7 @@ func (s *Server) registerCatalog() {
 	var resources []server.ServerResource
 	var templates []server.ServerResourceTemplate
 	var prompts []server.ServerPrompt
+	naming := s.settings.Load().naming
 	for _, srv := range servers {
 		routes.exposed[srv] = map[string]string{}
 		for _, r := range c.resources[srv] {
@@ -147,7 +148,7 @@ func (s *Server) registerCatalog() {
 			templates = append(templates, server.ServerResourceTemplate{Template: t, Handler: s.readTemplated(srv, exposed != raw)})
 		}
 		for _, p := range c.prompts[srv] {
-			name := s.naming.Wire(srv, p.Name)
+			name := naming.Wire(srv, p.Name)
 			if prev, dup := routes.prompts[name]; dup {
 				s.logger.Error("two prompts map to one name; the second is not exposed", "name", name, "first", Canonical(prev.server, prev.name), "second", Canonical(srv, p.Name))
 				continue

@@ -231,7 +231,7 @@ func (s *Server) CreateMessage(_ context.Context, server string, req mcp.CreateM
 		return nil, errNoCaller
 	}
 	ev := audit.Event{Event: audit.KindDecision, Server: server, Tool: "sampling/createMessage", PolicySHA256: s.policy.Load().SHA256(), GrantedBy: audit.GrantedByRule}
-	if s.samplingDenied[server] {
+	if s.settings.Load().samplingDenied[server] {
 		ev.Decision, ev.Rule = "deny", "servers."+server+".policy.sampling: deny"
 		s.writeAudit(ctx, ev)
 		return nil, fmt.Errorf("mcpwarden: sampling is denied for server %q (servers.%s.policy.sampling)", server, server)

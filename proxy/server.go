@@ -76,19 +76,17 @@ type Server struct {
 	audit    *audit.Log
 	logger   *slog.Logger
 	policy   atomic.Pointer[rules.Policy]
-	naming   Naming
+	settings atomic.Pointer[settings]
 	pinning  *Pinning
 	review   review
 	relay    relay
 	catalog  catalog
-	// samplingDenied names the servers whose policy.sampling is deny.
-	samplingDenied map[string]bool
-	profile        string
-	tools          toolset
-	names          atomic.Pointer[Names]
-	mcp            *server.MCPServer
-	asker          *asker
-	tel            *telemetry.Telemetry // nil: no telemetry
+	profile  string
+	tools    toolset
+	names    atomic.Pointer[Names]
+	mcp      *server.MCPServer
+	asker    *asker
+	tel      *telemetry.Telemetry // nil: no telemetry
 }
 
 // New builds the server from the tools the upstreams listed. A wire-name
@@ -103,16 +101,15 @@ func New(o Options) (*Server, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{
-		upstream:       o.Upstream,
-		audit:          o.Audit,
-		logger:         logger,
-		naming:         o.Naming,
-		pinning:        o.Pinning,
-		samplingDenied: o.SamplingDenied,
-		profile:        o.Profile,
-		tel:            o.Telemetry,
+		upstream: o.Upstream,
+		audit:    o.Audit,
+		logger:   logger,
+		pinning:  o.Pinning,
+		profile:  o.Profile,
+		tel:      o.Telemetry,
 	}
 	s.policy.Store(o.Policy)
+	s.settings.Store(&settings{naming: o.Naming, samplingDenied: o.SamplingDenied})
 	s.names.Store(&Names{})
 
 	hooks := &server.Hooks{}

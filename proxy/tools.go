@@ -79,16 +79,26 @@ func (s *Server) SetTools(ctx context.Context, name string, tools []mcp.Tool) er
 func (s *Server) setTools(name string, tools []mcp.Tool) (added, removed, changed []string, err error) {
 	s.tools.mu.Lock()
 	defer s.tools.mu.Unlock()
+	return s.rebuildTools(name, tools, false)
+}
+
+// rebuildTools is setTools with s.tools.mu held; remove drops the server
+// from the set altogether.
+func (s *Server) rebuildTools(name string, tools []mcp.Tool, remove bool) (added, removed, changed []string, err error) {
+	naming := s.settings.Load().naming
 	next := maps.Clone(s.tools.byServer)
 	if next == nil {
 		next = map[string][]mcp.Tool{}
 	}
 	next[name] = tools
+	if remove {
+		delete(next, name)
+	}
 
 	var all []Tool
 	for _, srv := range slices.Sorted(maps.Keys(next)) {
 		for _, def := range next[srv] {
-			all = append(all, Tool{Server: srv, Name: def.Name, Canonical: Canonical(srv, def.Name), Wire: s.naming.Wire(srv, def.Name)})
+			all = append(all, Tool{Server: srv, Name: def.Name, Canonical: Canonical(srv, def.Name), Wire: naming.Wire(srv, def.Name)})
 		}
 	}
 	names, err := NewNames(all)
@@ -101,9 +111,9 @@ func (s *Server) setTools(name string, tools []mcp.Tool) (added, removed, change
 		before[def.Name] = def
 	}
 	var defs []server.ServerTool
-	var gone []string
+	wires := map[string]bool{}
 	for _, def := range tools {
-		t := Tool{Server: name, Name: def.Name, Canonical: Canonical(name, def.Name), Wire: s.naming.Wire(name, def.Name)}
+		t := Tool{Server: name, Name: def.Name, Canonical: Canonical(name, def.Name), Wire: naming.Wire(name, def.Name)}
 		if len(t.Wire) > longWireName {
 			s.logger.Warn("long wire name: clients that add a prefix may cut it; set an alias", "tool", t.Canonical, "wire_name", t.Wire)
 		}
@@ -113,14 +123,22 @@ func (s *Server) setTools(name string, tools []mcp.Tool) (added, removed, change
 			changed = append(changed, t.Canonical)
 		}
 		delete(before, def.Name)
+		wires[t.Wire] = true
 		def.Name = t.Wire
 		defs = append(defs, server.ServerTool{Tool: def, Handler: s.handler(t)})
 	}
 	for tool := range before {
 		removed = append(removed, Canonical(name, tool))
-		gone = append(gone, s.naming.Wire(name, tool))
 	}
 	slices.Sort(removed)
+	// What the server had registered and no longer has, by the names it
+	// was registered under (the naming may have changed since).
+	var gone []string
+	for wire, t := range s.names.Load().byWire {
+		if t.Server == name && !wires[wire] {
+			gone = append(gone, wire)
+		}
+	}
 
 	s.names.Store(names)
 	s.tools.byServer = next
