@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
+	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -57,13 +58,22 @@ func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *
 
 // handler is the tools/call handler for one tool. It decides, writes the
 // decision to the audit log before anything is forwarded, then forwards an
-// allowed call with exactly the arguments that were checked.
+// allowed call with exactly the arguments that were checked. Each call is
+// a request span, with a decision span and, when forwarded, an upstream
+// call span as children, and is counted once in the decision metric when
+// it is decided (a pending multi round-trip ask is counted on its retry).
 func (s *Server) handler(t Tool) server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return func(ctx context.Context, req mcp.CallToolRequest) (result *mcp.CallToolResult, err error) {
+		ctx = s.tel.ExtractMeta(ctx, req.Params.Meta)
 		c := s.newCall(ctx, t, req)
+		ctx, span := s.tel.StartRequest(ctx, telemetry.Request{Method: string(mcp.MethodToolsCall), Tool: t.Wire, Session: c.session})
+		defer func() { span.End(spanErr(result, err)) }()
+		dctx, dspan := s.tel.StartDecision(ctx, t.Server, t.Name)
 		if c.argsErr != nil {
 			// Malformed arguments are refused before any rule is consulted.
 			c.verdict = rules.Verdict{Decision: rules.Deny, Reason: c.argsErr.Error()}
+			dspan.End(c.verdict, c.grantedBy)
+			s.tel.Decision(c.profile, t.Server, t.Name, c.verdict.Decision)
 			s.writeAudit(ctx, c.decisionEvent())
 			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden refused %s: %v", t.Canonical, c.argsErr)), nil
 		}
@@ -73,14 +83,17 @@ func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 		case rules.Allow:
 			res = resolution{forward: true, grantedBy: audit.GrantedByRule}
 		case rules.Ask:
-			res = s.asker.resolve(ctx, c, req, s.audit.Redactor().Arguments)
+			res = s.resolveAsk(dctx, c, req)
 			if res.pending != nil {
+				dspan.End(c.verdict, "")
 				return res.pending, nil // asked; decided when the client retries
 			}
 		default:
 			res = resolution{grantedBy: audit.GrantedByRule, text: denyText(c)}
 		}
 		c.grantedBy, c.note = res.grantedBy, res.note
+		dspan.End(c.verdict, c.grantedBy)
+		s.tel.Decision(c.profile, t.Server, t.Name, c.verdict.Decision)
 		if err := s.writeAudit(ctx, c.decisionEvent()); err != nil && s.audit.Required() {
 			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden refused %s: the audit log cannot be written (%v), and audit.required is true, so nothing was forwarded", t.Canonical, err)), nil
 		}
@@ -91,16 +104,32 @@ func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 	}
 }
 
-// forward sends the call upstream and records its result.
+// resolveAsk resolves an ask with the human, counted as a pending ask
+// while it runs. The count covers every resolution, including those a
+// standing session grant answers at once and multi round-trip asks that
+// return pending at once: the asker does not say which it was.
+func (s *Server) resolveAsk(ctx context.Context, c *call, req mcp.CallToolRequest) resolution {
+	s.tel.AskStarted()
+	defer s.tel.AskEnded()
+	return s.asker.resolve(ctx, c, req, s.audit.Redactor().Arguments)
+}
+
+// forward sends the call upstream and records its result. The upstream
+// call span is the upstream's parent: its trace context goes in
+// params._meta, and in the headers of an HTTP upstream.
 func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	uctx, uspan := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
 	start := time.Now()
-	res, err := s.upstream.Call(ctx, c.tool.Server, mcp.CallToolParams{
+	res, err := s.callUpstream(uctx, c.tool.Server, mcp.CallToolParams{
 		Name:         c.tool.Name,
 		RawArguments: c.canonical,
-		Meta:         req.Params.Meta,
+		Meta:         s.tel.InjectMeta(uctx, req.Params.Meta),
 	})
+	elapsed := time.Since(start)
+	s.tel.Call(c.tool.Server, elapsed, telemetry.ResultOutcome(res != nil && res.IsError, err))
+	uspan.End(spanErr(res, err))
 	ev := c.event(audit.KindResult)
-	ms := time.Since(start).Milliseconds()
+	ms := elapsed.Milliseconds()
 	ev.DurationMS = &ms
 	if err != nil {
 		s.logger.Warn("upstream call failed", "tool", c.tool.Canonical, "err", err)
@@ -124,6 +153,7 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 func (s *Server) writeAudit(ctx context.Context, e audit.Event) error {
 	err := s.audit.Write(ctx, e)
 	if err != nil {
+		s.tel.AuditWriteFailed()
 		s.logger.Error("writing audit event", "event", e.Event, "tool", e.Tool, "err", err)
 	}
 	return err
@@ -181,3 +211,12 @@ func preview(res *mcp.CallToolResult) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// spanErr is what the span of a call that returned res and err ends with:
+// err, or telemetry.ErrToolResult for a result with isError set.
+func spanErr(res *mcp.CallToolResult, err error) error {
+	if err == nil && res != nil && res.IsError {
+		return telemetry.ErrToolResult
+	}
+	return err
+}

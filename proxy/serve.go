@@ -138,7 +138,11 @@ func (s *Server) httpHandler(addr string, o HTTPOptions) (http.Handler, *server.
 		server.WithStreamableHTTPLogger(s.logger),
 		server.WithSessionIdManager(ids),
 		server.WithDisableLocalhostProtection(true),
-		server.WithHTTPContextFunc(httpContext),
+		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+			// The profile a token selected, and the trace context the
+			// client sent in its headers (params._meta takes precedence).
+			return s.tel.HTTPContext(httpContext(ctx, r), r)
+		}),
 	)
 	mux := http.NewServeMux()
 	mux.Handle(EndpointPath, requireLiveSession(ids, stream))

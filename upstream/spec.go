@@ -2,7 +2,10 @@
 // keeps their sessions open, lists their tools and forwards calls to them.
 package upstream
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // A Spec says how to reach one upstream server: a command run over stdio,
 // or a URL reached over streamable HTTP or legacy SSE.
@@ -18,6 +21,11 @@ type Spec struct {
 	// URL and Headers reach a remote server.
 	URL     string
 	Headers map[string]string
+	// HeaderFunc, when set, adds headers to every HTTP request to a remote
+	// server, computed from the request's context (the W3C trace context
+	// of the call, say). They are set after Headers, so a name both give
+	// gets HeaderFunc's value. It must be safe for concurrent use.
+	HeaderFunc func(context.Context) map[string]string
 	// InitTimeout bounds starting, initializing and listing tools (at each
 	// start and restart, and each re-listing); 0 means DefaultInitTimeout.
 	InitTimeout time.Duration

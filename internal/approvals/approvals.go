@@ -5,6 +5,19 @@
 // them are Resolvers; the proxy tries them in the order DESIGN.md §3 gives.
 // Nothing here ever sees or answers an MCP message: the model cannot
 // approve its own call through this package.
+//
+// The page's security: it listens on loopback only; every request but the
+// static files needs the per-run token (130 random bits, printed on stderr
+// at start and kept in a 0600 token file, never in anything sent to the
+// client), compared in constant time; a Host header other than the
+// listener's loopback names is refused (DNS rebinding) and so is an Origin
+// other than the page's own. An answer is a POST that must carry the token
+// in the Authorization header and a JSON body: a cross-site form or a
+// simple cross-origin request can do neither, and a preflighted one is
+// refused (no CORS), so the secret token is also the CSRF token; net/http's
+// CrossOriginProtection (Sec-Fetch-Site) is checked on top. The page's
+// script puts every value into the page with textContent, and its CSP
+// allows no inline script, no framing and no referrer.
 package approvals
 
 import (

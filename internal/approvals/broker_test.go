@@ -181,6 +181,3 @@ func TestParseAnswerRefusesUnknownDecisions(t *testing.T) {
 		}
 	}
 }
-
-
-

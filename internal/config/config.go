@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -42,6 +43,9 @@ type Config struct {
 	Log Log `koanf:"log"`
 	// Pin configures tool-definition pinning (the rug-pull defence).
 	Pin Pin `koanf:"pin"`
+	// Telemetry holds the top-level keys metrics (a Prometheus endpoint)
+	// and tracing (OpenTelemetry over OTLP/HTTP); both are off by default.
+	Telemetry telemetry.Config `koanf:",squash"`
 
 	// Dir is the directory of the config file; relative cwd values are
 	// resolved against it. Not read from the file.

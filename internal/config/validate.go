@@ -62,6 +62,9 @@ func (c *Config) Validate() error {
 	if err := c.Audit.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.Telemetry.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if _, err := rules.Compile(c.RulesSpec()); err != nil {
 		errs = append(errs, err)
 	}

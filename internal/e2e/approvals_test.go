@@ -220,7 +220,10 @@ func TestApprovalPageInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("li.ask button.allow_session")),
 		chromedp.Poll[chromedp.Void](`document.querySelectorAll("#recent tbody tr").length === 1`),
 	)
-	time.Sleep(1100 * time.Millisecond) // let "Waiting" tick once, for the screenshot
+	time.Sleep(1600 * time.Millisecond) // "Waiting" counts up live
+	if waited := eval[string](t, browser, `document.querySelector("li.ask .waited").textContent`); waited == "0 s" {
+		t.Errorf("after 1.6 s the page shows the ask waiting %q", waited)
+	}
 	png, err := chromedp.Run(browser, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)

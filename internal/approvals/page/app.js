@@ -130,6 +130,6 @@
     es.addEventListener("state", (e) => render(JSON.parse(e.data)));
   }
 
-  setInterval(tick, 1000);
+  setInterval(tick, 500);
   connect();
 })();
