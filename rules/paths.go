@@ -14,40 +14,15 @@ func (p *Policy) Paths(c Call) (paths []string, known bool) {
 	}
 	x := evalCtx{p: p, args: c.Arguments, root: p.servers[c.Server].root}
 	known = true
-	x.collectPaths(c.Arguments, &paths, &known)
+	x.eachPath(c.Arguments, func(s string) {
+		if p, ok := normalisePath(s, x.root); ok {
+			paths = append(paths, p)
+		} else {
+			known = false
+		}
+	})
 	slices.Sort(paths)
 	return slices.Compact(paths), known
-}
-
-func (x *evalCtx) collectPaths(v any, out *[]string, known *bool) {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			if x.p.pathKeys[k] {
-				x.pathStrings(e, out, known)
-			}
-			x.collectPaths(e, out, known)
-		}
-	case []any:
-		for _, e := range t {
-			x.collectPaths(e, out, known)
-		}
-	}
-}
-
-func (x *evalCtx) pathStrings(v any, out *[]string, known *bool) {
-	switch t := v.(type) {
-	case string:
-		if p, ok := normalisePath(t, x.root); ok {
-			*out = append(*out, p)
-		} else {
-			*known = false
-		}
-	case []any:
-		for _, e := range t {
-			x.pathStrings(e, out, known)
-		}
-	}
 }
 
 // Within reports whether the clean absolute path p is dir or beneath it:

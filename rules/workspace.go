@@ -22,42 +22,48 @@ func (o *outside) reason(g *gate) string {
 // (nested objects and arrays included) that are outside g's workspace. A
 // value whose location is unknown (see normalisePath) is outside.
 func (x *evalCtx) outside(g *gate, out *outside) {
-	x.nested(g, x.args, out)
+	x.eachPath(x.args, func(s string) { x.check(g, s, out) })
 }
 
-func (x *evalCtx) nested(g *gate, v any, out *outside) {
+// check adds s to out when it is outside g's workspace.
+func (x *evalCtx) check(g *gate, s string, out *outside) {
+	if p, known := normalisePath(s, x.root); !known {
+		out.add(s)
+	} else if !x.inWorkspace(g, p) {
+		out.add(p)
+	}
+}
+
+// eachPath calls fn with every string under a path-like key anywhere in v
+// (nested objects and arrays included): a string, or the strings of an
+// array of them (nested arrays flattened). Other values are not paths.
+func (x *evalCtx) eachPath(v any, fn func(string)) {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
 			if x.p.pathKeys[k] {
-				x.paths(g, e, out)
+				pathStrings(e, fn)
 			}
-			x.nested(g, e, out)
+			x.eachPath(e, fn)
 		}
 	case []any:
 		for _, e := range t {
-			x.nested(g, e, out)
+			x.eachPath(e, fn)
 		}
 	}
 }
 
-// paths checks the strings of a path-like value: a string, or an array of
-// them (nested arrays flattened). Other values are not paths.
-func (x *evalCtx) paths(g *gate, v any, out *outside) {
+func pathStrings(v any, fn func(string)) {
 	switch t := v.(type) {
 	case string:
-		if p, known := normalisePath(t, x.root); !known {
-			out.add(t)
-		} else if !x.inWorkspace(g, p) {
-			out.add(p)
-		}
+		fn(t)
 	case []any:
 		for _, e := range t {
-			x.paths(g, e, out)
+			pathStrings(e, fn)
 		}
 	case []string:
 		for _, e := range t {
-			x.paths(g, e, out)
+			fn(e)
 		}
 	}
 }
@@ -92,7 +98,7 @@ func (r *rule) coversAll(x *evalCtx, g *gate, out *outside) bool {
 // at counts the outside values at segs, walking arrays as resolve does.
 func (x *evalCtx) at(g *gate, v any, segs []string, out *outside) {
 	if len(segs) == 0 {
-		x.paths(g, v, out)
+		pathStrings(v, func(s string) { x.check(g, s, out) })
 		return
 	}
 	switch t := v.(type) {
