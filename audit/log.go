@@ -42,7 +42,6 @@ type Log struct {
 
 	mu     sync.Mutex
 	prev   string
-	buf    bytes.Buffer
 	closed bool
 }
 
@@ -138,11 +137,6 @@ func (l *Log) Write(ctx context.Context, e Event) error {
 		e.Client = &Client{Name: r.String(e.Client.Name), Version: r.String(e.Client.Version)}
 	}
 
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return ErrClosed
-	}
 	if e.Time.IsZero() {
 		e.Time = l.now()
 	}
@@ -150,23 +144,36 @@ func (l *Log) Write(ctx context.Context, e Event) error {
 	if e.ID == "" {
 		e.ID = NewID(e.Time)
 	}
-	e.PrevSHA256 = l.prev
-	l.buf.Reset()
-	enc := json.NewEncoder(&l.buf)
+	// Encode outside the lock, with an empty prev_sha256 (the last field);
+	// under the lock only the previous line's hash is put in and the line
+	// written, so concurrent writers wait for each other's writes only.
+	e.PrevSHA256 = ""
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(e); err != nil {
 		return fmt.Errorf("encoding audit event: %w", err)
 	}
-	line := l.buf.Bytes() // ends with the newline Encode adds
+	body, ok := bytes.CutSuffix(buf.Bytes(), []byte(emptyPrev))
+	if !ok {
+		return fmt.Errorf("encoding audit event: prev_sha256 is not the last field")
+	}
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	line := append(append(append(body, `"`...), l.prev...), `"}`+"\n"...)
 	if err := l.sink.Write(ctx, line); err != nil {
 		return err
 	}
 	l.prev = hashLine(line[:len(line)-1])
-	if l.buf.Cap() > 1<<20 {
-		l.buf = bytes.Buffer{} // do not keep a huge buffer around
-	}
 	return nil
 }
+
+// emptyPrev is how an encoded event with no prev_sha256 ends.
+const emptyPrev = `""}` + "\n"
 
 // Close closes the sink. It is idempotent; Write after Close returns
 // ErrClosed.
