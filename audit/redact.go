@@ -236,23 +236,36 @@ func cutRunes(s string, n int) string {
 
 // credentialPatterns find credentials inside free text: HTTP auth headers,
 // URL passwords and query parameters, and token formats of common services.
+//
+// Each pattern has literal triggers, in lower case, one of which any match
+// contains: the regexp runs only on text that holds one, since most text
+// holds none.
 var credentialPatterns = []struct {
-	re   *regexp.Regexp
-	repl string
+	re       *regexp.Regexp
+	repl     string
+	triggers []string
 }{
-	{regexp.MustCompile(`(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{6,}`), "$1 " + Redacted},
-	{regexp.MustCompile(`(?i)(authorization["']?\s*[:=]\s*["']?basic)\s+[A-Za-z0-9+/=._-]{4,}`), "$1 " + Redacted},
-	{regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]*):[^/\s@]+@`), "$1:" + Redacted + "@"},
-	{regexp.MustCompile(`(?i)([?&;](?:access_token|refresh_token|id_token|token|api_?key|key|secret|client_secret|password|passwd|sig|signature|auth)=)[^&;\s#"']+`), "${1}" + Redacted},
-	{regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9_-]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)`), Redacted},
+	{regexp.MustCompile(`(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{6,}`), "$1 " + Redacted, []string{"bearer"}},
+	{regexp.MustCompile(`(?i)(authorization["']?\s*[:=]\s*["']?basic)\s+[A-Za-z0-9+/=._-]{4,}`), "$1 " + Redacted, []string{"basic"}},
+	{regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]*):[^/\s@]+@`), "$1:" + Redacted + "@", []string{"://"}},
+	{regexp.MustCompile(`(?i)([?&;](?:access_token|refresh_token|id_token|token|api_?key|key|secret|client_secret|password|passwd|sig|signature|auth)=)[^&;\s#"']+`), "${1}" + Redacted, []string{"="}},
+	{regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9_-]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)`), Redacted,
+		[]string{"gh", "glpat-", "sk-", "xox", "akia", "aiza", "eyj"}},
 }
 
 func scrub(s string) string {
 	if len(s) < 8 {
 		return s
 	}
+	lower := strings.ToLower(s)
 	for _, p := range credentialPatterns {
-		s = p.re.ReplaceAllString(s, p.repl)
+		for _, t := range p.triggers {
+			if strings.Contains(lower, t) {
+				s = p.re.ReplaceAllString(s, p.repl)
+				lower = strings.ToLower(s)
+				break
+			}
+		}
 	}
 	return s
 }
