@@ -17,6 +17,8 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5
 )
 
+require github.com/fsnotify/fsnotify v1.9.0 // indirect
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect

@@ -64,3 +64,19 @@ func (s *Server) Reload(ctx context.Context, r Reload) {
 	s.writeAudit(ctx, audit.Event{Event: audit.KindToolsChanged, Detail: "config reloaded", PolicySHA256: r.Policy.SHA256()})
 	s.logger.Info("config reloaded", "policy_sha256", r.Policy.SHA256(), "removed_servers", r.Removed)
 }
+
+// CheckNaming reports whether naming would give every tool now exposed a
+// distinct, client-safe wire name, so that a reload can be refused whole
+// instead of applied in part.
+func (s *Server) CheckNaming(naming Naming) error {
+	s.tools.mu.Lock()
+	defer s.tools.mu.Unlock()
+	var all []Tool
+	for _, srv := range slices.Sorted(maps.Keys(s.tools.byServer)) {
+		for _, def := range s.tools.byServer[srv] {
+			all = append(all, Tool{Server: srv, Name: def.Name, Canonical: Canonical(srv, def.Name), Wire: naming.Wire(srv, def.Name)})
+		}
+	}
+	_, err := NewNames(all)
+	return err
+}

@@ -365,7 +365,7 @@ func TestCallsBeyondTheQueueAreBusy(t *testing.T) {
 	spec, _ := faulty(t, "")
 	spec.MaxConcurrentCalls, spec.MaxQueuedCalls = 1, 1
 	pool, _ := startFaulty(t, map[string]Spec{"fs": spec})
-	g := pool.servers["fs"].gate
+	g := (*pool.servers.Load())["fs"].gate
 
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup

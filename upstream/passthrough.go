@@ -3,7 +3,6 @@ package upstream
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -80,9 +79,9 @@ func (s *server) clientOptions() []client.ClientOption {
 // (resources, prompts, completion, logging) that are passed through as
 // they are. It fails fast while the server is down.
 func (p *Pool) Session(name string) (*client.Client, mcp.ServerCapabilities, error) {
-	s, ok := p.servers[name]
-	if !ok {
-		return nil, mcp.ServerCapabilities{}, fmt.Errorf("%w %q", ErrUnknownServer, name)
+	s, err := p.server(name)
+	if err != nil {
+		return nil, mcp.ServerCapabilities{}, err
 	}
 	sess, err := s.current()
 	if err != nil {

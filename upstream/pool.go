@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -22,7 +23,8 @@ import (
 // Errors callers branch on. Each is wrapped in an error naming the server
 // (and the tool, for a call).
 var (
-	// ErrUnknownServer is returned for a server name the pool was not given.
+	// ErrUnknownServer is returned for a server name the pool was not
+	// given, or that Reconcile removed.
 	ErrUnknownServer = errors.New("unknown upstream server")
 	// ErrUnavailable is returned while a server is down: it has not started
 	// yet, is being restarted, or the pool is closed. The error says when the
@@ -53,11 +55,13 @@ type Options struct {
 	// ClientInfo is what mcpwarden calls itself in initialize.
 	ClientInfo mcp.Implementation
 	// OnEvent, if set, is called for every change in a server's state (see
-	// EventKind), including the first connect attempts made by Start. Events
-	// of one server come in order, from that server's supervisor goroutine;
-	// events of different servers may come concurrently. OnEvent should
-	// return quickly (the server is not restarted or re-listed meanwhile); it
-	// may call the Pool's methods other than Close.
+	// EventKind), including the first connect attempts made by Start and
+	// Reconcile. Events of one server come in order, from that server's
+	// supervisor goroutine; events of different servers may come
+	// concurrently. OnEvent should return quickly (the server is not
+	// restarted or re-listed meanwhile); it may call the Pool's methods
+	// other than Reconcile and Close, which wait for supervisors (possibly
+	// the calling one).
 	OnEvent func(Event)
 	// Peer, if set, gets the upstreams' notifications and answers their
 	// requests to the client side (see Peer).
@@ -89,6 +93,11 @@ const (
 	// EventToolsChanged: the server sent notifications/tools/list_changed
 	// and its re-listed tools differ; Tools is the new list.
 	EventToolsChanged
+	// EventRemoved: Reconcile removed the server from the pool; its session
+	// is closed and its process group stopped. It is the server's last
+	// event. A server whose Spec changed is not removed but replaced: the
+	// replacement reports EventConnected (or EventFailed) as a new server.
+	EventRemoved
 )
 
 func (k EventKind) String() string {
@@ -103,6 +112,8 @@ func (k EventKind) String() string {
 		return "restarted"
 	case EventToolsChanged:
 		return "tools_changed"
+	case EventRemoved:
+		return "removed"
 	default:
 		return "unknown"
 	}
@@ -138,9 +149,12 @@ type Event struct {
 // restarts it with exponential backoff when it goes down, and re-lists its
 // tools after a restart and on notifications/tools/list_changed. A server
 // that is down makes calls to it fail fast with ErrUnavailable; it never
-// holds up the others. A Pool is safe for concurrent use.
+// holds up the others. The set of servers is fixed at Start and changed
+// only by Reconcile. A Pool is safe for concurrent use.
 type Pool struct {
-	servers map[string]*server // fixed at Start
+	// servers is replaced whole (copy on write) by Reconcile, so that
+	// Call, Tools, Err, Session and Names read it without locking.
+	servers atomic.Pointer[map[string]*server]
 	info    mcp.Implementation
 	logger  *slog.Logger
 	opts    Options
@@ -149,15 +163,33 @@ type Pool struct {
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup // the supervisors
 	closeOnce sync.Once
+
+	// mu is held only briefly, never across an upstream call or a stop: it
+	// orders the replacing of servers, the starting of supervisors
+	// (wg.Add) and Close.
+	mu       sync.Mutex
+	closed   bool               // by Close; no supervisor starts after it
+	retiring map[string]*server // stopped by Reconcile, until their supervisor has ended
 }
 
-// A server is one upstream and its supervisor's view of it.
+// A server is one upstream and its supervisor's view of it. Its spec never
+// changes: Reconcile replaces a server whose Spec changed with a new one.
 type server struct {
 	name   string
 	spec   Spec
 	pool   *Pool
 	logger *slog.Logger
 	gate   *gate
+
+	// headerFunc is spec.HeaderFunc, or the one of a later equal Spec given
+	// to Reconcile (a func cannot be compared, so a new one does not make
+	// the Spec differ); dialled sessions call the current one.
+	headerFunc atomic.Pointer[func(context.Context) map[string]string]
+
+	ctx    context.Context // the supervisor's; ended by Close or Reconcile
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the supervisor has ended
+	prev   *server       // a retiring server of the same name, to wait for before the first attempt
 
 	relist  chan struct{} // tools/list_changed arrived; capacity 1
 	suspect chan struct{} // a call failed in the transport; capacity 1
@@ -170,8 +202,18 @@ type server struct {
 	attempt   int       // the number of the next (or current) attempt
 	retryAt   time.Time // when it is due; zero while it is in progress
 	closed    bool
-	stopError error // from closing the last session at Close
+	retired   retirement // by Reconcile
+	stopError error      // from closing the last session at Close
 }
+
+// A retirement says why Reconcile stopped a server.
+type retirement uint8
+
+const (
+	notRetired retirement = iota
+	retiredRemoved
+	retiredReplaced
+)
 
 // Start connects to every server in specs concurrently: it starts or dials
 // it, initializes the session and lists all its tools (following
@@ -183,7 +225,7 @@ func Start(ctx context.Context, specs map[string]Spec, opts *Options) *Pool {
 	if opts == nil {
 		opts = &Options{}
 	}
-	p := &Pool{servers: make(map[string]*server, len(specs)), opts: *opts, logger: opts.Logger, info: opts.ClientInfo}
+	p := &Pool{opts: *opts, logger: opts.Logger, info: opts.ClientInfo, retiring: map[string]*server{}}
 	if p.logger == nil {
 		p.logger = slog.New(slog.DiscardHandler)
 	}
@@ -191,35 +233,220 @@ func Start(ctx context.Context, specs map[string]Spec, opts *Options) *Pool {
 		p.info = mcp.Implementation{Name: "mcpwarden", Version: "dev"}
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	var first sync.WaitGroup
+	servers := make(map[string]*server, len(specs))
 	for name, spec := range specs {
-		s := &server{
-			name:    name,
-			spec:    spec,
-			pool:    p,
-			logger:  p.logger.With("server", name),
-			gate:    newGate(spec.maxConcurrentCalls(), spec.maxQueuedCalls()),
-			relist:  make(chan struct{}, 1),
-			suspect: make(chan struct{}, 1),
-			attempt: 1,
-		}
-		p.servers[name] = s
-		first.Add(1)
-		p.wg.Go(func() { s.run(ctx, first.Done) })
+		servers[name] = p.newServer(name, spec)
+	}
+	p.servers.Store(&servers)
+	var first sync.WaitGroup
+	for _, s := range servers {
+		p.startLocked(ctx, s, &first) // nothing else can see p yet
 	}
 	first.Wait()
 	return p
 }
 
+func (p *Pool) newServer(name string, spec Spec) *server {
+	s := &server{
+		name:    name,
+		spec:    spec,
+		pool:    p,
+		logger:  p.logger.With("server", name),
+		gate:    newGate(spec.maxConcurrentCalls(), spec.maxQueuedCalls()),
+		done:    make(chan struct{}),
+		relist:  make(chan struct{}, 1),
+		suspect: make(chan struct{}, 1),
+		attempt: 1,
+	}
+	s.ctx, s.cancel = context.WithCancel(p.ctx)
+	s.setHeaderFunc(spec.HeaderFunc)
+	return s
+}
+
+// startLocked starts s's supervisor, which calls first.Done once its
+// first attempt has ended, bounded by ctx. p.mu is held, or p not shared.
+func (p *Pool) startLocked(ctx context.Context, s *server, first *sync.WaitGroup) {
+	first.Add(1)
+	p.wg.Go(func() {
+		defer s.exit()
+		s.run(ctx, first.Done)
+	})
+}
+
+// Reconcile makes the pool serve specs, for a reloaded configuration. A
+// server in specs but not in the pool is added and started as Start does;
+// one in the pool but not in specs is removed: it leaves the pool at once
+// (Call, Tools, Err and Session return ErrUnknownServer), its calls in
+// flight fail with ErrUnavailable, its session is closed and its process
+// group stopped, and EventRemoved is reported. A server whose Spec changed
+// is replaced: the old one is stopped like a removed one (without
+// EventRemoved) before the new one's first attempt, and the new one
+// reports EventConnected or EventFailed; calls meanwhile fail fast with
+// ErrUnavailable. A server whose Spec is unchanged keeps running
+// untouched, the same session; Specs are compared field by field, with nil
+// and empty maps and slices equal and HeaderFunc compared only as set or
+// not (a func cannot be compared; the new one is used from then on, by
+// the running session too). Reconcile returns the names added, removed
+// and restarted (replaced), each sorted, once the removed and replaced
+// servers are stopped and the new ones have succeeded or failed their
+// first attempt; ctx bounds the first attempts only, failures are retried
+// in the background (see Err). Concurrent calls are applied one at a time,
+// each against the result of the one before; Reconcile after Close does
+// nothing and returns nil lists. It must not be called from OnEvent.
+func (p *Pool) Reconcile(ctx context.Context, specs map[string]Spec) (added, removed, restarted []string) {
+	var stopping []*server
+	var first sync.WaitGroup
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, nil, nil
+	}
+	cur := *p.servers.Load()
+	next := make(map[string]*server, len(specs))
+	var starting []*server
+	for name, spec := range specs {
+		old, ok := cur[name]
+		if ok && specEqual(old.spec, spec) {
+			old.setHeaderFunc(spec.HeaderFunc)
+			next[name] = old
+			continue
+		}
+		if ok {
+			restarted = append(restarted, name)
+			p.retireLocked(old, retiredReplaced)
+			stopping = append(stopping, old)
+		} else {
+			added = append(added, name)
+		}
+		s := p.newServer(name, spec)
+		s.prev = p.retiring[name] // the replaced one, or one removed by an earlier Reconcile
+		next[name] = s
+		starting = append(starting, s)
+	}
+	for name, old := range cur {
+		if _, ok := specs[name]; !ok {
+			removed = append(removed, name)
+			p.retireLocked(old, retiredRemoved)
+			stopping = append(stopping, old)
+		}
+	}
+	p.servers.Store(&next)
+	for _, s := range stopping {
+		s.cancel()
+	}
+	for _, s := range starting {
+		p.startLocked(ctx, s, &first)
+	}
+	p.mu.Unlock()
+
+	for _, s := range stopping {
+		<-s.done
+	}
+	first.Wait()
+	slices.Sort(added)
+	slices.Sort(removed)
+	slices.Sort(restarted)
+	if len(added)+len(removed)+len(restarted) > 0 {
+		p.logger.Info("upstreams reconciled", "added", added, "removed", removed, "restarted", restarted)
+	}
+	return added, removed, restarted
+}
+
+// retireLocked marks s as stopped by Reconcile, so that calls still
+// holding it fail saying so, and records it until its supervisor has ended
+// so that a new server of the same name starts after that. p.mu is held.
+func (p *Pool) retireLocked(s *server, why retirement) {
+	s.mu.Lock()
+	s.retired = why
+	s.mu.Unlock()
+	p.retiring[s.name] = s
+}
+
+// exit is the supervisor's last act: it reports a removal, forgets a
+// retiring server, and lets whatever waits for s go on.
+func (s *server) exit() {
+	s.mu.Lock()
+	s.sess, s.closed = nil, true
+	why, stopErr := s.retired, s.stopError
+	s.mu.Unlock()
+	if why != notRetired && stopErr != nil {
+		s.logger.Warn("stopping upstream", "err", stopErr)
+	}
+	if why == retiredRemoved {
+		s.logger.Info("upstream removed")
+		s.emit(Event{Server: s.name, Kind: EventRemoved})
+	}
+	p := s.pool
+	p.mu.Lock()
+	if p.retiring[s.name] == s {
+		delete(p.retiring, s.name)
+	}
+	p.mu.Unlock()
+	close(s.done)
+}
+
+// specEqual reports whether a and b describe the same server: the same
+// fields, with nil and empty maps and slices alike and HeaderFunc only set
+// or not.
+func specEqual(a, b Spec) bool {
+	if (a.HeaderFunc == nil) != (b.HeaderFunc == nil) {
+		return false
+	}
+	return reflect.DeepEqual(a.canonical(), b.canonical())
+}
+
+// canonical is s without HeaderFunc and with empty maps and slices nil.
+func (s Spec) canonical() Spec {
+	s.HeaderFunc = nil
+	if len(s.Args) == 0 {
+		s.Args = nil
+	}
+	if len(s.Env) == 0 {
+		s.Env = nil
+	}
+	if len(s.Headers) == 0 {
+		s.Headers = nil
+	}
+	return s
+}
+
+func (s *server) setHeaderFunc(f func(context.Context) map[string]string) {
+	if f != nil {
+		s.headerFunc.Store(&f)
+	}
+}
+
+// headers calls the current HeaderFunc.
+func (s *server) headers(ctx context.Context) map[string]string {
+	if f := s.headerFunc.Load(); f != nil {
+		return (*f)(ctx)
+	}
+	return nil
+}
+
+// dialSpec is the spec to dial, calling the current HeaderFunc.
+func (s *server) dialSpec() Spec {
+	spec := s.spec
+	if spec.HeaderFunc != nil {
+		spec.HeaderFunc = s.headers
+	}
+	return spec
+}
+
 // run is the server's supervisor: it (re)starts the server until the pool
-// is closed. startDone is called once the first attempt has ended.
+// is closed or Reconcile stops it. startDone is called once the first
+// attempt has ended.
 func (s *server) run(startCtx context.Context, startDone func()) {
-	ctx := s.pool.ctx
+	ctx := s.ctx
 	defer func() {
 		if startDone != nil {
 			startDone()
 		}
 	}()
+	if s.prev != nil { // the old process group is gone before a new one starts
+		<-s.prev.done
+		s.prev = nil
+	}
 	failures := 0
 	for {
 		dialCtx, cancel := context.WithCancel(ctx)
@@ -227,7 +454,7 @@ func (s *server) run(startCtx context.Context, startDone func()) {
 		if startDone != nil { // the first attempt is bounded by Start's ctx too
 			stop = context.AfterFunc(startCtx, cancel)
 		}
-		sess, err := dial(dialCtx, s.spec, s.pool.info, s.logger, s.onNotification, s.clientOptions()...)
+		sess, err := dial(dialCtx, s.dialSpec(), s.pool.info, s.logger, s.onNotification, s.clientOptions()...)
 		stop()
 		cancel()
 		if ctx.Err() != nil {
@@ -432,7 +659,7 @@ func (s *server) current() (*session, error) {
 }
 
 func (s *server) unavailableLocked() error {
-	e := &UnavailableError{Server: s.name, Attempt: s.attempt, EverUp: s.everUp, Err: s.lastErr, Closed: s.closed}
+	e := &UnavailableError{Server: s.name, Attempt: s.attempt, EverUp: s.everUp, Err: s.lastErr, Closed: s.closed, Removed: s.retired != notRetired}
 	if !s.retryAt.IsZero() {
 		e.RetryIn = max(time.Until(s.retryAt), 0)
 	}
@@ -450,6 +677,7 @@ type UnavailableError struct {
 	RetryIn time.Duration // until the next attempt; 0 while one is in progress
 	EverUp  bool          // whether the server was up before
 	Closed  bool          // the pool is closed
+	Removed bool          // Reconcile stopped the server: it was removed, or replaced for a new Spec
 	Err     error         // why the last attempt failed or the session ended
 }
 
@@ -457,6 +685,8 @@ func (e *UnavailableError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "upstream %q ", e.Server)
 	switch {
+	case e.Removed:
+		b.WriteString("was stopped by a reload")
 	case e.Closed:
 		b.WriteString("is closed")
 	case e.EverUp:
@@ -464,7 +694,7 @@ func (e *UnavailableError) Error() string {
 	default:
 		b.WriteString("is not available")
 	}
-	if !e.Closed {
+	if !e.Closed && !e.Removed {
 		if e.RetryIn > 0 {
 			fmt.Fprintf(&b, " (attempt %d, next try in %s)", e.Attempt, e.RetryIn.Round(100*time.Millisecond))
 		} else {
@@ -496,18 +726,27 @@ func toolsEqual(a, b []mcp.Tool) bool {
 
 // Names returns the servers' names, sorted.
 func (p *Pool) Names() []string {
-	return slices.Sorted(maps.Keys(p.servers))
+	return slices.Sorted(maps.Keys(*p.servers.Load()))
+}
+
+// server returns the named server, or ErrUnknownServer.
+func (p *Pool) server(name string) (*server, error) {
+	s, ok := (*p.servers.Load())[name]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownServer, name)
+	}
+	return s, nil
 }
 
 // Err is nil when the server is up and can take calls, an error wrapping
 // ErrUnavailable (an *UnavailableError) when it is not right now, or
 // ErrUnknownServer.
 func (p *Pool) Err(name string) error {
-	s, ok := p.servers[name]
-	if !ok {
-		return fmt.Errorf("%w %q", ErrUnknownServer, name)
+	s, err := p.server(name)
+	if err != nil {
+		return err
 	}
-	_, err := s.current()
+	_, err = s.current()
 	return err
 }
 
@@ -516,11 +755,11 @@ func (p *Pool) Err(name string) error {
 // it is down, they are the tools it had when it was last up (nil if it
 // never was). The slice is shared: do not modify it.
 func (p *Pool) Tools(name string) ([]mcp.Tool, error) {
-	s, ok := p.servers[name]
-	if !ok {
-		return nil, fmt.Errorf("%w %q", ErrUnknownServer, name)
+	s, err := p.server(name)
+	if err != nil {
+		return nil, err
 	}
-	_, err := s.current()
+	_, err = s.current()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.tools, err
@@ -534,12 +773,13 @@ var errCallTimeout = errors.New("call_timeout expired")
 // fails fast with ErrUnavailable while the server is down and with ErrBusy
 // when its queue is full; it waits at most the server's CallTimeout
 // (ErrTimeout) and refuses a result over its MaxResultBytes
-// (ErrResultTooLarge). A call interrupted by the upstream going down fails
-// and is not retried: it may have had effects.
+// (ErrResultTooLarge). A call interrupted by the upstream going down, or
+// by Reconcile or Close stopping it, fails with ErrUnavailable and is not
+// retried: it may have had effects.
 func (p *Pool) Call(ctx context.Context, name string, params mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	s, ok := p.servers[name]
-	if !ok {
-		return nil, fmt.Errorf("%w %q", ErrUnknownServer, name)
+	s, err := p.server(name)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := s.current(); err != nil {
 		return nil, err
@@ -569,6 +809,11 @@ func (p *Pool) Call(ctx context.Context, name string, params mcp.CallToolParams)
 // supervisor when the failure says the session is gone.
 func (s *server) callError(ctx context.Context, sess *session, tool string, timeout time.Duration, err error) error {
 	switch {
+	case s.ctx.Err() != nil: // stopped by Reconcile or Close: that is the cause
+		s.mu.Lock()
+		uerr := s.unavailableLocked()
+		s.mu.Unlock()
+		return fmt.Errorf("call to %q interrupted: %w", tool, uerr)
 	case errors.Is(context.Cause(ctx), errCallTimeout):
 		if sess == nil {
 			return fmt.Errorf("upstream %q: call to %q got no free slot within call_timeout %s: %w", s.name, tool, timeout, ErrTimeout)
@@ -629,16 +874,21 @@ func (g *gate) acquire(ctx context.Context) error {
 func (g *gate) release() { <-g.slots }
 
 // Close stops every supervisor, ends every session and stops every stdio
-// server's process group, concurrently, and returns when all of it has
-// ended. Calls after Close fail with ErrUnavailable. It is idempotent.
+// server's process group, concurrently, those added by Reconcile too, and
+// returns when all of it has ended. Calls after Close fail with
+// ErrUnavailable. It is idempotent.
 func (p *Pool) Close() error {
 	p.closeOnce.Do(func() {
-		p.cancel()
+		p.cancel() // first: a Reconcile under way ends its attempts at once
+		p.mu.Lock()
+		p.closed = true
+		p.mu.Unlock()
 		p.wg.Wait()
 	})
+	servers := *p.servers.Load()
 	var errs []error
-	for _, name := range p.Names() {
-		s := p.servers[name]
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
+		s := servers[name]
 		s.mu.Lock()
 		s.closed = true
 		if s.stopError != nil {

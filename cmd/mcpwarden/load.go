@@ -58,6 +58,16 @@ func (s *setup) startUpstreams(ctx context.Context, logger *slog.Logger, onEvent
 // trace context of each call) to every request to an HTTP or SSE
 // upstream, next to the configured headers; nil adds none.
 func (s *setup) startUpstreamsWith(ctx context.Context, logger *slog.Logger, onEvent func(upstream.Event), headerFunc func(context.Context) map[string]string) *upstream.Pool {
+	return upstream.Start(ctx, s.specs(headerFunc), &upstream.Options{
+		Logger:     logger,
+		ClientInfo: mcp.Implementation{Name: "mcpwarden", Version: version()},
+		OnEvent:    onEvent,
+		Peer:       s.peer,
+	})
+}
+
+// specs are the upstream servers as the config describes them.
+func (s *setup) specs(headerFunc func(context.Context) map[string]string) map[string]upstream.Spec {
 	specs := make(map[string]upstream.Spec, len(s.cfg.Servers))
 	for name, srv := range s.cfg.Servers {
 		spec := upstream.Spec{
@@ -85,12 +95,7 @@ func (s *setup) startUpstreamsWith(ctx context.Context, logger *slog.Logger, onE
 		}
 		specs[name] = spec
 	}
-	return upstream.Start(ctx, specs, &upstream.Options{
-		Logger:     logger,
-		ClientInfo: mcp.Implementation{Name: "mcpwarden", Version: version()},
-		OnEvent:    onEvent,
-		Peer:       s.peer,
-	})
+	return specs
 }
 
 // lockPath is the tool pin lock file's path.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,33 +20,46 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
 func newServeCmd(g *globals) *cobra.Command {
-	var configPath, profile string
+	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve --config FILE [--profile NAME]",
+		Use:   "serve --config FILE [--profile NAME] [--watch]",
 		Short: "Run the proxy: connect to the upstream servers and serve clients",
 		Long: `serve loads the config, starts or connects to every upstream server, and
 serves MCP clients over stdio (listen: stdio, the default) or streamable HTTP
 at /mcp (listen: 127.0.0.1:PORT). Logs go to stderr; in stdio mode stdout
 carries only the protocol. An upstream that fails to start is reported and
-left out; the others are served.`,
+retried in the background; the others are served.
+
+SIGHUP (and, with --watch, any change to the config file) reloads the
+config: it is validated whole, a bad one is refused with the reason logged
+and the running one kept; a good one is swapped in for the next call.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serve(cmd.Context(), g, configPath, profile, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return serve(cmd.Context(), g, f, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().StringVarP(&configPath, "config", "c", "", "config file (YAML, JSON or TOML)")
-	cmd.Flags().StringVar(&profile, "profile", "", "client profile for every session (stdio: one client per process); over HTTP the bearer token selects it")
+	cmd.Flags().StringVarP(&f.config, "config", "c", "", "config file (YAML, JSON or TOML)")
+	cmd.Flags().BoolVar(&f.watch, "watch", false, "reload the config when its file changes (SIGHUP always reloads)")
+	cmd.Flags().StringVar(&f.profile, "profile", "", "client profile for every session (stdio: one client per process); over HTTP the bearer token selects it")
 	_ = cmd.MarkFlagRequired("config")
 	return cmd
 }
 
 // serve is the whole serve command: every part is built and validated
 // before the first client is served.
-func serve(ctx context.Context, g *globals, configPath, profile string, stdin io.Reader, stdout, stderr io.Writer) error {
+// serveFlags are serve's own flags.
+type serveFlags struct {
+	config, profile string
+	watch           bool
+}
+
+func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
+	configPath, profile := f.config, f.profile
 	st, err := loadSetup(configPath)
 	if err != nil {
 		return err
@@ -163,6 +177,17 @@ func serve(ctx context.Context, g *globals, configPath, profile string, stdin io
 		srv.UpstreamChanged(ctx, name) // what changed between New and Store
 	}
 
+	r := &reloader{path: configPath, logger: logger, pool: pool, srv: srv, headerFunc: headerFunc, current: st}
+	var watching sync.WaitGroup
+	watchCtx, stopWatching := context.WithCancel(ctx)
+	defer func() { stopWatching(); watching.Wait() }()
+	watching.Go(func() {
+		if err := r.watch(watchCtx, f.watch); err != nil {
+			logger.Error("config reloads are off", "err", err)
+		}
+	})
+
+	logSummary(logger, st, pool, profile, auditCfg)
 	if cfg.Listen == "" || cfg.Listen == config.ListenStdio {
 		logger.Info("serving on stdio", "upstreams", up)
 		return srv.ServeStdio(ctx, stdin, stdout)
@@ -175,6 +200,51 @@ func serve(ctx context.Context, g *globals, configPath, profile string, stdin io
 			MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
 		},
 	})
+}
+
+// logSummary logs, once at start, what is being served: the servers up,
+// the tools exposed and hidden (per profile, when there are profiles), the
+// listen address and where the audit log goes.
+func logSummary(logger *slog.Logger, st *setup, pool *upstream.Pool, profile string, auditCfg audit.Config) {
+	var up, down []string
+	for _, name := range pool.Names() {
+		if pool.Err(name) == nil {
+			up = append(up, name)
+		} else {
+			down = append(down, name)
+		}
+	}
+	profiles := []string{profile}
+	if profile == "" && st.cfg.Listen != "" && st.cfg.Listen != config.ListenStdio && len(st.cfg.Profiles) > 0 {
+		profiles = slices.Sorted(maps.Keys(st.cfg.Profiles))
+	}
+	for _, p := range profiles {
+		exposed, hidden := 0, 0
+		for _, name := range up {
+			tools, _ := pool.Tools(name)
+			for _, t := range tools {
+				if st.policy.Hidden(rules.Call{Profile: p, Server: name, Tool: t.Name}) {
+					hidden++
+				} else {
+					exposed++
+				}
+			}
+		}
+		attrs := []any{"tools_exposed", exposed, "tools_hidden", hidden}
+		if p != "" {
+			attrs = append(attrs, "profile", p)
+		}
+		logger.Info("policy applied", attrs...)
+	}
+	where := auditCfg.SinkName()
+	if auditCfg.Path != "" {
+		where += " " + auditCfg.Path
+	}
+	listen := st.cfg.Listen
+	if listen == "" {
+		listen = config.ListenStdio
+	}
+	logger.Info("mcpwarden ready", "servers_up", up, "servers_down", down, "listen", listen, "audit", where, "policy_sha256", st.policy.SHA256())
 }
 
 // httpIdentity reads the HTTP listener's tokens: the global one named by

@@ -126,7 +126,7 @@ tracing: { otlp_endpoint: %q }
 	stderr := &lockedBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, &globals{}, path, "", strings.NewReader(""), io.Discard, stderr)
+		done <- serve(ctx, &globals{}, serveFlags{config: path}, strings.NewReader(""), io.Discard, stderr)
 	}()
 	defer func() {
 		if t.Failed() {
@@ -232,7 +232,7 @@ func TestServeFailsOnAMetricsPortInUse(t *testing.T) {
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err = serve(t.Context(), &globals{}, path, "", strings.NewReader(""), io.Discard, io.Discard)
+	err = serve(t.Context(), &globals{}, serveFlags{config: path}, strings.NewReader(""), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "metrics.listen") {
 		t.Errorf("serve = %v, want an error naming metrics.listen", err)
 	}

@@ -75,6 +75,8 @@ type fixture struct {
 	sandbox   string // the directory server-filesystem serves
 	config    string // path of the config file
 	auditPath string
+	serveArgs []string // more flags for serve
+	pid       int      // of the mcpwarden started by startHTTP
 }
 
 // serverEverything and serverFilesystem are config snippets starting the
@@ -191,13 +193,14 @@ func connectStdioWithStderr(t *testing.T, f *fixture, stderr *syncBuffer, opts .
 func startHTTP(t *testing.T, f *fixture, env ...string) (string, *syncBuffer) {
 	t.Helper()
 	stderr := &syncBuffer{}
-	cmd := exec.Command(binary, "serve", "--config", f.config)
+	cmd := exec.Command(binary, append([]string{"serve", "--config", f.config}, f.serveArgs...)...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	f.pid = cmd.Process.Pid
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	t.Cleanup(func() {
@@ -318,6 +321,7 @@ type auditEvent struct {
 	Session   string         `json:"session"`
 	Profile   string         `json:"profile"`
 	Error     string         `json:"error"`
+	Detail    string         `json:"detail"`
 	Bytes     *int64         `json:"result_bytes"`
 }
 

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/pin"
+)
+
+func newPinCmd(g *globals) *cobra.Command {
+	var (
+		configPath string
+		update     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "pin --config FILE [--update]",
+		Short: "Compare the upstream tools with the pinned definitions, and accept changes",
+		Long: `pin starts the upstream servers, compares every tool's definition (title,
+description, input and output schema, annotations) with the one pinned in the
+lock file (pin.lock, default mcpwarden.lock next to the config) and prints
+each difference. With --update it pins what the servers list now, accepting
+the changes: a running mcpwarden lifts on_tool_change for them at its next
+start or reload.
+
+Exit status: 0 nothing changed (or --update accepted the changes), 1 there
+are changes, or an upstream failed to start, 2 the config is invalid.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := loadSetup(configPath)
+			if err != nil {
+				return err
+			}
+			redactor, err := audit.NewRedactor(st.cfg.Audit)
+			if err != nil {
+				return &codeError{code: exitUsage, err: err}
+			}
+			logger, err := newLogger(cmd.ErrOrStderr(), first(g.logLevel, "error"), g.logFormat, redactor.ForLogs().ReplaceAttr)
+			if err != nil {
+				return &codeError{code: exitUsage, err: err}
+			}
+			lock, err := pin.Load(st.lockPath())
+			if err != nil {
+				return &codeError{code: exitUsage, err: err}
+			}
+			pool := st.startUpstreams(cmd.Context(), logger, nil)
+			defer pool.Close()
+
+			out := cmd.OutOrStdout()
+			var changes, failed int
+			for _, name := range pool.Names() {
+				tools, err := pool.Tools(name)
+				if err != nil {
+					failed++
+					fmt.Fprintf(out, "error: %v\n", err)
+					continue
+				}
+				if !lock.Known(name) {
+					fmt.Fprintf(out, "%s: not pinned yet (%d tools)\n", name, len(tools))
+					changes++
+				}
+				for _, ch := range lock.Check(name, tools) {
+					fmt.Fprintf(out, "%s\n", ch)
+					changes++
+				}
+				if update {
+					if err := lock.Update(name, tools); err != nil {
+						return err
+					}
+				}
+			}
+			switch {
+			case update:
+				if err := lock.Save(); err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "pinned the current definitions in %s\n", lock.Path())
+			case changes == 0 && failed == 0:
+				fmt.Fprintf(out, "every tool matches %s\n", lock.Path())
+			}
+			if failed > 0 || (changes > 0 && !update) {
+				return &codeError{code: exitError, err: errSilent}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&configPath, "config", "c", "", "config file")
+	cmd.Flags().BoolVar(&update, "update", false, "pin what the servers list now, accepting every change")
+	return cmd
+}
