@@ -1,0 +1,88 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// descendants returns the pids of every process below pid.
+func descendants(pid int) []int {
+	parent := map[int]int{}
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		stat, err := os.ReadFile(filepath.Join(d, "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...; comm may hold spaces, so cut after ")".
+		s := string(stat)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		p, _ := strconv.Atoi(filepath.Base(d))
+		if len(fields) > 1 {
+			pp, _ := strconv.Atoi(fields[1])
+			parent[p] = pp
+		}
+	}
+	var out []int
+	for p := range parent {
+		for q := parent[p]; q > 1; q = parent[q] {
+			if q == pid {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func TestShutdownLeavesNoOrphans(t *testing.T) {
+	t.Parallel()
+	f := standardFixture(t, freeAddr(t))
+	stderr := &syncBuffer{}
+	cmd := exec.Command(binary, "serve", "--config", f.config)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	eventually(t, "mcpwarden serving", func() bool { return strings.Contains(stderr.String(), "serving streamable HTTP") })
+	children := descendants(cmd.Process.Pid)
+	if len(children) < 2 {
+		t.Fatalf("found %d processes under mcpwarden, want its two node upstreams", len(children))
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("mcpwarden did not exit within 15s of SIGTERM\n%s", stderr.String())
+	}
+	eventually(t, "every upstream process gone", func() bool {
+		for _, pid := range children {
+			if alive(pid) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// alive reports whether pid is a running, not zombie, process.
+func alive(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(stat)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(fields) > 0 && fields[0] != "Z"
+}
