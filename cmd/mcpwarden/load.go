@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/internal/pin"
 	"github.com/mcpwarden/mcpwarden/proxy"
@@ -132,6 +134,22 @@ func (s *setup) samplingDenied() map[string]bool {
 		}
 	}
 	return out
+}
+
+// logger builds the human log on w, redacted as the audit log is: at the
+// --log-level and --log-format flags, else the config's log settings,
+// else level and text.
+func (s *setup) logger(w io.Writer, g *globals, level string) (*slog.Logger, *audit.Redactor, error) {
+	redactor, err := audit.NewRedactor(s.cfg.Audit)
+	if err != nil {
+		return nil, nil, &codeError{code: exitUsage, err: fmt.Errorf("config %s: %w", s.cfg.File, err)}
+	}
+	redactor = redactor.ForLogs()
+	logger, err := newLogger(w, first(g.logLevel, s.cfg.Log.Level, level), first(g.logFormat, s.cfg.Log.Format), redactor.ReplaceAttr)
+	if err != nil {
+		return nil, nil, &codeError{code: exitUsage, err: err}
+	}
+	return logger, redactor, nil
 }
 
 // naming is how the config names tools on the wire.

@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/pin"
 )
 
@@ -32,13 +31,9 @@ are changes, or an upstream failed to start, 2 the config is invalid.`,
 			if err != nil {
 				return err
 			}
-			redactor, err := audit.NewRedactor(st.cfg.Audit)
+			logger, _, err := st.logger(cmd.ErrOrStderr(), g, "error")
 			if err != nil {
-				return &codeError{code: exitUsage, err: err}
-			}
-			logger, err := newLogger(cmd.ErrOrStderr(), first(g.logLevel, "error"), g.logFormat, redactor.ForLogs().ReplaceAttr)
-			if err != nil {
-				return &codeError{code: exitUsage, err: err}
+				return err
 			}
 			lock, err := pin.Load(st.lockPath())
 			if err != nil {

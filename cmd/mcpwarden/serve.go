@@ -68,13 +68,9 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 	if _, ok := cfg.Profiles[profile]; profile != "" && !ok {
 		return &codeError{code: exitUsage, err: fmt.Errorf("--profile %q: no such profile in %s (profiles: %v)", profile, configPath, slices.Sorted(maps.Keys(cfg.Profiles)))}
 	}
-	redactor, err := audit.NewRedactor(cfg.Audit)
+	logger, _, err := st.logger(stderr, g, "info")
 	if err != nil {
-		return &codeError{code: exitUsage, err: fmt.Errorf("config %s: %w", configPath, err)}
-	}
-	logger, err := newLogger(stderr, first(g.logLevel, cfg.Log.Level), first(g.logFormat, cfg.Log.Format), redactor.ForLogs().ReplaceAttr)
-	if err != nil {
-		return &codeError{code: exitUsage, err: err}
+		return err
 	}
 	auditCfg := cfg.Audit
 	if auditCfg.Path != "" && !filepath.IsAbs(auditCfg.Path) {

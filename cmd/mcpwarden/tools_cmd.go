@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -63,13 +62,9 @@ listed with their error), 2 the config is invalid.`,
 			if err != nil {
 				return err
 			}
-			redactor, err := audit.NewRedactor(st.cfg.Audit)
+			logger, redactor, err := st.logger(cmd.ErrOrStderr(), g, "error")
 			if err != nil {
-				return &codeError{code: exitUsage, err: err}
-			}
-			logger, err := newLogger(cmd.ErrOrStderr(), first(g.logLevel, "error"), g.logFormat, redactor.ForLogs().ReplaceAttr)
-			if err != nil {
-				return &codeError{code: exitUsage, err: err}
+				return err
 			}
 			pool := st.startUpstreams(cmd.Context(), logger, nil)
 			defer pool.Close()
@@ -79,7 +74,7 @@ listed with their error), 2 the config is invalid.`,
 			for _, name := range pool.Names() {
 				tools, err := pool.Tools(name)
 				if err != nil {
-					rep.Failed = append(rep.Failed, failedServer{Server: name, Error: redactor.ForLogs().String(err.Error())})
+					rep.Failed = append(rep.Failed, failedServer{Server: name, Error: redactor.String(err.Error())})
 					continue
 				}
 				for _, t := range tools {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -45,13 +44,9 @@ is invalid.`,
 			if offline {
 				return nil
 			}
-			redactor, err := audit.NewRedactor(st.cfg.Audit)
+			logger, _, err := st.logger(cmd.ErrOrStderr(), g, "warn")
 			if err != nil {
-				return &codeError{code: exitUsage, err: err}
-			}
-			logger, err := newLogger(cmd.ErrOrStderr(), first(g.logLevel, "warn"), g.logFormat, redactor.ForLogs().ReplaceAttr)
-			if err != nil {
-				return &codeError{code: exitUsage, err: err}
+				return err
 			}
 			pool := st.startUpstreams(cmd.Context(), logger, nil)
 			defer pool.Close()
