@@ -12,8 +12,9 @@ import (
 // settings are the parts of a Server's configuration a reload replaces
 // whole, read without locking.
 type settings struct {
-	naming         Naming
-	samplingDenied map[string]bool // servers whose policy.sampling is deny
+	naming          Naming
+	samplingDenied  map[string]bool // servers whose policy.sampling is deny
+	resolveSymlinks map[string]bool // servers whose path arguments are also decided with symlinks followed
 }
 
 // A Reload is a new configuration for a running Server.
@@ -21,6 +22,9 @@ type Reload struct {
 	Policy         *rules.Policy
 	Naming         Naming
 	SamplingDenied map[string]bool
+	// ResolveSymlinks names the local servers whose path arguments are also
+	// decided with their symlinks followed.
+	ResolveSymlinks map[string]bool
 	// Removed are servers no longer configured: their tools, resources and
 	// prompts are withdrawn. Added or changed servers announce themselves
 	// through UpstreamChanged when they are up.
@@ -36,7 +40,7 @@ func (s *Server) Reload(ctx context.Context, r Reload) {
 	s.policy.Store(r.Policy)
 
 	s.tools.mu.Lock()
-	s.settings.Store(&settings{naming: r.Naming, samplingDenied: r.SamplingDenied})
+	s.settings.Store(&settings{naming: r.Naming, samplingDenied: r.SamplingDenied, resolveSymlinks: r.ResolveSymlinks})
 	for _, name := range r.Removed {
 		if _, _, _, err := s.rebuildTools(name, nil, true); err != nil {
 			s.logger.Error("withdrawing a removed server's tools", "server", name, "err", err)

@@ -48,6 +48,10 @@ type Options struct {
 	// SamplingDenied names the servers whose sampling requests to the
 	// client are refused (servers.<name>.policy.sampling: deny).
 	SamplingDenied map[string]bool
+	// ResolveSymlinks names the servers whose paths are on this machine:
+	// their path arguments are also decided with symlinks followed
+	// (servers.<name>.resolve_symlinks, on by default for stdio servers).
+	ResolveSymlinks map[string]bool
 	// Pinning, when set, pins tool definitions and reacts to changed ones.
 	Pinning *Pinning
 	// Profile is the client profile of sessions whose requests carry none
@@ -109,7 +113,7 @@ func New(o Options) (*Server, error) {
 		tel:      o.Telemetry,
 	}
 	s.policy.Store(o.Policy)
-	s.settings.Store(&settings{naming: o.Naming, samplingDenied: o.SamplingDenied})
+	s.settings.Store(&settings{naming: o.Naming, samplingDenied: o.SamplingDenied, resolveSymlinks: o.ResolveSymlinks})
 	s.names.Store(&Names{})
 
 	hooks := &server.Hooks{}

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -32,5 +33,29 @@ func TestPaths(t *testing.T) {
 				t.Errorf("Paths = %v, %v; want %v, %v (-want +got):\n%s", got, known, tt.want, tt.wantKnown, diff)
 			}
 		})
+	}
+}
+
+func TestWithPaths(t *testing.T) {
+	t.Parallel()
+	p, err := Compile(Spec{Servers: map[string]ServerSpec{"fs": {Root: "/srv/app"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolve := func(s string) string { return strings.Replace(s, "/srv/app/link", "/etc", 1) }
+	c := Call{Server: "fs", Tool: "read", Arguments: map[string]any{"path": "link/passwd", "note": "link/passwd", "paths": []any{"/srv/app/ok"}}}
+	got, changed := p.WithPaths(c, resolve)
+	if !changed {
+		t.Fatal("WithPaths reported no change")
+	}
+	want := map[string]any{"path": "/etc/passwd", "note": "link/passwd", "paths": []any{"/srv/app/ok"}}
+	if diff := cmp.Diff(want, got.Arguments); diff != "" {
+		t.Errorf("WithPaths (-want +got):\n%s", diff)
+	}
+	if c.Arguments["path"] != "link/passwd" {
+		t.Error("WithPaths modified its input")
+	}
+	if _, changed := p.WithPaths(c, func(s string) string { return s }); changed {
+		t.Error("an identity resolve reported a change")
 	}
 }

@@ -152,6 +152,18 @@ func (s *setup) logger(w io.Writer, g *globals, level string) (*slog.Logger, *au
 	return logger, redactor, nil
 }
 
+// resolveSymlinks names the stdio servers whose paths are decided with
+// symlinks followed too (resolve_symlinks, on unless set to false).
+func (s *setup) resolveSymlinks() map[string]bool {
+	out := map[string]bool{}
+	for name, srv := range s.cfg.Servers {
+		if srv.EffectiveTransport() == config.TransportStdio && (srv.ResolveSymlinks == nil || *srv.ResolveSymlinks) {
+			out[name] = true
+		}
+	}
+	return out
+}
+
 // naming is how the config names tools on the wire.
 func (s *setup) naming() proxy.Naming {
 	n := proxy.Naming{

@@ -67,10 +67,11 @@ func (r *reloader) apply(ctx context.Context) error {
 	next.peer = r.current.peer
 	added, removed, restarted := r.pool.Reconcile(ctx, next.specs(r.headerFunc))
 	r.srv.Reload(ctx, proxy.Reload{
-		Policy:         next.policy,
-		Naming:         naming,
-		SamplingDenied: next.samplingDenied(),
-		Removed:        removed,
+		Policy:          next.policy,
+		Naming:          naming,
+		SamplingDenied:  next.samplingDenied(),
+		ResolveSymlinks: next.resolveSymlinks(),
+		Removed:         removed,
 	})
 	for _, name := range append(added, restarted...) {
 		r.srv.UpstreamChanged(ctx, name)

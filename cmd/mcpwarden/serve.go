@@ -148,18 +148,19 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 	defer stopResolvers()
 
 	srv, err := proxy.New(proxy.Options{
-		Upstream:       pool,
-		Policy:         st.policy,
-		Audit:          auditLog,
-		Logger:         logger,
-		Naming:         st.naming(),
-		Pinning:        pinning,
-		SamplingDenied: st.samplingDenied(),
-		Profile:        profile,
-		Version:        version(),
-		AskTimeout:     cfg.Ask.Timeout,
-		Resolvers:      resolvers,
-		Telemetry:      tel,
+		Upstream:        pool,
+		Policy:          st.policy,
+		Audit:           auditLog,
+		Logger:          logger,
+		Naming:          st.naming(),
+		Pinning:         pinning,
+		SamplingDenied:  st.samplingDenied(),
+		ResolveSymlinks: st.resolveSymlinks(),
+		Profile:         profile,
+		Version:         version(),
+		AskTimeout:      cfg.Ask.Timeout,
+		Resolvers:       resolvers,
+		Telemetry:       tel,
 		// ask.elicitation: false skips elicitation; unset asks as usual.
 		SkipElicitation: cfg.Ask.Elicitation != nil && !*cfg.Ask.Elicitation,
 	})

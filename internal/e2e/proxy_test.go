@@ -227,3 +227,27 @@ func TestInspectorCLIThroughTheProxy(t *testing.T) {
 		t.Errorf("inspector denied write did not come back as isError naming the tool:\n%s", denied)
 	}
 }
+
+func TestSymlinkDoesNotEscapeAllow(t *testing.T) {
+	t.Parallel()
+	f := standardFixture(t, "stdio")
+	outside := filepath.Join(f.dir, "outside")
+	if err := os.Mkdir(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("top secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(f.sandbox, "link")); err != nil {
+		t.Fatal(err)
+	}
+	c := connectStdio(t, f)
+	res := callTool(t, c, "fs__read_text_file", map[string]any{"path": filepath.Join(f.sandbox, "link", "secret.txt")})
+	if !res.IsError || strings.Contains(resultText(res), "top secret") {
+		t.Fatalf("a read through a symlink out of the allowed directory = %q", resultText(res))
+	}
+	d := readAudit(t, f.auditPath, "decision")
+	if len(d) != 1 || d[0].Decision != "deny" {
+		t.Errorf("audit = %+v, want the read denied by mcpwarden itself (default deny once the link is followed)", d)
+	}
+}
