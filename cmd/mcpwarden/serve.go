@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -185,6 +186,9 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 	})
 
 	logSummary(logger, st, pool, profile, auditCfg)
+	// Starting (listing every upstream's tools, resources and prompts)
+	// leaves garbage behind; hand it back before settling in to serve.
+	debug.FreeOSMemory()
 	if cfg.Listen == "" || cfg.Listen == config.ListenStdio {
 		logger.Info("serving on stdio", "upstreams", up)
 		return srv.ServeStdio(ctx, stdin, stdout)
