@@ -114,11 +114,11 @@ func (s *Server) rebuildTools(name string, tools []mcp.Tool, remove bool) (added
 	wires := map[string]bool{}
 	for _, def := range tools {
 		t := Tool{Server: name, Name: def.Name, Canonical: Canonical(name, def.Name), Wire: naming.Wire(name, def.Name)}
-		if len(t.Wire) > longWireName {
-			s.logger.Warn("long wire name: clients that add a prefix may cut it; set an alias", "tool", t.Canonical, "wire_name", t.Wire)
-		}
 		if old, ok := before[def.Name]; !ok {
 			added = append(added, t.Canonical)
+			if len(t.Wire) > longWireName {
+				s.logger.Warn("long wire name: clients that add a prefix may cut it; set an alias", "tool", t.Canonical, "wire_name", t.Wire)
+			}
 		} else if !sameDefinition(old, def) {
 			changed = append(changed, t.Canonical)
 		}
