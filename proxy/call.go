@@ -64,6 +64,10 @@ func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *
 // it is decided (a pending multi round-trip ask is counted on its retry).
 func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (result *mcp.CallToolResult, err error) {
+		if !s.drain.enter() {
+			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden is shutting down; %s was not forwarded", t.Canonical)), nil
+		}
+		defer s.drain.leave()
 		ctx = s.tel.ExtractMeta(ctx, req.Params.Meta)
 		c := s.newCall(ctx, t, req)
 		ctx, span := s.tel.StartRequest(ctx, telemetry.Request{Method: string(mcp.MethodToolsCall), Tool: t.Wire, Session: c.session})

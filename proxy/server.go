@@ -84,6 +84,7 @@ type Server struct {
 	pinning  *Pinning
 	review   review
 	relay    relay
+	drain    drain
 	catalog  catalog
 	profile  string
 	tools    toolset

@@ -53,6 +53,10 @@ and the running one kept; a good one is swapped in for the next call.`,
 
 // serve is the whole serve command: every part is built and validated
 // before the first client is served.
+// shutdownGrace is how long calls in progress may take to finish after
+// SIGINT or SIGTERM.
+const shutdownGrace = 10 * time.Second
+
 // serveFlags are serve's own flags.
 type serveFlags struct {
 	config, profile string
@@ -185,15 +189,30 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 		}
 	})
 
+	// On SIGINT/SIGTERM (ctx ends) the calls in progress get a grace period
+	// to finish, new ones are refused, then serving stops.
+	serveCtx, stopServing := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServing()
+	watching.Go(func() {
+		select {
+		case <-ctx.Done():
+			grace, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+			srv.Drain(grace)
+			cancel()
+			stopServing()
+		case <-serveCtx.Done():
+		}
+	})
+
 	logSummary(logger, st, pool, profile, auditCfg)
 	// Starting (listing every upstream's tools, resources and prompts)
 	// leaves garbage behind; hand it back before settling in to serve.
 	debug.FreeOSMemory()
 	if cfg.Listen == "" || cfg.Listen == config.ListenStdio {
 		logger.Info("serving on stdio", "upstreams", up)
-		return srv.ServeStdio(ctx, stdin, stdout)
+		return srv.ServeStdio(serveCtx, stdin, stdout)
 	}
-	return srv.ServeHTTP(ctx, cfg.Listen, proxy.HTTPOptions{
+	return srv.ServeHTTP(serveCtx, cfg.Listen, proxy.HTTPOptions{
 		Identity: identity,
 		Guard: proxy.GuardOptions{
 			AllowedHosts:   cfg.HTTP.AllowedHosts,

@@ -76,7 +76,7 @@ type fixture struct {
 	config    string // path of the config file
 	auditPath string
 	serveArgs []string // more flags for serve
-	pid       int      // of the mcpwarden started by startHTTP
+	pid       int      // of the mcpwarden started by startHTTP or connectStdio
 }
 
 // serverEverything and serverFilesystem are config snippets starting the
@@ -169,15 +169,22 @@ func connectStdio(t *testing.T, f *fixture, opts ...client.ClientOption) *client
 // connectStdioWithStderr is connectStdio keeping mcpwarden's stderr in stderr.
 func connectStdioWithStderr(t *testing.T, f *fixture, stderr *syncBuffer, opts ...client.ClientOption) *client.Client {
 	t.Helper()
+	var started *exec.Cmd
 	tr := transport.NewStdioWithOptions(binary, nil, []string{"serve", "--config", f.config},
 		transport.WithCommandFunc(func(_ context.Context, command string, env, args []string) (*exec.Cmd, error) {
 			cmd := exec.Command(command, args...)
+			started = cmd
 			cmd.Env = append(os.Environ(), env...)
 			cmd.Stderr = stderr
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 			return cmd, nil
 		}))
 	c := client.NewClient(tr, opts...)
+	defer func() {
+		if started != nil && started.Process != nil {
+			f.pid = started.Process.Pid
+		}
+	}()
 	t.Cleanup(func() {
 		c.Close()
 		if t.Failed() {

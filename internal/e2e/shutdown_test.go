@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"os"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -85,4 +88,35 @@ func alive(pid int) bool {
 	s := string(stat)
 	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	return len(fields) > 0 && fields[0] != "Z"
+}
+
+func TestShutdownLetsACallInProgressFinish(t *testing.T) {
+	t.Parallel()
+	f := everythingFixture(t)
+	c := connectStdio(t, f, client.WithLegacyProtocolOnly())
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{
+			Name: "everything__trigger-long-running-operation", Arguments: map[string]any{"duration": 2, "steps": 2},
+		}})
+		if err != nil {
+			res = mcp.NewToolResultError(err.Error())
+		}
+		done <- res
+	}()
+	time.Sleep(700 * time.Millisecond)
+	if err := syscall.Kill(f.pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-done:
+		if res.IsError {
+			t.Errorf("the call in progress at SIGTERM was cut: %s", resultText(res))
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the call in progress at SIGTERM never returned")
+	}
+	if n := len(readAudit(t, f.auditPath, "result")); n != 1 {
+		t.Errorf("audit has %d result events, want the finished call's", n)
+	}
 }
