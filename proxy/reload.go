@@ -75,12 +75,6 @@ func (s *Server) Reload(ctx context.Context, r Reload) {
 func (s *Server) CheckNaming(naming Naming) error {
 	s.tools.mu.Lock()
 	defer s.tools.mu.Unlock()
-	var all []Tool
-	for _, srv := range slices.Sorted(maps.Keys(s.tools.byServer)) {
-		for _, def := range s.tools.byServer[srv] {
-			all = append(all, Tool{Server: srv, Name: def.Name, Canonical: Canonical(srv, def.Name), Wire: naming.Wire(srv, def.Name)})
-		}
-	}
-	_, err := NewNames(all)
+	_, err := naming.Names(s.tools.byServer)
 	return err
 }

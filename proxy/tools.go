@@ -37,6 +37,24 @@ func (n Naming) Wire(server, tool string) string {
 	return WireName(server, tool, n.Separator, "")
 }
 
+// Tool returns a server's tool as the proxy knows it under this naming.
+func (n Naming) Tool(server, tool string) Tool {
+	return Tool{Server: server, Name: tool, Canonical: Canonical(server, tool), Wire: n.Wire(server, tool)}
+}
+
+// Names builds the wire-name map for every server's tools under this
+// naming; a collision or a name clients would reject is an error naming
+// the tools (see NewNames).
+func (n Naming) Names(byServer map[string][]mcp.Tool) (*Names, error) {
+	var all []Tool
+	for _, srv := range slices.Sorted(maps.Keys(byServer)) {
+		for _, def := range byServer[srv] {
+			all = append(all, n.Tool(srv, def.Name))
+		}
+	}
+	return NewNames(all)
+}
+
 // A toolset is the exposed tools: the upstream definitions by server and the
 // wire-name map built from them. Updates are serialised; readers load the
 // map without locking.
@@ -95,13 +113,7 @@ func (s *Server) rebuildTools(name string, tools []mcp.Tool, remove bool) (added
 		delete(next, name)
 	}
 
-	var all []Tool
-	for _, srv := range slices.Sorted(maps.Keys(next)) {
-		for _, def := range next[srv] {
-			all = append(all, Tool{Server: srv, Name: def.Name, Canonical: Canonical(srv, def.Name), Wire: naming.Wire(srv, def.Name)})
-		}
-	}
-	names, err := NewNames(all)
+	names, err := naming.Names(next)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -113,7 +125,7 @@ func (s *Server) rebuildTools(name string, tools []mcp.Tool, remove bool) (added
 	var defs []server.ServerTool
 	wires := map[string]bool{}
 	for _, def := range tools {
-		t := Tool{Server: name, Name: def.Name, Canonical: Canonical(name, def.Name), Wire: naming.Wire(name, def.Name)}
+		t := naming.Tool(name, def.Name)
 		if old, ok := before[def.Name]; !ok {
 			added = append(added, t.Canonical)
 			if len(t.Wire) > longWireName {

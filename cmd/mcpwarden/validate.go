@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -54,7 +54,7 @@ is invalid.`,
 			naming := st.naming()
 			var failed int
 			var known []rules.ToolInfo
-			var wire []proxy.Tool
+			listed := map[string][]mcp.Tool{}
 			for _, name := range pool.Names() {
 				tools, err := pool.Tools(name)
 				if err != nil {
@@ -62,12 +62,12 @@ is invalid.`,
 					fmt.Fprintf(out, "error: %v\n", err)
 					continue
 				}
+				listed[name] = tools
 				for _, t := range tools {
 					known = append(known, rules.ToolInfo{Server: name, Name: t.Name, Optional: optional(t.InputSchema.Properties, t.InputSchema.Required)})
-					wire = append(wire, proxy.Tool{Server: name, Name: t.Name, Canonical: proxy.Canonical(name, t.Name), Wire: naming.Wire(name, t.Name)})
 				}
 			}
-			if _, err := proxy.NewNames(wire); err != nil {
+			if _, err := naming.Names(listed); err != nil {
 				return &codeError{code: exitUsage, err: err}
 			}
 			findings := st.policy.Lint(known)
