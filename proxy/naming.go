@@ -35,14 +35,11 @@ func Canonical(server, tool string) string {
 	return "mcp:" + server + ":" + tool
 }
 
-// WireName maps a tool to its client-safe name: alias when given, else
-// server + sep + tool with every character outside [a-zA-Z0-9_-] replaced by
-// "_", and a name longer than 64 cut to a prefix plus a stable hash of the
-// canonical name.
-func WireName(server, tool, sep, alias string) string {
-	if alias != "" {
-		return alias
-	}
+// WireName maps a tool to its default client-safe name: server + sep +
+// tool with every character outside [a-zA-Z0-9_-] replaced by "_", and a
+// name longer than 64 cut to a prefix plus a stable hash of the canonical
+// name. Naming.Wire applies aliases and prefix: false on top.
+func WireName(server, tool, sep string) string {
 	if sep == "" {
 		sep = DefaultSeparator
 	}

@@ -25,7 +25,11 @@ func TestWireName(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := WireName(tt.server, tt.tool, tt.sep, tt.alias)
+			n := Naming{Separator: tt.sep}
+			if tt.alias != "" {
+				n.Aliases = map[string]map[string]string{tt.server: {tt.tool: tt.alias}}
+			}
+			got := n.Wire(tt.server, tt.tool)
 			if got != tt.want {
 				t.Errorf("WireName(%q, %q) = %q, want %q", tt.server, tt.tool, got, tt.want)
 			}
@@ -43,8 +47,8 @@ func hash8(s string) string {
 
 func TestLongNamesDifferingAtTheEndDoNotCollide(t *testing.T) {
 	t.Parallel()
-	a := WireName("srv", strings.Repeat("y", 70)+"a", "", "")
-	b := WireName("srv", strings.Repeat("y", 70)+"b", "", "")
+	a := WireName("srv", strings.Repeat("y", 70)+"a", "")
+	b := WireName("srv", strings.Repeat("y", 70)+"b", "")
 	if a == b {
 		t.Fatalf("two long tool names share wire name %q", a)
 	}
@@ -53,8 +57,8 @@ func TestLongNamesDifferingAtTheEndDoNotCollide(t *testing.T) {
 func TestNewNamesRejectsCollisions(t *testing.T) {
 	t.Parallel()
 	tools := []Tool{
-		{Server: "a", Name: "x.y", Canonical: "mcp:a:x.y", Wire: WireName("a", "x.y", "", "")},
-		{Server: "a", Name: "x_y", Canonical: "mcp:a:x_y", Wire: WireName("a", "x_y", "", "")},
+		{Server: "a", Name: "x.y", Canonical: "mcp:a:x.y", Wire: WireName("a", "x.y", "")},
+		{Server: "a", Name: "x_y", Canonical: "mcp:a:x_y", Wire: WireName("a", "x_y", "")},
 	}
 	_, err := NewNames(tools)
 	if err == nil {

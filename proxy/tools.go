@@ -34,7 +34,7 @@ func (n Naming) Wire(server, tool string) string {
 	if n.Unprefixed[server] {
 		return tool
 	}
-	return WireName(server, tool, n.Separator, "")
+	return WireName(server, tool, n.Separator)
 }
 
 // Tool returns a server's tool as the proxy knows it under this naming.
