@@ -336,8 +336,8 @@ func TestHugeResultIsRefused(t *testing.T) {
 	t.Cleanup(sse.Close)
 	pool, _ := startFaulty(t, map[string]Spec{
 		"stdio": spec,
-		"http":  {Transport: TransportHTTP, URL: streamable.URL + "/mcp", MaxResultBytes: 1 << 20, CallTimeout: 5 * time.Second},
-		"sse":   {Transport: TransportSSE, URL: sse.URL + "/sse", MaxResultBytes: 1 << 20, CallTimeout: 5 * time.Second},
+		"http":  {Transport: TransportHTTP, URL: streamable.URL + "/mcp", MaxResultBytes: 1 << 20},
+		"sse":   {Transport: TransportSSE, URL: sse.URL + "/sse", MaxResultBytes: 1 << 20},
 	})
 	for _, name := range []string{"stdio", "http", "sse"} {
 		t.Run(name, func(t *testing.T) {
@@ -345,7 +345,10 @@ func TestHugeResultIsRefused(t *testing.T) {
 			if err := pool.Err(name); err != nil {
 				t.Fatal(err)
 			}
-			_, err := pool.Call(t.Context(), name, mcp.CallToolParams{Name: "huge", Arguments: map[string]any{"size": 16 << 20}})
+			// 4 MiB is well over the cap and cheap enough to build and
+			// encode under -race while the rest of the suite runs; the
+			// default call_timeout leaves room for a slow machine.
+			_, err := pool.Call(t.Context(), name, mcp.CallToolParams{Name: "huge", Arguments: map[string]any{"size": 4 << 20}})
 			if !errors.Is(err, ErrResultTooLarge) || !strings.Contains(err.Error(), "max_result_bytes") {
 				t.Fatalf("err = %v, want ErrResultTooLarge", err)
 			}
