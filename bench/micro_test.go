@@ -9,11 +9,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -35,26 +33,6 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
-}
-
-func textResult(n int) *mcp.CallToolResult {
-	return mcp.NewToolResultText(strings.Repeat("abcdefghijklmnopqrstuvwxyz012345", n/32))
-}
-
-// BenchmarkResultBytesMarshal is what proxy/call.go's forward pays to fill
-// result_bytes: the whole result encoded once more, only to take its length.
-func BenchmarkResultBytesMarshal(b *testing.B) {
-	for _, size := range []int{1 << 10, 1 << 20} {
-		res := textResult(size)
-		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := json.Marshal(res); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
 }
 
 // BenchmarkRedactPerCall is the redaction one allowed echo call costs: the
@@ -173,28 +151,6 @@ func BenchmarkUpstreamProtocol(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := c.CallTool(ctx, req); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-// BenchmarkParseCallToolResult is what mcp-go's client spends turning an
-// upstream's result into a *mcp.CallToolResult (upstream.Pool.Call gets
-// one per call, and the proxy encodes it again for its client): the part
-// of forwarding that a raw pass-through of the result bytes would skip.
-func BenchmarkParseCallToolResult(b *testing.B) {
-	for _, size := range []int{1 << 10, 1 << 20} {
-		raw, err := json.Marshal(textResult(size))
-		if err != nil {
-			b.Fatal(err)
-		}
-		msg := json.RawMessage(raw)
-		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := mcp.ParseCallToolResult(&msg); err != nil {
 					b.Fatal(err)
 				}
 			}

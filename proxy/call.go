@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -15,9 +14,6 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
-
-// previewLen bounds the result text kept in a result event before redaction.
-const previewLen = 200
 
 // A call is one tools/call on its way through the proxy.
 type call struct {
@@ -118,17 +114,23 @@ func (s *Server) resolveAsk(ctx context.Context, c *call, req mcp.CallToolReques
 	return s.asker.resolve(ctx, c, req, s.audit.Redactor().Arguments)
 }
 
-// forward sends the call upstream and records its result. The upstream
-// call span is the upstream's parent: its trace context goes in
-// params._meta, and in the headers of an HTTP upstream.
+// forward sends the call upstream and records its result, which the
+// client gets as the upstream encoded it. The upstream call span is the
+// upstream's parent: its trace context goes in params._meta, and in the
+// headers of an HTTP upstream.
 func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	uctx, uspan := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
 	start := time.Now()
-	res, err := s.callUpstream(uctx, c.tool.Server, mcp.CallToolParams{
+	raw, err := s.callUpstream(uctx, c.tool.Server, mcp.CallToolParams{
 		Name:         c.tool.Name,
 		RawArguments: c.canonical,
 		Meta:         s.tel.InjectMeta(uctx, req.Params.Meta),
 	})
+	var res *mcp.CallToolResult
+	var text string
+	if err == nil {
+		res, text, err = decodeResult(raw)
+	}
 	elapsed := time.Since(start)
 	s.tel.Call(c.tool.Server, elapsed, telemetry.ResultOutcome(res != nil && res.IsError, err))
 	uspan.End(spanErr(res, err))
@@ -143,10 +145,8 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 		return mcp.NewToolResultError(fmt.Sprintf("mcpwarden forwarded %s, but the upstream failed: %v", c.tool.Canonical, err)), nil
 	}
 	ev.IsError = ptr(res.IsError)
-	if b, err := json.Marshal(res); err == nil {
-		ev.ResultBytes = ptr(int64(len(b)))
-	}
-	ev.ResultPreview = preview(res)
+	ev.ResultBytes = ptr(int64(len(raw)))
+	ev.ResultPreview = text
 	// The result is recorded even when the client has gone away meanwhile.
 	s.writeAudit(context.WithoutCancel(ctx), ev)
 	return res, nil
@@ -194,24 +194,6 @@ func denyText(c *call) string {
 		return fmt.Sprintf("mcpwarden denied %s: no rule allows it and the default is deny (%s). To allow it, add %q to policy.allow.", c.tool.Canonical, c.verdict.Reason, c.tool.Canonical)
 	}
 	return fmt.Sprintf("mcpwarden denied %s: rule %q in %s (%s).", c.tool.Canonical, c.verdict.Rule, c.verdict.Gate, c.verdict.Reason)
-}
-
-// preview is the start of the result's first text content.
-func preview(res *mcp.CallToolResult) string {
-	for _, content := range res.Content {
-		if t, ok := content.(mcp.TextContent); ok {
-			text := t.Text
-			if len(text) > previewLen {
-				cut := previewLen
-				for cut > 0 && !utf8.RuneStart(text[cut]) {
-					cut--
-				}
-				text = text[:cut]
-			}
-			return text
-		}
-	}
-	return ""
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -86,7 +87,7 @@ func (p *PeerSlot) ListRoots(ctx context.Context, server string, req mcp.ListRoo
 
 // callUpstream forwards one tools/call to its upstream server. It is the
 // one place where a client's call meets the upstream session.
-func (s *Server) callUpstream(ctx context.Context, server string, params mcp.CallToolParams) (*mcp.CallToolResult, error) {
+func (s *Server) callUpstream(ctx context.Context, server string, params mcp.CallToolParams) (json.RawMessage, error) {
 	r := &s.relay
 	r.mu.Lock()
 	if r.active == nil {

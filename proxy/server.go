@@ -6,6 +6,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"sync/atomic"
@@ -27,7 +28,8 @@ import (
 type Upstream interface {
 	Names() []string
 	Tools(server string) ([]mcp.Tool, error)
-	Call(ctx context.Context, server string, params mcp.CallToolParams) (*mcp.CallToolResult, error)
+	// Call returns the tools/call result object as the upstream sent it.
+	Call(ctx context.Context, server string, params mcp.CallToolParams) (json.RawMessage, error)
 	// Session is the live session for requests other than tools/call.
 	Session(server string) (*client.Client, mcp.ServerCapabilities, error)
 }

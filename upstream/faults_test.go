@@ -214,7 +214,7 @@ func TestUpstreamKilledMidCallIsRestarted(t *testing.T) {
 	if err != nil {
 		t.Fatalf("call after restart: %v", err)
 	}
-	if got := res.Content[0].(mcp.TextContent).Text; got != "back" {
+	if got := firstText(t, res); got != "back" {
 		t.Errorf("tool0 = %q", got)
 	}
 	// The dead server's process group went with it.
@@ -356,7 +356,7 @@ func TestHugeResultIsRefused(t *testing.T) {
 			if err != nil {
 				t.Fatalf("a small result after a huge one: %v", err)
 			}
-			if got := len(res.Content[0].(mcp.TextContent).Text); got != 1000 {
+			if got := len(firstText(t, res)); got != 1000 {
 				t.Errorf("small result has %d bytes", got)
 			}
 		})

@@ -769,14 +769,15 @@ func (p *Pool) Tools(name string) ([]mcp.Tool, error) {
 var errCallTimeout = errors.New("call_timeout expired")
 
 // Call forwards a tools/call to the server, with params as given (the
-// upstream tool name, the arguments and _meta), and returns its result. It
+// upstream tool name, the arguments and _meta), and returns its result
+// object as the upstream sent it (mcp.ParseCallToolResult decodes it). It
 // fails fast with ErrUnavailable while the server is down and with ErrBusy
 // when its queue is full; it waits at most the server's CallTimeout
 // (ErrTimeout) and refuses a result over its MaxResultBytes
 // (ErrResultTooLarge). A call interrupted by the upstream going down, or
 // by Reconcile or Close stopping it, fails with ErrUnavailable and is not
 // retried: it may have had effects.
-func (p *Pool) Call(ctx context.Context, name string, params mcp.CallToolParams) (*mcp.CallToolResult, error) {
+func (p *Pool) Call(ctx context.Context, name string, params mcp.CallToolParams) (json.RawMessage, error) {
 	s, err := p.server(name)
 	if err != nil {
 		return nil, err
@@ -798,11 +799,14 @@ func (p *Pool) Call(ctx context.Context, name string, params mcp.CallToolParams)
 	if err != nil {
 		return nil, err
 	}
-	res, err := sess.client.CallTool(ctx, mcp.CallToolRequest{Params: params})
-	if err != nil {
+	var raw json.RawMessage
+	if _, err := sess.client.CallTool(withRawResult(ctx, &raw), mcp.CallToolRequest{Params: params}); err != nil {
 		return nil, s.callError(ctx, sess, params.Name, timeout, err)
 	}
-	return res, nil
+	if raw == nil {
+		return nil, fmt.Errorf("calling %q on upstream %q: the transport kept no result", params.Name, name)
+	}
+	return raw, nil
 }
 
 // callError explains why a call to tool failed with err, and tells the

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -92,7 +93,7 @@ func TestStartConnectsEveryTransportAndFollowsPagination(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := res.Content[0].(mcp.TextContent).Text; got != "via "+name {
+			if got := firstText(t, res); got != "via "+name {
 				t.Errorf("tool3 = %q", got)
 			}
 		})
@@ -187,4 +188,22 @@ func TestFailedServerIsReportedAndOthersWork(t *testing.T) {
 	if _, err := pool.Call(t.Context(), "good", mcp.CallToolParams{Name: "tool0"}); err != nil {
 		t.Errorf("good server call: %v", err)
 	}
+}
+
+// firstText is the text of the first content item of a tools/call result
+// as Call returns it.
+func firstText(t *testing.T, raw json.RawMessage) string {
+	t.Helper()
+	res, err := mcp.ParseCallToolResult(&raw)
+	if err != nil {
+		t.Fatalf("decoding result %s: %v", raw, err)
+	}
+	if len(res.Content) == 0 {
+		t.Fatalf("result %s has no content", raw)
+	}
+	text, ok := res.Content[0].(mcp.TextContent)
+	if !ok {
+		t.Fatalf("result %s: first item is %T, not text", raw, res.Content[0])
+	}
+	return text.Text
 }

@@ -60,7 +60,7 @@ func echo(t *testing.T, pool *Pool, server, text string) {
 	if err != nil {
 		t.Fatalf("call to %s: %v", server, err)
 	}
-	if got := res.Content[0].(mcp.TextContent).Text; got != text {
+	if got := firstText(t, res); got != text {
 		t.Errorf("%s tool0 = %q, want %q", server, got, text)
 	}
 }
@@ -116,7 +116,7 @@ func TestReconcileAddsRemovesRestartsAndKeeps(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := res.Content[0].(mcp.TextContent).Text; got != "new" {
+		if got := firstText(t, res); got != "new" {
 			t.Errorf("tool3 = %q", got)
 		}
 	})

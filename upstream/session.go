@@ -137,19 +137,27 @@ func (s *session) newTransport(spec Spec, logger *slog.Logger) (transport.Interf
 		s.proc = proc
 		t := transport.NewIO(newLineLimiter(proc.stdout, limit, false), proc.stdin, nil)
 		transport.WithCommandLogger(logger)(t)
-		return t, nil
+		return rawStdio{t}, nil
 	case TransportHTTP:
-		return transport.NewStreamableHTTP(spec.URL,
+		t, err := transport.NewStreamableHTTP(spec.URL,
 			transport.WithHTTPHeaders(spec.Headers),
 			transport.WithHTTPHeaderFunc(spec.HeaderFunc), // nil adds none
 			transport.WithHTTPBasicClient(httpClient),
 			transport.WithHTTPLogger(logger))
+		if err != nil {
+			return nil, err
+		}
+		return rawStreamableHTTP{t}, nil
 	case TransportSSE:
-		return transport.NewSSE(spec.URL,
+		t, err := transport.NewSSE(spec.URL,
 			transport.WithHeaders(spec.Headers),
 			transport.WithHeaderFunc(spec.HeaderFunc), // nil adds none
 			transport.WithHTTPClient(httpClient),
 			transport.WithSSELogger(logger))
+		if err != nil {
+			return nil, err
+		}
+		return rawSSE{t}, nil
 	default:
 		return nil, fmt.Errorf("unknown transport %v", spec.Transport)
 	}

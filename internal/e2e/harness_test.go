@@ -330,6 +330,7 @@ type auditEvent struct {
 	Error     string         `json:"error"`
 	Detail    string         `json:"detail"`
 	Bytes     *int64         `json:"result_bytes"`
+	Preview   string         `json:"result_preview"`
 }
 
 // readAudit returns the audit log's events of the given kind.

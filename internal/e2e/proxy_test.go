@@ -95,8 +95,13 @@ func TestAllowedCallsReachTheUpstream(t *testing.T) {
 			t.Errorf("decision event arguments = %v, want path %s", decisions[1].Arguments, file)
 		}
 		results := readAudit(t, f.auditPath, "result")
-		if len(results) != 2 || results[1].Bytes == nil || *results[1].Bytes == 0 {
-			t.Errorf("audit result events = %+v, want 2 with sizes", results)
+		if len(results) != 2 || results[1].Bytes == nil || *results[1].Bytes <= int64(len("line one\nline two\n")) {
+			t.Fatalf("audit result events = %+v, want 2 with sizes", results)
+		}
+		// The preview is the start of the first text item, redacted: a
+		// multi-line value is cut to its first line.
+		if !strings.Contains(results[0].Preview, "hello through the warden") || !strings.HasPrefix(results[1].Preview, "line one <redacted") {
+			t.Errorf("result previews = %q, %q", results[0].Preview, results[1].Preview)
 		}
 	})
 }

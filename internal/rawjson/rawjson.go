@@ -1,0 +1,225 @@
+// Package rawjson walks JSON without decoding it: the members of an
+// object and the elements of an array, each handed over as the bytes that
+// encode it. Strings are skipped with a byte search rather than decoded,
+// so splitting a megabyte of text costs little more than a memchr over it.
+//
+// It is for input already known to be valid JSON (a message the JSON-RPC
+// layer has parsed) and checks only what it must to stay in bounds: the
+// structure around the values it walks, and that brackets pair up. Values
+// it hands over are not validated further; encoding/json does that when
+// they are encoded again.
+package rawjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// ErrSyntax is wrapped by every error about malformed input.
+var ErrSyntax = errors.New("malformed JSON")
+
+// Object calls f with the key and raw value of each member of the JSON
+// object data, in order, and stops at the first error f returns. data may
+// have white space around it, nothing else.
+func Object(data []byte, f func(key string, value []byte) error) error {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return syntaxError(data, i, "not an object")
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return end(data, i+1)
+	}
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return syntaxError(data, i, "want a member name")
+		}
+		kend, err := stringEnd(data, i)
+		if err != nil {
+			return err
+		}
+		key, err := decodeString(data[i:kend])
+		if err != nil {
+			return err
+		}
+		i = skipSpace(data, kend)
+		if i >= len(data) || data[i] != ':' {
+			return syntaxError(data, i, "want ':'")
+		}
+		i = skipSpace(data, i+1)
+		vend, err := valueEnd(data, i)
+		if err != nil {
+			return err
+		}
+		if err := f(key, data[i:vend]); err != nil {
+			return err
+		}
+		i = skipSpace(data, vend)
+		switch {
+		case i < len(data) && data[i] == ',':
+			i = skipSpace(data, i+1)
+		case i < len(data) && data[i] == '}':
+			return end(data, i+1)
+		default:
+			return syntaxError(data, i, "want ',' or '}'")
+		}
+	}
+}
+
+// Array calls f with the raw bytes of each element of the JSON array data,
+// in order, and stops at the first error f returns. data may have white
+// space around it, nothing else.
+func Array(data []byte, f func(elem []byte) error) error {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return syntaxError(data, i, "not an array")
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == ']' {
+		return end(data, i+1)
+	}
+	for {
+		vend, err := valueEnd(data, i)
+		if err != nil {
+			return err
+		}
+		if err := f(data[i:vend]); err != nil {
+			return err
+		}
+		i = skipSpace(data, vend)
+		switch {
+		case i < len(data) && data[i] == ',':
+			i = skipSpace(data, i+1)
+		case i < len(data) && data[i] == ']':
+			return end(data, i+1)
+		default:
+			return syntaxError(data, i, "want ',' or ']'")
+		}
+	}
+}
+
+// IsNull reports whether the raw value v is the literal null.
+func IsNull(v []byte) bool { return string(bytes.TrimSpace(v)) == "null" }
+
+// end checks that only white space follows offset i.
+func end(data []byte, i int) error {
+	if i = skipSpace(data, i); i != len(data) {
+		return syntaxError(data, i, "unexpected data after the value")
+	}
+	return nil
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the offset just past the string literal that starts
+// with the quote at b[i].
+func stringEnd(b []byte, i int) (int, error) {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return 0, syntaxError(b, i, "unterminated string")
+		}
+		j += k
+		// The quote ends the string unless an odd number of backslashes
+		// escapes it.
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1, nil
+		}
+		j++
+	}
+}
+
+// valueEnd returns the offset just past the value that starts at b[i].
+func valueEnd(b []byte, i int) (int, error) {
+	if i >= len(b) {
+		return 0, syntaxError(b, i, "want a value")
+	}
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		return containerEnd(b, i)
+	case ',', ':', '}', ']':
+		return 0, syntaxError(b, i, "want a value")
+	}
+	// A number, true, false or null: up to the next delimiter.
+	j := i
+	for j < len(b) && !isDelimiter(b[j]) {
+		j++
+	}
+	return j, nil
+}
+
+func isDelimiter(c byte) bool {
+	switch c {
+	case ',', ':', '}', ']', '{', '[', '"', ' ', '\t', '\n', '\r':
+		return true
+	}
+	return false
+}
+
+// containerEnd returns the offset just past the object or array that
+// starts at b[i], checking only that its brackets pair up.
+func containerEnd(b []byte, i int) (int, error) {
+	stack := make([]byte, 0, 16)
+	for j := i; j < len(b); {
+		k := bytes.IndexAny(b[j:], `"{}[]`)
+		if k < 0 {
+			break
+		}
+		j += k
+		switch c := b[j]; c {
+		case '"':
+			e, err := stringEnd(b, j)
+			if err != nil {
+				return 0, err
+			}
+			j = e
+			continue
+		case '{':
+			stack = append(stack, '}')
+		case '[':
+			stack = append(stack, ']')
+		default:
+			if len(stack) == 0 || stack[len(stack)-1] != c {
+				return 0, syntaxError(b, j, fmt.Sprintf("unexpected %q", c))
+			}
+			stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				return j + 1, nil
+			}
+		}
+		j++
+	}
+	return 0, syntaxError(b, i, "unterminated object or array")
+}
+
+// decodeString decodes the string literal s; valid UTF-8 without escapes
+// is taken as it is.
+func decodeString(s []byte) (string, error) {
+	if bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
+		return string(s[1 : len(s)-1]), nil
+	}
+	var out string
+	if err := json.Unmarshal(s, &out); err != nil {
+		return "", fmt.Errorf("%w: %v", ErrSyntax, err)
+	}
+	return out, nil
+}
+
+func syntaxError(b []byte, i int, what string) error {
+	return fmt.Errorf("%w at offset %d of %d: %s", ErrSyntax, i, len(b), what)
+}
