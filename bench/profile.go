@@ -38,6 +38,7 @@ func runProfile(args []string) error {
 	conc := fs.Int("c", 16, "concurrent calls")
 	dur := fs.Duration("d", 10*time.Second, "load duration")
 	wlName := fs.String("workload", "echo", "echo, 1k or 1m")
+	upKind := fs.String("upstream", "stdio", "how the proxy reaches the upstream: stdio or http (a child process either way)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -85,7 +86,27 @@ func runProfile(args []string) error {
 		return err
 	}
 	defer log.Close()
-	pool := upstream.Start(ctx, map[string]upstream.Spec{"bench": {Transport: upstream.TransportStdio, Command: self, Args: []string{"upstream"}}},
+	upSpec := upstream.Spec{Transport: upstream.TransportStdio, Command: self, Args: []string{"upstream"}}
+	switch *upKind {
+	case "stdio":
+	case "http":
+		addr, err := freeAddr()
+		if err != nil {
+			return err
+		}
+		up, err := startProc("upstream-http", filepath.Join(tmp, "upstream.log"), nil, self, "upstream", "-http", addr)
+		if err != nil {
+			return err
+		}
+		defer up.Stop()
+		if err := waitTCP(up, addr, 10*time.Second); err != nil {
+			return err
+		}
+		upSpec = upstream.Spec{Transport: upstream.TransportHTTP, URL: "http://" + addr + "/mcp"}
+	default:
+		return fmt.Errorf("unknown upstream %q: want stdio or http", *upKind)
+	}
+	pool := upstream.Start(ctx, map[string]upstream.Spec{"bench": upSpec},
 		&upstream.Options{ClientInfo: mcp.Implementation{Name: "mcpwarden", Version: "profile"}})
 	defer pool.Close()
 	if err := pool.Err("bench"); err != nil {

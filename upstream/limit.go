@@ -8,6 +8,8 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/mcpwarden/mcpwarden/internal/rawjson"
 )
 
 // ErrResultTooLarge is returned by Call when the upstream's answer exceeds
@@ -34,10 +36,17 @@ const tooLargeMarker = "mcpwarden: upstream message exceeds max_result_bytes"
 // line is ended with a blank line (ending the event, whose broken JSON the
 // SSE reader drops) and the replacement is sent as a data field of a new
 // event, which the stream's own blank line then ends.
+//
+// With a resultStash, each line is held until it ends, and the result of
+// a response the stash expects is put in the stash; the reader above gets
+// the response with an empty result in its place, so the result is not
+// decoded there (see raw_result.go). A cut line is then dropped whole.
 type lineLimiter struct {
-	r   io.Reader
-	max int64
-	sse bool
+	r       io.Reader
+	max     int64
+	sse     bool
+	results *resultStash
+	line    []byte // the current line, when it is held
 
 	in   []byte
 	out  []byte // filtered bytes not yet read, from off
@@ -48,8 +57,8 @@ type lineLimiter struct {
 	err  error
 }
 
-func newLineLimiter(r io.Reader, max int64, sse bool) *lineLimiter {
-	return &lineLimiter{r: r, max: max, sse: sse, in: make([]byte, 32<<10)}
+func newLineLimiter(r io.Reader, max int64, sse bool, results *resultStash) *lineLimiter {
+	return &lineLimiter{r: r, max: max, sse: sse, results: results, in: make([]byte, 32<<10)}
 }
 
 func (l *lineLimiter) Read(p []byte) (int, error) {
@@ -79,14 +88,17 @@ func (l *lineLimiter) filter(chunk []byte) {
 		if !l.over {
 			room := l.max - l.n
 			if int64(len(part)) <= room {
-				l.out = append(l.out, part...)
+				l.pass(part)
 				l.n += int64(len(part))
 			} else {
-				l.out = append(l.out, part[:room]...)
+				l.pass(part[:room])
 				l.over = true
-				if l.sse {
+				switch {
+				case l.results != nil:
+					l.line = l.line[:0]
+				case l.sse:
 					l.out = append(l.out, "\n\n"...)
-				} else {
+				default:
 					l.out = append(l.out, '\n')
 				}
 			}
@@ -97,12 +109,64 @@ func (l *lineLimiter) filter(chunk []byte) {
 		if l.over {
 			l.out = append(l.out, l.replacement()...)
 		} else {
+			if l.results != nil {
+				l.out = append(l.out, l.stashResult()...)
+				l.line = l.line[:0]
+			}
 			l.out = append(l.out, '\n')
 		}
 		l.n, l.over = 0, false
 		l.scan = idScanner{}
 		chunk = chunk[i+1:]
 	}
+}
+
+// pass passes part of the current line on, or holds it until the line
+// ends.
+func (l *lineLimiter) pass(part []byte) {
+	if l.results != nil {
+		l.line = append(l.line, part...)
+	} else {
+		l.out = append(l.out, part...)
+	}
+}
+
+// stashResult is what the held line is passed on as: the line itself, or,
+// for a response whose result the stash expects, the response with an
+// empty result, the result having gone to the stash.
+func (l *lineLimiter) stashResult() []byte {
+	if l.scan.hasMethod || !l.scan.done || len(l.scan.id) == 0 {
+		return l.line
+	}
+	id := string(l.scan.id)
+	if !l.results.expects(id) {
+		return l.line
+	}
+	result := responseResult(l.line)
+	if result == nil || !l.results.put(id, bytes.Clone(result)) {
+		return l.line
+	}
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":%s}`, l.scan.id, emptyCallResult)
+}
+
+// responseResult is the raw result of the JSON-RPC response line, or nil
+// when it has none (an error response, or a line that is not JSON).
+func responseResult(line []byte) []byte {
+	var result []byte
+	failed := false
+	err := rawjson.Object(line, func(key string, v []byte) error {
+		switch key {
+		case "result":
+			result = v
+		case "error":
+			failed = true
+		}
+		return nil
+	})
+	if err != nil || failed {
+		return nil
+	}
+	return result
 }
 
 // replacement is the line put in place of a cut one: an error response to
@@ -293,7 +357,7 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if strings.EqualFold(mediaType, "text/event-stream") {
-		resp.Body = readCloser{newLineLimiter(resp.Body, t.max, true), resp.Body}
+		resp.Body = readCloser{newLineLimiter(resp.Body, t.max, true, nil), resp.Body}
 	} else {
 		resp.Body = readCloser{&cappedReader{r: resp.Body, left: t.max, max: t.max}, resp.Body}
 	}

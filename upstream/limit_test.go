@@ -45,7 +45,7 @@ func TestLineLimiterReplacesAnOversizeResponse(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			in := tt.line + "\n" + `{"jsonrpc":"2.0","id":8,"result":{}}` + "\n"
-			lines := readLines(t, newLineLimiter(strings.NewReader(in), 100, false))
+			lines := readLines(t, newLineLimiter(strings.NewReader(in), 100, false, nil))
 			for _, l := range lines {
 				if len(l) > 101 && !strings.Contains(l, tooLargeMarker) {
 					t.Errorf("a line of %d bytes passed a limit of 100", len(l))
@@ -72,7 +72,7 @@ func TestLineLimiterReplacesAnOversizeResponse(t *testing.T) {
 func TestLineLimiterBoundsAnEndlessLine(t *testing.T) {
 	t.Parallel()
 	endless := io.MultiReader(strings.NewReader(`{"jsonrpc":"2.0","id":1,"result":"`), io.LimitReader(repeatReader('x'), 64<<20))
-	br := bufio.NewReader(newLineLimiter(endless, 1<<20, false))
+	br := bufio.NewReader(newLineLimiter(endless, 1<<20, false, nil))
 	line, err := br.ReadString('\n')
 	if err != nil || len(line) > 1<<20+1 {
 		t.Fatalf("first line: %d bytes, %v", len(line), err)
@@ -100,5 +100,56 @@ func TestCappedReaderFailsPastTheCap(t *testing.T) {
 	r = &cappedReader{r: strings.NewReader(strings.Repeat("x", 100)), left: 100, max: 100}
 	if b, err := io.ReadAll(r); err != nil || len(b) != 100 {
 		t.Errorf("100 bytes under a cap of 100: %d, %v", len(b), err)
+	}
+}
+
+func TestLineLimiterStashesExpectedResults(t *testing.T) {
+	t.Parallel()
+	stash := newResultStash()
+	stash.expect("7")
+	stash.expect(`"s"`)
+	stash.expect("9")
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"seven"}]}}`,
+		`{"result":{"content":[]},"jsonrpc":"2.0","id":"s"}`,
+		`{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"not expected"}]}}`,
+		`{"jsonrpc":"2.0","id":9,"error":{"code":-1,"message":"failed"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"id":7}}`,
+	}, "\n") + "\n"
+	lines := readLines(t, newLineLimiter(strings.NewReader(in), 1<<10, false, stash))
+	want := []string{
+		`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`,
+		`{"jsonrpc":"2.0","id":"s","result":{"content":[]}}`,
+		`{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"not expected"}]}}`,
+		`{"jsonrpc":"2.0","id":9,"error":{"code":-1,"message":"failed"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"id":7}}`,
+	}
+	if strings.Join(lines, "") != strings.Join(want, "\n")+"\n" {
+		t.Errorf("lines passed on:\n%s\nwant:\n%s", strings.Join(lines, ""), strings.Join(want, "\n"))
+	}
+	if got, ok := stash.take("7"); !ok || string(got) != `{"content":[{"type":"text","text":"seven"}]}` {
+		t.Errorf("stash for 7 = %s, %v", got, ok)
+	}
+	if got, ok := stash.take(`"s"`); !ok || string(got) != `{"content":[]}` {
+		t.Errorf(`stash for "s" = %s, %v`, got, ok)
+	}
+	if _, ok := stash.take("9"); ok {
+		t.Error("an error response's id has a result in the stash")
+	}
+	// A result that comes after its call forgot it is passed on, not kept.
+	stash.expect("10")
+	stash.forget("10")
+	lines = readLines(t, newLineLimiter(strings.NewReader(`{"jsonrpc":"2.0","id":10,"result":{}}`+"\n"), 1<<10, false, stash))
+	if len(lines) != 1 || !strings.Contains(lines[0], `"result":{}`) || len(stash.waiting) != 0 {
+		t.Errorf("late result: lines %q, stash %v", lines, stash.waiting)
+	}
+	// An oversize response is replaced by the error, and nothing is kept.
+	stash.expect("11")
+	lines = readLines(t, newLineLimiter(strings.NewReader(`{"jsonrpc":"2.0","id":11,"result":{"t":"`+strings.Repeat("x", 2000)+`"}}`+"\n"), 1<<10, false, stash))
+	if len(lines) != 1 || !strings.Contains(lines[0], tooLargeMarker) || !strings.Contains(lines[0], `"id":11`) {
+		t.Errorf("oversize response passed on as %q", lines)
+	}
+	if _, ok := stash.take("11"); ok {
+		t.Error("an oversize result was kept")
 	}
 }

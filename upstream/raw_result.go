@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -15,7 +16,8 @@ import (
 // transports below keep mcp-go's client for everything else — request
 // ids, cancellation, errors, server-to-client requests — and take the raw
 // result out of a tools/call response on the way to it, when Pool.Call
-// asked for it through the request's context.
+// asked for it through the request's context. BenchmarkForwardResult in
+// proxy and the bench harness measure the difference.
 
 // rawResultKey is the context key of the *json.RawMessage a tools/call
 // result is put in.
@@ -49,12 +51,84 @@ func takeRawResult(ctx context.Context, req transport.JSONRPCRequest, resp *tran
 // connections, HTTP protocol headers) is still there; only SendRequest is
 // replaced.
 
-type rawStdio struct{ *transport.Stdio }
+// Over stdio the result is taken one step earlier, before mcp-go's
+// transport decodes the response line (twice, as it first looks at what
+// kind of message it is): the lineLimiter between the child's stdout and
+// the transport puts the result of each response the stash expects in the
+// stash, and passes the response on with an empty result.
+type rawStdio struct {
+	*transport.Stdio
+	results *resultStash
+}
 
 func (t rawStdio) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	dst, ok := ctx.Value(rawResultKey{}).(*json.RawMessage)
+	if !ok || dst == nil || req.Method != string(mcp.MethodToolsCall) || req.ID.IsNil() {
+		return t.Stdio.SendRequest(ctx, req)
+	}
+	id, err := json.Marshal(req.ID)
+	if err != nil {
+		return t.Stdio.SendRequest(ctx, req)
+	}
+	key := string(id)
+	t.results.expect(key)
+	defer t.results.forget(key)
 	resp, err := t.Stdio.SendRequest(ctx, req)
-	takeRawResult(ctx, req, resp)
+	if raw, ok := t.results.take(key); ok && resp != nil {
+		*dst, resp.Result = raw, emptyCallResult
+		return resp, err
+	}
+	takeRawResult(ctx, req, resp) // the limiter passed the response on whole
 	return resp, err
+}
+
+// A resultStash holds the results the lineLimiter took out of responses,
+// by the JSON text of their id, for the calls waiting for them. It takes a
+// result only for an id a call expects, and forgetting the id drops it, so
+// a response that comes after its call gave up leaves nothing behind.
+type resultStash struct {
+	mu      sync.Mutex
+	waiting map[string][]byte // id → result; nil until it arrives
+}
+
+func newResultStash() *resultStash { return &resultStash{waiting: map[string][]byte{}} }
+
+func (s *resultStash) expect(id string) {
+	s.mu.Lock()
+	s.waiting[id] = nil
+	s.mu.Unlock()
+}
+
+func (s *resultStash) forget(id string) {
+	s.mu.Lock()
+	delete(s.waiting, id)
+	s.mu.Unlock()
+}
+
+func (s *resultStash) expects(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.waiting[id]
+	return ok
+}
+
+// put stores result for id, if a call still expects it.
+func (s *resultStash) put(id string, result []byte) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.waiting[id]; !ok {
+		return false
+	}
+	s.waiting[id] = result
+	return true
+}
+
+func (s *resultStash) take(id string) ([]byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	result := s.waiting[id]
+	delete(s.waiting, id)
+	return result, result != nil
 }
 
 type rawStreamableHTTP struct{ *transport.StreamableHTTP }

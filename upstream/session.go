@@ -135,9 +135,10 @@ func (s *session) newTransport(spec Spec, logger *slog.Logger) (transport.Interf
 			return nil, fmt.Errorf("starting: %w", err)
 		}
 		s.proc = proc
-		t := transport.NewIO(newLineLimiter(proc.stdout, limit, false), proc.stdin, nil)
+		results := newResultStash()
+		t := transport.NewIO(newLineLimiter(proc.stdout, limit, false, results), proc.stdin, nil)
 		transport.WithCommandLogger(logger)(t)
-		return rawStdio{t}, nil
+		return rawStdio{t, results}, nil
 	case TransportHTTP:
 		t, err := transport.NewStreamableHTTP(spec.URL,
 			transport.WithHTTPHeaders(spec.Headers),
