@@ -326,6 +326,44 @@ func TestNeverAnsweringCallTimesOutAndIsCancelled(t *testing.T) {
 	}
 }
 
+// Over HTTP, where mcp-go's client leaves it out, a timed-out call is
+// cancelled with notifications/cancelled too. The SSE server runs its
+// handlers detached from the POST that carried the request, so only the
+// notification ends them there.
+func TestTimedOutCallIsCancelledOverHTTP(t *testing.T) {
+	t.Parallel()
+	httpDir, sseDir := t.TempDir(), t.TempDir()
+	streamable := httptest.NewServer(mcpserver.NewStreamableHTTPServer(newFaultyStandIn(httpDir, "")))
+	t.Cleanup(streamable.Close)
+	sse := httptest.NewServer(mcpserver.NewSSEServer(newFaultyStandIn(sseDir, "")))
+	t.Cleanup(sse.Close)
+	pool, _ := startFaulty(t, map[string]Spec{
+		"http": {Transport: TransportHTTP, URL: streamable.URL + "/mcp", CallTimeout: 300 * time.Millisecond},
+		"sse":  {Transport: TransportSSE, URL: sse.URL + "/sse", CallTimeout: 300 * time.Millisecond},
+	})
+	for name, dir := range map[string]string{"http": httpDir, "sse": sseDir} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if err := pool.Err(name); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pool.Call(t.Context(), name, mcp.CallToolParams{Name: "hang"}); !errors.Is(err, ErrTimeout) {
+				t.Fatalf("err = %v, want ErrTimeout", err)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				if _, err := os.Stat(filepath.Join(dir, "cancelled")); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the upstream's handler was not cancelled")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+}
+
 func TestHugeResultIsRefused(t *testing.T) {
 	t.Parallel()
 	spec, _ := faulty(t, "")

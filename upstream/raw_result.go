@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -135,6 +136,9 @@ type rawStreamableHTTP struct{ *transport.StreamableHTTP }
 
 func (t rawStreamableHTTP) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	resp, err := t.StreamableHTTP.SendRequest(ctx, req)
+	if err != nil {
+		cancelOverHTTP(ctx, t, req)
+	}
 	takeRawResult(ctx, req, resp)
 	return resp, err
 }
@@ -143,6 +147,49 @@ type rawSSE struct{ *transport.SSE }
 
 func (t rawSSE) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	resp, err := t.SSE.SendRequest(ctx, req)
+	if err != nil && ctx.Err() == nil {
+		// The SSE transport times the wait with a timer of its own, set to
+		// the context's deadline, which may fire first: the deadline is
+		// then what ended the request, so say so.
+		if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+			<-ctx.Done()
+			err = ctx.Err()
+		}
+	}
+	if err != nil {
+		cancelOverHTTP(ctx, t, req)
+	}
 	takeRawResult(ctx, req, resp)
 	return resp, err
+}
+
+// cancelNotificationTimeout bounds sending a notifications/cancelled.
+const cancelNotificationTimeout = 5 * time.Second
+
+// cancelOverHTTP tells an HTTP upstream to stop working on a request whose
+// context ended before its response came. mcp-go's client sends
+// notifications/cancelled over stdio only, as on protocol 2026-07-28
+// ending the HTTP request is the cancellation; on 2025-11-25, which
+// mcpwarden speaks to upstreams, a dropped connection is not one, and the
+// notification is how a request is cancelled. Best effort, off the
+// caller's path.
+func cancelOverHTTP(ctx context.Context, t transport.Interface, req transport.JSONRPCRequest) {
+	if ctx.Err() == nil || req.ID.IsNil() || req.Method == string(mcp.MethodInitialize) {
+		return
+	}
+	n := mcp.JSONRPCNotification{
+		JSONRPC: mcp.JSONRPC_VERSION,
+		Notification: mcp.Notification{
+			Method: string(mcp.MethodNotificationCancelled),
+			Params: mcp.NotificationParams{AdditionalFields: map[string]any{
+				"requestId": req.ID,
+				"reason":    context.Cause(ctx).Error(),
+			}},
+		},
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelNotificationTimeout)
+		defer cancel()
+		_ = t.SendNotification(ctx, n)
+	}()
 }

@@ -154,6 +154,8 @@ func (s *session) newTransport(spec Spec, logger *slog.Logger) (transport.Interf
 			transport.WithHeaders(spec.Headers),
 			transport.WithHeaderFunc(spec.HeaderFunc), // nil adds none
 			transport.WithHTTPClient(httpClient),
+			// Its own default of 60 s would cut calls short of call_timeout.
+			transport.WithResponseTimeout(spec.callTimeout()),
 			transport.WithSSELogger(logger))
 		if err != nil {
 			return nil, err
