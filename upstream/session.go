@@ -20,6 +20,7 @@ import (
 type session struct {
 	client *client.Client
 	proc   *process // nil for a remote server
+	conns  *http.Transport // a remote server's connections; nil for stdio
 	info   mcp.Implementation
 	tools  []mcp.Tool
 	cancel context.CancelFunc // ends the session's context
@@ -127,7 +128,6 @@ func (s *session) listTools(ctx context.Context) ([]mcp.Tool, error) {
 // its pipes) and sets s.proc.
 func (s *session) newTransport(spec Spec, logger *slog.Logger) (transport.Interface, error) {
 	limit := spec.maxResultBytes()
-	httpClient := &http.Client{Transport: &limitTransport{base: http.DefaultTransport, max: limit}}
 	switch spec.Transport {
 	case TransportStdio:
 		proc, err := startProcess(spec, logger)
@@ -143,7 +143,7 @@ func (s *session) newTransport(spec Spec, logger *slog.Logger) (transport.Interf
 		t, err := transport.NewStreamableHTTP(spec.URL,
 			transport.WithHTTPHeaders(spec.Headers),
 			transport.WithHTTPHeaderFunc(spec.HeaderFunc), // nil adds none
-			transport.WithHTTPBasicClient(httpClient),
+			transport.WithHTTPBasicClient(s.httpClient(spec)),
 			transport.WithHTTPLogger(logger))
 		if err != nil {
 			return nil, err
@@ -153,7 +153,7 @@ func (s *session) newTransport(spec Spec, logger *slog.Logger) (transport.Interf
 		t, err := transport.NewSSE(spec.URL,
 			transport.WithHeaders(spec.Headers),
 			transport.WithHeaderFunc(spec.HeaderFunc), // nil adds none
-			transport.WithHTTPClient(httpClient),
+			transport.WithHTTPClient(s.httpClient(spec)),
 			// Its own default of 60 s would cut calls short of call_timeout.
 			transport.WithResponseTimeout(spec.callTimeout()),
 			transport.WithSSELogger(logger))
@@ -164,6 +164,18 @@ func (s *session) newTransport(spec Spec, logger *slog.Logger) (transport.Interf
 	default:
 		return nil, fmt.Errorf("unknown transport %v", spec.Transport)
 	}
+}
+
+// httpClient is the HTTP client of a remote server's session. The session
+// has its own connections, and keeps enough of them open for the calls it
+// may have in flight, its listening stream and requests other than
+// tools/call: http.DefaultTransport keeps two per host, and opening a
+// connection per call costs more than the call. Every response body is
+// capped at MaxResultBytes.
+func (s *session) httpClient(spec Spec) *http.Client {
+	s.conns = http.DefaultTransport.(*http.Transport).Clone()
+	s.conns.MaxIdleConnsPerHost = spec.maxConcurrentCalls() + 4
+	return &http.Client{Transport: &limitTransport{base: s.conns, max: spec.maxResultBytes()}}
 }
 
 // markLost records why the session ended, the first time it is called.
@@ -202,6 +214,9 @@ func (s *session) stop() error {
 		if s.proc != nil {
 			s.proc.stop(stopGrace)
 			s.stopErr = nil // the child's stdin was closed twice, or it was signalled: not news
+		}
+		if s.conns != nil {
+			s.conns.CloseIdleConnections()
 		}
 		s.wg.Wait()
 	})
