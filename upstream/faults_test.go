@@ -78,6 +78,18 @@ func newFaultyStandIn(dir, mode string) *mcpserver.MCPServer {
 	return s
 }
 
+// fileAppears reports whether path exists within timeout.
+func fileAppears(path string, timeout time.Duration) bool {
+	for deadline := time.Now().Add(timeout); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
 func appendFile(path, text string) {
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -311,15 +323,8 @@ func TestNeverAnsweringCallTimesOutAndIsCancelled(t *testing.T) {
 	}
 	// The upstream got notifications/cancelled: its handler's context ended
 	// while the session was still open.
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "cancelled")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the upstream was not sent notifications/cancelled")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !fileAppears(filepath.Join(dir, "cancelled"), 5*time.Second) {
+		t.Fatal("the upstream was not sent notifications/cancelled")
 	}
 	if _, err := pool.Call(t.Context(), "slow", mcp.CallToolParams{Name: "tool0"}); err != nil {
 		t.Errorf("call after a timeout: %v", err)
@@ -350,15 +355,8 @@ func TestTimedOutCallIsCancelledOverHTTP(t *testing.T) {
 			if _, err := pool.Call(t.Context(), name, mcp.CallToolParams{Name: "hang"}); !errors.Is(err, ErrTimeout) {
 				t.Fatalf("err = %v, want ErrTimeout", err)
 			}
-			deadline := time.Now().Add(5 * time.Second)
-			for {
-				if _, err := os.Stat(filepath.Join(dir, "cancelled")); err == nil {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("the upstream's handler was not cancelled")
-				}
-				time.Sleep(20 * time.Millisecond)
+			if !fileAppears(filepath.Join(dir, "cancelled"), 5*time.Second) {
+				t.Fatal("the upstream's handler was not cancelled")
 			}
 		})
 	}

@@ -25,80 +25,85 @@ var ErrSyntax = errors.New("malformed JSON")
 // object data, in order, and stops at the first error f returns. data may
 // have white space around it, nothing else.
 func Object(data []byte, f func(key string, value []byte) error) error {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return syntaxError(data, i, "not an object")
+	i, done, err := open(data, '{', '}')
+	for !done && err == nil {
+		i, err = member(data, i, f)
+		if err == nil {
+			i, done, err = next(data, i, '}')
+		}
+	}
+	return err
+}
+
+// member hands the member at offset i to f and returns the offset just
+// past it.
+func member(data []byte, i int, f func(key string, value []byte) error) (int, error) {
+	if i >= len(data) || data[i] != '"' {
+		return 0, syntaxError(data, i, "want a member name")
+	}
+	kend, err := stringEnd(data, i)
+	if err != nil {
+		return 0, err
+	}
+	key, err := decodeString(data[i:kend])
+	if err != nil {
+		return 0, err
+	}
+	i = skipSpace(data, kend)
+	if i >= len(data) || data[i] != ':' {
+		return 0, syntaxError(data, i, "want ':'")
 	}
 	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return end(data, i+1)
+	vend, err := valueEnd(data, i)
+	if err != nil {
+		return 0, err
 	}
-	for {
-		if i >= len(data) || data[i] != '"' {
-			return syntaxError(data, i, "want a member name")
-		}
-		kend, err := stringEnd(data, i)
-		if err != nil {
-			return err
-		}
-		key, err := decodeString(data[i:kend])
-		if err != nil {
-			return err
-		}
-		i = skipSpace(data, kend)
-		if i >= len(data) || data[i] != ':' {
-			return syntaxError(data, i, "want ':'")
-		}
-		i = skipSpace(data, i+1)
-		vend, err := valueEnd(data, i)
-		if err != nil {
-			return err
-		}
-		if err := f(key, data[i:vend]); err != nil {
-			return err
-		}
-		i = skipSpace(data, vend)
-		switch {
-		case i < len(data) && data[i] == ',':
-			i = skipSpace(data, i+1)
-		case i < len(data) && data[i] == '}':
-			return end(data, i+1)
-		default:
-			return syntaxError(data, i, "want ',' or '}'")
-		}
-	}
+	return vend, f(key, data[i:vend])
 }
 
 // Array calls f with the raw bytes of each element of the JSON array data,
 // in order, and stops at the first error f returns. data may have white
 // space around it, nothing else.
 func Array(data []byte, f func(elem []byte) error) error {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '[' {
-		return syntaxError(data, i, "not an array")
+	i, done, err := open(data, '[', ']')
+	for !done && err == nil {
+		var vend int
+		if vend, err = valueEnd(data, i); err == nil {
+			if err = f(data[i:vend]); err == nil {
+				i, done, err = next(data, vend, ']')
+			}
+		}
+	}
+	return err
+}
+
+// open checks that data starts a container with the bracket opening, and
+// returns the offset of its first member or element, or done when the
+// container is empty (and all there is).
+func open(data []byte, opening, closing byte) (i int, done bool, err error) {
+	i = skipSpace(data, 0)
+	if i >= len(data) || data[i] != opening {
+		return 0, false, syntaxError(data, i, fmt.Sprintf("want %q", opening))
 	}
 	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == ']' {
-		return end(data, i+1)
+	if i < len(data) && data[i] == closing {
+		return 0, true, end(data, i+1)
 	}
-	for {
-		vend, err := valueEnd(data, i)
-		if err != nil {
-			return err
-		}
-		if err := f(data[i:vend]); err != nil {
-			return err
-		}
-		i = skipSpace(data, vend)
-		switch {
-		case i < len(data) && data[i] == ',':
-			i = skipSpace(data, i+1)
-		case i < len(data) && data[i] == ']':
-			return end(data, i+1)
-		default:
-			return syntaxError(data, i, "want ',' or ']'")
-		}
+	return i, false, nil
+}
+
+// next moves past a member or element that ends at offset i: to the
+// offset of the next one, or done when the bracket closing ends the
+// container (and all there is).
+func next(data []byte, i int, closing byte) (int, bool, error) {
+	i = skipSpace(data, i)
+	switch {
+	case i < len(data) && data[i] == ',':
+		return skipSpace(data, i+1), false, nil
+	case i < len(data) && data[i] == closing:
+		return 0, true, end(data, i+1)
 	}
+	return 0, false, syntaxError(data, i, fmt.Sprintf("want ',' or %q", closing))
 }
 
 // IsNull reports whether the raw value v is the literal null.
