@@ -19,7 +19,7 @@ import (
 // supervisor replaces it with a new one.
 type session struct {
 	client *client.Client
-	proc   *process // nil for a remote server
+	proc   *process        // nil for a remote server
 	conns  *http.Transport // a remote server's connections; nil for stdio
 	info   mcp.Implementation
 	tools  []mcp.Tool
