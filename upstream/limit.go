@@ -40,7 +40,7 @@ const tooLargeMarker = "mcpwarden: upstream message exceeds max_result_bytes"
 // With a resultStash, each line is held until it ends, and the result of
 // a response the stash expects is put in the stash; the reader above gets
 // the response with an empty result in its place, so the result is not
-// decoded there (see raw_result.go). A cut line is then dropped whole.
+// decoded there (see transport.go). A cut line is then dropped whole.
 type lineLimiter struct {
 	r       io.Reader
 	max     int64

@@ -127,7 +127,6 @@ func (s *session) listTools(ctx context.Context) ([]mcp.Tool, error) {
 // stdio server it starts the child (the transport only frames messages on
 // its pipes) and sets s.proc.
 func (s *session) newTransport(spec Spec, logger *slog.Logger) (transport.Interface, error) {
-	limit := spec.maxResultBytes()
 	switch spec.Transport {
 	case TransportStdio:
 		proc, err := startProcess(spec, logger)
@@ -136,7 +135,7 @@ func (s *session) newTransport(spec Spec, logger *slog.Logger) (transport.Interf
 		}
 		s.proc = proc
 		results := newResultStash()
-		t := transport.NewIO(newLineLimiter(proc.stdout, limit, false, results), proc.stdin, nil)
+		t := transport.NewIO(newLineLimiter(proc.stdout, spec.maxResultBytes(), false, results), proc.stdin, nil)
 		transport.WithCommandLogger(logger)(t)
 		return rawStdio{t, results}, nil
 	case TransportHTTP:

@@ -1,5 +1,8 @@
 package upstream
 
+// The transports mcpwarden puts around mcp-go's: they take tools/call
+// results raw, and cancel timed-out requests over HTTP.
+
 import (
 	"context"
 	"encoding/json"
