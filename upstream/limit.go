@@ -356,11 +356,47 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if strings.EqualFold(mediaType, "text/event-stream") {
+	switch {
+	case strings.EqualFold(mediaType, "text/event-stream"):
 		resp.Body = readCloser{newLineLimiter(resp.Body, t.max, true, nil), resp.Body}
-	} else {
+	case strings.EqualFold(mediaType, "application/json") && resp.StatusCode == http.StatusOK && rawCallOf(req.Context()) != nil:
+		return takeRawHTTPResult(resp, t.max, rawCallOf(req.Context()))
+	default:
 		resp.Body = readCloser{&cappedReader{r: resp.Body, left: t.max, max: t.max}, resp.Body}
 	}
+	return resp, nil
+}
+
+// takeRawHTTPResult reads the JSON response to the tools/call c, puts its
+// result in c's destination and gives the transport the response with an
+// empty result in its place, so that it decodes only that. A body that is
+// not a result for c is passed on as it came.
+func takeRawHTTPResult(resp *http.Response, max int64, c *rawCall) (*http.Response, error) {
+	body, err := io.ReadAll(&cappedReader{r: resp.Body, left: max, max: max})
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	var id, result []byte
+	failed := false
+	err = rawjson.Object(body, func(key string, v []byte) error {
+		switch key {
+		case "id":
+			id = v
+		case "result":
+			result = v
+		case "error":
+			failed = true
+		}
+		return nil
+	})
+	if err == nil && !failed && result != nil && string(id) == c.id {
+		*c.dst = result
+		body = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, emptyCallResult)
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+	resp.Header.Del("Content-Length")
 	return resp, nil
 }
 

@@ -2,8 +2,12 @@ package upstream
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -151,5 +155,49 @@ func TestLineLimiterStashesExpectedResults(t *testing.T) {
 	}
 	if _, ok := stash.take("11"); ok {
 		t.Error("an oversize result was kept")
+	}
+}
+
+func TestLimitTransportTakesTheResultOfTheCallItWasAskedFor(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, body string
+		wantBody   string // "" when the body is passed on as it came
+		wantResult string
+	}{
+		{"the call's result", `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"seven"}]}}`,
+			`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`, `{"content":[{"type":"text","text":"seven"}]}`},
+		{"another request's answer", `{"jsonrpc":"2.0","id":8,"result":{"protocolVersion":"2025-11-25"}}`, "", ""},
+		{"an error", `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"failed"}}`, "", ""},
+		{"not JSON-RPC", `[1,2]`, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, tt.body)
+			}))
+			defer srv.Close()
+			var dst json.RawMessage
+			ctx := context.WithValue(t.Context(), rawCallKey{}, &rawCall{id: "7", dst: &dst})
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader("{}"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := (&limitTransport{base: http.DefaultTransport, max: 1 << 20}).RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			want := tt.wantBody
+			if want == "" {
+				want = tt.body
+			}
+			if string(body) != want || string(dst) != tt.wantResult {
+				t.Errorf("body %s, result %s; want %s, %s", body, dst, want, tt.wantResult)
+			}
+		})
 	}
 }

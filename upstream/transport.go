@@ -37,17 +37,25 @@ func withRawResult(ctx context.Context, dst *json.RawMessage) context.Context {
 // was taken raw: it costs nothing to decode, and nothing reads it.
 var emptyCallResult = json.RawMessage(`{"content":[]}`)
 
+// rawResultDst is the destination in ctx, or nil.
+func rawResultDst(ctx context.Context) *json.RawMessage {
+	dst, _ := ctx.Value(rawResultKey{}).(*json.RawMessage)
+	return dst
+}
+
 // takeRawResult moves the result of a successful tools/call response into
-// the destination in ctx, if there is one.
+// the destination in ctx, if there is one and the result is not there
+// already (an HTTP upstream's JSON answer is taken before the transport
+// decodes it: see rawStreamableHTTP).
 func takeRawResult(ctx context.Context, req transport.JSONRPCRequest, resp *transport.JSONRPCResponse) {
-	if resp == nil || resp.Error != nil || req.Method != string(mcp.MethodToolsCall) {
+	dst := rawResultDst(ctx)
+	if dst == nil || resp == nil || resp.Error != nil || req.Method != string(mcp.MethodToolsCall) {
 		return
 	}
-	dst, ok := ctx.Value(rawResultKey{}).(*json.RawMessage)
-	if !ok || dst == nil {
-		return
+	if *dst == nil {
+		*dst = resp.Result
 	}
-	*dst, resp.Result = resp.Result, emptyCallResult
+	resp.Result = emptyCallResult
 }
 
 // The wrappers embed mcp-go's concrete transports, so every optional
@@ -66,8 +74,8 @@ type rawStdio struct {
 }
 
 func (t rawStdio) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-	dst, ok := ctx.Value(rawResultKey{}).(*json.RawMessage)
-	if !ok || dst == nil || req.Method != string(mcp.MethodToolsCall) || req.ID.IsNil() {
+	dst := rawResultDst(ctx)
+	if dst == nil || req.Method != string(mcp.MethodToolsCall) || req.ID.IsNil() {
 		return t.Stdio.SendRequest(ctx, req)
 	}
 	id, err := json.Marshal(req.ID)
@@ -135,10 +143,35 @@ func (s *resultStash) take(id string) ([]byte, bool) {
 	return result, result != nil
 }
 
+// Over streamable HTTP a JSON answer's result is taken before the
+// transport decodes the body, by the session's limitTransport: it looks
+// for the rawCall this puts in the context of the HTTP request, and only
+// takes a result whose id is that call's, so no other request the
+// transport makes with the same context (a re-initialize) is touched.
 type rawStreamableHTTP struct{ *transport.StreamableHTTP }
 
+// A rawCall is a tools/call whose HTTP answer's result goes to dst.
+type rawCall struct {
+	id  string // the JSON text of the request's id
+	dst *json.RawMessage
+}
+
+type rawCallKey struct{}
+
+// rawCallOf is the rawCall in ctx, or nil.
+func rawCallOf(ctx context.Context) *rawCall {
+	c, _ := ctx.Value(rawCallKey{}).(*rawCall)
+	return c
+}
+
 func (t rawStreamableHTTP) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-	resp, err := t.StreamableHTTP.SendRequest(ctx, req)
+	hctx := ctx
+	if dst := rawResultDst(ctx); dst != nil && req.Method == string(mcp.MethodToolsCall) && !req.ID.IsNil() {
+		if id, err := json.Marshal(req.ID); err == nil {
+			hctx = context.WithValue(ctx, rawCallKey{}, &rawCall{id: string(id), dst: dst})
+		}
+	}
+	resp, err := t.StreamableHTTP.SendRequest(hctx, req)
 	if err != nil {
 		cancelOverHTTP(ctx, t, req)
 	}
