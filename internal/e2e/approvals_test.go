@@ -188,8 +188,12 @@ func TestApprovalPageInBrowser(t *testing.T) {
 	start := time.Now()
 	first := callAsync(t, c, args)
 	within(t, browser, 5*time.Second, chromedp.WaitVisible(chromedp.CSS("li.ask button.allow_once")))
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("the pending ask took %v to show on the page, want under 1s", d)
+	// The page is pushed the ask (no reload, no polling); how fast is a
+	// figure, not a test, but seconds would mean it is not being pushed.
+	d := time.Since(start)
+	t.Logf("the pending ask showed on the page after %v", d)
+	if d > 3*time.Second {
+		t.Errorf("the pending ask took %v to show on the page, want about a second at most", d)
 	}
 	shown := eval[string](t, browser, `document.querySelector("li.ask pre.args").textContent`)
 	if !strings.Contains(shown, hostile) || !strings.Contains(shown, target) {
