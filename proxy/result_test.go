@@ -36,6 +36,21 @@ func TestDecodeResultForwardsTheUpstreamsBytes(t *testing.T) {
 	}
 }
 
+// decodeResult checks only the result's structure; a content item that is
+// not valid JSON inside fails when the server encodes the response, so the
+// client gets an error, never broken JSON.
+func TestInvalidContentFailsWhenEncoded(t *testing.T) {
+	for _, item := range []string{`{"type":"text","text":tru}`, `{"type":"text","text":"a` + "" + `"}`, `{"type":"text","text":"\q"}`} {
+		res, _, err := decodeResult(json.RawMessage(`{"content":[` + item + `]}`))
+		if err != nil {
+			continue // refused already: as good
+		}
+		if b, err := json.Marshal(res); err == nil {
+			t.Errorf("item %q encoded as %s", item, b)
+		}
+	}
+}
+
 func TestDecodeResultRefusesWhatIsNoResult(t *testing.T) {
 	for _, raw := range []string{`[]`, `"text"`, `{"content":{}}`, `{"content":[1,}`, `{"isError":"yes"}`, `{"_meta":[]}`} {
 		if _, _, err := decodeResult(json.RawMessage(raw)); err == nil {

@@ -66,7 +66,7 @@ func (l *lineLimiter) Read(p []byte) (int, error) {
 		if l.err != nil {
 			return 0, l.err
 		}
-		l.out, l.off = l.out[:0], 0
+		l.out, l.off = reuse(l.out), 0
 		n, err := l.r.Read(l.in)
 		l.filter(l.in[:n])
 		l.err = err
@@ -111,7 +111,7 @@ func (l *lineLimiter) filter(chunk []byte) {
 		} else {
 			if l.results != nil {
 				l.out = append(l.out, l.stashResult()...)
-				l.line = l.line[:0]
+				l.line = reuse(l.line)
 			}
 			l.out = append(l.out, '\n')
 		}
@@ -143,10 +143,24 @@ func (l *lineLimiter) stashResult() []byte {
 		return l.line
 	}
 	result := responseResult(l.line)
-	if result == nil || !l.results.put(id, bytes.Clone(result)) {
+	if result == nil || !l.results.put(id, result) {
 		return l.line
 	}
+	l.line = nil // the stash has its bytes now
 	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":%s}`, l.scan.id, emptyCallResult)
+}
+
+// maxReused bounds the buffers a lineLimiter keeps from one message to
+// the next: a larger one, left by a large message, is let go rather than
+// held for the life of the session.
+const maxReused = 1 << 20
+
+// reuse empties b for the next message.
+func reuse(b []byte) []byte {
+	if cap(b) > maxReused {
+		return nil
+	}
+	return b[:0]
 }
 
 // responseResult is the raw result of the JSON-RPC response line, or nil
