@@ -170,7 +170,15 @@ type Pool struct {
 	mu       sync.Mutex
 	closed   bool               // by Close; no supervisor starts after it
 	retiring map[string]*server // stopped by Reconcile, until their supervisor has ended
+
+	changes atomic.Uint64 // see Changes
 }
+
+// Changes counts the events after which a server's tools are to be read
+// again (EventConnected, EventRestarted, EventToolsChanged), over all
+// servers; it is counted before the event is reported. One who read the
+// tools of every server can tell from it whether any event came since.
+func (p *Pool) Changes() uint64 { return p.changes.Load() }
 
 // A server is one upstream and its supervisor's view of it. Its spec never
 // changes: Reconcile replaces a server whose Spec changed with a new one.
@@ -602,6 +610,10 @@ func (p *Pool) backoff(failures int) time.Duration {
 }
 
 func (s *server) emit(e Event) {
+	switch e.Kind {
+	case EventConnected, EventRestarted, EventToolsChanged:
+		s.pool.changes.Add(1)
+	}
 	if s.pool.opts.OnEvent != nil {
 		s.pool.opts.OnEvent(e)
 	}

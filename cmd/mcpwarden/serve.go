@@ -152,6 +152,7 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 	}
 	defer stopResolvers()
 
+	changes := pool.Changes() // proxy.New reads every server's state as of now, or later
 	srv, err := proxy.New(proxy.Options{
 		Upstream:        pool,
 		Policy:          st.policy,
@@ -175,8 +176,10 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 	defer srv.Close()
 	target.Store(srv)
 	peer.Set(srv)
-	for _, name := range pool.Names() {
-		srv.UpstreamChanged(ctx, name) // what changed between New and Store
+	if pool.Changes() != changes { // some event came before the proxy could take it
+		for _, name := range pool.Names() {
+			srv.UpstreamChanged(ctx, name)
+		}
 	}
 
 	r := &reloader{path: configPath, logger: logger, pool: pool, srv: srv, headerFunc: headerFunc, current: st}
