@@ -135,19 +135,16 @@ func (l *lineLimiter) pass(part []byte) {
 // for a response whose result the stash expects, the response with an
 // empty result, the result having gone to the stash.
 func (l *lineLimiter) stashResult() []byte {
-	if l.scan.hasMethod || !l.scan.done || len(l.scan.id) == 0 {
+	id, ok := l.scan.responseID()
+	if !ok || !l.results.expects(string(id)) {
 		return l.line
 	}
-	id := string(l.scan.id)
-	if !l.results.expects(id) {
-		return l.line
-	}
-	result := responseResult(l.line)
-	if result == nil || !l.results.put(id, result) {
+	_, result := responseParts(l.line)
+	if result == nil || !l.results.put(string(id), result) {
 		return l.line
 	}
 	l.line = nil // the stash has its bytes now
-	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":%s}`, l.scan.id, emptyCallResult)
+	return emptiedResponse(id)
 }
 
 // maxReused bounds the buffers a lineLimiter keeps from one message to
@@ -163,13 +160,15 @@ func reuse(b []byte) []byte {
 	return b[:0]
 }
 
-// responseResult is the raw result of the JSON-RPC response line, or nil
-// when it has none (an error response, or a line that is not JSON).
-func responseResult(line []byte) []byte {
-	var result []byte
+// responseParts is the raw id and result of the JSON-RPC response msg;
+// result is nil when it has none (an error response, or msg is not a JSON
+// object).
+func responseParts(msg []byte) (id, result []byte) {
 	failed := false
-	err := rawjson.Object(line, func(key string, v []byte) error {
+	err := rawjson.Object(msg, func(key string, v []byte) error {
 		switch key {
+		case "id":
+			id = v
 		case "result":
 			result = v
 		case "error":
@@ -178,23 +177,39 @@ func responseResult(line []byte) []byte {
 		return nil
 	})
 	if err != nil || failed {
-		return nil
+		return id, nil
 	}
-	return result
+	return id, result
+}
+
+// emptiedResponse is the response with the given id whose result was
+// taken raw: the transport decodes it in place of the real one.
+func emptiedResponse(id []byte) []byte {
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, emptyCallResult)
 }
 
 // replacement is the line put in place of a cut one: an error response to
 // the request it answered, or nothing when it answered none (a
 // notification, a request from the server, or an id that was not found).
 func (l *lineLimiter) replacement() string {
-	if l.scan.hasMethod || !l.scan.done || len(l.scan.id) == 0 {
+	id, ok := l.scan.responseID()
+	if !ok {
 		return ""
 	}
-	msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":"%s (%d bytes); it was discarded"}}`, l.scan.id, tooLargeCode, tooLargeMarker, l.max)
+	msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":"%s (%d bytes); it was discarded"}}`, id, tooLargeCode, tooLargeMarker, l.max)
 	if l.sse {
 		return "event: message\ndata: " + msg + "\n"
 	}
 	return msg + "\n"
+}
+
+// responseID is the raw id of the line scanned, if it is a response: it
+// has an id and no method.
+func (s *idScanner) responseID() ([]byte, bool) {
+	if s.hasMethod || !s.done || len(s.id) == 0 {
+		return nil, false
+	}
+	return s.id, true
 }
 
 // An idScanner follows one line of JSON byte by byte, keeping only the raw
@@ -391,22 +406,9 @@ func takeRawHTTPResult(resp *http.Response, max int64, c *rawCall) (*http.Respon
 	if err != nil {
 		return nil, err
 	}
-	var id, result []byte
-	failed := false
-	err = rawjson.Object(body, func(key string, v []byte) error {
-		switch key {
-		case "id":
-			id = v
-		case "result":
-			result = v
-		case "error":
-			failed = true
-		}
-		return nil
-	})
-	if err == nil && !failed && result != nil && string(id) == c.id {
+	if id, result := responseParts(body); result != nil && string(id) == c.id {
 		*c.dst = result
-		body = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, emptyCallResult)
+		body = emptiedResponse(id)
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
