@@ -108,13 +108,16 @@ type Event struct {
 	ID            string         `json:"id"`    // unique; sortable by time when set by Log.Write
 	Session       string         `json:"session,omitempty"`
 	Client        *Client        `json:"client,omitempty"`
+	Principal     string         `json:"principal,omitempty"` // who sent the request: "token:<hash prefix>", "local", "anonymous"
 	Profile       string         `json:"profile,omitempty"`
 	Server        string         `json:"server,omitempty"`
-	Tool          string         `json:"tool,omitempty"` // canonical mcp:<server>:<tool>
+	Method        string         `json:"method,omitempty"` // the MCP method: tools/call, resources/read, …
+	Tool          string         `json:"tool,omitempty"`   // canonical mcp:<server>:<tool>
 	WireName      string         `json:"wire_name,omitempty"`
 	Decision      string         `json:"decision,omitempty"`   // DecisionAllow, DecisionAsk or DecisionDeny
 	Rule          string         `json:"rule,omitempty"`       // the deciding rule's text, or "default"
 	GrantedBy     string         `json:"granted_by,omitempty"` // one of the GrantedBy constants
+	Reason        string         `json:"reason,omitempty"`     // why a request was approved or refused; Error is only for failures
 	Arguments     map[string]any `json:"arguments,omitempty"`
 	DurationMS    *int64         `json:"duration_ms,omitempty"`
 	IsError       *bool          `json:"is_error,omitempty"`

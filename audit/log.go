@@ -132,6 +132,7 @@ func (l *Log) Write(ctx context.Context, e Event) error {
 	e.Arguments = r.Arguments(e.Arguments)
 	e.ResultPreview = r.String(e.ResultPreview)
 	e.Error = r.String(e.Error)
+	e.Reason = r.String(e.Reason)
 	e.Detail = r.String(e.Detail)
 	if e.Client != nil {
 		e.Client = &Client{Name: r.String(e.Client.Name), Version: r.String(e.Client.Version)}

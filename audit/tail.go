@@ -139,6 +139,7 @@ func Format(e Event) string {
 	if e.Client != nil && (e.Client.Name != "" || e.Client.Version != "") {
 		field("client", strings.TrimSuffix(e.Client.Name+"/"+e.Client.Version, "/"))
 	}
+	field("principal", e.Principal)
 	field("profile", e.Profile)
 	if len(e.Arguments) > 0 {
 		if args, err := json.Marshal(e.Arguments); err == nil {
@@ -148,6 +149,7 @@ func Format(e Event) string {
 	if e.Event == KindResult {
 		field("preview", e.ResultPreview)
 	}
+	field("reason", e.Reason)
 	field("error", e.Error)
 	return b.String()
 }

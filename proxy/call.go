@@ -18,6 +18,7 @@ import (
 // A call is one tools/call on its way through the proxy.
 type call struct {
 	tool      Tool
+	principal string // who sent it (see principalOf)
 	profile   string
 	policy    *rules.Policy // the policy the call started under
 	session   string
@@ -31,7 +32,7 @@ type call struct {
 }
 
 func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *call {
-	c := &call{tool: t, policy: s.policy.Load(), profile: s.profileOf(ctx)}
+	c := &call{tool: t, policy: s.policy.Load(), principal: s.principalOf(ctx), profile: s.profileOf(ctx)}
 	if cs := server.ClientSessionFromContext(ctx); cs != nil {
 		c.session = cs.SessionID()
 		if ci, ok := cs.(server.SessionWithClientInfo); ok {
@@ -168,8 +169,10 @@ func (c *call) event(kind audit.Kind) audit.Event {
 		Event:        kind,
 		Session:      c.session,
 		Client:       c.client,
+		Principal:    c.principal,
 		Profile:      c.profile,
 		Server:       c.tool.Server,
+		Method:       string(mcp.MethodToolsCall),
 		Tool:         c.tool.Canonical,
 		WireName:     c.tool.Wire,
 		PolicySHA256: c.policy.SHA256(),

@@ -9,26 +9,69 @@ import (
 	"strings"
 )
 
-type profileKey struct{}
+// The principals of requests that carry no token: PrincipalLocal for the
+// one client of a stdio server, PrincipalAnonymous for an HTTP listener
+// without auth (every client on it is the same principal).
+const (
+	PrincipalLocal     = "local"
+	PrincipalAnonymous = "anonymous"
+)
+
+// A caller is who sent a request, as the HTTP listener authenticated it.
+type caller struct {
+	principal string
+	profile   string
+	// hasProfile distinguishes a token that selects no profile from none.
+	hasProfile bool
+}
+
+type callerKey struct{}
 
 // ContextWithProfile returns ctx carrying the client profile a request was
-// authenticated as.
+// authenticated as. The principal is kept if ctx carries one.
 func ContextWithProfile(ctx context.Context, profile string) context.Context {
-	return context.WithValue(ctx, profileKey{}, profile)
+	c, _ := ctx.Value(callerKey{}).(caller)
+	c.profile, c.hasProfile = profile, true
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// ContextWithPrincipal returns ctx carrying the principal (who holds the
+// token) a request was authenticated as. The profile is kept if ctx
+// carries one.
+func ContextWithPrincipal(ctx context.Context, principal string) context.Context {
+	c, _ := ctx.Value(callerKey{}).(caller)
+	c.principal = principal
+	return context.WithValue(ctx, callerKey{}, c)
 }
 
 // profileOf is the profile a call runs under: the one its request was
 // authenticated as, else the server's default (serve --profile).
 func (s *Server) profileOf(ctx context.Context) string {
-	if p, ok := ctx.Value(profileKey{}).(string); ok {
-		return p
+	if c, ok := ctx.Value(callerKey{}).(caller); ok && c.hasProfile {
+		return c.profile
 	}
 	return s.profile
 }
 
+// principalOf is who a request comes from: the principal its token was
+// authenticated as, else the server's default (PrincipalLocal over stdio,
+// PrincipalAnonymous on an HTTP listener without auth).
+func (s *Server) principalOf(ctx context.Context) string {
+	if c, ok := ctx.Value(callerKey{}).(caller); ok && c.principal != "" {
+		return c.principal
+	}
+	return s.principal
+}
+
+// tokenPrincipal names the holder of a bearer token without revealing it:
+// "token:" and the first 16 hex digits of the token's SHA-256.
+func tokenPrincipal(sum [sha256.Size]byte) string {
+	return "token:" + hex.EncodeToString(sum[:8])
+}
+
 // An Identity says which bearer tokens the HTTP listener accepts. The zero
-// value accepts every request, without a profile (a loopback listener
-// without auth).
+// value accepts every request, without a profile, as PrincipalAnonymous (a
+// loopback listener without auth).
 type Identity struct {
 	// Token, when set, is accepted and gives no profile: the global and
 	// server policies alone apply.
@@ -40,10 +83,10 @@ type Identity struct {
 func (id Identity) open() bool { return id.Token == "" && len(id.Profiles) == 0 }
 
 // authenticate refuses, with 401 and before any MCP processing, a request
-// whose bearer token is missing or unknown, and puts the profile its token
-// selects in the request's context. Tokens are compared in constant time;
-// profile tokens are looked up by their SHA-256, which reveals nothing
-// about a token through timing.
+// whose bearer token is missing or unknown, and puts the principal and the
+// profile its token selects in the request's context. Tokens are compared
+// in constant time; profile tokens are looked up by their SHA-256, which
+// reveals nothing about a token through timing.
 func (id Identity) authenticate(next http.Handler) http.Handler {
 	if id.open() {
 		return next
@@ -52,13 +95,14 @@ func (id Identity) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if ok && got != "" {
+			sum := sha256.Sum256([]byte(got))
+			ctx := ContextWithPrincipal(r.Context(), tokenPrincipal(sum))
 			if len(global) > 0 && subtle.ConstantTimeCompare([]byte(got), global) == 1 {
-				next.ServeHTTP(w, r)
+				next.ServeHTTP(w, r.WithContext(ctx))
 				return
 			}
-			sum := sha256.Sum256([]byte(got))
 			if profile, found := id.Profiles[hex.EncodeToString(sum[:])]; found {
-				next.ServeHTTP(w, r.WithContext(ContextWithProfile(r.Context(), profile)))
+				next.ServeHTTP(w, r.WithContext(ContextWithProfile(ctx, profile)))
 				return
 			}
 		}
@@ -67,11 +111,11 @@ func (id Identity) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// httpContext carries the authenticated profile from the HTTP request into
+// httpContext carries the authenticated caller from the HTTP request into
 // the MCP request's context.
 func httpContext(ctx context.Context, r *http.Request) context.Context {
-	if p, ok := r.Context().Value(profileKey{}).(string); ok {
-		return ContextWithProfile(ctx, p)
+	if c, ok := r.Context().Value(callerKey{}).(caller); ok {
+		return context.WithValue(ctx, callerKey{}, c)
 	}
 	return ctx
 }

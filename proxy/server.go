@@ -5,6 +5,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -59,6 +60,10 @@ type Options struct {
 	// Profile is the client profile of sessions whose requests carry none
 	// (a stdio server started with --profile); "" means no profile.
 	Profile string
+	// Principal is who requests come from when they carry no token: ""
+	// means PrincipalLocal (stdio); an HTTP listener without auth uses
+	// PrincipalAnonymous.
+	Principal string
 	// AskTimeout bounds the wait for a human's answer to an ask; 0 means
 	// DefaultAskTimeout.
 	AskTimeout time.Duration
@@ -78,22 +83,23 @@ type Options struct {
 // A Server is the MCP server clients connect to. It is safe for concurrent
 // use by any number of client sessions.
 type Server struct {
-	upstream Upstream
-	audit    *audit.Log
-	logger   *slog.Logger
-	policy   atomic.Pointer[rules.Policy]
-	settings atomic.Pointer[settings]
-	pinning  *Pinning
-	review   review
-	relay    relay
-	drain    drain
-	catalog  catalog
-	profile  string
-	tools    toolset
-	names    atomic.Pointer[Names]
-	mcp      *server.MCPServer
-	asker    *asker
-	tel      *telemetry.Telemetry // nil: no telemetry
+	upstream  Upstream
+	audit     *audit.Log
+	logger    *slog.Logger
+	policy    atomic.Pointer[rules.Policy]
+	settings  atomic.Pointer[settings]
+	pinning   *Pinning
+	review    review
+	relay     relay
+	drain     drain
+	catalog   catalog
+	profile   string
+	principal string
+	tools     toolset
+	names     atomic.Pointer[Names]
+	mcp       *server.MCPServer
+	asker     *asker
+	tel       *telemetry.Telemetry // nil: no telemetry
 }
 
 // New builds the server from the tools the upstreams listed. A wire-name
@@ -108,12 +114,13 @@ func New(o Options) (*Server, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{
-		upstream: o.Upstream,
-		audit:    o.Audit,
-		logger:   logger,
-		pinning:  o.Pinning,
-		profile:  o.Profile,
-		tel:      o.Telemetry,
+		upstream:  o.Upstream,
+		audit:     o.Audit,
+		logger:    logger,
+		pinning:   o.Pinning,
+		profile:   o.Profile,
+		principal: cmp.Or(o.Principal, PrincipalLocal),
+		tel:       o.Telemetry,
 	}
 	s.policy.Store(o.Policy)
 	s.settings.Store(&settings{naming: o.Naming, samplingDenied: o.SamplingDenied, resolveSymlinks: o.ResolveSymlinks})

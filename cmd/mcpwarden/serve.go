@@ -88,10 +88,12 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 	defer auditLog.Close()
 
 	var identity proxy.Identity
+	principal := proxy.PrincipalLocal
 	if cfg.Listen != "" && cfg.Listen != config.ListenStdio {
 		if identity, err = httpIdentity(cfg); err != nil {
 			return &codeError{code: exitUsage, err: err}
 		}
+		principal = proxy.PrincipalAnonymous
 	}
 
 	pinning, err := st.pinning()
@@ -163,6 +165,7 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 		SamplingDenied:  st.samplingDenied(),
 		ResolveSymlinks: st.resolveSymlinks(),
 		Profile:         profile,
+		Principal:       principal,
 		Version:         version(),
 		AskTimeout:      cfg.Ask.Timeout,
 		Resolvers:       resolvers,
