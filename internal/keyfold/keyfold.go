@@ -80,3 +80,16 @@ func fold(r rune) rune {
 		r = f
 	}
 }
+
+// AppendKey appends Key(s) to dst. With a stack buffer it lets a caller look
+// a key up in a map of Keys without allocating: m[string(AppendKey(buf[:0], s))].
+func AppendKey(dst []byte, s string) []byte {
+	for {
+		r, n := next(s)
+		if n == 0 {
+			return dst
+		}
+		dst = utf8.AppendRune(dst, fold(r))
+		s = s[n:]
+	}
+}
