@@ -216,7 +216,15 @@ func (x *evalCtx) urlText(c *cond, s string, isString bool, st *condState) bool 
 		}
 		v, ok := x.p.parseURL(s)
 		if !ok {
-			return false
+			// A host spelt with percent escapes (`%31%36%39.254…`) does not
+			// parse here, but some clients decode it: read it decoded.
+			d, err := url.PathUnescape(s)
+			if err != nil || d == s {
+				return false
+			}
+			if v, ok = x.p.parseURL(d); !ok {
+				return false
+			}
 		}
 		if n := v.String(); n != s {
 			return st.visit(witness{text: n, isString: true}, c.holds(n))
