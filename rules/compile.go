@@ -31,7 +31,7 @@ func (k listKind) String() string { return Decision(k).String() }
 // A cond is one compiled `key op pattern` condition.
 type cond struct {
 	key      string   // as written, e.g. `options.path`
-	segs     []string // field names, `[]` dropped; nil for a fact
+	segs     []string // field names, `[]` dropped; for a fact, its key (`@path`)
 	fact     fact     // factNone for an argument key
 	op       op
 	pattern  string // as written

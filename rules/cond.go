@@ -17,7 +17,7 @@ func (c *compiler) cond(pc parsedCond) (cond, *syntaxError) {
 		if !ok {
 			return cond{}, &syntaxError{pc.key.off, "unknown fact " + quote(pc.key.text) + "; the facts are " + factNames}
 		}
-		cd.fact, cd.segs = f, nil
+		cd.fact, cd.segs = f, []string{pc.key.text} // one segment, so Lint can treat it as a key
 		cd.pathLike = f == factPath
 	} else {
 		last := pc.segs[len(pc.segs)-1]

@@ -223,3 +223,17 @@ func TestFactsComeFromTheCall(t *testing.T) {
 		})
 	}
 }
+
+func TestLintAndExplainTakeFacts(t *testing.T) {
+	t.Parallel()
+	p := mustCompile(t, Spec{
+		Global:  PolicySpec{Deny: []string{"mcp:fs:*:@path=**/.env", "mcp:fs:*:@readOnly!=true"}, Allow: []string{"mcp:fs:*:@path=/srv/**"}},
+		Servers: map[string]ServerSpec{"fs": {Root: "/srv"}},
+	})
+	p.Lint([]ToolInfo{{Server: "fs", Name: "read_file", Optional: []string{"path"}}})
+	c := Call{Server: "fs", Tool: "read_file", Arguments: map[string]any{"paths": []any{"a", ".env"}}, Facts: Facts{ReadOnly: HintTrue}}
+	ex := p.Explain(c)
+	if ex.Verdict.Decision != Deny || !strings.Contains(ex.Verdict.Reason, `@path="/srv/.env"`) {
+		t.Errorf("Explain = %+v, want a deny naming @path=\"/srv/.env\"", ex.Verdict)
+	}
+}

@@ -107,6 +107,8 @@ func (x *evalCtx) holds(c *cond, all bool) (bool, witness) {
 		x.eachPath(x.args, func(v any) bool { return x.leaf(c, v, &st) })
 		if st.n == 0 {
 			st.visit(witness{kind: wAbsent}, c.op == opNe)
+		} else if st.done && !all {
+			st.w = x.firstPathWitness(c)
 		}
 	default:
 		if s, ok := x.factText(c.fact); ok {
@@ -122,6 +124,22 @@ func (x *evalCtx) holds(c *cond, all bool) (bool, witness) {
 		return st.n > 0 && !st.done, st.w
 	}
 	return st.done, st.w
+}
+
+// firstPathWitness returns, of the values at @path that satisfy c, the
+// witness with the smallest text: path-like keys are found in map order,
+// and a Reason must not depend on it.
+func (x *evalCtx) firstPathWitness(c *cond) witness {
+	var best witness
+	found := false
+	x.eachPath(x.args, func(v any) bool {
+		st := condState{}
+		if x.leaf(c, v, &st) && (!found || st.w.text < best.text) {
+			best, found = st.w, true
+		}
+		return false
+	})
+	return best
 }
 
 // resolve walks v along segs. Arrays are transparent at every step (with or

@@ -1,6 +1,9 @@
 package rules
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // metadataPolicy denies the cloud metadata address by host and by whole
 // URL, and allows fetching from one API host.
@@ -82,5 +85,30 @@ func TestURLPartsAllowOnlyWhatParses(t *testing.T) {
 		{name: "a value without a scheme never satisfies an allow", args: map[string]any{"url": "api.example.com/v1"}, want: Ask},
 		{name: "a value that does not parse never satisfies an allow", args: map[string]any{"url": "https://api.example.com:port/"}, want: Ask},
 		{name: "a number never satisfies an allow", args: map[string]any{"url": 5}, want: Ask},
+	})
+}
+
+// FuzzParseURL checks that a parsed URL's host is normalised: lower case,
+// no trailing dot, and an IPv4 address in its one dotted-quad spelling.
+func FuzzParseURL(f *testing.F) {
+	for _, s := range []string{"https://2852039166/", "http://[::ffff:a9fe:a9fe]/", "https://user@169.254.169.254./x?y", "http://0x7f.1/", "http://B\u00fccher.example/"} {
+		f.Add(s)
+	}
+	p := mustCompile(f, Spec{})
+	f.Fuzz(func(t *testing.T, s string) {
+		v, ok := p.parseURL(s)
+		if !ok {
+			return
+		}
+		if v.host != strings.ToLower(v.host) || strings.HasSuffix(v.host, ".") {
+			t.Fatalf("parseURL(%q) host %q is not normalised", s, v.host)
+		}
+		if ip, ok := parseIPv4(v.host); ok && ip != v.host {
+			t.Fatalf("parseURL(%q) host %q is another spelling of %q", s, v.host, ip)
+		}
+		again, ok := p.parseURL(v.String())
+		if ok && again.host != v.host {
+			t.Fatalf("re-assembled %q has host %q, not %q", v.String(), again.host, v.host)
+		}
 	})
 }
