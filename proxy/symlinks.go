@@ -8,7 +8,8 @@ import (
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
-// decide is the rules' verdict for a call. For a server whose paths are on
+// decide is the rules' verdict for a call, with its principal and, when a
+// rule reads them, its pinned tool's annotations. For a server whose paths are on
 // this machine (resolve_symlinks), every known reading of each path-like
 // value is first resolved on disk as the kernel resolves it, and the rules
 // decide on those physical forms as well as on the others, so that neither a
@@ -16,6 +17,10 @@ import (
 // it.
 func (s *Server) decide(c *call) rules.Verdict {
 	rc := c.rulesCall()
+	rc.Principal = c.principal
+	if c.policy.ReadsAnnotations() {
+		rc.Facts = s.toolFacts(c.tool)
+	}
 	if s.settings.Load().resolveSymlinks[c.tool.Server] {
 		rc.Physical = physicalForms(c.policy, rc)
 	}

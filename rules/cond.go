@@ -19,6 +19,7 @@ func (c *compiler) cond(pc parsedCond) (cond, *syntaxError) {
 		}
 		cd.fact, cd.segs = f, []string{pc.key.text} // one segment, so Lint can treat it as a key
 		cd.pathLike = f == factPath
+		c.p.annotations = c.p.annotations || f.annotation()
 	} else {
 		last := pc.segs[len(pc.segs)-1]
 		if part := lookupURLPart(last); part != urlNone && len(pc.segs) > 1 && c.p.urlKeys.has(pc.segs[len(pc.segs)-2]) {

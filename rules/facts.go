@@ -103,3 +103,15 @@ func (x *evalCtx) factText(f fact) (string, bool) {
 	}
 	return h.String(), h != HintAbsent
 }
+
+// annotation reports whether f reads a tool annotation (Call.Facts).
+func (f fact) annotation() bool {
+	return f >= factReadOnly && f <= factOpenWorld
+}
+
+// ReadsAnnotations reports whether some rule reads a tool annotation
+// (`@readOnly`, `@destructive`, `@idempotent`, `@openWorld`), so that the
+// proxy need only look up Call.Facts then. A nil Policy reads none.
+func (p *Policy) ReadsAnnotations() bool {
+	return p != nil && p.annotations
+}
