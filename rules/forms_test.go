@@ -20,6 +20,8 @@ func TestFileURIReachesDeny(t *testing.T) {
 		{name: "a percent-encoded name", args: map[string]any{"path": "file:///%65tc/passwd"}, want: Deny},
 		{name: "percent-encoded dot-dots", args: map[string]any{"path": "file:///srv/%2e%2e/etc/passwd"}, want: Deny},
 		{name: "a percent-encoded NUL", args: map[string]any{"path": "file:///etc/passwd%00/../../srv/x"}, want: Deny},
+		{name: "a file URI with a host a naive server strips", args: map[string]any{"path": "file://etc/passwd"}, want: Deny},
+		{name: "a file URI with a host, relative to the root", args: map[string]any{"path": "file://../../etc/passwd"}, want: Deny},
 		{name: "a file URI inside the allowed tree", args: map[string]any{"path": "file:///srv/app/a.txt"}, want: Allow},
 	})
 	runSecurity(t, p, "fs", "resources/read", []securityCase{
@@ -41,6 +43,8 @@ func TestTildeReachesDeny(t *testing.T) {
 		{name: "a home key file", args: map[string]any{"path": "~/.ssh/id_rsa"}, want: Deny},
 		{name: "a home key file with dot-dots", args: map[string]any{"path": "~/x/../.ssh/id_rsa"}, want: Deny},
 		{name: "another user's home", args: map[string]any{"path": "~root/.bashrc"}, want: Deny},
+		{name: "a HOME variable a server may expand", args: map[string]any{"path": "$HOME/.ssh/id_rsa"}, want: Deny},
+		{name: "a braced HOME variable", args: map[string]any{"path": "${HOME}/.ssh/id_rsa"}, want: Deny},
 		{name: "a home file both readings of which are allowed", args: map[string]any{"path": "~/notes.txt"}, want: Allow},
 		{name: "a home escaping with dot-dots", args: map[string]any{"path": "~/../../etc/passwd"}, want: Ask},
 	})

@@ -49,7 +49,16 @@ func (e *pathEnv) readings(s string, fn func(raw string, known bool) bool) bool 
 		} else if e.guesses(s, fn) {
 			return true
 		}
-		return e.literal(s, fn)
+		return e.strippedURI(s[len(scheme)+1:], fn) || e.literal(s, fn)
+	}
+	for _, v := range [...]string{"$HOME", "${HOME}"} {
+		// A server that expands environment variables reads these as ~.
+		if rest, ok := strings.CutPrefix(s, v); ok && (rest == "" || rest[0] == '/') {
+			if e.readings("~"+rest, fn) {
+				return true
+			}
+			return e.literal(s, fn)
+		}
 	}
 	if rest, ok := strings.CutPrefix(s, "~"); ok {
 		user, rest, _ := strings.Cut(rest, "/")
@@ -72,6 +81,22 @@ func (e *pathEnv) readings(s string, fn func(raw string, known bool) bool) bool 
 		return e.literal(s, fn)
 	}
 	return e.literal(s, fn)
+}
+
+// strippedURI calls fn with the readings of a `file:` URI whose scheme a
+// naive server strips: rest (`//etc/passwd` is /etc/passwd), rest without
+// its `//` (`file://etc/passwd` read as etc/passwd), and each
+// percent-decoded.
+func (e *pathEnv) strippedURI(rest string, fn func(raw string, known bool) bool) bool {
+	for _, r := range [2]string{rest, strings.TrimPrefix(rest, "//")} {
+		if e.literal(r, fn) {
+			return true
+		}
+		if d, err := url.PathUnescape(r); err == nil && d != r && e.literal(d, fn) {
+			return true
+		}
+	}
+	return false
 }
 
 // literal calls fn with s read as a plain path.
