@@ -4,10 +4,11 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/mcpwarden/mcpwarden/internal/keyfold"
 )
 
 // A pathEnv is what reading a path-like value needs to know about the
@@ -170,11 +171,25 @@ func (e *pathEnv) foldPath(s string) string {
 	return foldCase(s)
 }
 
-// foldCase maps every rune to one case, so that `.ENV`, `.env` and a long s
-// or KELVIN SIGN spelling compare equal, as on a case-insensitive
-// filesystem.
+// foldCase maps every rune to the representative of its simple case
+// folding orbit, so that `.ENV`, `.env` and a long s or KELVIN SIGN
+// spelling compare equal, as on a case-insensitive filesystem; runes that
+// no case folding relates (`İ` and `i`) stay apart, so that an allow on one
+// never covers the other.
+// An ASCII letter folds to lower case, so that a path already in lower case
+// is returned without allocating.
 func foldCase(s string) string {
-	return strings.Map(func(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }, s)
+	return strings.Map(foldRune, s)
+}
+
+func foldRune(r rune) rune {
+	if r >= utf8.RuneSelf {
+		r = keyfold.Rune(r)
+	}
+	if 'A' <= r && r <= 'Z' {
+		r += 'a' - 'A'
+	}
+	return r
 }
 
 // uriScheme returns the scheme of s if s starts with one
