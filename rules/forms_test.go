@@ -92,7 +92,7 @@ func TestUpperCaseEnvOnCaseInsensitiveHost(t *testing.T) {
 	t.Parallel()
 	spec := Spec{
 		Global: PolicySpec{
-			Deny:      []string{"mcp:*:*:@path=**/.env", "mcp:*:*:@path~=.*\\.pem"},
+			Deny:      []string{"mcp:*:*:@path=**/.env", "mcp:*:*:@path~=.*\\.pem", "mcp:*:*:@path=**/.secrets/**"},
 			Allow:     []string{"mcp:*:*"},
 			Workspace: []string{"/srv/app"}, OutsideWorkspace: "deny",
 		},
@@ -105,6 +105,13 @@ func TestUpperCaseEnvOnCaseInsensitiveHost(t *testing.T) {
 		{name: "an upper-case key file under a regexp", args: map[string]any{"path": "/srv/app/KEY.PEM"}, want: Deny},
 		{name: "an upper-case workspace spelling is inside", args: map[string]any{"path": "/SRV/App/a.txt"}, want: Allow},
 		{name: "outside stays outside", args: map[string]any{"path": "/etc/passwd"}, want: Deny},
+		{name: "a long s folds to s", args: map[string]any{"path": "/srv/app/.\u017fecrets/x"}, want: Deny},
+		{name: "a dotted capital I is not i, so it is not inside /srv/app/i", args: map[string]any{"path": "/srv/app/\u0130"}, want: Allow},
+	})
+	r := mustCompile(t, Spec{Global: PolicySpec{Allow: []string{"mcp:fs:*:path=/srv/i/**"}}, PathsCaseInsensitive: true})
+	runSecurity(t, r, "fs", "read_file", []securityCase{
+		{name: "an allow on i does not cover a dotted capital I", args: map[string]any{"path": "/srv/\u0130/x"}, want: Ask},
+		{name: "an allow on i covers I", args: map[string]any{"path": "/srv/I/x"}, want: Allow},
 	})
 	spec.PathsCaseInsensitive = false
 	q := mustCompile(t, spec)
