@@ -27,11 +27,15 @@ type pathEnv struct {
 // kernel would walk it); a guess (known false) is a reading whose location
 // cannot be known, which an allow never accepts. The readings are:
 //
-//   - a `file:` URI: its decoded path, and the value as a relative path (a
-//     server that reads no URIs opens `file:/…` in its directory);
+//   - a `file:` URI: its decoded path (and the path up to a decoded NUL);
+//     what is left once a naive server strips `file:` or `file://`, each
+//     also percent-decoded; and the value as a relative path (a server that
+//     reads no URIs opens `file:/…` in its directory);
 //   - another URI (`https://…`): nothing known; guesses;
-//   - `~` or `~/…`: joined to the server's home (a guess without one), and
-//     the value as a relative path; `~user/…` is a guess at user's home;
+//   - `~` or `~/…` (and `$HOME/…`, `${HOME}/…`, which a server that expands
+//     variables reads so): joined to the server's home (a guess without
+//     one), and the value as a relative path; `~user/…` is a guess at
+//     user's home;
 //   - anything else: an absolute value as it is, a relative one joined to
 //     the root (guesses without a root: the value cleaned, and rooted at `/`).
 func (e *pathEnv) readings(s string, fn func(raw string, known bool) bool) bool {
