@@ -18,7 +18,7 @@ func TestScalarText(t *testing.T) {
 		{name: "an integral float64 has no fraction or exponent", v: float64(1), want: "1", ok: true},
 		{name: "a fraction", v: 1.5, want: "1.5", ok: true},
 		{name: "a negative number", v: -3.0, want: "-3", ok: true},
-		{name: "negative zero", v: math.Copysign(0, -1), want: "-0", ok: true},
+		{name: "negative zero reads zero", v: math.Copysign(0, -1), want: "0", ok: true},
 		{name: "a large integral float64 has no exponent", v: float64(1 << 53), want: "9007199254740992", ok: true},
 		{name: "1e20 has no exponent", v: 1e20, want: "100000000000000000000", ok: true},
 		{name: "1e21 has an exponent, as in encoding/json", v: 1e21, want: "1e+21", ok: true},
@@ -58,32 +58,5 @@ func TestFloatTextMatchesEncodingJSON(t *testing.T) {
 		if got := floatText(f, 64); got != string(b) {
 			t.Errorf("floatText(%v) = %q, want %q", f, got, b)
 		}
-	}
-}
-
-func TestNormalisePath(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name, in, root, want string
-		known                bool
-	}{
-		{name: "a dot-dot is resolved", in: "/home/../etc/passwd", want: "/etc/passwd", known: true},
-		{name: "a doubled slash is collapsed", in: "//etc/x", want: "/etc/x", known: true},
-		{name: "a relative path is joined to the root", in: "a/../b", root: "/srv", want: "/srv/b", known: true},
-		{name: "a relative path may climb out of the root", in: "../etc", root: "/srv", want: "/etc", known: true},
-		{name: "an empty path is the root", in: "", root: "/srv", want: "/srv", known: true},
-		{name: "a relative path without a root is unknown", in: "a", known: false},
-		{name: "a home path is unknown", in: "~/a", root: "/srv", known: false},
-		{name: "a URI is unknown", in: "file:///etc", root: "/srv", known: false},
-		{name: "a colon without a scheme is a file name", in: "a:b", root: "/srv", want: "/srv/a:b", known: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got, known := normalisePath(tt.in, tt.root)
-			if got != tt.want || known != tt.known {
-				t.Errorf("normalisePath(%q, %q) = %q, %v, want %q, %v", tt.in, tt.root, got, known, tt.want, tt.known)
-			}
-		})
 	}
 }

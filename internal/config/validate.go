@@ -59,6 +59,9 @@ func (c *Config) Validate() error {
 	if !validToolChange(c.Pin.OnToolChange) {
 		add("pin.on_tool_change: %q is not one of warn, ask, deny, hide", c.Pin.OnToolChange)
 	}
+	if err := c.PathsCaseInsensitive.validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := c.Audit.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -110,6 +113,9 @@ func (s Server) validate(name string) []error {
 	}
 	if s.PathRoot != "" && !filepath.IsAbs(s.PathRoot) {
 		add(".path_root: %q must be an absolute path", s.PathRoot)
+	}
+	if s.PathHome != "" && !filepath.IsAbs(s.PathHome) {
+		add(".path_home: %q must be an absolute path", s.PathHome)
 	}
 	if s.InitTimeout < 0 {
 		add(".init_timeout: must not be negative")
@@ -266,13 +272,16 @@ func (c *Config) RulesSpec() rules.Spec {
 // used as the root of stdio servers without a cwd.
 func (c *Config) RulesSpecIn(workDir string) rules.Spec {
 	spec := rules.Spec{
-		Global:   c.Policy,
-		Profiles: c.profileSpecs(),
-		Servers:  make(map[string]rules.ServerSpec, len(c.Servers)),
-		PathKeys: c.PathKeys,
+		Global:               c.Policy,
+		Profiles:             c.profileSpecs(),
+		Servers:              make(map[string]rules.ServerSpec, len(c.Servers)),
+		PathKeys:             c.PathKeys,
+		URLKeys:              c.URLKeys,
+		CommandKeys:          c.CommandKeys,
+		PathsCaseInsensitive: c.foldPaths(),
 	}
 	for name, s := range c.Servers {
-		spec.Servers[name] = rules.ServerSpec{Policy: s.Policy, Root: c.Root(name, workDir)}
+		spec.Servers[name] = rules.ServerSpec{Policy: s.Policy, Root: c.Root(name, workDir), Home: c.Home(name)}
 	}
 	return spec
 }
