@@ -136,7 +136,7 @@ type Policy struct {
 	defaultReason string
 	servers       map[string]serverEntry
 	profiles      map[string]*gate
-	pathKeys      map[string]bool
+	pathKeys      keySet
 	order         []*gate // global, servers by name, profiles by name (for Lint)
 	sha           string
 }
@@ -149,7 +149,6 @@ func Compile(s Spec) (*Policy, error) {
 	c := compiler{p: &Policy{
 		servers:  map[string]serverEntry{},
 		profiles: map[string]*gate{},
-		pathKeys: map[string]bool{},
 	}}
 	keys := s.PathKeys
 	if keys == nil {
@@ -158,10 +157,9 @@ func Compile(s Spec) (*Policy, error) {
 	for i, k := range keys {
 		if k == "" || strings.ContainsAny(k, ".[]") {
 			c.errorf("path_keys[%d]: %q is not an argument name (no dots or brackets: the last segment of a key is what counts)", i, k)
-			continue
 		}
-		c.p.pathKeys[k] = true
 	}
+	c.p.pathKeys = newKeySet(keys)
 
 	c.gate(&c.p.global, "policy", "policy", s.Global)
 	c.p.order = append(c.p.order, &c.p.global)
@@ -272,7 +270,7 @@ func (c *compiler) gate(g *gate, name, where string, spec PolicySpec) {
 }
 
 // rule parses and compiles one rule string.
-func (c *compiler) rule(text string, kind listKind, pathKeys map[string]bool) (*rule, *syntaxError) {
+func (c *compiler) rule(text string, kind listKind, pathKeys keySet) (*rule, *syntaxError) {
 	pr, serr := parseRule(text)
 	if serr != nil {
 		return nil, serr
@@ -291,7 +289,7 @@ func (c *compiler) rule(text string, kind listKind, pathKeys map[string]bool) (*
 			segs:     pc.segs,
 			op:       pc.op,
 			pattern:  pc.pat.text,
-			pathLike: pathKeys[pc.segs[len(pc.segs)-1]],
+			pathLike: pathKeys.has(pc.segs[len(pc.segs)-1]),
 		}
 		if cd.pat, err = compileValue(pc.pat, pc.op, cd.pathLike); err != nil {
 			return nil, err

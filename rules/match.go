@@ -113,12 +113,15 @@ func (x *evalCtx) resolve(c *cond, v any, segs []string, st *condState) bool {
 	}
 	switch t := v.(type) {
 	case map[string]any:
-		child, ok := t[segs[0]]
+		child, ok := lookup(t, segs[0])
 		if !ok {
 			return st.visit(witness{kind: wAbsent}, c.op == opNe)
 		}
 		return x.resolve(c, child, segs[1:], st)
 	case []any:
+		if len(t) == 0 {
+			return st.visit(witness{kind: wAbsent}, c.op == opNe)
+		}
 		for _, e := range t {
 			if x.resolve(c, e, segs, st) {
 				return true
@@ -130,10 +133,14 @@ func (x *evalCtx) resolve(c *cond, v any, segs []string, st *condState) bool {
 }
 
 // leaf tests the value at the condition's key; an array's elements are each
-// tested, nested arrays flattened.
+// tested, nested arrays flattened. An empty array counts as an absent key:
+// a server may read it as "no value" and fall back to a default.
 func (x *evalCtx) leaf(c *cond, v any, st *condState) bool {
 	switch t := v.(type) {
 	case []any:
+		if len(t) == 0 {
+			return st.visit(witness{kind: wAbsent}, c.op == opNe)
+		}
 		for _, e := range t {
 			if x.leaf(c, e, st) {
 				return true
@@ -141,6 +148,9 @@ func (x *evalCtx) leaf(c *cond, v any, st *condState) bool {
 		}
 		return false
 	case []string:
+		if len(t) == 0 {
+			return st.visit(witness{kind: wAbsent}, c.op == opNe)
+		}
 		for _, e := range t {
 			if x.text(c, e, true, st) {
 				return true

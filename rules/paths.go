@@ -53,7 +53,7 @@ func (x *evalCtx) mapPaths(v any, inPath bool, resolve func(string) string, chan
 	case map[string]any:
 		m := make(map[string]any, len(t))
 		for k, e := range t {
-			if x.p.pathKeys[k] {
+			if x.p.pathKeys.has(k) {
 				m[k] = x.mapPaths(e, true, resolve, changed)
 			} else {
 				m[k] = x.mapPaths(e, false, resolve, changed)

@@ -199,9 +199,9 @@ func TestDecide(t *testing.T) {
 			tool: "read_multiple_files", args: `{"paths":[]}`, want: Ask, wantRule: "default",
 		},
 		{
-			name: "a deny does not match an empty array",
+			name: "a != deny matches an empty array, which counts as absent",
 			spec: global(PolicySpec{Deny: []string{"mcp:fs:*:paths!=/srv/app/**"}}),
-			tool: "read_multiple_files", args: `{"paths":[]}`, want: Ask, wantRule: "default",
+			tool: "read_multiple_files", args: `{"paths":[]}`, want: Deny, wantRule: "mcp:fs:*:paths!=/srv/app/**",
 		},
 		{
 			name: "a relative path is joined to the server root",

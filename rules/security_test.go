@@ -86,7 +86,8 @@ func TestOmittedArgumentDoesNotDodgeDeny(t *testing.T) {
 		{name: "the denied argument", args: map[string]any{"path": "/etc/passwd"}, want: Deny},
 		{name: "the argument omitted", args: map[string]any{"content": "x"}, want: Ask},
 		{name: "the argument null", args: map[string]any{"path": nil}, want: Ask},
-		{name: "the argument under another name", args: map[string]any{"Path": "/etc/passwd"}, want: Ask},
+		{name: "the argument under another case is the same argument", args: map[string]any{"Path": "/etc/passwd"}, want: Deny},
+		{name: "the argument under another name", args: map[string]any{"target": "/etc/passwd"}, want: Ask},
 	})
 	runSecurity(t, p, "fs", "edit_file", []securityCase{
 		{name: "a negated deny with the argument omitted", args: map[string]any{}, want: Deny},

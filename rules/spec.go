@@ -52,10 +52,19 @@ type Spec struct {
 }
 
 // DefaultPathKeys returns a fresh copy of the argument names treated as paths
-// when Spec.PathKeys is nil.
+// when Spec.PathKeys is nil: the names real MCP servers give path
+// arguments. Keys are compared as keyfold does, so `filePath` and
+// `FILE_PATH` are `file_path`.
 func DefaultPathKeys() []string {
 	return []string{
-		"path", "paths", "file", "filename", "source", "destination",
-		"dir", "directory", "cwd", "root", "repo_path",
+		"path", "paths", "file", "files", "file_path", "file_paths", "filename", "filenames",
+		"source", "sources", "source_path", "src", "destination", "dest", "dest_path",
+		"destination_path", "target", "target_path", "target_file", "dir", "dirs",
+		"directory", "directories", "dir_path", "directory_path", "folder", "folder_path",
+		"cwd", "workdir", "working_dir", "working_directory", "root", "root_path",
+		"repo_path", "repository_path", "project_path", "project_dir", "output",
+		"output_path", "output_file", "output_dir", "input_path", "input_file",
+		"old_path", "new_path", "local_path", "abs_path",
+		"absolute_path", "relative_path", "notebook_path", "image_path",
 	}
 }

@@ -62,6 +62,9 @@ func scalarText(v any) (s string, isString, ok bool) {
 func numberText(n json.Number) string {
 	s := string(n)
 	if isIntLiteral(s) {
+		if s == "-0" {
+			return "0" // a server reads -0 as 0
+		}
 		return s
 	}
 	f, err := strconv.ParseFloat(s, 64)
@@ -91,6 +94,9 @@ func isIntLiteral(s string) bool {
 // without an exponent for 1e-6 <= |f| < 1e21, and a clean exponent (1e-7, not
 // 1e-07) outside that range. Integers in float64 thus read as integers.
 func floatText(f float64, bits int) string {
+	if f == 0 {
+		f = 0 // -0 reads 0, as a server comparing numbers sees it
+	}
 	if f == math.Trunc(f) && math.Abs(f) < 100 && !math.Signbit(f) {
 		return strconv.FormatInt(int64(f), 10) // no allocation for 0..99
 	}

@@ -18,7 +18,7 @@ func TestScalarText(t *testing.T) {
 		{name: "an integral float64 has no fraction or exponent", v: float64(1), want: "1", ok: true},
 		{name: "a fraction", v: 1.5, want: "1.5", ok: true},
 		{name: "a negative number", v: -3.0, want: "-3", ok: true},
-		{name: "negative zero", v: math.Copysign(0, -1), want: "-0", ok: true},
+		{name: "negative zero reads zero", v: math.Copysign(0, -1), want: "0", ok: true},
 		{name: "a large integral float64 has no exponent", v: float64(1 << 53), want: "9007199254740992", ok: true},
 		{name: "1e20 has no exponent", v: 1e20, want: "100000000000000000000", ok: true},
 		{name: "1e21 has an exponent, as in encoding/json", v: 1e21, want: "1e+21", ok: true},

@@ -41,7 +41,7 @@ func (x *evalCtx) eachPath(v any, fn func(string)) {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
-			if x.p.pathKeys[k] {
+			if x.p.pathKeys.has(k) {
 				pathStrings(e, fn)
 			}
 			x.eachPath(e, fn)

@@ -1,8 +1,11 @@
 // Package jsonargs parses the arguments of a tools/call strictly, so that
-// the arguments the rules check are exactly the arguments forwarded: a
-// duplicate key (where a checker and a server might read different values),
-// invalid UTF-8 or trailing data is rejected, and what is forwarded is the
-// parsed value serialised again.
+// the arguments the rules check are exactly the arguments forwarded, and no
+// server can read them differently: a duplicate key, two keys at one level
+// that a server may read as one name (`path` and `PATH`, `source` and
+// `ſource`; see keyfold), a NUL (U+0000) in any key or string (a C-string
+// server stops reading there), invalid UTF-8, nesting deeper than MaxDepth
+// or trailing data is rejected, and what is forwarded is the parsed value
+// serialised again.
 package jsonargs
 
 import (
@@ -11,7 +14,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpwarden/mcpwarden/internal/keyfold"
 )
 
 // MaxDepth bounds the nesting of arguments; deeper input is rejected.
@@ -49,7 +55,8 @@ func Parse(raw []byte) (map[string]any, []byte, error) {
 	return m, canonical, nil
 }
 
-// value reads one JSON value from dec, rejecting duplicate object keys.
+// value reads one JSON value from dec, rejecting duplicate and folded object
+// keys and NUL in strings.
 func value(dec *json.Decoder, depth int) (any, error) {
 	if depth > MaxDepth {
 		return nil, fmt.Errorf("nested deeper than %d levels", MaxDepth)
@@ -63,6 +70,7 @@ func value(dec *json.Decoder, depth int) (any, error) {
 		switch t {
 		case '{':
 			m := map[string]any{}
+			var folded map[string]string // keyfold.Key → the key, built on the second key
 			for dec.More() {
 				kt, err := dec.Token()
 				if err != nil {
@@ -74,6 +82,22 @@ func value(dec *json.Decoder, depth int) (any, error) {
 				}
 				if _, dup := m[key]; dup {
 					return nil, fmt.Errorf("duplicate key %q", key)
+				}
+				if err := noNUL("key", key); err != nil {
+					return nil, err
+				}
+				if len(m) > 0 {
+					if folded == nil {
+						folded = make(map[string]string, 4)
+						for k := range m {
+							folded[keyfold.Key(k)] = k
+						}
+					}
+					fk := keyfold.Key(key)
+					if other, clash := folded[fk]; clash {
+						return nil, fmt.Errorf("keys %q and %q are the same name to a server that folds case (as Go servers do); send one of them", other, key)
+					}
+					folded[fk] = key
 				}
 				v, err := value(dec, depth+1)
 				if err != nil {
@@ -101,9 +125,23 @@ func value(dec *json.Decoder, depth int) (any, error) {
 		default:
 			return nil, fmt.Errorf("unexpected %v", t)
 		}
+	case string:
+		if err := noNUL("string", t); err != nil {
+			return nil, err
+		}
+		return t, nil
 	default:
-		return t, nil // string, json.Number, bool or nil
+		return t, nil // json.Number, bool or nil
 	}
+}
+
+// noNUL rejects a string holding U+0000: a server written in C, or one
+// passing the value to the OS, stops reading it there.
+func noNUL(what, s string) error {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return fmt.Errorf("%s %q holds a NUL character (U+0000) at byte %d", what, s, i)
+	}
+	return nil
 }
 
 func kind(v any) string {

@@ -2,7 +2,11 @@ package jsonargs
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/mcpwarden/mcpwarden/internal/keyfold"
 )
 
 func TestParse(t *testing.T) {
@@ -24,6 +28,16 @@ func TestParse(t *testing.T) {
 		{"trailing data is rejected", `{"a":1}{"a":2}`, "", true},
 		{"invalid UTF-8 is rejected", "{\"a\":\"\xff\"}", "", true},
 		{"a truncated object is rejected", `{"a":`, "", true},
+		{"keys equal but for case are rejected", `{"path":"/tmp/a","PATH":"/etc/passwd"}`, "", true},
+		{"a long s U+017F folding to s is rejected", `{"source":"/srv/a","\u017fource":"/etc/shadow"}`, "", true},
+		{"a KELVIN SIGN folding to K is rejected", `{"Keys":1,"\u212aeys":2}`, "", true},
+		{"a key differing by an underscore is rejected", `{"file_path":"/srv/a","filePath":"/etc/passwd"}`, "", true},
+		{"folded keys in a nested object are rejected", `{"o":[{"Path":1,"pATH":2}]}`, "", true},
+		{"the same key at two levels is accepted", `{"path":{"PATH":1}}`, `{"path":{"PATH":1}}`, false},
+		{"a lone upper-case key is accepted", `{"PATH":"/x"}`, `{"PATH":"/x"}`, false},
+		{"a NUL in a string is rejected", `{"path":"/srv/a\u0000/etc/passwd"}`, "", true},
+		{"a NUL in a nested string is rejected", `{"paths":["/srv/a","x\u0000"]}`, "", true},
+		{"a NUL in a key is rejected", `{"pa\u0000th":"/x"}`, "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,10 +64,19 @@ func TestDeepNestingIsRejected(t *testing.T) {
 	}
 }
 
+func TestFoldedKeyErrorNamesBothKeys(t *testing.T) {
+	t.Parallel()
+	_, _, err := Parse([]byte(`{"source":"a","\u017fource":"b"}`))
+	if err == nil || !strings.Contains(err.Error(), `"source"`) || !strings.Contains(err.Error(), "\"\u017fource\"") {
+		t.Fatalf("Parse error = %v, want one naming both keys", err)
+	}
+}
+
 // FuzzParse checks that whatever Parse accepts, it forwards an equivalent
 // canonical form: parsing the canonical bytes again gives the same bytes.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{`{}`, `{"a":1}`, `{"path":"/etc/passwd","x":[1,{"y":null}]}`, `{"a":1,"a":2}`, `[]`, `{"a":"\u00e9"}`} {
+	for _, s := range []string{`{}`, `{"a":1}`, `{"path":"/etc/passwd","x":[1,{"y":null}]}`, `{"a":1,"a":2}`, `[]`, `{"a":"\u00e9"}`,
+		`{"path":1,"PATH":2}`, `{"source":1,"\u017fource":2}`, `{"a":"x\u0000"}`, `{"o":{"file_path":1,"filePath":2}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -74,5 +97,34 @@ func FuzzParse(f *testing.F) {
 		if len(m) != len(m2) {
 			t.Fatalf("key count changed: %d then %d", len(m), len(m2))
 		}
+		checkAccepted(t, m)
 	})
+}
+
+// checkAccepted fails if v, accepted by Parse, holds a NUL, invalid UTF-8
+// or two keys at one level that keyfold treats as one name.
+func checkAccepted(t *testing.T, v any) {
+	t.Helper()
+	switch v := v.(type) {
+	case map[string]any:
+		seen := map[string]string{}
+		for k, e := range v {
+			if strings.ContainsRune(k, 0) || !utf8.ValidString(k) {
+				t.Fatalf("accepted key %q", k)
+			}
+			if other, ok := seen[keyfold.Key(k)]; ok {
+				t.Fatalf("accepted keys %q and %q", other, k)
+			}
+			seen[keyfold.Key(k)] = k
+			checkAccepted(t, e)
+		}
+	case []any:
+		for _, e := range v {
+			checkAccepted(t, e)
+		}
+	case string:
+		if strings.ContainsRune(v, 0) || !utf8.ValidString(v) {
+			t.Fatalf("accepted string %q", v)
+		}
+	}
 }
