@@ -43,9 +43,19 @@ func loadSetup(path string) (*setup, error) {
 	if err != nil {
 		return nil, err
 	}
-	policy, err := rules.Compile(cfg.RulesSpecIn(workDir))
+	st, err := newSetup(cfg, workDir)
 	if err != nil {
 		return nil, &codeError{code: exitUsage, err: fmt.Errorf("config %s: %w", path, err)}
+	}
+	return st, nil
+}
+
+// newSetup compiles the policy of cfg, a loaded config, for mcpwarden
+// running in workDir: loadSetup's second half, which tests share.
+func newSetup(cfg *config.Config, workDir string) (*setup, error) {
+	policy, err := rules.Compile(cfg.RulesSpecIn(workDir))
+	if err != nil {
+		return nil, err
 	}
 	return &setup{cfg: cfg, policy: policy, workDir: workDir}, nil
 }
