@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -202,4 +204,23 @@ func TestNamedLikePath(t *testing.T) {
 			t.Errorf("namedLikePath(%q) = %v, want %v", tt.name, got, tt.want)
 		}
 	}
+}
+
+// FuzzNamedLikePath checks that a name called path-like holds a path word,
+// and that a path word stays one whatever is joined to it with `_`.
+func FuzzNamedLikePath(f *testing.F) {
+	for _, s := range []string{"path", "outputDir", "profile", "SRC_FOLDER", "ſource", "Ｐath", "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if namedLikePath(s) {
+			lower := strings.ToLower(s)
+			if !slices.ContainsFunc([]string{"path", "file", "dir", "folder", "cwd"}, func(w string) bool { return strings.Contains(lower, w) }) {
+				t.Errorf("namedLikePath(%q) holds no path word", s)
+			}
+		}
+		if !namedLikePath(s + "_path") {
+			t.Errorf("namedLikePath(%q) is false", s+"_path")
+		}
+	})
 }
