@@ -1,47 +1,98 @@
 package proxy
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
-// decide is the rules' verdict for a call; for a server whose paths are on
-// this machine (resolve_symlinks), the call is decided a second time with
-// its paths as they resolve on disk, and the more restrictive verdict
-// stands, so a symlink inside an allowed directory cannot reach outside it.
+// decide is the rules' verdict for a call, with its principal and, when a
+// rule reads them, its pinned tool's annotations. For a server whose paths are on
+// this machine (resolve_symlinks), every known reading of each path-like
+// value is first resolved on disk as the kernel resolves it, and the rules
+// decide on those physical forms as well as on the others, so that neither a
+// symlink inside an allowed directory nor a `..` after one reaches outside
+// it.
 func (s *Server) decide(c *call) rules.Verdict {
 	rc := c.rulesCall()
-	v := c.policy.Decide(rc)
-	if !s.settings.Load().resolveSymlinks[c.tool.Server] || v.Decision == rules.Deny {
-		return v
+	rc.Principal = c.principal
+	if c.policy.ReadsAnnotations() {
+		rc.Facts = s.toolFacts(c.tool)
 	}
-	resolved, changed := c.policy.WithPaths(rc, resolveOnDisk)
-	if !changed {
-		return v
+	if s.settings.Load().resolveSymlinks[c.tool.Server] {
+		rc.Physical = physicalForms(c.policy, rc)
 	}
-	if r := c.policy.Decide(resolved); r.Decision < v.Decision { // Deny < Ask < Allow
-		r.Reason += " (with symlinks followed)"
-		return r
-	}
-	return v
+	return c.policy.Decide(rc)
 }
 
-// resolveOnDisk follows the symlinks of the longest existing prefix of the
-// clean absolute path p (a file about to be created has none of its own,
-// but its directory may be a link). A path nothing of which exists is
-// returned as it is.
-func resolveOnDisk(p string) string {
-	dir, rest := p, ""
-	for {
-		if r, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(r, rest)
+// physicalForms resolves on disk every raw reading of every path-like value
+// of c (rules.PathForm.Raw), for rules.Call.Physical; nil when there is none.
+func physicalForms(p *rules.Policy, c rules.Call) map[string]string {
+	forms, _ := p.PathForms(c)
+	var m map[string]string
+	for _, f := range forms {
+		for _, raw := range f.Raw {
+			if _, ok := m[raw]; ok {
+				continue
+			}
+			if m == nil {
+				m = make(map[string]string, len(forms))
+			}
+			m[raw] = resolvePhysical(raw)
 		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-		dir = parent
 	}
+	return m
+}
+
+// maxSymlinks bounds the links followed in one path, as the kernel's
+// ELOOP limit does.
+const maxSymlinks = 40
+
+// resolvePhysical resolves the absolute, uncleaned path raw component by
+// component as the kernel does: a symlink is replaced by its target before
+// the components after it are read, so `..` after a link climbs out of the
+// link's target, not out of the directory holding the link
+// (`app/l/../secret.txt` with l → /outside/dir is /outside/secret.txt).
+// Components that do not exist (a file about to be created) are joined
+// lexically; the result is clean and absolute.
+func resolvePhysical(raw string) string {
+	resolved, rest := "/", raw
+	links, missing := 0, false
+	for rest != "" {
+		var comp string
+		comp, rest, _ = strings.Cut(strings.TrimLeft(rest, "/"), "/")
+		switch comp {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, comp)
+		if missing {
+			resolved = next
+			continue
+		}
+		fi, err := os.Lstat(next)
+		switch {
+		case err != nil:
+			missing = true // the kernel stops here; what follows is lexical
+			resolved = next
+			continue
+		case fi.Mode()&os.ModeSymlink == 0:
+			resolved = next
+			continue
+		}
+		target, err := os.Readlink(next)
+		if links++; err != nil || links > maxSymlinks {
+			return filepath.Join(next, rest) // the kernel fails (ELOOP); any reading will do
+		}
+		if filepath.IsAbs(target) {
+			resolved = "/"
+		}
+		rest = target + "/" + rest
+	}
+	return resolved
 }

@@ -96,3 +96,32 @@ func TestBenchCallsDecideAsNamed(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecideForms measures the readings this package adds on top of
+// the common case: @path over an array of absolute paths, a URL host, a
+// command allow, and a case-insensitive path comparison.
+func BenchmarkDecideForms(b *testing.B) {
+	spec := benchSpec(1000)
+	spec.Global.Deny = append(spec.Global.Deny, "mcp:*:*:@path=**/.git/**", "mcp:web:*:url.host=169.254.169.254")
+	spec.Global.Allow = append(spec.Global.Allow, "mcp:fs:read_multiple_files:@path=/srv/**", "mcp:web:fetch", "mcp:sh:run:cmd=ls*")
+	calls := []struct {
+		name string
+		call Call
+	}{
+		{"at_path_array", Call{Server: "fs", Tool: "read_multiple_files", Arguments: map[string]any{"paths": []any{"/srv/a/b.go", "/srv/a/c.go", "/srv/d.go"}}}},
+		{"url_host", Call{Server: "web", Tool: "fetch", Arguments: map[string]any{"url": "https://api.example.com/v1/x"}}},
+		{"command", Call{Server: "sh", Tool: "run", Arguments: map[string]any{"cmd": "ls -la /srv"}}},
+	}
+	for _, fold := range []bool{false, true} {
+		spec.PathsCaseInsensitive = fold
+		p := mustCompile(b, spec)
+		for _, c := range calls {
+			b.Run(fmt.Sprintf("fold=%v/%s", fold, c.name), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					p.Decide(c.call)
+				}
+			})
+		}
+	}
+}

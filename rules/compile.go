@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"golang.org/x/net/idna"
 )
 
 // A listKind names one of a gate's three rule lists.
@@ -29,11 +31,15 @@ func (k listKind) String() string { return Decision(k).String() }
 // A cond is one compiled `key op pattern` condition.
 type cond struct {
 	key      string   // as written, e.g. `options.path`
-	segs     []string // field names, `[]` dropped
+	segs     []string // field names, `[]` dropped; for a fact, its key (`@path`)
+	fact     fact     // factNone for an argument key
 	op       op
 	pattern  string // as written
 	pat      valuePattern
-	pathLike bool
+	pathLike bool // on a path-like key or @path
+	urlPart  urlPart
+	urlWhole bool // on a URL-like key itself
+	command  bool // on a command-like key
 }
 
 // holds reports whether the condition holds for the text of one value.
@@ -52,8 +58,10 @@ type rule struct {
 	reason string // the Reason when no argument value needs naming
 	// cover lists the distinct keys of the rule's `=` and `~=` conditions on
 	// path-like keys: an allow vouches for exactly these paths and overrides
-	// outside_workspace for them.
-	cover [][]string
+	// outside_workspace for them. coverAll is set by an `=` or `~=`
+	// condition on @path, which vouches for every path.
+	cover    [][]string
+	coverAll bool
 }
 
 func (r *rule) matchesName(server, tool string) bool {
@@ -125,6 +133,7 @@ type gate struct {
 type serverEntry struct {
 	gate *gate
 	root string
+	home string
 }
 
 // A Policy is a compiled Spec. It is immutable and safe for concurrent use;
@@ -137,6 +146,11 @@ type Policy struct {
 	servers       map[string]serverEntry
 	profiles      map[string]*gate
 	pathKeys      keySet
+	urlKeys       keySet
+	cmdKeys       keySet
+	foldPaths     bool // Spec.PathsCaseInsensitive
+	idna          *idna.Profile
+	annotations   bool // some rule reads a tool annotation (@readOnly …)
 	order         []*gate // global, servers by name, profiles by name (for Lint)
 	sha           string
 }
@@ -149,17 +163,26 @@ func Compile(s Spec) (*Policy, error) {
 	c := compiler{p: &Policy{
 		servers:  map[string]serverEntry{},
 		profiles: map[string]*gate{},
+		// Host names are mapped as for a lookup, but without STD3 rules, so
+		// that a host with an underscore still parses.
+		idna: idna.New(idna.MapForLookup(), idna.StrictDomainName(false), idna.Transitional(false)),
 	}}
 	keys := s.PathKeys
 	if keys == nil {
 		keys = DefaultPathKeys()
 	}
-	for i, k := range keys {
-		if k == "" || strings.ContainsAny(k, ".[]") {
-			c.errorf("path_keys[%d]: %q is not an argument name (no dots or brackets: the last segment of a key is what counts)", i, k)
-		}
+	c.p.pathKeys = c.keySet("path_keys", keys)
+	urlKeys := s.URLKeys
+	if urlKeys == nil {
+		urlKeys = DefaultURLKeys()
 	}
-	c.p.pathKeys = newKeySet(keys)
+	c.p.urlKeys = c.keySet("url_keys", urlKeys)
+	cmdKeys := s.CommandKeys
+	if cmdKeys == nil {
+		cmdKeys = DefaultCommandKeys()
+	}
+	c.p.cmdKeys = c.keySet("command_keys", cmdKeys)
+	c.p.foldPaths = s.PathsCaseInsensitive
 
 	c.gate(&c.p.global, "policy", "policy", s.Global)
 	c.p.order = append(c.p.order, &c.p.global)
@@ -179,7 +202,10 @@ func Compile(s Spec) (*Policy, error) {
 		if srv.Root != "" && !filepath.IsAbs(srv.Root) {
 			c.errorf("%s.root: %q is not absolute; resolve it before compiling the rules", where, srv.Root)
 		}
-		e := serverEntry{root: cleanOrEmpty(srv.Root)}
+		if srv.Home != "" && !filepath.IsAbs(srv.Home) {
+			c.errorf("%s.home: %q is not absolute; resolve it before compiling the rules", where, srv.Home)
+		}
+		e := serverEntry{root: cleanOrEmpty(srv.Root), home: cleanOrEmpty(srv.Home)}
 		if !isZero(srv.Policy) {
 			e.gate = &gate{server: name}
 			c.gate(e.gate, where+".policy", where+".policy", srv.Policy)
@@ -196,8 +222,19 @@ func Compile(s Spec) (*Policy, error) {
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, err
 	}
-	c.p.sha = specSHA256(s, keys)
+	c.p.sha = specSHA256(s, keys, urlKeys, cmdKeys)
 	return c.p, nil
+}
+
+// keySet checks and compiles one list of argument names; name is its
+// config key.
+func (c *compiler) keySet(name string, keys []string) keySet {
+	for i, k := range keys {
+		if k == "" || strings.ContainsAny(k, ".[]@") {
+			c.errorf("%s[%d]: %q is not an argument name (no dots, brackets or @: the last segment of a key is what counts)", name, i, k)
+		}
+	}
+	return newKeySet(keys)
 }
 
 type compiler struct {
@@ -230,7 +267,7 @@ func (c *compiler) gate(g *gate, name, where string, spec PolicySpec) {
 		kind := listKind(k)
 		for i, text := range list {
 			at := where + "." + kind.String() + "[" + strconv.Itoa(i) + "]"
-			r, err := c.rule(text, kind, c.p.pathKeys)
+			r, err := c.rule(text, kind)
 			if err != nil {
 				c.errs = append(c.errs, &RuleError{Where: at, Rule: text, Column: column(text, err.off), Msg: err.msg})
 				continue
@@ -270,7 +307,7 @@ func (c *compiler) gate(g *gate, name, where string, spec PolicySpec) {
 }
 
 // rule parses and compiles one rule string.
-func (c *compiler) rule(text string, kind listKind, pathKeys keySet) (*rule, *syntaxError) {
+func (c *compiler) rule(text string, kind listKind) (*rule, *syntaxError) {
 	pr, serr := parseRule(text)
 	if serr != nil {
 		return nil, serr
@@ -284,19 +321,16 @@ func (c *compiler) rule(text string, kind listKind, pathKeys keySet) (*rule, *sy
 		return nil, err
 	}
 	for _, pc := range pr.conds {
-		cd := cond{
-			key:      pc.key.text,
-			segs:     pc.segs,
-			op:       pc.op,
-			pattern:  pc.pat.text,
-			pathLike: pathKeys.has(pc.segs[len(pc.segs)-1]),
-		}
-		if cd.pat, err = compileValue(pc.pat, pc.op, cd.pathLike); err != nil {
+		cd, err := c.cond(pc)
+		if err != nil {
 			return nil, err
 		}
 		r.conds = append(r.conds, cd)
-		if cd.pathLike && cd.op != opNe && !slices.ContainsFunc(r.cover, func(s []string) bool { return slices.Equal(s, cd.segs) }) {
+		if cd.pathLike && cd.fact == factNone && cd.op != opNe && !slices.ContainsFunc(r.cover, func(s []string) bool { return slices.Equal(s, cd.segs) }) {
 			r.cover = append(r.cover, cd.segs)
+		}
+		if cd.fact == factPath && cd.op != opNe {
+			r.coverAll = true
 		}
 	}
 	r.reason = kind.String() + " rule " + strconv.Quote(text) + " matched"
@@ -317,7 +351,7 @@ func isZero(p PolicySpec) bool {
 
 // specSHA256 hashes a canonical JSON form of the spec: path keys as used,
 // maps in key order (encoding/json sorts them), empty lists as null.
-func specSHA256(s Spec, pathKeys []string) string {
+func specSHA256(s Spec, pathKeys, urlKeys, cmdKeys []string) string {
 	canon := func(p PolicySpec) PolicySpec {
 		for _, l := range []*[]string{&p.Deny, &p.Ask, &p.Allow, &p.Workspace} {
 			if len(*l) == 0 {
@@ -329,19 +363,24 @@ func specSHA256(s Spec, pathKeys []string) string {
 	type server struct {
 		Policy PolicySpec
 		Root   string
+		Home   string `json:",omitempty"`
 	}
+	set := func(keys []string) []string { return slices.Compact(slices.Sorted(slices.Values(keys))) }
 	v := struct {
-		Version  int
-		PathKeys []string
-		Global   PolicySpec
-		Servers  map[string]server
-		Profiles map[string]PolicySpec
-	}{Version: 1, PathKeys: slices.Compact(slices.Sorted(slices.Values(pathKeys))), Global: canon(s.Global)}
+		Version              int
+		PathKeys             []string
+		URLKeys              []string `json:",omitempty"`
+		CommandKeys          []string `json:",omitempty"`
+		PathsCaseInsensitive bool     `json:",omitempty"`
+		Global               PolicySpec
+		Servers              map[string]server
+		Profiles             map[string]PolicySpec
+	}{Version: 2, PathKeys: set(pathKeys), URLKeys: set(urlKeys), CommandKeys: set(cmdKeys), PathsCaseInsensitive: s.PathsCaseInsensitive, Global: canon(s.Global)}
 	for name, srv := range s.Servers {
 		if v.Servers == nil {
 			v.Servers = map[string]server{}
 		}
-		v.Servers[name] = server{canon(srv.Policy), srv.Root}
+		v.Servers[name] = server{canon(srv.Policy), srv.Root, srv.Home}
 	}
 	for name, p := range s.Profiles {
 		if v.Profiles == nil {

@@ -14,24 +14,64 @@
 // part an unescaped colon that starts no condition is a load error, as is any
 // invalid glob or regexp and a literal server part that is not a valid server
 // name: a typo never silently disables a rule. A key is a dotted path into the
-// arguments (`options.path`); arrays are transparent at every step, `[]` may
-// be written for clarity. All conditions of a rule must hold.
+// arguments (`options.path`), or a fact (`@path`); arrays are transparent at
+// every step, `[]` may be written for clarity. All conditions of a rule must
+// hold.
+//
+// Keys are matched as a server reads them: the exact key first, else the one
+// key at that level equal under keyfold's folding (a Go server binds
+// `{"PATH": …}` and `{"ſource": …}` to its fields path and source). The
+// proxy refuses arguments with two such keys at one level (jsonargs), so at
+// most one can match.
 //
 // Values: strings as they are; numbers, booleans and null by their JSON
-// text, the same whichever way the arguments were decoded (see scalarText);
-// objects never match a pattern and always satisfy `!=`. A deny or ask rule's
-// condition holds if any value at the key satisfies it, an allow's only if
-// every value does and there is at least one (an empty array never satisfies
-// an allow, nor a deny). An absent key satisfies only `!=`.
+// text, the same whichever way the arguments were decoded, with -0 read as 0
+// (see scalarText); objects never match a pattern and always satisfy `!=`. A
+// deny or ask rule's condition holds if any value at the key satisfies it,
+// an allow's only if every value does and there is at least one. An absent
+// key, and an empty array, satisfy only `!=`.
 //
-// Path-like keys (Spec.PathKeys; the last segment of the key counts) are
-// normalised before matching: a relative value is joined to the server's
-// root, then cleaned. A value whose location cannot be known (relative
-// without a root, starting with `~`, or a URI) never satisfies an allow; a
-// deny or ask condition is tried both on the value cleaned as written and on
-// the value rooted at `/`, and holds if either reading satisfies it. Path
-// globs treat `/` as a separator with globstar semantics (`**/x` matches `x`),
-// and a pattern ending in `/**` also matches the directory itself.
+// Path-like keys (Spec.PathKeys, a list of the names real servers use; the
+// last segment of the key counts) hold paths, and each path is decided in
+// every form the upstream may read it in, each form a value of its own (so
+// a deny holds if any form matches, an allow only if every form does): the
+// lexical form (joined to the server's root, cleaned); its NFC form (`é`
+// decomposed, the KELVIN SIGN for K); the decoded path of a `file:` URI,
+// and the URI read as a relative path; `~` and `~/…` joined to the server's
+// home, and read as a relative path; and, when the proxy resolved them on
+// disk (Call.Physical, see PathForms), the physical forms, symlinks followed
+// as the kernel follows them. A reading whose location cannot be known (a
+// relative path without a root, `~` without a home, `~user`, another URI)
+// never satisfies an allow; a deny or ask is tried on guesses (the value
+// cleaned, and rooted at `/`). With Spec.PathsCaseInsensitive paths compare
+// case-folded (`.ENV` meets `**/.env`). Path globs treat `/` as a separator
+// with globstar semantics (`**/x` matches `x`), and a pattern ending in `/**`
+// also matches the directory itself. A glob on a path-like key must be able
+// to match an absolute path: it starts with `/`, `**` or `{`, or it is a
+// load error that suggests the fix (`path=.env` → `**/.env`).
+//
+// Facts are what the proxy knows that is not an argument. `@path` is every
+// path-like value of the call at any depth (under path-like keys, in arrays
+// and nested objects, and `file:` URIs under URL-like keys) as one
+// multi-valued key: `mcp:*:*:@path=**/.env` also denies
+// `read_multiple_files {"paths": [".env"]}`. `@readOnly`, `@destructive`,
+// `@idempotent` and `@openWorld` read Call.Facts, the tool's annotations,
+// which the proxy sets only for a pinned definition (else they are absent);
+// `@principal` and `@profile` read the call's principal and profile. An
+// unknown fact is a load error.
+//
+// URL-like keys (Spec.URLKeys): `url.scheme`, `url.host`, `url.port`,
+// `url.path` and `url.query` read the parsed parts, the host normalised
+// (lower case, no trailing dot, IDNA to ASCII, userinfo dropped, every IPv4
+// spelling as a dotted quad). A value that does not parse never satisfies
+// an allow on a part and satisfies every deny and ask on one. A pattern on
+// the whole value is also matched against the URL re-assembled from its
+// normalised parts, so `url=*://169.254.169.254*` holds against
+// `https://2852039166/`.
+//
+// Command-like keys (Spec.CommandKeys): an allow condition covers one simple
+// command; it never matches a value holding shell control syntax (`;` `&`
+// `|` backquote `$(` `>` `<` a line break) that its pattern does not hold.
 //
 // Gates: the global policy, the server's policy and the profile's policy.
 // Within a gate the precedence is deny, outside_workspace=deny, ask,
@@ -42,6 +82,7 @@
 // and server gates both abstain ("" = ask), so that a server policy's allow
 // works under a global `default: deny`. The profile gate is applied last and
 // can only make the decision more restrictive. A workspace-confined gate sends
-// every path-like value outside its directories to outside_workspace, unless
-// a matching allow rule has an `=` or `~=` condition on every such value.
+// every path-like value any form of which is outside its directories, or
+// whose location is unknown, to outside_workspace, unless a matching allow
+// rule has an `=` or `~=` condition on every such value (or on `@path`).
 package rules

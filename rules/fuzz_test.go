@@ -6,10 +6,14 @@ import (
 	"errors"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
 )
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"mcp:fs:read_file", "mcp:*:*:path=**/.env", "mcp:web:fetch:url=https://*:m!=GET"} {
+	for _, s := range []string{"mcp:fs:read_file", "mcp:*:*:path=**/.env", "mcp:web:fetch:url=https://*:m!=GET",
+		"mcp:*:*:@path=**/.env", "mcp:*:*:@readOnly=true", "mcp:web:*:url.host=169.254.169.254", "mcp:sh:*:cmd=ls*",
+		"mcp:fs:*:path==/root/**", "mcp:fs:*:path={/a,b}", "mcp:*:*:@nope=x", "mcp:*:*:@path.x=/a"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -49,17 +53,40 @@ func FuzzParse(f *testing.F) {
 // other rules, gates and defaults are added.
 func FuzzDecide(f *testing.F) {
 	f.Add("mcp:fs:*:path=/etc/**", "mcp:fs:*", []byte(`{"path":"/etc/passwd"}`), "fs", "read_file")
+	f.Add("mcp:*:*:@path=**/.env", "mcp:fs:*:@path=/srv/**", []byte(`{"paths":["a","file:///srv/.ENV","~/x"],"uri":"file:///x/.env"}`), "fs", "read_multiple_files")
+	f.Add("mcp:web:*:url.host=169.254.169.254", "mcp:web:*:url=https://*", []byte(`{"url":"https://user@[::ffff:a9fe:a9fe]/"}`), "web", "fetch")
+	f.Add("mcp:sh:*:cmd!=ls*", "mcp:sh:*:cmd=ls*", []byte(`{"CMD":"ls; id","limit":-0}`), "sh", "run")
+	f.Add("mcp:fs:*:path=/srv/caf\u00e9/**", "mcp:*:*:@readOnly=true", []byte(`{"path":"/srv/cafe\u0301/x","source":[]}`), "fs", "move")
 	f.Fuzz(func(t *testing.T, rule, extra string, args []byte, server, tool string) {
-		p, err := Compile(global(PolicySpec{Deny: []string{rule}}))
+		spec := global(PolicySpec{Deny: []string{rule}})
+		if validServerName(server) {
+			spec.Servers = map[string]ServerSpec{server: {Root: "/srv/app", Home: "/home/u"}}
+		}
+		spec.PathsCaseInsensitive = len(args)%3 == 0
+		p, err := Compile(spec)
 		if err != nil {
 			return
 		}
-		c := Call{Server: server, Tool: tool, Arguments: fuzzArgs(args)}
+		c := Call{Server: server, Tool: tool, Arguments: fuzzArgs(args), Principal: extra, Facts: Facts{ReadOnly: Hint(len(rule) % 3)}}
 		v := p.Decide(c)
 		if e := p.Explain(c); e.Verdict != v {
 			t.Fatalf("Explain = %+v, Decide = %+v", e.Verdict, v)
 		}
 		p.Hidden(c)
+		forms, _ := p.PathForms(c)
+		// More forms can only make the decision more restrictive: with every
+		// raw reading's physical form set to something else, a deny stays.
+		phys := map[string]string{}
+		for _, f := range forms {
+			for _, raw := range f.Raw {
+				phys[raw] = "/elsewhere" + raw
+			}
+		}
+		cp := c
+		cp.Physical = phys
+		if got := p.Decide(cp); got.Decision > v.Decision {
+			t.Fatalf("with physical forms %v the call is %+v, without %+v", phys, got, v)
+		}
 		if v.Decision != Deny {
 			return
 		}
@@ -69,14 +96,15 @@ func FuzzDecide(f *testing.F) {
 		}
 		all := append([]string{"mcp:*:*", "mcp:" + "*:" + "*:path=**"}, extras...)
 		wide := PolicySpec{Default: "allow", Deny: extras, Ask: extras, Allow: all, Workspace: []string{"/"}, WorkspaceFromRoots: true}
-		spec := Spec{
-			Global:   PolicySpec{Default: "allow", Deny: append(append([]string{}, extras...), rule), Ask: extras, Allow: all},
-			Profiles: map[string]PolicySpec{"p": wide},
+		wideSpec := Spec{
+			Global:               PolicySpec{Default: "allow", Deny: append(append([]string{}, extras...), rule), Ask: extras, Allow: all},
+			Profiles:             map[string]PolicySpec{"p": wide},
+			PathsCaseInsensitive: spec.PathsCaseInsensitive,
 		}
 		if validServerName(server) {
-			spec.Servers = map[string]ServerSpec{server: {Policy: wide}}
+			wideSpec.Servers = map[string]ServerSpec{server: {Policy: wide, Root: "/srv/app", Home: "/home/u"}}
 		}
-		q, err := Compile(spec)
+		q, err := Compile(wideSpec)
 		if err != nil {
 			t.Fatalf("Compile of the widened spec: %v", err)
 		}
@@ -90,8 +118,13 @@ func FuzzDecide(f *testing.F) {
 }
 
 // fuzzArgs decodes a JSON object, with UseNumber when the input is of even
-// length so both decodings are fuzzed; anything else gives nil arguments.
+// length so both decodings are fuzzed; anything else, and anything the proxy
+// refuses before deciding (jsonargs: folded keys, NUL …), gives nil
+// arguments.
 func fuzzArgs(b []byte) map[string]any {
+	if _, _, err := jsonargs.Parse(b); err != nil {
+		return nil
+	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	if len(b)%2 == 0 {
 		d.UseNumber()

@@ -11,6 +11,8 @@ const (
 	wNotScalar                      // an object or a value of another type
 	wUnknownPath                    // a path-like value whose location is unknown
 	wEmpty                          // an empty array
+	wShellSyntax                    // a command with control syntax an allow's pattern lacks
+	wBadURL                         // a URL-like value that does not parse
 )
 
 // A witness is the value that decided a condition, kept for reasons and
@@ -91,10 +93,30 @@ func (x *evalCtx) matchRule(g *gate, r *rule) (bool, string) {
 	return true, reason
 }
 
-// holds evaluates one condition over the call's arguments.
+// holds evaluates one condition over the call's arguments or facts.
 func (x *evalCtx) holds(c *cond, all bool) (bool, witness) {
 	st := condState{all: all}
-	x.resolve(c, x.args, c.segs, &st)
+	switch c.fact {
+	case factNone:
+		segs := c.segs
+		if c.urlPart != urlNone {
+			segs = segs[:len(segs)-1]
+		}
+		x.resolve(c, x.args, segs, &st)
+	case factPath:
+		x.eachPath(x.args, func(v any) bool { return x.leaf(c, v, &st) })
+		if st.n == 0 {
+			st.visit(witness{kind: wAbsent}, c.op == opNe)
+		} else if st.done && !all {
+			st.w = x.firstPathWitness(c)
+		}
+	default:
+		if s, ok := x.factText(c.fact); ok {
+			st.visit(witness{text: s, isString: c.fact == factPrincipal || c.fact == factProfile}, c.holds(s))
+		} else {
+			st.visit(witness{kind: wAbsent}, c.op == opNe)
+		}
+	}
 	if st.n == 0 {
 		st.w = witness{kind: wEmpty}
 	}
@@ -102,6 +124,22 @@ func (x *evalCtx) holds(c *cond, all bool) (bool, witness) {
 		return st.n > 0 && !st.done, st.w
 	}
 	return st.done, st.w
+}
+
+// firstPathWitness returns, of the values at @path that satisfy c, the
+// witness with the smallest text: path-like keys are found in map order,
+// and a Reason must not depend on it.
+func (x *evalCtx) firstPathWitness(c *cond) witness {
+	var best witness
+	found := false
+	x.eachPath(x.args, func(v any) bool {
+		st := condState{}
+		if x.leaf(c, v, &st) && (!found || st.w.text < best.text) {
+			best, found = st.w, true
+		}
+		return false
+	})
+	return best
 }
 
 // resolve walks v along segs. Arrays are transparent at every step (with or
@@ -165,22 +203,27 @@ func (x *evalCtx) leaf(c *cond, v any, st *condState) bool {
 	return x.text(c, text, isString, st)
 }
 
-// text tests one scalar's text. A string on a path-like key is normalised
-// first; when its location is unknown an allow fails and a deny or ask tries
-// both guessPaths readings.
+// text tests one scalar's text. A string on a path-like key is tested in
+// each of its forms (pathEnv.forms), each a value of its own: a deny or ask
+// holds if any form satisfies it, an allow only if every form does, and a
+// guess (a location that cannot be known) never satisfies an allow. A URL
+// part is tested as urlValue reads it, a command as allowCommand reads it.
 func (x *evalCtx) text(c *cond, s string, isString bool, st *condState) bool {
-	if !c.pathLike || !isString {
+	switch {
+	case c.urlPart != urlNone || c.urlWhole:
+		return x.urlText(c, s, isString, st)
+	case c.command && st.all && isString && !allowCommand(c.pattern, s):
+		return st.visit(witness{text: s, isString: true, kind: wShellSyntax}, false)
+	case !c.pathLike || !isString:
 		return st.visit(witness{text: s, isString: isString}, c.holds(s))
 	}
-	if p, known := normalisePath(s, x.root); known {
-		return st.visit(witness{text: p, isString: true}, c.holds(p))
-	}
-	w := witness{text: s, isString: true, kind: wUnknownPath}
-	if st.all {
-		return st.visit(w, false)
-	}
-	rel, rooted := guessPaths(s)
-	return st.visit(w, c.holds(rel) || c.holds(rooted))
+	return x.env.forms(s, func(form string, known bool) bool {
+		if !known {
+			w := witness{text: s, isString: true, kind: wUnknownPath}
+			return st.visit(w, !st.all && c.holds(x.env.foldPath(form)))
+		}
+		return st.visit(witness{text: form, isString: true}, c.holds(x.env.foldPath(form)))
+	})
 }
 
 // visit records one tested value and reports whether the outcome is settled.
@@ -215,6 +258,8 @@ func (w witness) describe(key string) string {
 		return key + " empty"
 	case wUnknownPath:
 		return key + "=" + quote(w.text) + " (location unknown)"
+	case wBadURL:
+		return key + " of " + quote(w.text) + " (not a URL)"
 	}
 	if w.isString {
 		return key + "=" + quote(w.text)
@@ -237,6 +282,10 @@ func describe(c *cond, w witness, ok, all bool) string {
 		if all && !ok {
 			why += ", which never satisfies an allow"
 		}
+	case wShellSyntax:
+		why = c.key + "=" + quote(w.text) + " holds shell control syntax (; & | ` $( > < or a newline) that the pattern does not, which never satisfies an allow"
+	case wBadURL:
+		why = c.key + " of " + quote(w.text) + " is not a URL, which never satisfies an allow and satisfies every deny and ask"
 	default:
 		why = w.describe(c.key)
 	}

@@ -144,13 +144,18 @@ func parseRule(s string) (parsedRule, *syntaxError) {
 }
 
 // scanKey reports whether s[i:] starts with `key op`, where
-// key = identifier { "." identifier | "[]" } and op is "=", "!=" or "~=". It
-// returns the end of the key, the op and the op's length.
+// key = ["@"] identifier { "." identifier | "[]" } and op is "=", "!=" or
+// "~=". It returns the end of the key, the op and the op's length. A key
+// starting with `@` names a fact; Compile rejects an unknown one.
 func scanKey(s string, i int) (end int, o op, opLen int, ok bool) {
-	if i >= len(s) || !isIdentStart(s[i]) {
+	start := i
+	if i < len(s) && s[i] == '@' {
+		start++
+	}
+	if start >= len(s) || !isIdentStart(s[start]) {
 		return 0, 0, 0, false
 	}
-	j := identEnd(s, i)
+	j := identEnd(s, start)
 	for {
 		switch {
 		case strings.HasPrefix(s[j:], "[]"):

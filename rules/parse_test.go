@@ -79,7 +79,7 @@ func TestCompileRuleErrors(t *testing.T) {
 		{name: "an unclosed class in a pattern", rule: "mcp:fs:x:path=/etc/[", wantCol: 21, wantMsg: "invalid glob"},
 		{name: "an unclosed brace in a tool", rule: "mcp:fs:{a,b", wantCol: 12, wantMsg: "invalid glob"},
 		{name: "an invalid regexp", rule: "mcp:sh:run:cmd~=(", wantCol: 17, wantMsg: "invalid regexp"},
-		{name: "a column counted in characters", rule: "mcp:fs:x:name=é:path=[", wantCol: 23, wantMsg: "invalid glob"},
+		{name: "a column counted in characters", rule: "mcp:fs:x:name=é:path=/[", wantCol: 24, wantMsg: "invalid glob"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,58 +1,195 @@
 package rules
 
 import (
+	"net/url"
 	"path/filepath"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
-// normalisePath returns the absolute, cleaned form of a path-like value, and
-// ok false when its location cannot be known.
-//
-// An absolute value is cleaned (`/home/../etc/passwd` is `/etc/passwd`,
-// `//etc/x` is `/etc/x`); a relative one is joined to root first. The
-// location is unknown for a relative value without a root, and for a value
-// the upstream may expand in ways the rules cannot see: a leading `~` (home
-// directories; the reference filesystem server expands it) or a URI such as
-// `file:///etc/passwd`. Cleaning an already clean absolute path does not
-// allocate.
-func normalisePath(s, root string) (string, bool) {
-	if unresolvable(s) {
-		return "", false
-	}
-	if filepath.IsAbs(s) {
-		return filepath.Clean(s), true
-	}
-	if root == "" {
-		return "", false
-	}
-	return filepath.Join(root, s), true
+// A pathEnv is what reading a path-like value needs to know about the
+// server: where relative values are joined, whose home `~` is, and the
+// physical forms the proxy resolved on disk.
+type pathEnv struct {
+	root     string            // "" = unknown
+	home     string            // "" = unknown
+	physical map[string]string // raw reading → physical form (Call.Physical)
+	fold     bool              // compare paths case-insensitively
 }
 
-// unresolvable reports whether s starts with `~` or a URI scheme.
-func unresolvable(s string) bool {
-	if strings.HasPrefix(s, "~") {
-		return true
+// readings calls fn with every reading of the path-like value s the upstream
+// may act on, until fn returns true, and reports whether it did. A known
+// reading is absolute and joined to the root but not cleaned (raw, as the
+// kernel would walk it); a guess (known false) is a reading whose location
+// cannot be known, which an allow never accepts. The readings are:
+//
+//   - a `file:` URI: its decoded path, and the value as a relative path (a
+//     server that reads no URIs opens `file:/…` in its directory);
+//   - another URI (`https://…`): nothing known; guesses;
+//   - `~` or `~/…`: joined to the server's home (a guess without one), and
+//     the value as a relative path; `~user/…` is a guess at user's home;
+//   - anything else: an absolute value as it is, a relative one joined to
+//     the root (guesses without a root: the value cleaned, and rooted at `/`).
+func (e *pathEnv) readings(s string, fn func(raw string, known bool) bool) bool {
+	if scheme, ok := uriScheme(s); ok {
+		if !strings.EqualFold(scheme, "file") {
+			return e.guesses(s, fn)
+		}
+		if p, ok := fileURIPath(s); ok {
+			if fn(p, true) {
+				return true
+			}
+			// %00 decodes to a NUL, where a C-string server stops reading.
+			if i := strings.IndexByte(p, 0); i >= 0 && fn(p[:i], true) {
+				return true
+			}
+		} else if e.guesses(s, fn) {
+			return true
+		}
+		return e.literal(s, fn)
 	}
-	i := strings.Index(s, "://")
-	if i <= 0 {
+	if rest, ok := strings.CutPrefix(s, "~"); ok {
+		user, rest, _ := strings.Cut(rest, "/")
+		switch {
+		case user == "" && e.home != "":
+			if fn(e.home+"/"+rest, true) {
+				return true
+			}
+		case user == "":
+			if fn(filepath.Join("/", rest), false) {
+				return true
+			}
+		default:
+			for _, h := range []string{filepath.Join(filepath.Dir(e.home), user), "/home/" + user, "/Users/" + user, "/" + user} {
+				if fn(filepath.Join(h, rest), false) {
+					return true
+				}
+			}
+		}
+		return e.literal(s, fn)
+	}
+	return e.literal(s, fn)
+}
+
+// literal calls fn with s read as a plain path.
+func (e *pathEnv) literal(s string, fn func(raw string, known bool) bool) bool {
+	switch {
+	case filepath.IsAbs(s):
+		return fn(s, true)
+	case e.root != "":
+		return fn(e.root+"/"+s, true)
+	}
+	return e.guesses(s, fn)
+}
+
+// guesses calls fn with the readings a deny or ask is tried on for a value
+// whose location is unknown: the value cleaned as a relative path, and the
+// value as if rooted at `/` (so `../../etc/passwd` also reads `/etc/passwd`).
+func (e *pathEnv) guesses(s string, fn func(raw string, known bool) bool) bool {
+	return fn(filepath.Clean(s), false) || fn(filepath.Join("/", s), false)
+}
+
+// forms calls fn with every form of the path-like value s, until fn returns
+// true, and reports whether it did: for each known reading its lexical form
+// (cleaned), its NFC form when that differs (a server or filesystem that
+// normalises Unicode reads `cafe\u0301` as `café`, and the KELVIN SIGN as
+// K), and the physical form the proxy resolved for the raw reading, if
+// any; each guess as it is (known false). Forms are not case-folded; see
+// fold. It does not allocate for a clean absolute value in NFC.
+func (e *pathEnv) forms(s string, fn func(form string, known bool) bool) bool {
+	return e.readings(s, func(raw string, known bool) bool {
+		if !known {
+			return fn(raw, false)
+		}
+		lex := filepath.Clean(raw)
+		if fn(lex, true) {
+			return true
+		}
+		if !isNFC(lex) {
+			if fn(norm.NFC.String(lex), true) {
+				return true
+			}
+		}
+		if p, ok := e.physical[raw]; ok && p != lex {
+			if fn(p, true) {
+				return true
+			}
+			if !isNFC(p) && fn(norm.NFC.String(p), true) {
+				return true
+			}
+		}
 		return false
-	}
-	for j := 0; j < i; j++ {
-		c := s[j]
-		if !isIdentStart(c) && !('0' <= c && c <= '9') && c != '+' && c != '.' && c != '-' {
-			return false
+	})
+}
+
+// isNFC reports whether s is in Unicode normal form C; an ASCII string
+// always is, and is checked without allocating.
+func isNFC(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return norm.NFC.IsNormalString(s)
 		}
 	}
-	return isIdentStart(s[0])
+	return true
 }
 
-// guessPaths returns the readings of a path whose location is unknown that a
-// deny or ask condition is tried against: the value cleaned as a relative
-// path, and the value as if rooted at `/` (so `../../etc/passwd` also reads
-// `/etc/passwd`). A deny or ask matches if either reading satisfies it; an
-// allow never matches an unknown location.
-func guessPaths(s string) (relative, rooted string) {
-	return filepath.Clean(s), filepath.Join("/", s)
+// foldPath returns s case-folded when paths compare case-insensitively,
+// else s. It allocates only when a rune changes.
+func (e *pathEnv) foldPath(s string) string {
+	if !e.fold {
+		return s
+	}
+	return foldCase(s)
+}
+
+// foldCase maps every rune to one case, so that `.ENV`, `.env` and a long s
+// or KELVIN SIGN spelling compare equal, as on a case-insensitive
+// filesystem.
+func foldCase(s string) string {
+	return strings.Map(func(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }, s)
+}
+
+// uriScheme returns the scheme of s if s starts with one
+// (ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":") followed by `//`, or is
+// a `file:` URI; a Windows drive letter (`C:`) or a name with a colon
+// (`a:b`) is not a URI.
+func uriScheme(s string) (string, bool) {
+	i := strings.IndexByte(s, ':')
+	if i <= 1 || !isIdentStart(s[0]) {
+		return "", false
+	}
+	for j := 1; j < i; j++ {
+		c := s[j]
+		if !isIdentStart(c) && !('0' <= c && c <= '9') && c != '+' && c != '.' && c != '-' {
+			return "", false
+		}
+	}
+	scheme := s[:i]
+	if strings.HasPrefix(s[i+1:], "//") || strings.EqualFold(scheme, "file") {
+		return scheme, true
+	}
+	return "", false
+}
+
+// fileURIPath returns the local path a `file:` URI names, percent-decoded:
+// `file:///etc/passwd`, `file://localhost/etc/passwd` and `file:/etc/passwd`
+// name /etc/passwd. ok is false for another host, a relative path or a
+// malformed URI.
+func fileURIPath(s string) (string, bool) {
+	u, err := url.Parse(s)
+	if err != nil || u.Opaque != "" {
+		return "", false
+	}
+	if u.Host != "" && !strings.EqualFold(u.Hostname(), "localhost") {
+		return "", false
+	}
+	if !strings.HasPrefix(u.Path, "/") {
+		return "", false
+	}
+	return u.Path, true
 }
 
 // within reports whether the clean absolute path p is dir or beneath it;

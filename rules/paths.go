@@ -1,85 +1,93 @@
 package rules
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
-// Paths returns the values under path-like keys anywhere in c's arguments
-// (nested objects and arrays included), normalised as the rules see them:
-// absolute and clean, relative ones joined to the server's root. The result
-// is sorted and without repeats. known is false when any value's location
-// cannot be known (a relative path without a root, `~`, a URI); the ask
-// resolver then scopes nothing to paths. A nil Policy knows no paths.
-func (p *Policy) Paths(c Call) (paths []string, known bool) {
+// A PathForm is one path-like value of a call with every form in which the
+// upstream may read it (see the package documentation).
+type PathForm struct {
+	// Value is the value as written.
+	Value string
+	// Raw are its known readings, absolute and joined to the server's root
+	// (or home, or decoded from a `file:` URI) but not cleaned: what the
+	// kernel would walk. The proxy resolves each on disk and hands the
+	// results back in Call.Physical.
+	Raw []string
+	// Forms are its known forms, sorted and without repeats: lexical
+	// (cleaned), NFC, and physical when Call.Physical has one.
+	Forms []string
+	// Known is false when some reading's location cannot be known (a
+	// relative path without a root, `~` without a home, a URI other than
+	// `file:`); such a value never satisfies an allow.
+	Known bool
+}
+
+// PathForms returns every path-like value of c (the values `@path` reads:
+// under path-like keys at any depth, and `file:` URIs under URL-like keys)
+// with its forms, in the order of their values. known is false when any
+// value's location cannot be known, or a path-like key holds something
+// other than a string. A nil Policy knows no paths.
+func (p *Policy) PathForms(c Call) (forms []PathForm, known bool) {
 	if p == nil {
 		return nil, false
 	}
-	x := evalCtx{p: p, args: c.Arguments, root: p.servers[c.Server].root}
+	x := p.evalCtx(&c, p.servers[c.Server])
 	known = true
-	x.eachPath(c.Arguments, func(s string) {
-		if p, ok := normalisePath(s, x.root); ok {
-			paths = append(paths, p)
-		} else {
+	x.eachPath(c.Arguments, func(v any) bool {
+		s, ok := v.(string)
+		if !ok {
 			known = false
+			return false
 		}
+		f := PathForm{Value: s, Known: true}
+		x.env.readings(s, func(raw string, k bool) bool {
+			if k {
+				f.Raw = append(f.Raw, raw)
+			} else {
+				f.Known = false
+			}
+			return false
+		})
+		x.env.forms(s, func(form string, k bool) bool {
+			if k {
+				f.Forms = append(f.Forms, form)
+			}
+			return false
+		})
+		slices.Sort(f.Forms)
+		f.Forms = slices.Compact(f.Forms)
+		known = known && f.Known
+		forms = append(forms, f)
+		return false
 	})
+	slices.SortFunc(forms, func(a, b PathForm) int { return strings.Compare(a.Value, b.Value) })
+	return forms, known
+}
+
+// Paths returns every known form of every path-like value of c (see
+// PathForms), sorted and without repeats; known is false when any value's
+// location cannot be known. The ask resolver then scopes nothing to paths.
+func (p *Policy) Paths(c Call) (paths []string, known bool) {
+	forms, known := p.PathForms(c)
+	for _, f := range forms {
+		paths = append(paths, f.Forms...)
+	}
 	slices.Sort(paths)
 	return slices.Compact(paths), known
 }
 
 // Within reports whether the clean absolute path p is dir or beneath it:
-// `/srv/app/x` is within `/srv/app`, `/srv/apple` is not.
+// `/srv/app/x` is within `/srv/app`, `/srv/apple` is not. It compares case
+// exactly; see WithinFold.
 func Within(p, dir string) bool { return within(p, dir) }
 
-// WithPaths returns a copy of c whose path-like values (those Paths finds)
-// are replaced by resolve(normalised value); values whose location is
-// unknown are kept. It lets the proxy decide a call also as its paths
-// resolve on disk (symlinks followed) without the rules doing any I/O.
-// changed reports whether any value differs.
-func (p *Policy) WithPaths(c Call, resolve func(string) string) (out Call, changed bool) {
-	if p == nil {
-		return c, false
+// WithinFold is Within under the policy's case rule: case-folded when
+// Spec.PathsCaseInsensitive is set. A nil Policy compares exactly.
+func (p *Policy) WithinFold(path, dir string) bool {
+	if p == nil || !p.foldPaths {
+		return within(path, dir)
 	}
-	x := evalCtx{p: p, root: p.servers[c.Server].root}
-	out = c
-	args, _ := x.mapPaths(c.Arguments, false, resolve, &changed).(map[string]any)
-	if changed {
-		out.Arguments = args
-	}
-	return out, changed
-}
-
-// mapPaths copies v, replacing the strings of path-like values (inPath).
-func (x *evalCtx) mapPaths(v any, inPath bool, resolve func(string) string, changed *bool) any {
-	switch t := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, e := range t {
-			if x.p.pathKeys.has(k) {
-				m[k] = x.mapPaths(e, true, resolve, changed)
-			} else {
-				m[k] = x.mapPaths(e, false, resolve, changed)
-			}
-		}
-		return m
-	case []any:
-		a := make([]any, len(t))
-		for i, e := range t {
-			a[i] = x.mapPaths(e, inPath, resolve, changed)
-		}
-		return a
-	case string:
-		if !inPath {
-			return t
-		}
-		norm, ok := normalisePath(t, x.root)
-		if !ok {
-			return t
-		}
-		if r := resolve(norm); r != norm {
-			*changed = true
-			return r
-		}
-		return t
-	default:
-		return v
-	}
+	return within(foldCase(path), foldCase(dir))
 }

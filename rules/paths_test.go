@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,7 +22,9 @@ func TestPaths(t *testing.T) {
 		{"relative and absolute paths are normalised", Call{Server: "fs", Tool: "t", Arguments: map[string]any{"path": "a/../b", "source": "/x//y"}}, []string{"/srv/app/b", "/x/y"}, true},
 		{"nested and array paths are found", Call{Server: "fs", Tool: "t", Arguments: map[string]any{"edits": []any{map[string]any{"path": "/a"}}, "paths": []any{"/b", "/a"}}}, []string{"/a", "/b"}, true},
 		{"a relative path without a root is unknown", Call{Server: "web", Tool: "t", Arguments: map[string]any{"path": "x"}}, nil, false},
-		{"a home path is unknown", Call{Server: "fs", Tool: "t", Arguments: map[string]any{"path": "~/x"}}, nil, false},
+		{"a home path without a home is unknown", Call{Server: "fs", Tool: "t", Arguments: map[string]any{"path": "~/x"}}, []string{"/srv/app/~/x"}, false},
+		{"a non-string path is unknown", Call{Server: "fs", Tool: "t", Arguments: map[string]any{"path": 3}}, nil, false},
+		{"a file URI under a URL key is a path", Call{Server: "fs", Tool: "t", Arguments: map[string]any{"uri": "file:///srv/app/.env"}}, []string{"/srv/app/.env", "/srv/app/file:/srv/app/.env"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -36,26 +37,23 @@ func TestPaths(t *testing.T) {
 	}
 }
 
-func TestWithPaths(t *testing.T) {
+func TestPathForms(t *testing.T) {
 	t.Parallel()
-	p, err := Compile(Spec{Servers: map[string]ServerSpec{"fs": {Root: "/srv/app"}}})
-	if err != nil {
-		t.Fatal(err)
+	p := mustCompile(t, Spec{Servers: map[string]ServerSpec{"fs": {Root: "/srv/app", Home: "/home/u"}}})
+	c := Call{Server: "fs", Tool: "t", Arguments: map[string]any{
+		"path":  "app/l/../secret.txt",
+		"files": []any{"~/.ssh/id_rsa", "/srv/cafe\u0301"},
+		"uri":   "file:///etc/pass%77d",
+		"url":   "https://example.com/x",
+	}, Physical: map[string]string{"/srv/app/app/l/../secret.txt": "/outside/secret.txt"}}
+	got, known := p.PathForms(c)
+	want := []PathForm{
+		{Value: "/srv/cafe\u0301", Raw: []string{"/srv/cafe\u0301"}, Forms: []string{"/srv/cafe\u0301", "/srv/caf\u00e9"}, Known: true},
+		{Value: "app/l/../secret.txt", Raw: []string{"/srv/app/app/l/../secret.txt"}, Forms: []string{"/outside/secret.txt", "/srv/app/app/secret.txt"}, Known: true},
+		{Value: "file:///etc/pass%77d", Raw: []string{"/etc/passwd", "/srv/app/file:///etc/pass%77d"}, Forms: []string{"/etc/passwd", "/srv/app/file:/etc/pass%77d"}, Known: true},
+		{Value: "~/.ssh/id_rsa", Raw: []string{"/home/u/.ssh/id_rsa", "/srv/app/~/.ssh/id_rsa"}, Forms: []string{"/home/u/.ssh/id_rsa", "/srv/app/~/.ssh/id_rsa"}, Known: true},
 	}
-	resolve := func(s string) string { return strings.Replace(s, "/srv/app/link", "/etc", 1) }
-	c := Call{Server: "fs", Tool: "read", Arguments: map[string]any{"path": "link/passwd", "note": "link/passwd", "paths": []any{"/srv/app/ok"}}}
-	got, changed := p.WithPaths(c, resolve)
-	if !changed {
-		t.Fatal("WithPaths reported no change")
-	}
-	want := map[string]any{"path": "/etc/passwd", "note": "link/passwd", "paths": []any{"/srv/app/ok"}}
-	if diff := cmp.Diff(want, got.Arguments); diff != "" {
-		t.Errorf("WithPaths (-want +got):\n%s", diff)
-	}
-	if c.Arguments["path"] != "link/passwd" {
-		t.Error("WithPaths modified its input")
-	}
-	if _, changed := p.WithPaths(c, func(s string) string { return s }); changed {
-		t.Error("an identity resolve reported a change")
+	if diff := cmp.Diff(want, got); diff != "" || !known {
+		t.Errorf("PathForms known = %v (-want +got):\n%s", known, diff)
 	}
 }

@@ -73,14 +73,20 @@ func (v *valuePattern) match(s string) bool {
 
 var pathCompiler = glob.Compiler{Separators: []rune{'/'}, Globstar: true}
 
-func compileValue(p part, o op, pathLike bool) (valuePattern, *syntaxError) {
+// compileValue compiles a condition's pattern; fold makes a regexp
+// case-insensitive (a glob's text is folded by the caller).
+func compileValue(p part, o op, pathLike, fold bool) (valuePattern, *syntaxError) {
 	if o == opRe {
 		// Compile the pattern alone first: wrapping an unbalanced one such as
 		// `a)|(b` would otherwise yield a valid but unanchored regexp.
 		if _, err := regexp.Compile(p.text); err != nil {
 			return valuePattern{}, &syntaxError{p.off, "invalid regexp: " + strings.TrimPrefix(err.Error(), "error parsing regexp: ")}
 		}
-		re, err := regexp.Compile(`^(?s:` + p.text + `)$`)
+		flags := "s"
+		if fold {
+			flags = "si"
+		}
+		re, err := regexp.Compile(`^(?` + flags + `:` + p.text + `)$`)
 		if err != nil {
 			return valuePattern{}, &syntaxError{p.off, "invalid regexp: " + err.Error()}
 		}

@@ -15,6 +15,17 @@ type Call struct {
 	// Roots are the client's MCP roots as absolute local directories, used by
 	// a gate with workspace_from_roots.
 	Roots []string
+	// Principal is who the client authenticated as (`@principal`; "" =
+	// absent).
+	Principal string
+	// Facts are the tool's annotations from its pinned definition
+	// (`@readOnly` …); the zero value has none.
+	Facts Facts
+	// Physical maps a raw reading of a path-like value (PathForm.Raw) to the
+	// path it resolves to on disk, symlinks followed as the kernel follows
+	// them; the proxy fills it for servers on this machine, and every rule
+	// then also sees that physical form. nil = none.
+	Physical map[string]string
 }
 
 // A Verdict is the decision for a call and what decided it.
@@ -86,7 +97,10 @@ type evalCtx struct {
 	server, tool string
 	args         map[string]any
 	roots        []string
-	root         string // the server's root
+	principal    string
+	profile      string
+	facts        Facts
+	env          pathEnv
 	tr           *trace // nil for Decide
 }
 
@@ -105,7 +119,8 @@ func (p *Policy) decide(c *Call, tr *trace) Verdict {
 			return v
 		}
 	}
-	x := evalCtx{p: p, server: c.Server, tool: c.Tool, args: c.Arguments, roots: c.Roots, root: srv.root, tr: tr}
+	x := p.evalCtx(c, srv)
+	x.tr = tr
 
 	res := x.gate(&p.global)
 	if srv.gate != nil && (tr != nil || !res.ok || res.v.Decision != Deny) {
@@ -119,6 +134,15 @@ func (p *Policy) decide(c *Call, tr *trace) Verdict {
 		res = join(res, x.gate(prof))
 	}
 	return res.v
+}
+
+// evalCtx returns the context evaluating c, whose server is srv.
+func (p *Policy) evalCtx(c *Call, srv serverEntry) evalCtx {
+	return evalCtx{
+		p: p, server: c.Server, tool: c.Tool, args: c.Arguments, roots: c.Roots,
+		principal: c.Principal, profile: c.Profile, facts: c.Facts,
+		env: pathEnv{root: srv.root, home: srv.home, physical: c.Physical, fold: p.foldPaths},
+	}
 }
 
 // gate evaluates one gate; see Decide for the precedence.

@@ -178,12 +178,12 @@ func TestCaseVariantsAreDistinct(t *testing.T) {
 
 func TestUnicodeLookAlikesAreDistinct(t *testing.T) {
 	t.Parallel()
-	// Values are compared byte for byte, with no Unicode normalisation. A
-	// look-alike (Cyrillic е in /еtc, fullwidth ／) names a different file on
-	// Linux, so it escapes a deny on /etc only by not being /etc, and it never
-	// satisfies an allow written in ASCII. On macOS, where APFS treats NFC and
-	// NFD spellings as one name, "café" composed and decomposed are one file
-	// but two strings: a deny on such a name should be a ~= alternative.
+	// A look-alike (Cyrillic е in /еtc, fullwidth ／) names a different
+	// file, so it escapes a deny on /etc only by not being /etc, and it never
+	// satisfies an allow written in ASCII. Canonically equivalent spellings
+	// are not look-alikes: a path is also decided in its NFC form, since
+	// APFS and servers that normalise read "café" composed and decomposed
+	// as one name.
 	p := mustCompile(t, global(PolicySpec{
 		Deny:  []string{"mcp:fs:*:path=/etc/**", "mcp:fs:*:path=**/caf\u00e9"},
 		Allow: []string{"mcp:fs:*:path=/srv/**"},
@@ -193,7 +193,7 @@ func TestUnicodeLookAlikesAreDistinct(t *testing.T) {
 		{name: "a Cyrillic e is not the denied tree", args: map[string]any{"path": "/\u0435tc/passwd"}, want: Ask},
 		{name: "a fullwidth solidus is not a separator", args: map[string]any{"path": "/srv/x\uff0f..\uff0f..\uff0fetc"}, want: Allow},
 		{name: "a composed name is denied", args: map[string]any{"path": "/srv/caf\u00e9"}, want: Deny},
-		{name: "a decomposed name is another string", args: map[string]any{"path": "/srv/cafe\u0301"}, want: Allow},
+		{name: "a decomposed name is the composed name", args: map[string]any{"path": "/srv/cafe\u0301"}, want: Deny},
 	})
 }
 

@@ -38,6 +38,9 @@ type ServerSpec struct {
 	// Root is the absolute directory relative path values are joined to
 	// ("" = none: a relative path then never satisfies an allow).
 	Root string
+	// Home is the absolute directory the server expands a leading `~` to
+	// ("" = unknown: a `~` path then never satisfies an allow).
+	Home string
 }
 
 // A Spec is the whole rule configuration handed to Compile.
@@ -49,6 +52,18 @@ type Spec struct {
 	// DefaultPathKeys()). The last segment of a dotted key is what counts:
 	// `options.path` is path-like because `path` is.
 	PathKeys []string
+	// URLKeys are the argument names whose values are URLs (nil =
+	// DefaultURLKeys()): `url.host` and the other parts reach their parsed
+	// parts, and a `file:` URI at one is also a path (`@path`).
+	URLKeys []string
+	// CommandKeys are the argument names whose values are shell commands
+	// (nil = DefaultCommandKeys()): an allow condition on one never matches
+	// a value with shell control syntax its pattern does not hold.
+	CommandKeys []string
+	// PathsCaseInsensitive folds case when comparing paths, as on macOS and
+	// Windows filesystems: `.ENV` meets `**/.env`. The config layer resolves
+	// `auto` to the host's convention; the rules do not look at the host.
+	PathsCaseInsensitive bool
 }
 
 // DefaultPathKeys returns a fresh copy of the argument names treated as paths
@@ -66,5 +81,24 @@ func DefaultPathKeys() []string {
 		"output_path", "output_file", "output_dir", "input_path", "input_file",
 		"old_path", "new_path", "local_path", "abs_path",
 		"absolute_path", "relative_path", "notebook_path", "image_path",
+	}
+}
+
+// DefaultURLKeys returns a fresh copy of the argument names treated as URLs
+// when Spec.URLKeys is nil.
+func DefaultURLKeys() []string {
+	return []string{
+		"url", "urls", "uri", "uris", "href", "link", "links", "endpoint", "base_url",
+		"baseurl", "api_url", "webhook_url", "callback_url", "redirect_url", "target_url",
+		"website", "homepage", "source_url", "download_url", "image_url", "remote_url",
+	}
+}
+
+// DefaultCommandKeys returns a fresh copy of the argument names treated as
+// shell commands when Spec.CommandKeys is nil.
+func DefaultCommandKeys() []string {
+	return []string{
+		"cmd", "command", "commands", "script", "shell", "shell_command", "bash",
+		"sh", "exec", "command_line", "cmdline",
 	}
 }

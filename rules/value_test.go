@@ -60,30 +60,3 @@ func TestFloatTextMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
-
-func TestNormalisePath(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name, in, root, want string
-		known                bool
-	}{
-		{name: "a dot-dot is resolved", in: "/home/../etc/passwd", want: "/etc/passwd", known: true},
-		{name: "a doubled slash is collapsed", in: "//etc/x", want: "/etc/x", known: true},
-		{name: "a relative path is joined to the root", in: "a/../b", root: "/srv", want: "/srv/b", known: true},
-		{name: "a relative path may climb out of the root", in: "../etc", root: "/srv", want: "/etc", known: true},
-		{name: "an empty path is the root", in: "", root: "/srv", want: "/srv", known: true},
-		{name: "a relative path without a root is unknown", in: "a", known: false},
-		{name: "a home path is unknown", in: "~/a", root: "/srv", known: false},
-		{name: "a URI is unknown", in: "file:///etc", root: "/srv", known: false},
-		{name: "a colon without a scheme is a file name", in: "a:b", root: "/srv", want: "/srv/a:b", known: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got, known := normalisePath(tt.in, tt.root)
-			if got != tt.want || known != tt.known {
-				t.Errorf("normalisePath(%q, %q) = %q, %v, want %q, %v", tt.in, tt.root, got, known, tt.want, tt.known)
-			}
-		})
-	}
-}

@@ -35,6 +35,16 @@ type Config struct {
 	Profiles map[string]Profile `koanf:"profiles"`
 	// PathKeys overrides the argument keys treated as paths (nil: the default list).
 	PathKeys []string `koanf:"path_keys"`
+	// URLKeys overrides the argument keys treated as URLs (nil: the default
+	// list), whose parts rules reach as url.host and the like.
+	URLKeys []string `koanf:"url_keys"`
+	// CommandKeys overrides the argument keys treated as shell commands
+	// (nil: the default list), on which an allow covers one simple command.
+	CommandKeys []string `koanf:"command_keys"`
+	// PathsCaseInsensitive says whether paths compare case-insensitively:
+	// auto (the default: as the host's filesystems do, so on macOS and
+	// Windows), true or false.
+	PathsCaseInsensitive CaseRule `koanf:"paths_case_insensitive"`
 	// Ask configures how "ask" decisions reach a human.
 	Ask Ask `koanf:"ask"`
 	// Audit configures the audit log.
@@ -179,6 +189,11 @@ type Server struct {
 	// PathRoot is the directory relative path arguments are joined to for a
 	// remote server; without one a relative path never satisfies an allow.
 	PathRoot string `koanf:"path_root"`
+	// PathHome is the directory a leading `~` in path arguments stands for.
+	// For a stdio server it defaults to HOME in its env, else mcpwarden's
+	// own home; for a remote one, without it a `~` path never satisfies an
+	// allow.
+	PathHome string `koanf:"path_home"`
 	// Aliases maps an upstream tool name to the wire name to expose it under.
 	Aliases map[string]string `koanf:"aliases"`
 	// ResolveSymlinks also decides each path argument with its symlinks

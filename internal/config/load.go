@@ -136,6 +136,7 @@ func decode(k *koanf.Koanf) (*Config, error) {
 			DecodeHook: mapstructure.ComposeDecodeHookFunc(
 				mapstructure.StringToTimeDurationHookFunc(),
 				mapstructure.TextUnmarshallerHookFunc(),
+				decodeCaseRule,
 			),
 			Metadata:   &md,
 			TagName:    "koanf",

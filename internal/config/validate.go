@@ -59,6 +59,9 @@ func (c *Config) Validate() error {
 	if !validToolChange(c.Pin.OnToolChange) {
 		add("pin.on_tool_change: %q is not one of warn, ask, deny, hide", c.Pin.OnToolChange)
 	}
+	if err := c.PathsCaseInsensitive.validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := c.Audit.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -110,6 +113,9 @@ func (s Server) validate(name string) []error {
 	}
 	if s.PathRoot != "" && !filepath.IsAbs(s.PathRoot) {
 		add(".path_root: %q must be an absolute path", s.PathRoot)
+	}
+	if s.PathHome != "" && !filepath.IsAbs(s.PathHome) {
+		add(".path_home: %q must be an absolute path", s.PathHome)
 	}
 	if s.InitTimeout < 0 {
 		add(".init_timeout: must not be negative")
@@ -270,16 +276,19 @@ func (c *Config) RulesSpecIn(workDir string) rules.Spec {
 		base = workDir
 	}
 	spec := rules.Spec{
-		Global:   workspaceIn(c.Policy, base),
-		Profiles: c.profileSpecs(),
-		Servers:  make(map[string]rules.ServerSpec, len(c.Servers)),
-		PathKeys: c.PathKeys,
+		Global:               workspaceIn(c.Policy, base),
+		Profiles:             c.profileSpecs(),
+		Servers:              make(map[string]rules.ServerSpec, len(c.Servers)),
+		PathKeys:             c.PathKeys,
+		URLKeys:              c.URLKeys,
+		CommandKeys:          c.CommandKeys,
+		PathsCaseInsensitive: c.foldPaths(),
 	}
 	for name, p := range spec.Profiles {
 		spec.Profiles[name] = workspaceIn(p, base)
 	}
 	for name, s := range c.Servers {
-		spec.Servers[name] = rules.ServerSpec{Policy: workspaceIn(s.Policy, base), Root: c.Root(name, workDir)}
+		spec.Servers[name] = rules.ServerSpec{Policy: workspaceIn(s.Policy, base), Root: c.Root(name, workDir), Home: c.Home(name)}
 	}
 	return spec
 }

@@ -128,3 +128,19 @@ func checkAccepted(t *testing.T, v any) {
 		}
 	}
 }
+
+func TestNULInPathIsRefused(t *testing.T) {
+	t.Parallel()
+	// Cleaned, /srv/app/a\x00/../../../etc/passwd is /etc/passwd; a
+	// C-string server opens /srv/app/a. Neither reading is decided: the call
+	// is refused.
+	for _, raw := range []string{
+		`{"path":"/srv/app/a\u0000/../../../etc/passwd"}`,
+		`{"path":"/etc/passwd\u0000.txt"}`,
+		`{"paths":["/srv/app/ok","/etc/shadow\u0000"]}`,
+	} {
+		if _, _, err := Parse([]byte(raw)); err == nil || !strings.Contains(err.Error(), "NUL") {
+			t.Errorf("Parse(%s) error = %v, want one naming the NUL", raw, err)
+		}
+	}
+}
