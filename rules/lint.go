@@ -184,7 +184,7 @@ func (p *Policy) missingPathConds(r *rule, known []ToolInfo) []string {
 	var msgs []string
 	for i := range r.conds {
 		c := &r.conds[i]
-		if c.op == opNe || !c.pathLike || strings.HasPrefix(c.key, "@") {
+		if c.op == opNe || !c.pathLike || c.fact != factNone {
 			continue // `!=` matches an absent key; facts are not arguments
 		}
 		var names []string
@@ -199,12 +199,12 @@ func (p *Policy) missingPathConds(r *rule, known []ToolInfo) []string {
 				}
 			}
 			if len(others) > 0 {
-				names = append(names, "mcp:"+t.Server+":"+t.Name+" (which takes "+strings.Join(others, ", ")+")")
+				names = append(names, "mcp:"+t.Server+":"+t.Name+" takes "+strings.Join(others, ", "))
 			}
 		}
 		if len(names) > 0 {
-			msgs = append(msgs, "conditions on "+quote(c.segs[0])+", which "+strings.Join(names, ", ")+
-				" does not take: the rule never sees that tool's paths; use @path (every path-like value of a call) instead")
+			msgs = append(msgs, "conditions on "+quote(c.segs[0])+", but "+strings.Join(names, "; ")+
+				": the rule never sees those paths; use @path (every path-like value of a call) instead")
 		}
 	}
 	return msgs

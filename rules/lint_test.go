@@ -94,7 +94,7 @@ func TestLintPathConditionOnAKeyTheToolDoesNotTake(t *testing.T) {
 		{Server: "go", Name: "read", Keys: []string{"PATH"}},
 		{Server: "web", Name: "fetch", Keys: []string{"url"}},
 	}
-	const multi = `conditions on "path", which mcp:fs:read_multiple_files (which takes "paths") does not take: the rule never sees that tool's paths; use @path (every path-like value of a call) instead`
+	const multi = `conditions on "path", but mcp:fs:read_multiple_files takes "paths": the rule never sees those paths; use @path (every path-like value of a call) instead`
 	tests := []struct {
 		name string
 		spec Spec
@@ -109,7 +109,7 @@ func TestLintPathConditionOnAKeyTheToolDoesNotTake(t *testing.T) {
 			name: "a deny on path for every fs tool names each tool that takes other paths",
 			spec: global(PolicySpec{Deny: []string{"mcp:fs:*:path=**/.env"}}),
 			want: []Finding{{Where: "policy.deny[0]", Rule: "mcp:fs:*:path=**/.env",
-				Message: `conditions on "path", which mcp:fs:read_multiple_files (which takes "paths"), mcp:fs:move_file (which takes "source", "destination") does not take: the rule never sees that tool's paths; use @path (every path-like value of a call) instead`}},
+				Message: `conditions on "path", but mcp:fs:read_multiple_files takes "paths"; mcp:fs:move_file takes "source", "destination": the rule never sees those paths; use @path (every path-like value of a call) instead`}},
 		},
 		{
 			name: "an ask is linted like a deny",
@@ -131,6 +131,10 @@ func TestLintPathConditionOnAKeyTheToolDoesNotTake(t *testing.T) {
 		{
 			name: "a tool with no path-like key is not judged",
 			spec: global(PolicySpec{Deny: []string{"mcp:web:fetch:path=/etc/**", "mcp:fs:list_allowed_directories:path=/etc/**"}}),
+		},
+		{
+			name: "@path covers every path key, so it is the fix, not a finding",
+			spec: global(PolicySpec{Deny: []string{"mcp:fs:*:@path=**/.env"}}),
 		},
 		{
 			name: "a condition on a key that is not path-like is not judged",

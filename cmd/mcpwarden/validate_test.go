@@ -54,7 +54,7 @@ func TestValidateWarnsOfADenyThatMissesAToolsPaths(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("validate exited %d: %s%s", code, out, errOut)
 	}
-	want := `warning: policy.deny[0]: "mcp:fs:*:path=**/.env" conditions on "path", which mcp:fs:read_multiple_files (which takes "paths") does not take: the rule never sees that tool's paths; use @path`
+	want := `warning: policy.deny[0]: "mcp:fs:*:path=**/.env" conditions on "path", but mcp:fs:read_multiple_files takes "paths": the rule never sees those paths; use @path`
 	if !strings.Contains(out, want) {
 		t.Errorf("validate output lacks\n%s\ngot:\n%s", want, out)
 	}
