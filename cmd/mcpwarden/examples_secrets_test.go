@@ -152,7 +152,8 @@ func filesystemServer(cfg *config.Config, workDir string) (name, dir string, ok 
 // a .pem and a file outside the workspace: each must be denied. A config
 // without a filesystem server is tried as if it had one named fs (whose
 // rules are the global ones): secrets are denied there too, and a path
-// outside the workspace is at least not allowed.
+// outside the workspace is at least not allowed. With paths compared
+// case-insensitively, as on macOS, .ENV and SERVER.PEM are denied too.
 func TestExamplesRefuseSecrets(t *testing.T) {
 	t.Parallel()
 	tools := loadFSTools(t)
@@ -203,6 +204,27 @@ func TestExamplesRefuseSecrets(t *testing.T) {
 			for _, args := range []string{`{"paths":[".env",".git/config"]}`, `{"paths":["README.md","` + filepath.Join(dir, ".env") + `"]}`} {
 				if v := decide("read_multiple_files", args); v.Decision != rules.Deny {
 					t.Errorf("mcp:%s:read_multiple_files %s = %v by %q, want deny", server, args, v.Decision, v.Rule)
+				}
+			}
+			// On macOS and Windows (paths_case_insensitive: auto folds there)
+			// .ENV is .env.
+			spec := ex.cfg.RulesSpecIn(workDir)
+			spec.PathsCaseInsensitive = true
+			folded, err := rules.Compile(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range []string{".ENV", ".Git/config", filepath.Join(dir, "TLS", "SERVER.PEM")} {
+				for tool, calls := range callsReading(tools, p) {
+					for _, args := range calls {
+						call, err := parseCheckCall([]string{"mcp:" + server + ":" + tool, args}, nil)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if v := folded.Explain(call).Verdict; v.Decision != rules.Deny {
+							t.Errorf("with paths folded: mcp:%s:%s %s = %v by %q, want deny", server, tool, args, v.Decision, v.Rule)
+						}
+					}
 				}
 			}
 			// Reading an ordinary file in the workspace is not denied, so
