@@ -22,14 +22,16 @@ func (s *Server) decide(c *call) rules.Verdict {
 		rc.Facts = s.toolFacts(c.tool)
 	}
 	if s.settings.Load().resolveSymlinks[c.tool.Server] {
-		rc.Physical = physicalForms(c.policy, rc)
+		rc.Physical = PhysicalForms(c.policy, rc)
 	}
 	return c.policy.Decide(rc)
 }
 
-// physicalForms resolves on disk every raw reading of every path-like value
-// of c (rules.PathForm.Raw), for rules.Call.Physical; nil when there is none.
-func physicalForms(p *rules.Policy, c rules.Call) map[string]string {
+// PhysicalForms resolves on disk every raw reading of every path-like value
+// of c (rules.PathForm.Raw), for rules.Call.Physical; nil when there is
+// none. It is what the proxy does for a server with resolve_symlinks, for
+// any other caller (`check`) that must decide as the proxy does.
+func PhysicalForms(p *rules.Policy, c rules.Call) map[string]string {
 	forms, _ := p.PathForms(c)
 	var m map[string]string
 	for _, f := range forms {

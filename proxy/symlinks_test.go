@@ -63,7 +63,7 @@ func TestSymlinkDotDotDoesNotEscapeAllow(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			c := rules.Call{Server: "fs", Tool: "read_file", Arguments: map[string]any{"path": tt.path}}
-			c.Physical = physicalForms(p, c)
+			c.Physical = PhysicalForms(p, c)
 			if got := p.Decide(c); got.Decision != tt.want {
 				t.Errorf("Decide(%q) = %v by %q (%s), want %v", tt.path, got.Decision, got.Rule, got.Reason, tt.want)
 			}

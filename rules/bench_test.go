@@ -125,3 +125,29 @@ func BenchmarkDecideForms(b *testing.B) {
 		}
 	}
 }
+
+func TestDecideFormsDoNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	p := mustCompile(t, Spec{
+		Global: PolicySpec{
+			Deny:      []string{"mcp:*:*:@path=**/.env", "mcp:*:*:PATH=/etc/**"},
+			Allow:     []string{"mcp:fs:read_*:@path=/srv/**", "mcp:sh:run:cmd=ls*"},
+			Workspace: []string{"/srv"},
+		},
+		PathsCaseInsensitive: true,
+	})
+	calls := map[string]Call{
+		"@path over an array in the workspace": {Server: "fs", Tool: "read_many", Arguments: map[string]any{"paths": []any{"/srv/a", "/srv/b/c"}, "Path": "/srv/x"}},
+		"a command allow":                      {Server: "sh", Tool: "run", Arguments: map[string]any{"cmd": "ls -la"}},
+	}
+	for name, c := range calls {
+		if got := p.Decide(c); got.Decision != Allow {
+			t.Fatalf("%s: Decide = %+v, want allow", name, got)
+		}
+		if n := testing.AllocsPerRun(100, func() { p.Decide(c) }); n != 0 {
+			t.Errorf("%s: Decide allocates %v times", name, n)
+		}
+	}
+}

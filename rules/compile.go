@@ -150,7 +150,7 @@ type Policy struct {
 	cmdKeys       keySet
 	foldPaths     bool // Spec.PathsCaseInsensitive
 	idna          *idna.Profile
-	annotations   bool // some rule reads a tool annotation (@readOnly …)
+	annotations   bool    // some rule reads a tool annotation (@readOnly …)
 	order         []*gate // global, servers by name, profiles by name (for Lint)
 	sha           string
 }

@@ -20,6 +20,8 @@ func TestFileURIReachesDeny(t *testing.T) {
 		{name: "a percent-encoded name", args: map[string]any{"path": "file:///%65tc/passwd"}, want: Deny},
 		{name: "percent-encoded dot-dots", args: map[string]any{"path": "file:///srv/%2e%2e/etc/passwd"}, want: Deny},
 		{name: "a percent-encoded NUL", args: map[string]any{"path": "file:///etc/passwd%00/../../srv/x"}, want: Deny},
+		{name: "a file URI with a host a naive server strips", args: map[string]any{"path": "file://etc/passwd"}, want: Deny},
+		{name: "a file URI with a host, relative to the root", args: map[string]any{"path": "file://../../etc/passwd"}, want: Deny},
 		{name: "a file URI inside the allowed tree", args: map[string]any{"path": "file:///srv/app/a.txt"}, want: Allow},
 	})
 	runSecurity(t, p, "fs", "resources/read", []securityCase{
@@ -41,6 +43,8 @@ func TestTildeReachesDeny(t *testing.T) {
 		{name: "a home key file", args: map[string]any{"path": "~/.ssh/id_rsa"}, want: Deny},
 		{name: "a home key file with dot-dots", args: map[string]any{"path": "~/x/../.ssh/id_rsa"}, want: Deny},
 		{name: "another user's home", args: map[string]any{"path": "~root/.bashrc"}, want: Deny},
+		{name: "a HOME variable a server may expand", args: map[string]any{"path": "$HOME/.ssh/id_rsa"}, want: Deny},
+		{name: "a braced HOME variable", args: map[string]any{"path": "${HOME}/.ssh/id_rsa"}, want: Deny},
 		{name: "a home file both readings of which are allowed", args: map[string]any{"path": "~/notes.txt"}, want: Allow},
 		{name: "a home escaping with dot-dots", args: map[string]any{"path": "~/../../etc/passwd"}, want: Ask},
 	})
@@ -88,7 +92,7 @@ func TestUpperCaseEnvOnCaseInsensitiveHost(t *testing.T) {
 	t.Parallel()
 	spec := Spec{
 		Global: PolicySpec{
-			Deny:      []string{"mcp:*:*:@path=**/.env", "mcp:*:*:@path~=.*\\.pem"},
+			Deny:      []string{"mcp:*:*:@path=**/.env", "mcp:*:*:@path~=.*\\.pem", "mcp:*:*:@path=**/.secrets/**"},
 			Allow:     []string{"mcp:*:*"},
 			Workspace: []string{"/srv/app"}, OutsideWorkspace: "deny",
 		},
@@ -101,6 +105,13 @@ func TestUpperCaseEnvOnCaseInsensitiveHost(t *testing.T) {
 		{name: "an upper-case key file under a regexp", args: map[string]any{"path": "/srv/app/KEY.PEM"}, want: Deny},
 		{name: "an upper-case workspace spelling is inside", args: map[string]any{"path": "/SRV/App/a.txt"}, want: Allow},
 		{name: "outside stays outside", args: map[string]any{"path": "/etc/passwd"}, want: Deny},
+		{name: "a long s folds to s", args: map[string]any{"path": "/srv/app/.\u017fecrets/x"}, want: Deny},
+		{name: "a dotted capital I is not i, so it is not inside /srv/app/i", args: map[string]any{"path": "/srv/app/\u0130"}, want: Allow},
+	})
+	r := mustCompile(t, Spec{Global: PolicySpec{Allow: []string{"mcp:fs:*:path=/srv/i/**"}}, PathsCaseInsensitive: true})
+	runSecurity(t, r, "fs", "read_file", []securityCase{
+		{name: "an allow on i does not cover a dotted capital I", args: map[string]any{"path": "/srv/\u0130/x"}, want: Ask},
+		{name: "an allow on i covers I", args: map[string]any{"path": "/srv/I/x"}, want: Allow},
 	})
 	spec.PathsCaseInsensitive = false
 	q := mustCompile(t, spec)

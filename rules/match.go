@@ -260,6 +260,8 @@ func (w witness) describe(key string) string {
 		return key + "=" + quote(w.text) + " (location unknown)"
 	case wBadURL:
 		return key + " of " + quote(w.text) + " (not a URL)"
+	case wShellSyntax:
+		return key + "=" + quote(w.text) + " (shell control syntax)"
 	}
 	if w.isString {
 		return key + "=" + quote(w.text)
@@ -283,9 +285,9 @@ func describe(c *cond, w witness, ok, all bool) string {
 			why += ", which never satisfies an allow"
 		}
 	case wShellSyntax:
-		why = c.key + "=" + quote(w.text) + " holds shell control syntax (; & | ` $( > < or a newline) that the pattern does not, which never satisfies an allow"
+		why = c.key + "=" + quote(w.text) + " (shell control syntax the pattern lacks: ; & | ` $( > < or a line break)"
 	case wBadURL:
-		why = c.key + " of " + quote(w.text) + " is not a URL, which never satisfies an allow and satisfies every deny and ask"
+		why = c.key + " of " + quote(w.text) + " (not a URL: it satisfies every deny and ask, no allow)"
 	default:
 		why = w.describe(c.key)
 	}

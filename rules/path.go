@@ -4,10 +4,11 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/mcpwarden/mcpwarden/internal/keyfold"
 )
 
 // A pathEnv is what reading a path-like value needs to know about the
@@ -26,11 +27,15 @@ type pathEnv struct {
 // kernel would walk it); a guess (known false) is a reading whose location
 // cannot be known, which an allow never accepts. The readings are:
 //
-//   - a `file:` URI: its decoded path, and the value as a relative path (a
-//     server that reads no URIs opens `file:/…` in its directory);
+//   - a `file:` URI: its decoded path (and the path up to a decoded NUL);
+//     what is left once a naive server strips `file:` or `file://`, each
+//     also percent-decoded; and the value as a relative path (a server that
+//     reads no URIs opens `file:/…` in its directory);
 //   - another URI (`https://…`): nothing known; guesses;
-//   - `~` or `~/…`: joined to the server's home (a guess without one), and
-//     the value as a relative path; `~user/…` is a guess at user's home;
+//   - `~` or `~/…` (and `$HOME/…`, `${HOME}/…`, which a server that expands
+//     variables reads so): joined to the server's home (a guess without
+//     one), and the value as a relative path; `~user/…` is a guess at
+//     user's home;
 //   - anything else: an absolute value as it is, a relative one joined to
 //     the root (guesses without a root: the value cleaned, and rooted at `/`).
 func (e *pathEnv) readings(s string, fn func(raw string, known bool) bool) bool {
@@ -49,7 +54,16 @@ func (e *pathEnv) readings(s string, fn func(raw string, known bool) bool) bool 
 		} else if e.guesses(s, fn) {
 			return true
 		}
-		return e.literal(s, fn)
+		return e.strippedURI(s[len(scheme)+1:], fn) || e.literal(s, fn)
+	}
+	for _, v := range [...]string{"$HOME", "${HOME}"} {
+		// A server that expands environment variables reads these as ~.
+		if rest, ok := strings.CutPrefix(s, v); ok && (rest == "" || rest[0] == '/') {
+			if e.readings("~"+rest, fn) {
+				return true
+			}
+			return e.literal(s, fn)
+		}
 	}
 	if rest, ok := strings.CutPrefix(s, "~"); ok {
 		user, rest, _ := strings.Cut(rest, "/")
@@ -72,6 +86,22 @@ func (e *pathEnv) readings(s string, fn func(raw string, known bool) bool) bool 
 		return e.literal(s, fn)
 	}
 	return e.literal(s, fn)
+}
+
+// strippedURI calls fn with the readings of a `file:` URI whose scheme a
+// naive server strips: rest (`//etc/passwd` is /etc/passwd), rest without
+// its `//` (`file://etc/passwd` read as etc/passwd), and each
+// percent-decoded.
+func (e *pathEnv) strippedURI(rest string, fn func(raw string, known bool) bool) bool {
+	for _, r := range [2]string{rest, strings.TrimPrefix(rest, "//")} {
+		if e.literal(r, fn) {
+			return true
+		}
+		if d, err := url.PathUnescape(r); err == nil && d != r && e.literal(d, fn) {
+			return true
+		}
+	}
+	return false
 }
 
 // literal calls fn with s read as a plain path.
@@ -145,11 +175,25 @@ func (e *pathEnv) foldPath(s string) string {
 	return foldCase(s)
 }
 
-// foldCase maps every rune to one case, so that `.ENV`, `.env` and a long s
-// or KELVIN SIGN spelling compare equal, as on a case-insensitive
-// filesystem.
+// foldCase maps every rune to the representative of its simple case
+// folding orbit, so that `.ENV`, `.env` and a long s or KELVIN SIGN
+// spelling compare equal, as on a case-insensitive filesystem; runes that
+// no case folding relates (`İ` and `i`) stay apart, so that an allow on one
+// never covers the other.
+// An ASCII letter folds to lower case, so that a path already in lower case
+// is returned without allocating.
 func foldCase(s string) string {
-	return strings.Map(func(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }, s)
+	return strings.Map(foldRune, s)
+}
+
+func foldRune(r rune) rune {
+	if r >= utf8.RuneSelf {
+		r = keyfold.Rune(r)
+	}
+	if 'A' <= r && r <= 'Z' {
+		r += 'a' - 'A'
+	}
+	return r
 }
 
 // uriScheme returns the scheme of s if s starts with one

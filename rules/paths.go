@@ -12,8 +12,8 @@ type PathForm struct {
 	Value string
 	// Raw are its known readings, absolute and joined to the server's root
 	// (or home, or decoded from a `file:` URI) but not cleaned: what the
-	// kernel would walk. The proxy resolves each on disk and hands the
-	// results back in Call.Physical.
+	// kernel would walk; sorted and without repeats. The proxy resolves each
+	// on disk and hands the results back in Call.Physical.
 	Raw []string
 	// Forms are its known forms, sorted and without repeats: lexical
 	// (cleaned), NFC, and physical when Call.Physical has one.
@@ -56,6 +56,8 @@ func (p *Policy) PathForms(c Call) (forms []PathForm, known bool) {
 			}
 			return false
 		})
+		slices.Sort(f.Raw)
+		f.Raw = slices.Compact(f.Raw)
 		slices.Sort(f.Forms)
 		f.Forms = slices.Compact(f.Forms)
 		known = known && f.Known

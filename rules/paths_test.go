@@ -50,7 +50,11 @@ func TestPathForms(t *testing.T) {
 	want := []PathForm{
 		{Value: "/srv/cafe\u0301", Raw: []string{"/srv/cafe\u0301"}, Forms: []string{"/srv/cafe\u0301", "/srv/caf\u00e9"}, Known: true},
 		{Value: "app/l/../secret.txt", Raw: []string{"/srv/app/app/l/../secret.txt"}, Forms: []string{"/outside/secret.txt", "/srv/app/app/secret.txt"}, Known: true},
-		{Value: "file:///etc/pass%77d", Raw: []string{"/etc/passwd", "/srv/app/file:///etc/pass%77d"}, Forms: []string{"/etc/passwd", "/srv/app/file:/etc/pass%77d"}, Known: true},
+		{
+			Value: "file:///etc/pass%77d",
+			Raw:   []string{"///etc/pass%77d", "///etc/passwd", "/etc/pass%77d", "/etc/passwd", "/srv/app/file:///etc/pass%77d"},
+			Forms: []string{"/etc/pass%77d", "/etc/passwd", "/srv/app/file:/etc/pass%77d"}, Known: true,
+		},
 		{Value: "~/.ssh/id_rsa", Raw: []string{"/home/u/.ssh/id_rsa", "/srv/app/~/.ssh/id_rsa"}, Forms: []string{"/home/u/.ssh/id_rsa", "/srv/app/~/.ssh/id_rsa"}, Known: true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" || !known {

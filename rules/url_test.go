@@ -59,6 +59,8 @@ func TestUserinfoHostDoesNotEscapeMetadataDeny(t *testing.T) {
 		{name: "a user before the host", args: map[string]any{"url": "https://user@169.254.169.254/"}, want: Deny},
 		{name: "a user and password before the host", args: map[string]any{"url": "http://api.example.com:pw@169.254.169.254/"}, want: Deny},
 		{name: "an upper-case scheme", args: map[string]any{"url": "HTTP://169.254.169.254/"}, want: Deny},
+		{name: "a backslash before an allowed-looking host", args: map[string]any{"url": "http://169.254.169.254\\@api.example.com/"}, want: Deny},
+		{name: "the allowed host as userinfo", args: map[string]any{"url": "https://api.example.com:443@169.254.169.254/"}, want: Deny},
 	}
 	runSecurity(t, p, "web", "fetch", cases)
 	runSecurity(t, p, "web", "get", cases)
@@ -85,6 +87,10 @@ func TestURLPartsAllowOnlyWhatParses(t *testing.T) {
 		{name: "a value without a scheme never satisfies an allow", args: map[string]any{"url": "api.example.com/v1"}, want: Ask},
 		{name: "a value that does not parse never satisfies an allow", args: map[string]any{"url": "https://api.example.com:port/"}, want: Ask},
 		{name: "a number never satisfies an allow", args: map[string]any{"url": 5}, want: Ask},
+		{name: "a backslash a WHATWG parser reads as a slash", args: map[string]any{"url": "http://169.254.169.254\\@api.example.com/"}, want: Ask},
+		{name: "a tab a WHATWG parser drops", args: map[string]any{"url": "http://169.254.169.254\t@api.example.com/"}, want: Ask},
+		{name: "a scheme without slashes", args: map[string]any{"url": "http:api.example.com"}, want: Ask},
+		{name: "a fragment hiding the allowed host", args: map[string]any{"url": "http://evil.test#@api.example.com/"}, want: Ask},
 	})
 }
 

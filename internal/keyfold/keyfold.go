@@ -28,7 +28,7 @@ func Equal(a, b string) bool {
 		switch {
 		case na == 0 || nb == 0:
 			return na == nb
-		case ra != rb && fold(ra) != fold(rb):
+		case ra != rb && Rune(ra) != Rune(rb):
 			return false
 		}
 		a, b = a[na:], b[nb:]
@@ -45,7 +45,7 @@ func Key(s string) string {
 		if n == 0 {
 			return b.String()
 		}
-		b.WriteRune(fold(r))
+		b.WriteRune(Rune(r))
 		s = s[n:]
 	}
 }
@@ -63,9 +63,11 @@ func next(s string) (r rune, n int) {
 	return 0, 0
 }
 
-// fold returns the smallest rune of r's SimpleFold orbit, as encoding/json
-// does when it matches a key to a struct field.
-func fold(r rune) rune {
+// Rune returns the smallest rune of r's SimpleFold orbit (the runes
+// strings.EqualFold treats as equal to r), as encoding/json does when it
+// matches a key to a struct field: `a` and `A` give `A`, `ſ` gives `S`, the
+// KELVIN SIGN gives `K`, and `İ`, alone in its orbit, gives itself.
+func Rune(r rune) rune {
 	if r < utf8.RuneSelf {
 		if 'a' <= r && r <= 'z' {
 			r -= 'a' - 'A'
@@ -89,7 +91,7 @@ func AppendKey(dst []byte, s string) []byte {
 		if n == 0 {
 			return dst
 		}
-		dst = utf8.AppendRune(dst, fold(r))
+		dst = utf8.AppendRune(dst, Rune(r))
 		s = s[n:]
 	}
 }
