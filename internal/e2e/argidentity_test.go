@@ -155,3 +155,27 @@ func TestSymlinkDotDotDoesNotEscapeAllow(t *testing.T) {
 		}
 	})
 }
+
+func TestNULInPathDoesNotReachGoServer(t *testing.T) {
+	t.Parallel()
+	const policy = `  default: deny
+  allow:
+    - "mcp:go:*:path=APP/**"`
+	eachGoUpstream(t, policy, func(t *testing.T, w goWorld) {
+		writeFile(t, filepath.Join(w.app, "ok.txt"), "fine to read")
+		// Cleaned, the value is inside app; a C-string server stops at the
+		// NUL and opens what comes before it.
+		for _, args := range []map[string]any{
+			{"path": filepath.Join(w.app, "ok.txt") + "\x00/../../outside/secret.txt"},
+			{"path": filepath.Join(w.app, "ok.txt"), "n\x00te": "x"},
+		} {
+			text, refused := tryTool(t, w.c, "go__read", args)
+			if !refused || !strings.Contains(text, "NUL") {
+				t.Errorf("go__read %q = %q (refused %v), want refused by mcpwarden for the NUL", args, clip(text), refused)
+			}
+		}
+		if n := len(readAudit(t, w.f.auditPath, "result")); n != 0 {
+			t.Errorf("audit has %d result events, want none: no call reached goserver", n)
+		}
+	})
+}
