@@ -27,9 +27,6 @@ type fsTool struct {
 	} `json:"inputSchema"`
 }
 
-// fsPathKeys are the keys under which server-filesystem's tools take paths.
-var fsPathKeys = []string{"path", "paths", "source", "destination"}
-
 func loadFSTools(t *testing.T) []fsTool {
 	t.Helper()
 	data, err := os.ReadFile(fsToolsFile)
@@ -47,6 +44,7 @@ func loadFSTools(t *testing.T) []fsTool {
 // path, the arguments (as JSON, as a client sends them) that make it touch
 // p: every path-like argument in turn set to p, others to a harmless value.
 func callsReading(tools []fsTool, p string) map[string][]string {
+	fsPathKeys := []string{"path", "paths", "source", "destination"} // server-filesystem's
 	out := map[string][]string{}
 	for _, tool := range tools {
 		for _, key := range fsPathKeys {
@@ -157,6 +155,11 @@ func filesystemServer(cfg *config.Config, workDir string) (name, dir string, ok 
 func TestExamplesRefuseSecrets(t *testing.T) {
 	t.Parallel()
 	tools := loadFSTools(t)
+	for _, read := range []string{"read_file", "read_text_file", "read_media_file", "read_multiple_files", "get_file_info", "list_directory", "directory_tree", "search_files", "move_file"} {
+		if _, ok := callsReading(tools, ".env")[read]; !ok {
+			t.Fatalf("%s has no %s taking a path: is it still server-filesystem's tools/list?", fsToolsFile, read)
+		}
+	}
 	examples := exampleConfigs(t)
 	if len(examples) < 10 {
 		t.Fatalf("found %d example configs, want every one of examples/", len(examples))
