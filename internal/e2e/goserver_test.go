@@ -101,13 +101,15 @@ type goUpstream struct {
 // goUpstreams are goserver as a stdio child of mcpwarden and as a local
 // streamable HTTP server (whose paths are on this machine too, so it is
 // marked resolve_symlinks).
-var goUpstreams = []goUpstream{
-	{"stdio", func(t *testing.T) string {
-		return fmt.Sprintf("  go:\n    command: %q", goServerPath(t))
-	}},
-	{"http", func(t *testing.T) string {
-		return fmt.Sprintf("  go:\n    url: %q\n    resolve_symlinks: true", startGoServerHTTP(t))
-	}},
+func goUpstreams() []goUpstream {
+	return []goUpstream{
+		{"stdio", func(t *testing.T) string {
+			return fmt.Sprintf("  go:\n    command: %q", goServerPath(t))
+		}},
+		{"http", func(t *testing.T) string {
+			return fmt.Sprintf("  go:\n    url: %q\n    resolve_symlinks: true", startGoServerHTTP(t))
+		}},
+	}
 }
 
 // goWorld is a test's world around goserver: app is the directory the
@@ -123,7 +125,7 @@ type goWorld struct {
 // (serving the test client over stdio) in front of goserver and the policy
 // given, in which APP and OUTSIDE stand for the world's directories.
 func eachGoUpstream(t *testing.T, policy string, fn func(t *testing.T, w goWorld)) {
-	for _, up := range goUpstreams {
+	for _, up := range goUpstreams() {
 		t.Run(up.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
