@@ -50,6 +50,13 @@ func newExampleProject(t *testing.T) exampleProject {
 	}
 	writeFile(t, filepath.Join(p.dir, "README.md"), "a readme\n")
 	writeFile(t, p.outside, "OUTSIDE-SECRET\n")
+	// Innocent names that are links to the secrets: decided as written they
+	// are ordinary files in the project; the server reads the targets.
+	for link, target := range map[string]string{"notes.txt": ".env", "gitdir": ".git", "cert.txt": "certs/server.pem"} {
+		if err := os.Symlink(filepath.Join(p.dir, target), filepath.Join(p.dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return p
 }
 
@@ -139,8 +146,9 @@ func pathKeysOf(tool mcp.Tool) []string {
 // TestExamplesRefuseSecretsLive runs example configs with the real
 // server-filesystem on a project holding secrets, and calls every tool of
 // the server that takes a path, under every path-like key, on .env,
-// .env.production, .git/config, a .pem (relative and absolute) and a file
-// outside the project, and the exact leak the examples had:
+// .env.production, .git/config, a .pem (relative and absolute), links in
+// the project to them, a file outside the project, and the exact leak the
+// examples had:
 // read_multiple_files {"paths": [".env", ".git/config"]}. mcpwarden must
 // deny every call itself (the audit log says so) and no secret may come back.
 func TestExamplesRefuseSecretsLive(t *testing.T) {
@@ -182,7 +190,7 @@ func TestExamplesRefuseSecretsLive(t *testing.T) {
 			for rel := range p.secrets {
 				targets = append(targets, rel, filepath.Join(p.dir, rel))
 			}
-			targets = append(targets, p.outside, "../outside.txt")
+			targets = append(targets, p.outside, "../outside.txt", "notes.txt", "gitdir/config", filepath.Join(p.dir, "cert.txt"))
 			slices.Sort(targets)
 			var calls int
 			try := func(tool string, args map[string]any) {
