@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 
@@ -32,10 +33,12 @@ func (c *compiler) cond(pc parsedCond) (cond, *syntaxError) {
 	}
 	pat := pc.pat
 	if cd.pathLike {
+		msg := checkPathRegexp(pat.text)
 		if pc.op != opRe {
-			if msg := checkPathPattern(pat.text); msg != "" {
-				return cond{}, &syntaxError{pat.off, msg}
-			}
+			msg = checkPathPattern(pat.text)
+		}
+		if msg != "" {
+			return cond{}, &syntaxError{pat.off, msg}
 		}
 		pat.text = norm.NFC.String(pat.text)
 		if c.p.foldPaths && pc.op != opRe {
@@ -80,6 +83,24 @@ func checkPathPattern(p string) string {
 		return never + "write " + quote("**/"+strings.TrimPrefix(p, "./")) + " or an absolute path"
 	}
 	return never + "write " + quote("**/"+p) + " for that name anywhere, or an absolute path"
+}
+
+// checkPathRegexp returns why a regexp on a path-like key cannot match an
+// absolute path, and the fix, or "": every match of an anchored regexp
+// starts with its literal prefix, which must then start with `/`
+// (`path~=\.env` can only match ".env"). An invalid regexp is left to
+// compileValue to report.
+func checkPathRegexp(p string) string {
+	re, err := regexp.Compile(p)
+	if err != nil {
+		return ""
+	}
+	prefix, _ := re.LiteralPrefix()
+	if prefix == "" || strings.HasPrefix(prefix, "/") {
+		return ""
+	}
+	return "a path regexp is matched against absolute paths, whole, and every match of this one starts with " +
+		quote(prefix) + ", which no absolute path does; write " + quote(".*/"+p) + " for that name anywhere"
 }
 
 // braceAlternatives splits a pattern that starts with `{` into its

@@ -181,6 +181,8 @@ func TestDeadPathPatternsAreLoadErrors(t *testing.T) {
 		{"a home pattern", "mcp:fs:*:path=~/.ssh/**", 15, "not expanded"},
 		{"an empty pattern", "mcp:fs:*:file_path=", 20, `write "**"`},
 		{"a wider path key", "mcp:fs:*:target=.env", 17, `write "**/.env"`},
+		{"a regexp that starts with a name", "mcp:fs:*:path~=\\.env", 16, `write ".*/\\.env"`},
+		{"a regexp that starts with a relative directory", "mcp:*:*:@path~=secrets/.*", 16, "no absolute path does"},
 		{"an unknown fact", "mcp:fs:*:@label=x", 10, "unknown fact"},
 		{"a fact with a segment", "mcp:fs:*:@path.x=/a", 10, "unknown fact"},
 	}
@@ -199,7 +201,7 @@ func TestDeadPathPatternsAreLoadErrors(t *testing.T) {
 	}
 	for _, ok := range []string{
 		"mcp:fs:*:path=**/.env", "mcp:fs:*:path=/etc/**", "mcp:fs:*:path={/etc/**,**/.env}", "mcp:fs:*:@path=**",
-		"mcp:fs:*:path~=.*\\.env", "mcp:fs:*:name=.env", "mcp:fs:*:@readOnly=true", "mcp:fs:*:@principal=alice",
+		"mcp:fs:*:path~=.*\\.env", "mcp:fs:*:path~=/etc/.*", "mcp:fs:*:path~=(?i).*\\.pem", "mcp:fs:*:name~=\\.env", "mcp:fs:*:name=.env", "mcp:fs:*:@readOnly=true", "mcp:fs:*:@principal=alice",
 	} {
 		if _, err := Compile(global(PolicySpec{Deny: []string{ok}})); err != nil {
 			t.Errorf("Compile(%q) = %v, want no error", ok, err)
