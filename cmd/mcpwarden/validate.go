@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -31,8 +34,10 @@ the wire names for collisions and lints the policy: allow rules no call can
 reach, rules that match no known tool, deny rules on an argument the tool's
 schema marks optional (a call that omits it is not denied), deny and ask
 rules on a path key a tool does not take while it takes another (use
-@path), duplicate rules; and it names tool arguments called like a path
-(outputDir, config_file, ...) that are not in path_keys.
+@path), duplicate rules; it names tool arguments called like a path
+(snapshotDir, config_file, ...) that are not in path_keys, and a stdio
+server without cwd given another directory as an argument (where
+server-filesystem reads relative paths, while the rules join them to cwd).
 
 Exit status: 0 valid (lint findings are warnings, unless --strict), 1 a
 server failed to start or (with --strict) there are findings, 2 the config
@@ -85,6 +90,11 @@ is invalid.`,
 				fmt.Fprintf(out, "warning: %s %s\n", f.Where, f.Message)
 			}
 			findings = append(findings, unlisted...)
+			roots := st.rootFindings()
+			for _, f := range roots {
+				fmt.Fprintf(out, "warning: %s: %s\n", f.Where, f.Message)
+			}
+			findings = append(findings, roots...)
 			fmt.Fprintf(out, "%d tools on %d servers, %d lint findings\n", len(known), len(pool.Names())-failed, len(findings))
 			switch {
 			case failed > 0:
@@ -99,6 +109,35 @@ is invalid.`,
 	cmd.Flags().BoolVar(&offline, "offline", false, "check the config only; do not start the upstream servers")
 	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 when the lint finds anything")
 	return cmd
+}
+
+// rootFindings warns of each stdio server without a cwd that is given an
+// existing directory other than its root as an argument. Servers such as
+// server-filesystem join a relative path to that directory, while the rules
+// join it to the root (where mcpwarden runs), so a deny on a directory
+// under it would not see `private/x` for what the server reads.
+func (s *setup) rootFindings() []rules.Finding {
+	var fs []rules.Finding
+	for _, name := range s.cfg.ServerNames() {
+		srv := s.cfg.Servers[name]
+		if srv.EffectiveTransport() != config.TransportStdio || srv.Cwd != "" {
+			continue
+		}
+		root := s.cfg.Root(name, s.workDir)
+		for _, arg := range srv.Args {
+			if !filepath.IsAbs(arg) || filepath.Clean(arg) == root {
+				continue
+			}
+			if fi, err := os.Stat(arg); err != nil || !fi.IsDir() {
+				continue
+			}
+			fs = append(fs, rules.Finding{Where: "servers." + name, Message: fmt.Sprintf(
+				"has no cwd, so the rules join relative paths to %q (where mcpwarden runs), but it is given the directory %q, "+
+					"against which a server such as server-filesystem resolves them; set cwd: %q", root, arg, arg)})
+			break
+		}
+	}
+	return fs
 }
 
 // stringKeys returns the schema properties whose type is string or an

@@ -100,3 +100,29 @@ func TestValidateWarnsOfPathArgumentsNotInPathKeys(t *testing.T) {
 		t.Errorf("with the keys in path_keys, validate still warns:\n%s", out)
 	}
 }
+
+func TestValidateWarnsOfAServerReadingRelativePathsElsewhere(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := t.TempDir()
+	write := func(cwd string) string {
+		cfg := "servers:\n  fs:\n    command: " + quoteYAML(exe) + "\n    args: [" + quoteYAML(served) + "]\n" + cwd +
+			"    env: { " + standInEnv + ": " + standInPaths + " }\npolicy:\n  allow: [\"mcp:fs:*\"]\n  deny: [\"mcp:fs:*:@path=" + served + "/private/**\"]\naudit: { sink: none }\n"
+		path := filepath.Join(t.TempDir(), "mcpwarden.yaml")
+		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	_, out, errOut := run(t, "validate", "--config", write(""))
+	want := "warning: servers.fs: has no cwd, so the rules join relative paths to "
+	if !strings.Contains(out, want) || !strings.Contains(out, "set cwd: "+quoteYAML(served)) {
+		t.Errorf("validate output lacks the cwd warning for %s:\n%s%s", served, out, errOut)
+	}
+	if _, out, _ := run(t, "validate", "--config", write("    cwd: "+quoteYAML(served)+"\n")); strings.Contains(out, "has no cwd") {
+		t.Errorf("with cwd set to the served directory validate still warns:\n%s", out)
+	}
+}

@@ -12,7 +12,8 @@ import (
 // it to the server's cwd, or where mcpwarden runs when none is set. With no
 // cwd the two differ, and `private/s.txt` passes a deny on SANDBOX/private
 // as a path under mcpwarden's directory, then is read from SANDBOX. The
-// examples set cwd to the served directory; a config that does not is open.
+// examples set cwd to the served directory, and validate warns of a config
+// that does not; the rules themselves are still open to it.
 func TestRelativePathReachesDeniedDirLive(t *testing.T) {
 	t.Parallel()
 	t.Skip("open (found by issue 16's helper): a stdio server's relative paths are decided against its cwd only; server-filesystem reads them against its directory argument")

@@ -37,7 +37,9 @@ func TestValidateFlagsADenyOnPathThatReadMultipleFilesEscapes(t *testing.T) {
 	for _, want := range []string{
 		`warning: policy.deny[0]: "mcp:*:*:path=**/.env" conditions on "path", but mcp:fs:read_multiple_files takes "paths"; mcp:fs:move_file takes "destination", "source"`,
 		"use @path",
-		"1 lint findings",
+		// The fixture starts server-filesystem on the sandbox without a cwd.
+		"warning: servers.fs: has no cwd, so the rules join relative paths to",
+		"2 lint findings",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("validate output lacks %q:\n%s", want, out)
@@ -47,7 +49,7 @@ func TestValidateFlagsADenyOnPathThatReadMultipleFilesEscapes(t *testing.T) {
 	// The quickstart (its everything server dropped) has none of these.
 	quick := liveExample(t, "quickstart.yaml", "examples/quickstart.yaml", newExampleProject(t))
 	out = runValidate(t, quick.config)
-	for _, not := range []string{"use @path", "not in path_keys"} {
+	for _, not := range []string{"use @path", "not in path_keys", "has no cwd"} {
 		if strings.Contains(out, not) {
 			t.Errorf("validate of the quickstart warns %q:\n%s", not, out)
 		}
