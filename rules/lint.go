@@ -3,6 +3,9 @@ package rules
 import (
 	"slices"
 	"strings"
+	"unicode"
+
+	"github.com/mcpwarden/mcpwarden/internal/keyfold"
 )
 
 // A ToolInfo describes one known upstream tool for Lint.
@@ -11,6 +14,12 @@ type ToolInfo struct {
 	// Optional are the top-level argument keys the tool's input schema
 	// declares but does not list in "required".
 	Optional []string
+	// Keys are all the top-level argument keys the tool's input schema
+	// declares; nil when the schema declares none (nothing is known).
+	Keys []string
+	// StringKeys are the keys among Keys whose values are strings or
+	// arrays of strings.
+	StringKeys []string
 }
 
 // A Finding is one problem Lint reports.
@@ -24,7 +33,10 @@ type Finding struct {
 // It reports, per rule in config order: a rule that matches no known tool (or,
 // in a server's policy, names another server); a deny rule with an `=` or
 // `~=` condition on an argument a matching tool's schema marks optional (a
-// call that omits it is not denied); a rule repeated in a gate; and an allow
+// call that omits it is not denied); a deny or ask rule with a condition on
+// a path-like key that a matching tool does not take while it takes another
+// path-like key (a deny on `path` never sees read_multiple_files's `paths`:
+// use @path); a rule repeated in a gate; and an allow
 // rule that can never decide because a deny or ask rule matches every call it
 // matches (unreachable). A nil policy has no findings.
 func (p *Policy) Lint(tools []ToolInfo) []Finding {
@@ -46,6 +58,11 @@ func (p *Policy) Lint(tools []ToolInfo) []Finding {
 				}
 				if kind == listDeny {
 					for _, m := range optionalConds(r, known) {
+						add(m)
+					}
+				}
+				if kind == listDeny || kind == listAsk {
+					for _, m := range p.missingPathConds(r, known) {
 						add(m)
 					}
 				}
@@ -157,4 +174,92 @@ func coversName(d, a nameMatcher) bool {
 
 func sameCond(a, b *cond) bool {
 	return a.op == b.op && a.pattern == b.pattern && slices.Equal(a.segs, b.segs)
+}
+
+// missingPathConds returns a message for each `=` or `~=` condition of a
+// deny or ask rule on a path-like key that some matching tool's schema does
+// not declare while it declares another path-like key: the rule never sees
+// that tool's paths. Tools whose schema declares nothing are not judged.
+func (p *Policy) missingPathConds(r *rule, known []ToolInfo) []string {
+	var msgs []string
+	for i := range r.conds {
+		c := &r.conds[i]
+		if c.op == opNe || !c.pathLike || c.fact != factNone {
+			continue // `!=` matches an absent key; facts are not arguments
+		}
+		var names []string
+		for _, t := range known {
+			if len(t.Keys) == 0 || slices.ContainsFunc(t.Keys, func(k string) bool { return keyfold.Equal(k, c.segs[0]) }) {
+				continue
+			}
+			var others []string
+			for _, k := range t.Keys {
+				if p.pathKeys.has(k) {
+					others = append(others, quote(k))
+				}
+			}
+			if len(others) > 0 {
+				names = append(names, "mcp:"+t.Server+":"+t.Name+" takes "+strings.Join(others, ", "))
+			}
+		}
+		if len(names) > 0 {
+			msgs = append(msgs, "conditions on "+quote(c.segs[0])+", but "+strings.Join(names, "; ")+
+				": the rule never sees those paths; use @path (every path-like value of a call) instead")
+		}
+	}
+	return msgs
+}
+
+// UnlistedPathKeys reports, per tool, each string argument (top-level, as
+// ToolInfo.StringKeys has them) whose name says it holds a path (path,
+// file, dir, folder, … among the words of the name: `outputDir`,
+// `config_file`) but which is not a path-like key of the policy
+// (Spec.PathKeys): the rules would compare its value as plain text, without
+// cleaning, the workspace or @path. Where is the tool's canonical name.
+func (p *Policy) UnlistedPathKeys(tools []ToolInfo) []Finding {
+	if p == nil {
+		return nil
+	}
+	var fs []Finding
+	for _, t := range tools {
+		for _, k := range t.StringKeys {
+			if !p.pathKeys.has(k) && namedLikePath(k) {
+				fs = append(fs, Finding{Where: "mcp:" + t.Server + ":" + t.Name, Message: "takes " + quote(k) +
+					", named like a path, but it is not in path_keys: its value is matched as plain text, not as a path (not cleaned, not in @path, not confined to the workspace); add it to path_keys"})
+			}
+		}
+	}
+	return fs
+}
+
+// pathWord reports whether w, a lower-case word, makes an argument name
+// read as a path.
+func pathWord(w string) bool {
+	switch w {
+	case "path", "paths", "pathname", "filepath", "file", "files", "filename", "filenames",
+		"dir", "dirs", "dirname", "directory", "directories", "folder", "folders", "cwd", "workdir":
+		return true
+	}
+	return false
+}
+
+// namedLikePath reports whether one of the words of name (split at
+// non-letters and at lower-to-upper case changes: `outputDir` is output,
+// dir) is a path word. `profile` is not: it holds `file` but is one word.
+func namedLikePath(name string) bool {
+	var word []rune
+	prev := rune(0)
+	for _, r := range name + "_" {
+		if !unicode.IsLetter(r) || (unicode.IsUpper(r) && unicode.IsLower(prev)) {
+			if pathWord(strings.ToLower(string(word))) {
+				return true
+			}
+			word = word[:0]
+		}
+		if unicode.IsLetter(r) {
+			word = append(word, r)
+		}
+		prev = r
+	}
+	return false
 }

@@ -43,9 +43,19 @@ func loadSetup(path string) (*setup, error) {
 	if err != nil {
 		return nil, err
 	}
-	policy, err := rules.Compile(cfg.RulesSpecIn(workDir))
+	st, err := newSetup(cfg, workDir)
 	if err != nil {
 		return nil, &codeError{code: exitUsage, err: fmt.Errorf("config %s: %w", path, err)}
+	}
+	return st, nil
+}
+
+// newSetup compiles the policy of cfg, a loaded config, for mcpwarden
+// running in workDir: loadSetup's second half, which tests share.
+func newSetup(cfg *config.Config, workDir string) (*setup, error) {
+	policy, err := rules.Compile(cfg.RulesSpecIn(workDir))
+	if err != nil {
+		return nil, err
 	}
 	return &setup{cfg: cfg, policy: policy, workDir: workDir}, nil
 }
@@ -152,12 +162,17 @@ func (s *setup) logger(w io.Writer, g *globals, level string) (*slog.Logger, *au
 	return logger, redactor, nil
 }
 
-// resolveSymlinks names the stdio servers whose paths are decided with
-// symlinks followed too (resolve_symlinks, on unless set to false).
+// resolveSymlinks names the servers whose paths are decided with symlinks
+// followed too: resolve_symlinks where it is set (true for a remote server
+// that runs on this machine), else every stdio server.
 func (s *setup) resolveSymlinks() map[string]bool {
 	out := map[string]bool{}
 	for name, srv := range s.cfg.Servers {
-		if srv.EffectiveTransport() == config.TransportStdio && (srv.ResolveSymlinks == nil || *srv.ResolveSymlinks) {
+		on := srv.EffectiveTransport() == config.TransportStdio
+		if srv.ResolveSymlinks != nil {
+			on = *srv.ResolveSymlinks
+		}
+		if on {
 			out[name] = true
 		}
 	}

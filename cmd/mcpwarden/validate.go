@@ -3,11 +3,15 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -28,7 +32,12 @@ func newValidateCmd(g *globals) *cobra.Command {
 --offline, it then starts the upstream servers, lists their tools, checks
 the wire names for collisions and lints the policy: allow rules no call can
 reach, rules that match no known tool, deny rules on an argument the tool's
-schema marks optional (a call that omits it is not denied), duplicate rules.
+schema marks optional (a call that omits it is not denied), deny and ask
+rules on a path key a tool does not take while it takes another (use
+@path), duplicate rules; it names tool arguments called like a path
+(snapshotDir, config_file, ...) that are not in path_keys, and a stdio
+server without cwd given another directory as an argument (where
+server-filesystem reads relative paths, while the rules join them to cwd).
 
 Exit status: 0 valid (lint findings are warnings, unless --strict), 1 a
 server failed to start or (with --strict) there are findings, 2 the config
@@ -64,7 +73,9 @@ is invalid.`,
 				}
 				listed[name] = tools
 				for _, t := range tools {
-					known = append(known, rules.ToolInfo{Server: name, Name: t.Name, Optional: optional(t.InputSchema.Properties, t.InputSchema.Required)})
+					props := t.InputSchema.Properties
+					known = append(known, rules.ToolInfo{Server: name, Name: t.Name, Optional: optional(props, t.InputSchema.Required),
+						Keys: slices.Sorted(maps.Keys(props)), StringKeys: stringKeys(props)})
 				}
 			}
 			if _, err := naming.Names(listed); err != nil {
@@ -74,6 +85,16 @@ is invalid.`,
 			for _, f := range findings {
 				fmt.Fprintf(out, "warning: %s: %q %s\n", f.Where, f.Rule, f.Message)
 			}
+			unlisted := st.policy.UnlistedPathKeys(known)
+			for _, f := range unlisted {
+				fmt.Fprintf(out, "warning: %s %s\n", f.Where, f.Message)
+			}
+			findings = append(findings, unlisted...)
+			roots := st.rootFindings()
+			for _, f := range roots {
+				fmt.Fprintf(out, "warning: %s: %s\n", f.Where, f.Message)
+			}
+			findings = append(findings, roots...)
 			fmt.Fprintf(out, "%d tools on %d servers, %d lint findings\n", len(known), len(pool.Names())-failed, len(findings))
 			switch {
 			case failed > 0:
@@ -88,6 +109,65 @@ is invalid.`,
 	cmd.Flags().BoolVar(&offline, "offline", false, "check the config only; do not start the upstream servers")
 	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 when the lint finds anything")
 	return cmd
+}
+
+// rootFindings warns of each stdio server without a cwd that is given an
+// existing directory other than its root as an argument. Servers such as
+// server-filesystem join a relative path to that directory, while the rules
+// join it to the root (where mcpwarden runs), so a deny on a directory
+// under it would not see `private/x` for what the server reads.
+func (s *setup) rootFindings() []rules.Finding {
+	var fs []rules.Finding
+	for _, name := range s.cfg.ServerNames() {
+		srv := s.cfg.Servers[name]
+		if srv.EffectiveTransport() != config.TransportStdio || srv.Cwd != "" {
+			continue
+		}
+		root := s.cfg.Root(name, s.workDir)
+		for _, arg := range srv.Args {
+			if !filepath.IsAbs(arg) || filepath.Clean(arg) == root {
+				continue
+			}
+			if fi, err := os.Stat(arg); err != nil || !fi.IsDir() {
+				continue
+			}
+			fs = append(fs, rules.Finding{Where: "servers." + name, Message: fmt.Sprintf(
+				"has no cwd, so the rules join relative paths to %q (where mcpwarden runs), but it is given the directory %q, "+
+					"against which a server such as server-filesystem resolves them; set cwd: %q", root, arg, arg)})
+			break
+		}
+	}
+	return fs
+}
+
+// stringKeys returns the schema properties whose type is string or an
+// array of strings (a type list holding one counts), sorted.
+func stringKeys(props map[string]any) []string {
+	var out []string
+	for k, v := range props {
+		schema, _ := v.(map[string]any)
+		if hasType(schema, "string") || (hasType(schema, "array") && hasType(asMap(schema["items"]), "string")) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// hasType reports whether a JSON schema's type is, or lists, want.
+func hasType(schema map[string]any, want string) bool {
+	switch t := schema["type"].(type) {
+	case string:
+		return t == want
+	case []any:
+		return slices.Contains(t, any(want))
+	}
+	return false
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
 }
 
 // optional returns the schema properties that are not required, sorted.

@@ -196,9 +196,10 @@ type Server struct {
 	PathHome string `koanf:"path_home"`
 	// Aliases maps an upstream tool name to the wire name to expose it under.
 	Aliases map[string]string `koanf:"aliases"`
-	// ResolveSymlinks, for a stdio server, also decides each path argument
-	// with its symlinks followed (nil: true), the more restrictive verdict
-	// standing. Remote servers' paths are not on this machine.
+	// ResolveSymlinks also decides each path argument with its symlinks
+	// followed, the more restrictive verdict standing. nil: true for a stdio
+	// server, false for a remote one (whose paths are usually not on this
+	// machine; set it for one that runs here).
 	ResolveSymlinks *bool `koanf:"resolve_symlinks"`
 	// Prefix false exposes the server's tools under their own names instead
 	// of <server>__<tool> (nil: true).

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -173,5 +174,31 @@ func TestExamplesLoad(t *testing.T) {
 		if _, err := Load(path, nil); err != nil {
 			t.Errorf("example %s: %v", path, err)
 		}
+	}
+}
+
+func TestRelativeWorkspaceIsRelativeToTheConfigFile(t *testing.T) {
+	t.Parallel()
+	data := `servers:
+  fs:
+    command: x
+    policy: { workspace: [., /abs] }
+policy:
+  workspace: [.., sub/dir]
+  outside_workspace: deny
+`
+	cfg, err := Parse([]byte(data), ".yaml", "/srv/project/.cfg", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := cfg.RulesSpecIn("/elsewhere")
+	if got, want := spec.Global.Workspace, []string{"/srv/project", "/srv/project/.cfg/sub/dir"}; !slices.Equal(got, want) {
+		t.Errorf("global workspace = %q, want %q", got, want)
+	}
+	if got, want := spec.Servers["fs"].Policy.Workspace, []string{"/srv/project/.cfg", "/abs"}; !slices.Equal(got, want) {
+		t.Errorf("server workspace = %q, want %q", got, want)
+	}
+	if cfg.Policy.Workspace[0] != ".." {
+		t.Errorf("RulesSpecIn changed the config's own workspace: %q", cfg.Policy.Workspace)
 	}
 }

@@ -271,8 +271,12 @@ func (c *Config) RulesSpec() rules.Spec {
 // RulesSpecIn is RulesSpec with workDir as the directory mcpwarden runs in,
 // used as the root of stdio servers without a cwd.
 func (c *Config) RulesSpecIn(workDir string) rules.Spec {
+	base := c.Dir
+	if base == "" {
+		base = workDir
+	}
 	spec := rules.Spec{
-		Global:               c.Policy,
+		Global:               workspaceIn(c.Policy, base),
 		Profiles:             c.profileSpecs(),
 		Servers:              make(map[string]rules.ServerSpec, len(c.Servers)),
 		PathKeys:             c.PathKeys,
@@ -280,8 +284,29 @@ func (c *Config) RulesSpecIn(workDir string) rules.Spec {
 		CommandKeys:          c.CommandKeys,
 		PathsCaseInsensitive: c.foldPaths(),
 	}
+	for name, p := range spec.Profiles {
+		spec.Profiles[name] = workspaceIn(p, base)
+	}
 	for name, s := range c.Servers {
-		spec.Servers[name] = rules.ServerSpec{Policy: s.Policy, Root: c.Root(name, workDir), Home: c.Home(name)}
+		spec.Servers[name] = rules.ServerSpec{Policy: workspaceIn(s.Policy, base), Root: c.Root(name, workDir), Home: c.Home(name)}
 	}
 	return spec
+}
+
+// workspaceIn returns p with its relative workspace directories joined to
+// base (the config file's directory), as relative cwd values are; with no
+// base they stay relative and Compile reports them.
+func workspaceIn(p rules.PolicySpec, base string) rules.PolicySpec {
+	if base == "" || !slices.ContainsFunc(p.Workspace, func(d string) bool { return !filepath.IsAbs(d) }) {
+		return p
+	}
+	ws := make([]string, len(p.Workspace))
+	for i, d := range p.Workspace {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(base, d)
+		}
+		ws[i] = d
+	}
+	p.Workspace = ws
+	return p
 }
