@@ -209,7 +209,7 @@ func (s *Server) rootsChanged(ctx context.Context, _ mcp.JSONRPCNotification) {
 	s.relay.last = context.WithoutCancel(ctx)
 	s.relay.mu.Unlock()
 	for _, name := range s.upstream.Names() {
-		cl, _, err := s.upstream.Session(name)
+		cl, _, err := s.ownSession(name)
 		if err != nil {
 			continue
 		}

@@ -129,8 +129,10 @@ func New(o Options) (*Server, error) {
 	hooks := &server.Hooks{}
 	hooks.AddOnError(s.auditHiddenCall)
 	hooks.AddBeforeSetLevel(s.setLevel)
-	hooks.AddBeforeSubscribe(s.subscribe)
-	hooks.AddBeforeUnsubscribe(s.unsubscribe)
+	hooks.AddOnRequestInitialization(s.gateRequest)
+	hooks.AddAfterListResources(s.listedResources)
+	hooks.AddAfterListResourceTemplates(s.listedTemplates)
+	hooks.AddAfterListPrompts(s.listedPrompts)
 	// mcp-go pairs the two: a session is unregistered only once, and only
 	// if it was registered.
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.tel.SessionOpened() })
