@@ -74,6 +74,7 @@ func (s *Server) gateRequest(ctx context.Context, _ any, message any) error {
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return fmt.Errorf("%w: %v", errUnknownMethod, err)
 	}
+	s.heard(ctx)
 	switch clientMethods[req.Method] {
 	case methodUnknown:
 		return fmt.Errorf("%w: %q", errUnknownMethod, req.Method)

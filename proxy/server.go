@@ -91,6 +91,7 @@ type Server struct {
 	pinning   *Pinning
 	review    review
 	relay     relay
+	sessions  clientSessions
 	drain     drain
 	catalog   catalog
 	profile   string
@@ -138,6 +139,7 @@ func New(o Options) (*Server, error) {
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.tel.SessionOpened() })
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 		s.asker.grants.end(cs.SessionID())
+		s.sessions.forget(cs.SessionID())
 		s.tel.SessionClosed()
 	})
 	version := o.Version
@@ -157,7 +159,6 @@ func New(o Options) (*Server, error) {
 		server.WithRecovery(),
 		server.WithLogger(logger),
 	)
-	s.mcp.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, s.rootsChanged)
 	for _, name := range o.Upstream.Names() {
 		listed, err := o.Upstream.Tools(name)
 		if err != nil {

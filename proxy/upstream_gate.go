@@ -20,12 +20,12 @@ import (
 //     (request.go) once the request was decided, allowed and its decision
 //     audited;
 //   - ownSession, for what mcpwarden asks of an upstream itself, with no
-//     client's data in it: listing its catalog, telling it the client's
-//     roots changed.
+//     client's data in it: listing its catalog.
 
 // forwardRequest runs do against the upstream session of an allowed
 // request and writes the request's result event.
 func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
+	defer s.enter(ctx, c.tool.Server)()
 	uctx, uspan := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
 	start := time.Now()
 	res, err := s.withSession(uctx, c.tool.Server, do)
@@ -59,8 +59,7 @@ func (s *Server) withSession(ctx context.Context, server string, do func(context
 }
 
 // ownSession is an upstream's session for mcpwarden's own requests, which
-// carry nothing a client sent: listing the catalog, passing on
-// notifications/roots/list_changed.
+// carry nothing a client sent: listing the catalog.
 func (s *Server) ownSession(server string) (*client.Client, mcp.ServerCapabilities, error) {
 	return s.upstream.Session(server)
 }

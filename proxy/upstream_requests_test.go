@@ -1,0 +1,219 @@
+package proxy
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/rules"
+)
+
+// A human records the elicitations one client was shown, and declines them.
+type human struct {
+	mu    sync.Mutex
+	shown []string
+}
+
+func (h *human) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.shown = append(h.shown, req.Params.Message)
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, nil
+}
+
+func (h *human) seen() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.shown...)
+}
+
+var allowEverything = rules.Spec{Global: rules.PolicySpec{Allow: []string{"mcp:*:*"}}}
+
+func TestUpstreamCannotForgeApprovalForm(t *testing.T) {
+	t.Parallel()
+	e := newCatalogEnv(t, allowEverything, Options{})
+	h := &human{}
+	c := e.client(t, client.WithElicitationHandler(h))
+	res := callTool(t, c, "fs__phish", nil)
+	if res.IsError {
+		t.Fatalf("phish = %+v", res)
+	}
+	got := h.seen()
+	if len(got) != 1 || got[0] != "[fs] "+forgedForm {
+		t.Errorf("the client was shown %q, want the upstream's form prefixed with [fs]", got)
+	}
+	var audited bool
+	for _, ev := range decisionsOf(t, e.sink, "mcp:fs:elicitation/create") {
+		audited = audited || ev.Method == "elicitation/create" && ev.Decision == "allow"
+	}
+	if !audited {
+		t.Error("the upstream's elicitation is not audited")
+	}
+}
+
+func TestDeniedUpstreamElicitationAndSamplingAreRefused(t *testing.T) {
+	t.Parallel()
+	spec := rules.Spec{Global: rules.PolicySpec{
+		Deny:  []string{"mcp:fs:elicitation/create", "mcp:fs:sampling/createMessage"},
+		Allow: []string{"mcp:*:*"},
+	}}
+	e := newCatalogEnv(t, spec, Options{})
+	h := &human{}
+	sampled := false
+	c := e.client(t, client.WithElicitationHandler(h), client.WithSamplingHandler(samplerFunc(func() { sampled = true })))
+	if res := callTool(t, c, "fs__phish", nil); !res.IsError {
+		t.Errorf("a denied elicitation went through: %+v", res)
+	}
+	if _, err := e.srv.CreateMessage(t.Context(), "fs", samplingRequest); err == nil {
+		t.Error("a denied sampling request went through")
+	}
+	if len(h.seen()) != 0 || sampled {
+		t.Errorf("the client was asked (elicitations %q, sampled %v) despite the deny rules", h.seen(), sampled)
+	}
+	for _, name := range []string{"mcp:fs:elicitation/create", "mcp:fs:sampling/createMessage"} {
+		ds := decisionsOf(t, e.sink, name)
+		if len(ds) != 1 || ds[0].Decision != "deny" {
+			t.Errorf("audit of %s = %+v, want one deny", name, ds)
+		}
+	}
+}
+
+func TestSamplingDeniedByServerPolicyStillHolds(t *testing.T) {
+	t.Parallel()
+	e := newCatalogEnv(t, allowEverything, Options{SamplingDenied: map[string]bool{"fs": true}})
+	e.client(t, client.WithSamplingHandler(samplerFunc(func() {})))
+	if _, err := e.srv.CreateMessage(t.Context(), "fs", samplingRequest); err == nil {
+		t.Error("sampling went through despite policy.sampling: deny")
+	}
+	if _, err := e.srv.CreateMessage(t.Context(), "hidden", samplingRequest); err != nil {
+		t.Errorf("sampling of another server: %v", err)
+	}
+}
+
+func TestOutOfCallRequestNeverReachesOtherPrincipal(t *testing.T) {
+	t.Parallel()
+	spec := allowEverything
+	spec.Profiles = map[string]rules.PolicySpec{"no-fs": {Deny: []string{"mcp:fs:*"}}}
+	e := newCatalogEnv(t, spec, Options{})
+	alice, bob := &human{}, &human{}
+	ca := e.client(t, client.WithElicitationHandler(alice))
+	cb := e.client(t, client.WithElicitationHandler(bob))
+	aliceCtx := ContextWithPrincipal(t.Context(), "token:alice")
+	bobCtx := ContextWithPrincipal(t.Context(), "token:bob")
+	if _, err := ca.ListTools(aliceCtx, mcp.ListToolsRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cb.ListTools(bobCtx, mcp.ListToolsRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	elicit := func() error {
+		_, err := e.srv.Elicit(t.Context(), "fs", mcp.ElicitationRequest{Params: mcp.ElicitationParams{Message: "out of call", RequestedSchema: map[string]any{"type": "object"}}})
+		return err
+	}
+	// Two principals could be meant: neither is asked.
+	if err := elicit(); err == nil {
+		t.Error("an out-of-call elicitation went through while two principals could be meant")
+	}
+	if len(alice.seen())+len(bob.seen()) != 0 {
+		t.Errorf("shown to alice %q and bob %q, want neither", alice.seen(), bob.seen())
+	}
+	// Bob's newer session cannot see fs: only alice's can be meant.
+	if _, err := cb.ListTools(ContextWithProfile(bobCtx, "no-fs"), mcp.ListToolsRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := elicit(); err != nil {
+		t.Logf("elicit: %v", err)
+	}
+	if got := bob.seen(); len(got) != 0 {
+		t.Errorf("bob, whose profile cannot see fs, was shown %q", got)
+	}
+	if got := alice.seen(); len(got) != 1 || got[0] != "[fs] out of call" {
+		t.Errorf("alice was shown %q, want the one elicitation", got)
+	}
+	var refused bool
+	for _, ev := range decisionsOf(t, e.sink, "mcp:fs:elicitation/create") {
+		refused = refused || ev.Decision == "deny" && ev.Event == audit.KindDecision
+	}
+	if !refused {
+		t.Error("the refused out-of-call elicitation is not audited")
+	}
+}
+
+// TestInCallRequestGoesToTheCallersPrincipal is the next variant: a
+// session of another principal heard from more recently does not get an
+// upstream's request made during alice's call.
+func TestInCallRequestGoesToTheCallersPrincipal(t *testing.T) {
+	t.Parallel()
+	e := newCatalogEnv(t, allowEverything, Options{})
+	alice, bob := &human{}, &human{}
+	ca := e.client(t, client.WithElicitationHandler(alice))
+	cb := e.client(t, client.WithElicitationHandler(bob))
+	if _, err := cb.ListTools(ContextWithPrincipal(t.Context(), "token:bob"), mcp.ListToolsRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ca.CallTool(ContextWithPrincipal(t.Context(), "token:alice"), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "fs__phish"}})
+	if err != nil || res.IsError {
+		t.Fatalf("phish = %v, %v", res, err)
+	}
+	if len(alice.seen()) != 1 || len(bob.seen()) != 0 {
+		t.Errorf("shown to alice %q and bob %q, want alice only", alice.seen(), bob.seen())
+	}
+}
+
+func TestRootsListAnsweredWithWorkspace(t *testing.T) {
+	t.Parallel()
+	spec := rules.Spec{
+		Global: rules.PolicySpec{Allow: []string{"mcp:*:*"}, Workspace: []string{"/srv/app"}},
+		Servers: map[string]rules.ServerSpec{
+			"fs":     {Policy: rules.PolicySpec{Workspace: []string{"/data/shared"}}},
+			"hidden": {Root: "/opt/hidden"},
+		},
+	}
+	e := newCatalogEnv(t, spec, Options{})
+	e.client(t, client.WithRootsHandler(clientRoots{}))
+	for _, tt := range []struct{ server, want string }{
+		{"fs", "file:///srv/app file:///data/shared"},
+		{"hidden", "file:///srv/app"},
+	} {
+		res, err := e.srv.ListRoots(t.Context(), tt.server, mcp.ListRootsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range res.Roots {
+			got = append(got, r.URI)
+		}
+		if strings.Join(got, " ") != tt.want {
+			t.Errorf("%s got roots %q, want %q (its workspace, not the client's roots)", tt.server, got, tt.want)
+		}
+	}
+	// Without a workspace, the server's root.
+	e2 := newCatalogEnv(t, rules.Spec{Global: rules.PolicySpec{Allow: []string{"mcp:*:*"}}, Servers: map[string]rules.ServerSpec{"fs": {Root: "/opt/fs"}, "hidden": {}}}, Options{})
+	got, err := e2.srv.ListRoots(t.Context(), "fs", mcp.ListRootsRequest{})
+	if err != nil || len(got.Roots) != 1 || got.Roots[0].URI != "file:///opt/fs" {
+		t.Errorf("roots of a server with a root only = %+v, %v", got, err)
+	}
+}
+
+type clientRoots struct{}
+
+func (clientRoots) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	return &mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///home/someone-else", Name: "client"}}}, nil
+}
+
+var samplingRequest = mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{
+	Messages: []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("hi")}}, MaxTokens: 5,
+}}
+
+// A samplerFunc is a client's model; it calls f when used.
+type samplerFunc func()
+
+func (f samplerFunc) CreateMessage(context.Context, mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	f()
+	return &mcp.CreateMessageResult{SamplingMessage: mcp.SamplingMessage{Role: mcp.RoleAssistant, Content: mcp.NewTextContent("ok")}, Model: "test-model"}, nil
+}
