@@ -88,3 +88,19 @@ func (s *Server) gateRequest(ctx context.Context, _ any, message any) error {
 	}
 	return nil
 }
+
+// RequestKinds returns the methods other than tools/call that mcpwarden
+// decides as mcp:<server>:<method>: those a client sends to an upstream
+// and those an upstream sends to a client (sampling, elicitation). A
+// canonical name whose tool part has a "/" must name one of them.
+func RequestKinds() []string {
+	return []string{
+		string(mcp.MethodResourcesRead),
+		string(mcp.MethodResourcesSubscribe),
+		string(mcp.MethodPromptsGet),
+		string(mcp.MethodCompletionComplete),
+		string(mcp.MethodSetLogLevel),
+		string(mcp.MethodSamplingCreateMessage),
+		string(mcp.MethodElicitationCreate),
+	}
+}

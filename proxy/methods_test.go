@@ -168,3 +168,19 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// TestRequestKindsCoverTheDecidedMethods keeps RequestKinds, which check
+// accepts, in step with what the proxy decides.
+func TestRequestKindsCoverTheDecidedMethods(t *testing.T) {
+	t.Parallel()
+	kinds := RequestKinds()
+	for m, class := range clientMethods {
+		// Unsubscribe is decided as resources/subscribe.
+		if class != methodDecided || m == mcp.MethodToolsCall || m == mcp.MethodResourcesUnsubscribe {
+			continue
+		}
+		if !contains(kinds, string(m)) {
+			t.Errorf("%s is decided but not in RequestKinds", m)
+		}
+	}
+}

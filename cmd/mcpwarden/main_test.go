@@ -17,8 +17,12 @@ import (
 const standInEnv = "WARDEN_CMD_TEST_STDIO_SERVER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(standInEnv) != "" {
-		if err := mcpserver.ServeStdio(newStandIn()); err != nil {
+	if v := os.Getenv(standInEnv); v != "" {
+		s := newStandIn()
+		if v == standInCatalog {
+			addStandInCatalog(s)
+		}
+		if err := mcpserver.ServeStdio(s); err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)
