@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -162,21 +161,14 @@ func (s *Server) Elicit(_ context.Context, server string, req mcp.ElicitationReq
 
 // ListRoots answers an upstream's roots/list itself, without asking a
 // client: the server's workspace (policy.workspace of the global and the
-// server's policy), else its root, else mcpwarden's working directory. A
-// client's own roots are not passed on: they belong to one caller, and
-// the server is shared.
+// server's policy). A client's own roots are not passed on: they belong to
+// one caller, and the server is shared. With no workspace set the answer
+// is an empty list, not the server's root or mcpwarden's working
+// directory: servers such as server-filesystem replace the directories
+// they were started with by the roots they are given, and an empty list
+// leaves them as configured, where any directory would widen them.
 func (s *Server) ListRoots(_ context.Context, server string, _ mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
-	dirs, root := s.policy.Load().Workspace(server)
-	if len(dirs) == 0 && root != "" {
-		dirs = []string{root}
-	}
-	if len(dirs) == 0 {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, fmt.Errorf("mcpwarden: finding the working directory for roots/list: %w", err)
-		}
-		dirs = []string{wd}
-	}
+	dirs, _ := s.policy.Load().Workspace(server)
 	roots := make([]mcp.Root, 0, len(dirs))
 	for _, d := range dirs {
 		roots = append(roots, mcp.Root{URI: fileURI(d), Name: filepath.Base(d)})

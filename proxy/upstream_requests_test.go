@@ -192,11 +192,18 @@ func TestRootsListAnsweredWithWorkspace(t *testing.T) {
 			t.Errorf("%s got roots %q, want %q (its workspace, not the client's roots)", tt.server, got, tt.want)
 		}
 	}
-	// Without a workspace, the server's root.
-	e2 := newCatalogEnv(t, rules.Spec{Global: rules.PolicySpec{Allow: []string{"mcp:*:*"}}, Servers: map[string]rules.ServerSpec{"fs": {Root: "/opt/fs"}, "hidden": {}}}, Options{})
-	got, err := e2.srv.ListRoots(t.Context(), "fs", mcp.ListRootsRequest{})
-	if err != nil || len(got.Roots) != 1 || got.Roots[0].URI != "file:///opt/fs" {
-		t.Errorf("roots of a server with a root only = %+v, %v", got, err)
+}
+
+// TestRootsListWithoutWorkspaceDoesNotWidenTheServer: with no workspace
+// the answer is empty, so a server that takes roots as its allowed
+// directories (server-filesystem) keeps those it was started with rather
+// than getting its root or mcpwarden's working directory.
+func TestRootsListWithoutWorkspaceDoesNotWidenTheServer(t *testing.T) {
+	t.Parallel()
+	e := newCatalogEnv(t, rules.Spec{Global: rules.PolicySpec{Allow: []string{"mcp:*:*"}}, Servers: map[string]rules.ServerSpec{"fs": {Root: "/"}, "hidden": {}}}, Options{})
+	got, err := e.srv.ListRoots(t.Context(), "fs", mcp.ListRootsRequest{})
+	if err != nil || got.Roots == nil || len(got.Roots) != 0 {
+		t.Errorf("roots of a server without a workspace = %+v, %v; want an empty list", got, err)
 	}
 }
 
