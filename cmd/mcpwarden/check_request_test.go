@@ -128,3 +128,17 @@ func TestToolsShowsResourcesTemplatesAndPrompts(t *testing.T) {
 		t.Errorf("tools table lacks the catalog:\n%s", table)
 	}
 }
+
+// TestValidateKnowsRequestKinds: a rule naming a request kind is not
+// reported as matching no tool.
+func TestValidateKnowsRequestKinds(t *testing.T) {
+	t.Parallel()
+	path := writeRequestKindsConfig(t)
+	code, out, errOut := run(t, "validate", "--config", path)
+	if code != 0 {
+		t.Fatalf("validate exited %d: %s%s", code, out, errOut)
+	}
+	if strings.Contains(out, "resources/read") || strings.Contains(out, "prompts/get") {
+		t.Errorf("validate warns about request-kind rules:\n%s", out)
+	}
+}
