@@ -64,7 +64,7 @@ func (l *methodLog) count(m mcp.MCPMethod) int {
 // completions, subscriptions and logging, served over streamable HTTP. Two
 // of them offer the same resource and template, so the proxy exposes each
 // with its server's prefix ("fs+file:///…").
-func catalogUpstream(t *testing.T) (upstream.Spec, *methodLog) {
+func catalogUpstream(t testing.TB) (upstream.Spec, *methodLog) {
 	t.Helper()
 	log := &methodLog{}
 	hooks := &server.Hooks{}
@@ -117,7 +117,7 @@ type catalogEnv struct {
 	principal string
 }
 
-func newCatalogEnv(t *testing.T, spec rules.Spec, o Options) *catalogEnv {
+func newCatalogEnv(t testing.TB, spec rules.Spec, o Options) *catalogEnv {
 	t.Helper()
 	fsSpec, fsLog := catalogUpstream(t)
 	hidSpec, hidLog := catalogUpstream(t)

@@ -184,3 +184,29 @@ func TestRequestKindsCoverTheDecidedMethods(t *testing.T) {
 		}
 	}
 }
+
+// FuzzGateRequest checks that no request makes the gate panic and that a
+// method the proxy has not classified is always refused, whatever else
+// the message holds.
+func FuzzGateRequest(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"hidden+file:///srv/readme"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"resources/unsubscribe","params":{"uri":""}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"resources/frobnicate","params":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs__echo"}}`,
+		`{"method":["x"]}`,
+		`[]`,
+	} {
+		f.Add([]byte(seed))
+	}
+	e := newCatalogEnv(f, denyHidden, Options{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		err := e.srv.gateRequest(context.Background(), nil, json.RawMessage(data))
+		var msg struct {
+			Method mcp.MCPMethod `json:"method"`
+		}
+		if json.Unmarshal(data, &msg) == nil && clientMethods[msg.Method] == methodUnknown && err == nil {
+			t.Errorf("unclassified method %q was let through", msg.Method)
+		}
+	})
+}
