@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/rules"
 )
 
 // sessionIDPrefix starts every session ID the HTTP listener issues.
@@ -125,7 +126,7 @@ func (s *Server) sessionGuard(ids *sessionIDs, next http.Handler) http.Handler {
 				Principal:    principal,
 				Profile:      s.profileOf(r.Context()),
 				Method:       r.Method + " " + EndpointPath,
-				Decision:     "deny",
+				Decision:     rules.Deny.String(),
 				Rule:         ruleSessionOwner,
 				GrantedBy:    audit.GrantedByRule,
 				Reason:       "the session belongs to another principal",
