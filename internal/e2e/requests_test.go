@@ -199,6 +199,20 @@ func TestDeniedServerIsUnlistedAndUnreadableOverStdio(t *testing.T) {
 	f := catalogFixture(t, "")
 	c := connectStdio(t, f, client.WithLegacyProtocolOnly())
 	checkDeniedServer(t, f, c)
+	// A client before 2026-07-28 subscribes with resources/subscribe,
+	// which is decided too.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := c.Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: "hidden+" + dynamicText}}); err == nil {
+		t.Error("subscribing to the denied server's resource was accepted")
+	}
+	if err := c.Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: "everything+" + dynamicText}}); err != nil {
+		t.Errorf("subscribing to the allowed server's resource: %v", err)
+	}
+	events := readRequestEvents(t, f.auditPath)
+	if count(events, "decision", "mcp:hidden:resources/subscribe", "deny") != 1 || count(events, "result", "mcp:everything:resources/subscribe", "") != 1 {
+		t.Errorf("subscriptions are not audited as decided: %+v", events)
+	}
 }
 
 func TestDeniedServerIsUnlistedAndUnreadableOverHTTP(t *testing.T) {
@@ -305,5 +319,42 @@ func TestFilesystemWithoutWorkspaceKeepsItsDirectories(t *testing.T) {
 	wd, _ := os.Getwd()
 	if strings.Contains(got, wd) {
 		t.Errorf("server-filesystem was widened to the working directory: %q", got)
+	}
+}
+
+// TestSessionOpenedWithOneTokenRefusesAnother: a session ID taken from one
+// token's client is refused to another token, end to end.
+func TestSessionOpenedWithOneTokenRefusesAnother(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, freeAddr(t), "  everything:\n"+serverEverything(), `  default: deny
+  allow: ["mcp:everything:echo"]`)
+	f.appendConfig(t, `profiles:
+  a:
+    tokens_env: [A_TOKEN]
+  b:
+    tokens_env: [B_TOKEN]
+`)
+	url, _ := startHTTP(t, f, "A_TOKEN=a-secret", "B_TOKEN=b-secret")
+	resp, _ := rawRequest(t, "POST", url, map[string]string{"Authorization": "Bearer a-secret"}, initializeBody)
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || id == "" {
+		t.Fatalf("initialize as a: %d, session %q", resp.StatusCode, id)
+	}
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	for _, tt := range []struct {
+		token string
+		want  int
+	}{{"b-secret", 403}, {"a-secret", 200}} {
+		resp, body := rawRequest(t, "POST", url, map[string]string{"Authorization": "Bearer " + tt.token, "Mcp-Session-Id": id, "MCP-Protocol-Version": "2025-11-25"}, ping)
+		if resp.StatusCode != tt.want {
+			t.Errorf("ping on a's session with %s: %d %s, want %d", tt.token, resp.StatusCode, body, tt.want)
+		}
+	}
+	var refused bool
+	for _, e := range readRequestEvents(t, f.auditPath) {
+		refused = refused || e.Event == "decision" && e.Rule == "builtin:session-owner" && e.Profile == "b"
+	}
+	if !refused {
+		t.Error("the refused request on another principal's session is not audited")
 	}
 }
