@@ -26,10 +26,12 @@ type clientSessions struct {
 	byID map[string]knownSession
 }
 
-// heard records that the session in ctx sent a request.
+// heard records that the session in ctx sent a request. A request
+// without a session ID (protocol 2026-07-28 over HTTP, served by an
+// ephemeral session that ends with it) leaves no session to reach later.
 func (s *Server) heard(ctx context.Context) {
 	cs := server.ClientSessionFromContext(ctx)
-	if cs == nil {
+	if cs == nil || cs.SessionID() == "" {
 		return
 	}
 	k := knownSession{ctx: context.WithoutCancel(ctx), principal: s.principalOf(ctx), profile: s.profileOf(ctx)}
