@@ -85,12 +85,14 @@ func (m *sessionIDs) bind(id, principal string) {
 	}
 }
 
-// owner returns the principal that opened a session, if it is known.
-func (m *sessionIDs) owner(id string) (string, bool) {
+// owner returns the principal that opened a session; live says whether
+// the session is live at all. A live session without an owner was issued
+// in a response whose headers the guard did not see.
+func (m *sessionIDs) owner(id string) (principal string, live bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	p, ok := m.owners[id]
-	return p, ok
+	_, live = m.live[id]
+	return m.owners[id], live
 }
 
 // sessionGuard keeps each HTTP session to its principal and answers 404
@@ -119,7 +121,8 @@ func (s *Server) sessionGuard(ids *sessionIDs, next http.Handler) http.Handler {
 				return
 			}
 		}
-		if owner, ok := ids.owner(id); ok && owner != principal {
+		// An unowned live session fails closed: no one can prove to own it.
+		if owner, live := ids.owner(id); live && owner != principal {
 			s.writeAudit(r.Context(), audit.Event{
 				Event:        audit.KindDecision,
 				Session:      id,

@@ -124,3 +124,26 @@ func TestSessionOfAnonymousListenerStaysAnonymous(t *testing.T) {
 		t.Errorf("ping in the session: status %d, want 200", got)
 	}
 }
+
+// TestUnownedLiveSessionIsRefused: a live session whose owner was never
+// recorded fails closed instead of serving whoever names it.
+func TestUnownedLiveSessionIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, rules.PolicySpec{Default: "allow"}, audit.Config{}, &memorySink{})
+	ids := newSessionIDs()
+	id := ids.Generate()
+	h := e.srv.sessionGuard(ids, reached)
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(pingBody))
+	req.Header.Set(server.HeaderKeySessionID, id)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusForbidden {
+		t.Errorf("request on an unowned session: status %d, want 403", rec.Code)
+	}
+	ids.bind(id, PrincipalLocal)
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Errorf("request by the owner once bound: status %d, want 200", rec.Code)
+	}
+}
