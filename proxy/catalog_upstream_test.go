@@ -22,6 +22,10 @@ type methodLog struct {
 	mu      sync.Mutex
 	methods []mcp.MCPMethod
 	reads   []string
+	// entered gets a value when the hold tool starts; the tool returns
+	// when release is closed.
+	entered chan struct{}
+	release chan struct{}
 }
 
 func (l *methodLog) add(m mcp.MCPMethod, message any) {
@@ -66,7 +70,7 @@ func (l *methodLog) count(m mcp.MCPMethod) int {
 // with its server's prefix ("fs+file:///…").
 func catalogUpstream(t testing.TB) (upstream.Spec, *methodLog) {
 	t.Helper()
-	log := &methodLog{}
+	log := &methodLog{entered: make(chan struct{}, 1), release: make(chan struct{})}
 	hooks := &server.Hooks{}
 	hooks.AddBeforeAny(func(_ context.Context, _ any, m mcp.MCPMethod, message any) { log.add(m, message) })
 	s := server.NewMCPServer("catalog", "1.0",
@@ -90,6 +94,14 @@ func catalogUpstream(t testing.TB) (upstream.Spec, *methodLog) {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
 		return mcp.NewToolResultText(string(res.Action)), nil
+	})
+	s.AddTool(mcp.NewTool("hold"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		log.entered <- struct{}{}
+		select {
+		case <-log.release:
+		case <-ctx.Done():
+		}
+		return mcp.NewToolResultText("held"), nil
 	})
 	s.AddResource(mcp.NewResource("file:///srv/readme", "readme"), func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, Text: "read me"}}, nil

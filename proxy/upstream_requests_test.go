@@ -175,6 +175,34 @@ func TestInCallRequestGoesToTheCallersPrincipal(t *testing.T) {
 	}
 }
 
+// TestRequestDuringTwoPrincipalsCallsReachesNeither: while calls of two
+// principals to one server are in flight, the server's elicitation cannot
+// be told to belong to either, so it is refused.
+func TestRequestDuringTwoPrincipalsCallsReachesNeither(t *testing.T) {
+	t.Parallel()
+	e := newCatalogEnv(t, allowEverything, Options{})
+	alice, bob := &human{}, &human{}
+	ca := e.client(t, client.WithElicitationHandler(alice))
+	cb := e.client(t, client.WithElicitationHandler(bob))
+	held := make(chan error, 1)
+	go func() {
+		_, err := ca.CallTool(ContextWithPrincipal(t.Context(), "token:alice"), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "fs__hold"}})
+		held <- err
+	}()
+	<-e.fs.entered
+	res, err := cb.CallTool(ContextWithPrincipal(t.Context(), "token:bob"), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "fs__phish"}})
+	close(e.fs.release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || len(alice.seen())+len(bob.seen()) != 0 {
+		t.Errorf("phish = %+v; shown to alice %q and bob %q, want neither", res, alice.seen(), bob.seen())
+	}
+}
+
 func TestRootsListAnsweredWithWorkspace(t *testing.T) {
 	t.Parallel()
 	spec := rules.Spec{
