@@ -36,13 +36,12 @@ type relay struct {
 type inflight struct {
 	ctx       context.Context
 	principal string
-	profile   string
 }
 
 // enter records a request to server in flight until leave is called.
 func (s *Server) enter(ctx context.Context, server string) (leave func()) {
 	r := &s.relay
-	entry := &inflight{ctx: ctx, principal: s.principalOf(ctx), profile: s.profileOf(ctx)}
+	entry := &inflight{ctx: ctx, principal: s.principalOf(ctx)}
 	r.mu.Lock()
 	if r.active == nil {
 		r.active = map[string][]*inflight{}

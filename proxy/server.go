@@ -1,7 +1,8 @@
 // Package proxy is the client-facing side of mcpwarden: an MCP server that
-// re-exposes the upstream servers' tools under wire names, decides every
-// tools/call with the rules, writes the audit log and forwards what is
-// allowed.
+// re-exposes the upstream servers' tools, resources and prompts, decides
+// every request that would reach an upstream with the rules (a tools/call
+// as mcp:<server>:<tool>, any other request as mcp:<server>:<method>),
+// writes the audit log and forwards what is allowed.
 package proxy
 
 import (
