@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,7 +19,8 @@ import (
 // A call is one tools/call on its way through the proxy.
 type call struct {
 	tool      Tool
-	principal string // who sent it (see principalOf)
+	method    mcp.MCPMethod // "" is tools/call; see newRequest
+	principal string        // who sent it (see principalOf)
 	profile   string
 	policy    *rules.Policy // the policy the call started under
 	session   string
@@ -172,7 +174,7 @@ func (c *call) event(kind audit.Kind) audit.Event {
 		Principal:    c.principal,
 		Profile:      c.profile,
 		Server:       c.tool.Server,
-		Method:       string(mcp.MethodToolsCall),
+		Method:       string(cmp.Or(c.method, mcp.MethodToolsCall)),
 		Tool:         c.tool.Canonical,
 		WireName:     c.tool.Wire,
 		PolicySHA256: c.policy.SHA256(),

@@ -3,10 +3,8 @@ package proxy
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +40,15 @@ type catalogRoutes struct {
 	templates map[string]route             // exposed URI template
 	prompts   map[string]route             // exposed prompt name
 	exposed   map[string]map[string]string // server → upstream URI → exposed URI
+	matchers  []templateRoute              // the templates, to route a URI made from one
+}
+
+// A templateRoute routes a URI made from an exposed template to its server;
+// prefixed says the template was exposed with the "<server>+" prefix.
+type templateRoute struct {
+	tmpl     *mcp.URITemplate
+	server   string
+	prefixed bool
 }
 
 type route struct{ server, name string }
@@ -50,7 +57,7 @@ type route struct{ server, name string }
 // and re-registers the whole catalog; mcp-go tells clients the lists
 // changed. A server that is down keeps what it last listed.
 func (s *Server) refreshCatalog(ctx context.Context, name string) {
-	cl, caps, err := s.upstream.Session(name)
+	cl, caps, err := s.ownSession(name)
 	if err != nil {
 		return
 	}
@@ -144,6 +151,7 @@ func (s *Server) registerCatalog() {
 				continue
 			}
 			routes.templates[exposed] = route{srv, raw}
+			routes.matchers = append(routes.matchers, templateRoute{tmpl: tmpl, server: srv, prefixed: exposed != raw})
 			t.URITemplate = tmpl
 			templates = append(templates, server.ServerResourceTemplate{Template: t, Handler: s.readTemplated(srv, exposed != raw)})
 		}
@@ -198,172 +206,4 @@ func (c *catalog) exposedURI(server, uri string) string {
 		return u
 	}
 	return uri
-}
-
-// readResource forwards resources/read of a listed resource.
-func (s *Server) readResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	r, ok := s.catalog.loadRoutes().uris[req.Params.URI]
-	if !ok {
-		return nil, fmt.Errorf("resource %q is not offered by any upstream", req.Params.URI)
-	}
-	return s.forwardRead(ctx, r.server, r.name, req)
-}
-
-// readTemplated forwards resources/read of a URI made from a template of
-// server; prefixed says whether the template was exposed with the server's
-// "<server>+" prefix, which is then removed.
-func (s *Server) readTemplated(srv string, prefixed bool) server.ResourceTemplateHandlerFunc {
-	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		uri := req.Params.URI
-		if prefixed {
-			uri = strings.TrimPrefix(uri, srv+"+")
-		}
-		return s.forwardRead(ctx, srv, uri, req)
-	}
-}
-
-func (s *Server) forwardRead(ctx context.Context, srv, uri string, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	cl, _, err := s.upstream.Session(srv)
-	if err != nil {
-		return nil, err
-	}
-	exposed := req.Params.URI
-	// A fresh request: the client's own headers and session meta stay here.
-	res, err := cl.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{
-		URI: uri, Arguments: req.Params.Arguments, Meta: upstreamMeta(req.Params.Meta),
-	}})
-	if err != nil {
-		return nil, err
-	}
-	if exposed != uri { // give the contents the URI the client asked for
-		for i, content := range res.Contents {
-			switch c := content.(type) {
-			case mcp.TextResourceContents:
-				if c.URI == uri {
-					c.URI = exposed
-				}
-				res.Contents[i] = c
-			case mcp.BlobResourceContents:
-				if c.URI == uri {
-					c.URI = exposed
-				}
-				res.Contents[i] = c
-			}
-		}
-	}
-	return res.Contents, nil
-}
-
-func (s *Server) getPrompt(srv, name string) server.PromptHandlerFunc {
-	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		cl, _, err := s.upstream.Session(srv)
-		if err != nil {
-			return nil, err
-		}
-		return cl.GetPrompt(ctx, mcp.GetPromptRequest{Params: mcp.GetPromptParams{
-			Name: name, Arguments: req.Params.Arguments, Meta: upstreamMeta(req.Params.Meta),
-		}})
-	}
-}
-
-// CompletePromptArgument forwards completion/complete for a prompt.
-func (s *Server) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
-	r, ok := s.catalog.loadRoutes().prompts[name]
-	if !ok {
-		return nil, fmt.Errorf("prompt %q is not offered by any upstream", name)
-	}
-	return s.complete(ctx, r.server, mcp.PromptReference{Type: "ref/prompt", Name: r.name}, arg, cctx)
-}
-
-// CompleteResourceArgument forwards completion/complete for a resource
-// template.
-func (s *Server) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
-	routes := s.catalog.loadRoutes()
-	r, ok := routes.templates[uri]
-	if !ok {
-		if r, ok = routes.uris[uri]; !ok {
-			return nil, fmt.Errorf("resource %q is not offered by any upstream", uri)
-		}
-	}
-	return s.complete(ctx, r.server, mcp.ResourceReference{Type: "ref/resource", URI: r.name}, arg, cctx)
-}
-
-func (s *Server) complete(ctx context.Context, srv string, ref any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
-	cl, caps, err := s.upstream.Session(srv)
-	if err != nil {
-		return nil, err
-	}
-	if caps.Completions == nil {
-		return &mcp.Completion{Values: []string{}}, nil
-	}
-	res, err := cl.Complete(ctx, mcp.CompleteRequest{Params: mcp.CompleteParams{Ref: ref, Argument: arg, Context: cctx}})
-	if err != nil {
-		return nil, err
-	}
-	return &res.Completion, nil
-}
-
-// setLevel fans logging/setLevel out to every upstream that logs.
-func (s *Server) setLevel(ctx context.Context, _ any, req *mcp.SetLevelRequest) {
-	for _, name := range s.upstream.Names() {
-		cl, caps, err := s.upstream.Session(name)
-		if err != nil || caps.Logging == nil {
-			continue
-		}
-		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if err := cl.SetLevel(lctx, mcp.SetLevelRequest{Params: mcp.SetLevelParams{Level: req.Params.Level}}); err != nil {
-			s.logger.Debug("setting an upstream's log level", "server", name, "err", err)
-		}
-		cancel()
-	}
-}
-
-// subscribe forwards resources/subscribe to the upstream that owns the URI.
-func (s *Server) subscribe(ctx context.Context, _ any, req *mcp.SubscribeRequest) {
-	s.forwardSubscription(ctx, req.Params.URI, func(ctx context.Context, cl subscriber, uri string) error {
-		return cl.Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: uri}})
-	})
-}
-
-func (s *Server) unsubscribe(ctx context.Context, _ any, req *mcp.UnsubscribeRequest) {
-	s.forwardSubscription(ctx, req.Params.URI, func(ctx context.Context, cl subscriber, uri string) error {
-		return cl.Unsubscribe(ctx, mcp.UnsubscribeRequest{Params: mcp.UnsubscribeParams{URI: uri}})
-	})
-}
-
-type subscriber interface {
-	Subscribe(context.Context, mcp.SubscribeRequest) error
-	Unsubscribe(context.Context, mcp.UnsubscribeRequest) error
-}
-
-func (s *Server) forwardSubscription(ctx context.Context, uri string, do func(context.Context, subscriber, string) error) {
-	routes := s.catalog.loadRoutes()
-	r, ok := routes.uris[uri]
-	if !ok {
-		// A URI made from a template: its owner is the server whose
-		// prefix it carries, or the only server offering resources.
-		for tmpl, tr := range routes.templates {
-			if strings.HasPrefix(uri, tr.server+"+") && strings.HasPrefix(tmpl, tr.server+"+") {
-				r, ok = route{tr.server, strings.TrimPrefix(uri, tr.server+"+")}, true
-				break
-			}
-		}
-	}
-	if !ok && len(routes.exposed) == 1 {
-		for srv := range routes.exposed {
-			r, ok = route{srv, uri}, true
-		}
-	}
-	if !ok {
-		return
-	}
-	cl, caps, err := s.upstream.Session(r.server)
-	if err != nil || caps.Resources == nil || !caps.Resources.Subscribe {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := do(ctx, cl, r.name); err != nil {
-		s.logger.Warn("forwarding a resource subscription", "server", r.server, "uri", r.name, "err", err)
-	}
 }

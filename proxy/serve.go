@@ -145,7 +145,7 @@ func (s *Server) httpHandler(addr string, o HTTPOptions) (http.Handler, *server.
 		}),
 	)
 	mux := http.NewServeMux()
-	mux.Handle(EndpointPath, requireLiveSession(ids, stream))
+	mux.Handle(EndpointPath, s.sessionGuard(ids, stream))
 	handler, err := newGuard(g, o.Identity, mux)
 	if err != nil {
 		return nil, nil, fmt.Errorf("http: %w", err)

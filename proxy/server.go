@@ -1,7 +1,8 @@
 // Package proxy is the client-facing side of mcpwarden: an MCP server that
-// re-exposes the upstream servers' tools under wire names, decides every
-// tools/call with the rules, writes the audit log and forwards what is
-// allowed.
+// re-exposes the upstream servers' tools, resources and prompts, decides
+// every request that would reach an upstream with the rules (a tools/call
+// as mcp:<server>:<tool>, any other request as mcp:<server>:<method>),
+// writes the audit log and forwards what is allowed.
 package proxy
 
 import (
@@ -91,6 +92,7 @@ type Server struct {
 	pinning   *Pinning
 	review    review
 	relay     relay
+	sessions  clientSessions
 	drain     drain
 	catalog   catalog
 	profile   string
@@ -129,13 +131,16 @@ func New(o Options) (*Server, error) {
 	hooks := &server.Hooks{}
 	hooks.AddOnError(s.auditHiddenCall)
 	hooks.AddBeforeSetLevel(s.setLevel)
-	hooks.AddBeforeSubscribe(s.subscribe)
-	hooks.AddBeforeUnsubscribe(s.unsubscribe)
+	hooks.AddOnRequestInitialization(s.gateRequest)
+	hooks.AddAfterListResources(s.listedResources)
+	hooks.AddAfterListResourceTemplates(s.listedTemplates)
+	hooks.AddAfterListPrompts(s.listedPrompts)
 	// mcp-go pairs the two: a session is unregistered only once, and only
 	// if it was registered.
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.tel.SessionOpened() })
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 		s.asker.grants.end(cs.SessionID())
+		s.sessions.forget(cs.SessionID())
 		s.tel.SessionClosed()
 	})
 	version := o.Version
@@ -155,7 +160,6 @@ func New(o Options) (*Server, error) {
 		server.WithRecovery(),
 		server.WithLogger(logger),
 	)
-	s.mcp.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, s.rootsChanged)
 	for _, name := range o.Upstream.Names() {
 		listed, err := o.Upstream.Tools(name)
 		if err != nil {

@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
+	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -20,19 +22,29 @@ const (
 func newCheckCmd() *cobra.Command {
 	var (
 		configPath string
+		profile    string
 		args       []string
 	)
 	cmd := &cobra.Command{
-		Use:     "check --config FILE mcp:SERVER:TOOL ['{JSON arguments}'] [--arg key=value ...]",
+		Use:     "check --config FILE mcp:SERVER:TOOL ['{JSON arguments}'] [--arg key=value ...] [--profile NAME]",
 		Aliases: []string{"explain"},
-		Short:   "Decide a tool call offline and explain why",
+		Short:   "Decide a tool call or other request offline and explain why",
 		Long: `check decides a call the way the running proxy would, with the same code,
 and prints the decision, the rule that made it and every rule considered.
 Arguments are a JSON object, or --arg key=value pairs (values are strings).
 
+Any request kind can be decided: a tool call (mcp:fs:read_file), or a
+request named by its method (mcp:fs:resources/read, mcp:fs:prompts/get,
+mcp:fs:completion/complete, mcp:fs:resources/subscribe,
+mcp:fs:logging/setLevel, mcp:fs:sampling/createMessage,
+mcp:fs:elicitation/create), whose arguments are the request's params
+(uri, name, arguments, ref, argument). --profile decides it for a client
+profile.
+
 Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 		Example: `  mcpwarden check --config mcpwarden.yaml mcp:fs:write_file '{"path":"/etc/passwd"}'
-  mcpwarden check --config mcpwarden.yaml mcp:fs:read_text_file --arg path=./README.md`,
+  mcpwarden check --config mcpwarden.yaml mcp:fs:read_text_file --arg path=./README.md
+  mcpwarden check --config mcpwarden.yaml mcp:fs:resources/read '{"uri":"file:///srv/app/.env"}' --profile ci`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, pos []string) error {
 			st, err := loadSetup(configPath)
@@ -42,6 +54,12 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 			call, err := parseCheckCall(pos, args)
 			if err != nil {
 				return &codeError{code: exitUsage, err: err}
+			}
+			if profile != "" {
+				if _, ok := st.cfg.Profiles[profile]; !ok {
+					return &codeError{code: exitUsage, err: fmt.Errorf("--profile %q: the config has no such profile", profile)}
+				}
+				call.Profile = profile
 			}
 			ex := st.policy.Explain(call)
 			printExplanation(cmd.OutOrStdout(), call, ex)
@@ -57,6 +75,7 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 	}
 	cmd.Flags().StringVarP(&configPath, "config", "c", "", "config file")
 	cmd.Flags().StringArrayVar(&args, "arg", nil, "argument as key=value (string value); repeatable")
+	cmd.Flags().StringVar(&profile, "profile", "", "decide for this client profile")
 	return cmd
 }
 
@@ -66,6 +85,9 @@ func parseCheckCall(pos, kv []string) (rules.Call, error) {
 	server, tool, ok2 := strings.Cut(rest, ":")
 	if !ok || !ok2 || server == "" || tool == "" {
 		return rules.Call{}, fmt.Errorf("tool %q: want a canonical name mcp:<server>:<tool>", pos[0])
+	}
+	if strings.Contains(tool, "/") && !slices.Contains(proxy.RequestKinds(), tool) {
+		return rules.Call{}, fmt.Errorf("%q: %q is not a tool name (tool names have no \"/\") nor a request kind mcpwarden decides (%s)", pos[0], tool, strings.Join(proxy.RequestKinds(), ", "))
 	}
 	raw := ""
 	if len(pos) == 2 {
@@ -91,6 +113,9 @@ func parseCheckCall(pos, kv []string) (rules.Call, error) {
 func printExplanation(w io.Writer, c rules.Call, ex rules.Explanation) {
 	v := ex.Verdict
 	fmt.Fprintf(w, "%s  mcp:%s:%s\n", strings.ToUpper(v.Decision.String()), c.Server, c.Tool)
+	if c.Profile != "" {
+		fmt.Fprintf(w, "  profile:    %s\n", c.Profile)
+	}
 	if v.Rule != "" {
 		fmt.Fprintf(w, "  decided by: %s", v.Rule)
 		if v.Gate != "" {

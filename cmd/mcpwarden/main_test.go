@@ -19,8 +19,11 @@ const standInEnv = "WARDEN_CMD_TEST_STDIO_SERVER"
 func TestMain(m *testing.M) {
 	if kind := os.Getenv(standInEnv); kind != "" {
 		s := newStandIn()
-		if kind == standInPaths {
+		switch kind {
+		case standInPaths:
 			s = newPathsStandIn()
+		case standInCatalog:
+			addStandInCatalog(s)
 		}
 		if err := mcpserver.ServeStdio(s); err != nil {
 			os.Exit(1)

@@ -34,8 +34,11 @@ type failedServer struct {
 }
 
 type toolsReport struct {
-	Tools  []toolRow      `json:"tools"`
-	Failed []failedServer `json:"failed"`
+	Tools []toolRow `json:"tools"`
+	// Catalog is the upstreams' resources, resource templates and
+	// prompts, each with the decision of the request that reaches it.
+	Catalog []catalogRow   `json:"catalog"`
+	Failed  []failedServer `json:"failed"`
 }
 
 func newToolsCmd(g *globals) *cobra.Command {
@@ -45,14 +48,18 @@ func newToolsCmd(g *globals) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "tools --config FILE",
-		Short: "List every upstream tool with its wire name and decision",
+		Short: "List every upstream tool, resource and prompt with its decision",
 		Long: `tools starts the upstream servers of the config, lists their tools and prints,
 for each: server, tool, the wire name clients see, and the decision a call
 without arguments gets (allow, ask, deny, or hidden: denied outright and not
-listed to clients) with the rule that made it. Rules with conditions on
+listed to clients) with the rule that made it. It then lists the servers'
+resources, resource templates and prompts with the decision of the request
+that reaches each: mcp:<server>:resources/read with the resource's uri,
+mcp:<server>:resources/read without arguments for a template,
+mcp:<server>:prompts/get with the prompt's name. Rules with conditions on
 arguments do not hold for a call without arguments, so a tool shown as ask
 may still be allowed or denied for particular arguments: ask mcpwarden check
-about a real call. --json prints {"tools": [...], "failed": [...]}.
+about a real call. --json prints {"tools": [...], "catalog": [...], "failed": [...]}.
 
 Exit status: 0 every upstream started, 1 one or more failed (they are
 listed with their error), 2 the config is invalid.`,
@@ -69,7 +76,7 @@ listed with their error), 2 the config is invalid.`,
 			pool := st.startUpstreams(cmd.Context(), logger, nil)
 			defer pool.Close()
 
-			rep := toolsReport{Tools: []toolRow{}, Failed: []failedServer{}}
+			rep := toolsReport{Tools: []toolRow{}, Catalog: []catalogRow{}, Failed: []failedServer{}}
 			naming := st.naming()
 			for _, name := range pool.Names() {
 				tools, err := pool.Tools(name)
@@ -94,6 +101,7 @@ listed with their error), 2 the config is invalid.`,
 					}
 					rep.Tools = append(rep.Tools, row)
 				}
+				rep.Catalog = append(rep.Catalog, catalogRows(cmd.Context(), pool, st.policy, name)...)
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -130,6 +138,7 @@ func printToolsTable(w io.Writer, rep toolsReport) {
 		fmt.Fprintf(tw, "%s\t-\t-\terror\t%s\n", f.Server, oneLine(f.Error))
 	}
 	tw.Flush()
+	printCatalogTable(w, rep.Catalog)
 }
 
 func oneLine(s string) string {

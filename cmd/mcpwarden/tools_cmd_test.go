@@ -63,7 +63,8 @@ func TestToolsJSONShowsEveryToolAndItsDecision(t *testing.T) {
 			{Server: "fs", Tool: "read_file", Name: "mcp:fs:read_file", WireName: "fs__read_file", Decision: "allow", Rule: "mcp:fs:read_*", Gate: "policy"},
 			{Server: "fs", Tool: "write_file", Name: "mcp:fs:write_file", WireName: "fs__write_file", Decision: "ask", Rule: "mcp:fs:write_file", Gate: "policy"},
 		},
-		Failed: []failedServer{},
+		Catalog: []catalogRow{}, // the stand-in offers no resources or prompts
+		Failed:  []failedServer{},
 	}
 	slices.SortFunc(got.Tools, func(a, b toolRow) int { return cmp.Compare(a.Server+"\x00"+a.Tool, b.Server+"\x00"+b.Tool) })
 	if diff := gocmp.Diff(want, got); diff != "" {

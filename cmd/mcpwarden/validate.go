@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -81,7 +82,15 @@ is invalid.`,
 			if _, err := naming.Names(listed); err != nil {
 				return &codeError{code: exitUsage, err: err}
 			}
-			findings := st.policy.Lint(known)
+			// Rules may name a server's request kinds too
+			// (mcp:fs:resources/read), which match no tool.
+			lintKnown := slices.Clone(known)
+			for name := range listed {
+				for _, kind := range proxy.RequestKinds() {
+					lintKnown = append(lintKnown, rules.ToolInfo{Server: name, Name: kind})
+				}
+			}
+			findings := st.policy.Lint(lintKnown)
 			for _, f := range findings {
 				fmt.Fprintf(out, "warning: %s: %q %s\n", f.Where, f.Rule, f.Message)
 			}

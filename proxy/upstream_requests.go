@@ -1,0 +1,186 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/rules"
+)
+
+// Requests from upstreams to the client side (DESIGN.md §3, last bullet).
+// Sampling and elicitation are decided as mcp:<server>:sampling/createMessage
+// and mcp:<server>:elicitation/create for the session they go to, audited,
+// and sent only to a session of the principal whose request to that
+// server is in flight — or, outside any request, to the newest session
+// whose profile can see the server, provided every such session has one
+// principal. roots/list is answered by mcpwarden itself.
+
+// Why an upstream's request has no client session to go to.
+var (
+	errNoCaller        = errors.New("mcpwarden: no client session that can see this server is connected, so there is no client to ask")
+	errAmbiguousCaller = errors.New("mcpwarden: client sessions of more than one principal could be meant, so the request goes to none of them")
+)
+
+// elicitationPrefix is what an upstream's elicitation message starts with:
+// the server's name in brackets, so that the human sees who asks and no
+// upstream can pass its form off as mcpwarden's own.
+func elicitationPrefix(server string) string { return "[" + server + "] " }
+
+// target finds the client session an upstream's request or notification
+// of method belongs to: the newest request in flight to server, if every
+// request in flight to it comes from one principal; else, with none in
+// flight, the newest session whose profile can see the server, if every
+// such session is one principal's. It never picks a session of another
+// principal than the one it cannot tell apart from.
+func (s *Server) target(server string, method mcp.MCPMethod) (context.Context, error) {
+	s.relay.mu.Lock()
+	calls := slices.Clone(s.relay.active[server])
+	s.relay.mu.Unlock()
+	if len(calls) > 0 {
+		newest := calls[len(calls)-1]
+		for _, c := range calls {
+			if c.principal != newest.principal {
+				return nil, errAmbiguousCaller
+			}
+		}
+		return newest.ctx, nil
+	}
+	policy := s.policy.Load()
+	var best *knownSession
+	for _, k := range s.sessions.all() {
+		if policy.Hidden(rules.Call{Profile: k.profile, Server: server, Tool: string(method)}) {
+			continue
+		}
+		if best != nil && best.principal != k.principal {
+			return nil, errAmbiguousCaller
+		}
+		if best == nil || k.seq > best.seq {
+			best = &k
+		}
+	}
+	if best == nil {
+		return nil, errNoCaller
+	}
+	return best.ctx, nil
+}
+
+// fromUpstream decides an upstream's request of method to the client
+// session in ctx, writes its decision event, and on anything but a deny
+// runs do and writes the result event. An ask lets it through: the
+// request is itself put to the human (an elicitation form, a sampling
+// request the client shows). servers.<name>.policy.sampling: deny denies
+// sampling whatever the rules say.
+func (s *Server) fromUpstream(ctx context.Context, server string, method mcp.MCPMethod, args map[string]any, do func(context.Context) (any, error)) (any, error) {
+	c := s.newRequest(ctx, server, method, server, args)
+	c.verdict = s.decide(c)
+	if method == mcp.MethodSamplingCreateMessage && s.settings.Load().samplingDenied[server] {
+		c.verdict = rules.Verdict{Decision: rules.Deny, Rule: "servers." + server + ".policy.sampling: deny", Gate: "servers." + server + ".policy", Reason: "the server's policy denies sampling"}
+	}
+	c.grantedBy = audit.GrantedByRule
+	if c.argsErr != nil {
+		c.verdict = rules.Verdict{Decision: rules.Deny, Reason: c.argsErr.Error()}
+	}
+	if c.verdict.Decision == rules.Ask {
+		c.note = "let through: the request itself goes to the human"
+	}
+	s.tel.Decision(c.profile, server, string(method), c.verdict.Decision)
+	if err := s.writeAudit(ctx, c.decisionEvent()); err != nil && s.audit.Required() {
+		return nil, fmt.Errorf("mcpwarden: the audit log cannot be written, so %s is refused: %w", c.tool.Canonical, err)
+	}
+	if c.verdict.Decision == rules.Deny {
+		return nil, errors.New(denyText(c))
+	}
+	start := time.Now()
+	res, err := do(ctx)
+	ev := c.event(audit.KindResult)
+	ms := time.Since(start).Milliseconds()
+	ev.DurationMS = &ms
+	ev.IsError = ptr(err != nil)
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	s.writeAudit(context.WithoutCancel(ctx), ev)
+	return res, err
+}
+
+// refuseFromUpstream audits an upstream's request that has no session to
+// go to and returns why.
+func (s *Server) refuseFromUpstream(server string, method mcp.MCPMethod, why error) error {
+	c := s.newRequest(context.Background(), server, method, server, nil)
+	c.verdict = rules.Verdict{Decision: rules.Deny, Reason: why.Error()}
+	c.grantedBy = audit.GrantedByRule
+	c.note = why.Error()
+	s.writeAudit(context.Background(), c.decisionEvent())
+	return why
+}
+
+// CreateMessage passes an upstream's sampling request to its client
+// session (see target), unless it is denied.
+func (s *Server) CreateMessage(_ context.Context, server string, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	method := mcp.MethodSamplingCreateMessage
+	ctx, err := s.target(server, method)
+	if err != nil {
+		return nil, s.refuseFromUpstream(server, method, err)
+	}
+	res, err := s.fromUpstream(ctx, server, method, map[string]any{}, func(ctx context.Context) (any, error) {
+		return s.mcp.RequestSampling(ctx, req)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.(*mcp.CreateMessageResult), nil
+}
+
+// Elicit passes an upstream's elicitation to its client session (see
+// target), unless it is denied, with the message prefixed by the server's
+// name.
+func (s *Server) Elicit(_ context.Context, server string, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	method := mcp.MethodElicitationCreate
+	ctx, err := s.target(server, method)
+	if err != nil {
+		return nil, s.refuseFromUpstream(server, method, err)
+	}
+	req.Params.Message = elicitationPrefix(server) + req.Params.Message
+	res, err := s.fromUpstream(ctx, server, method, map[string]any{"message": req.Params.Message}, func(ctx context.Context) (any, error) {
+		return s.mcp.RequestElicitation(ctx, req)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.(*mcp.ElicitationResult), nil
+}
+
+// ListRoots answers an upstream's roots/list itself, without asking a
+// client: the server's workspace (policy.workspace of the global and the
+// server's policy). A client's own roots are not passed on: they belong to
+// one caller, and the server is shared. With no workspace set the answer
+// is an empty list, not the server's root or mcpwarden's working
+// directory: servers such as server-filesystem replace the directories
+// they were started with by the roots they are given, and an empty list
+// leaves them as configured, where any directory would widen them.
+func (s *Server) ListRoots(_ context.Context, server string, _ mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	dirs, _ := s.policy.Load().Workspace(server)
+	roots := make([]mcp.Root, 0, len(dirs))
+	for _, d := range dirs {
+		roots = append(roots, mcp.Root{URI: fileURI(d), Name: filepath.Base(d)})
+	}
+	return &mcp.ListRootsResult{Roots: roots}, nil
+}
+
+// fileURI is the file:// URI of an absolute directory.
+func fileURI(dir string) string {
+	p := filepath.ToSlash(dir)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // a Windows drive: file:///C:/x
+	}
+	return (&url.URL{Scheme: "file", Path: p}).String()
+}
