@@ -28,7 +28,8 @@ type call struct {
 	argsErr   error
 	verdict   rules.Verdict
 	grantedBy string // how the decision was settled (audit.GrantedBy*)
-	note      string // why a call was refused or let through, for the audit event
+	reason    string // why a call was refused or let through, for the audit event
+	failure   string // what failed while deciding, for the audit event's error
 }
 
 func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *call {
@@ -90,9 +91,9 @@ func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 				return res.pending, nil // asked; decided when the client retries
 			}
 		default:
-			res = resolution{grantedBy: audit.GrantedByRule, text: denyText(c)}
+			res = resolution{grantedBy: audit.GrantedByRule, reason: c.verdict.Reason, text: denyText(c)}
 		}
-		c.grantedBy, c.note = res.grantedBy, res.note
+		c.grantedBy, c.reason, c.failure = res.grantedBy, res.reason, res.failure
 		dspan.End(c.verdict, c.grantedBy)
 		s.tel.Decision(c.profile, t.Server, t.Name, c.verdict.Decision)
 		if err := s.writeAudit(ctx, c.decisionEvent()); err != nil && s.audit.Required() {
@@ -112,7 +113,7 @@ func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 func (s *Server) resolveAsk(ctx context.Context, c *call, req mcp.CallToolRequest) resolution {
 	s.tel.AskStarted()
 	defer s.tel.AskEnded()
-	return s.asker.resolve(ctx, c, req, s.audit.Redactor().Arguments)
+	return s.asker.resolve(ctx, c, req, s.target(c))
 }
 
 // forward sends the call upstream and records its result, which the
@@ -185,7 +186,8 @@ func (c *call) decisionEvent() audit.Event {
 	e.Rule = c.verdict.Rule
 	e.Arguments = c.args
 	e.GrantedBy = c.grantedBy
-	e.Error = c.note
+	e.Reason = c.reason
+	e.Error = c.failure
 	if c.argsErr != nil {
 		e.Error = c.argsErr.Error()
 	}

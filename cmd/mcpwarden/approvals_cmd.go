@@ -288,7 +288,7 @@ func decideCmd(cmd *cobra.Command, f *approvalFlags, id string, a approvals.Answ
 		who = "mcpwarden deny"
 	}
 	if u, err := user.Current(); err == nil && u.Username != "" {
-		who = u.Username + " (" + who + ")"
+		who = u.Username // the audit reason says the channel
 	}
 	if err := c.Decide(cmd.Context(), id, a, who); err != nil {
 		return err

@@ -98,9 +98,11 @@ type Decision struct {
 	Who    string
 }
 
-// A Request is one ask as a resolver sees it: the call and the rule that
-// asked, with the arguments already redacted. It is what Command and URL
-// send, as JSON.
+// A Request is one ask as a resolver sees it: the call as it will be
+// forwarded and the rule that asked. Only values under secret-like keys
+// are hidden from the arguments; everything else is shown in full (audit
+// redaction is never applied to what a human approves). It is what Command
+// and URL send, as JSON.
 type Request struct {
 	// ID names the ask in the CLI, on the page and in the resolvers' JSON.
 	// The Broker assigns one (NewID) when it is empty.
@@ -109,11 +111,24 @@ type Request struct {
 	Server  string `json:"server"`
 	Client  string `json:"client,omitempty"`  // name and version from initialize
 	Session string `json:"session,omitempty"` // the MCP session id
+	// Principal is who sent the call: "local", "anonymous", "token:…".
+	Principal string `json:"principal,omitempty"`
 	Rule    string `json:"rule"`              // the ask rule's text, or "default"
 	Gate    string `json:"gate,omitempty"`    // where the rule is: policy, servers.fs.policy …
-	// Arguments are the call's arguments, redacted as in the audit log.
+	// Arguments are the call's arguments as they will be forwarded, in
+	// full, with the values under secret-like keys hidden.
 	Arguments map[string]any `json:"arguments"`
+	// Paths are the path-like values whose normalised absolute form
+	// differs from the value as sent, each with that form.
+	Paths []PathForm `json:"paths,omitempty"`
 	AskedAt   time.Time      `json:"asked_at"`
+}
+
+// A PathForm is a path-like value as sent and the absolute, clean path it
+// names: `notes/../../run.sh` and `/srv/app/run.sh`.
+type PathForm struct {
+	Value    string `json:"value"`
+	Absolute string `json:"absolute"`
 }
 
 // A Resolver answers asks. Resolve blocks until it has an answer or ctx is

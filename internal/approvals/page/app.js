@@ -39,11 +39,13 @@
     title.append(el("span", "tool", a.tool), el("span", "id", "ask " + a.id));
     const dl = el("dl");
     const waited = el("dd", "waited");
-    for (const [k, v] of [["Server", a.server], ["Client", a.client || "(unnamed)"], ["Session", a.session || "(none)"], ["Asked by", ruleText(a)]]) {
+    for (const [k, v] of [["Server", a.server], ["Client", a.client || "(unnamed)"], ["Session", a.session || "(none)"], ["Principal", a.principal || "(unknown)"], ["Asked by", ruleText(a)]]) {
       dl.append(el("dt", "", k), el("dd", "", v));
     }
     dl.append(el("dt", "", "Waiting"), waited);
     const args = el("pre", "args", pretty(a.arguments));
+    const paths = el("pre", "paths");
+    for (const p of a.paths || []) paths.append(document.createTextNode(p.value + "\n  is " + p.absolute + "\n"));
     const buttons = el("div", "buttons");
     const msg = el("span", "error");
     for (const [decision, label] of [["allow_once", "Allow once"], ["allow_session", "Allow for session"], ["deny", "Deny"]]) {
@@ -53,7 +55,9 @@
       buttons.append(b);
     }
     buttons.append(msg);
-    li.append(title, dl, el("div", "", "Arguments (redacted):"), args, buttons);
+    li.append(title, dl, el("div", "", "Arguments, in full as they will be forwarded (values under secret-like keys hidden):"), args);
+    if (a.paths && a.paths.length) li.append(el("div", "", "Paths, normalised:"), paths);
+    li.append(buttons);
     return { li: li, asked: Date.parse(a.asked_at), waited: waited };
   }
 
