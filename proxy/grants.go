@@ -12,12 +12,12 @@ import (
 type answer uint8
 
 const (
-	answerNone          answer = iota // no answer (yet)
-	answerAllowOnce                   // forward this call only
-	answerAllowSession                // forward this call and, for the session, the calls with the same paths (or, for a call without paths, any call of the tool without paths)
-	answerAllowFolder                 // forward this call and, for the session, the calls whose paths are all under the same folders
-	answerDeny                        // refuse this call only
-	answerDenySession                 // refuse this call and every call of the tool for the session
+	answerNone         answer = iota // no answer (yet)
+	answerAllowOnce                  // forward this call only
+	answerAllowSession               // forward this call and, for the session, the calls with the same paths (or, for a call without paths, any call of the tool without paths)
+	answerAllowFolder                // forward this call and, for the session, the calls whose paths are all under the same folders
+	answerDeny                       // refuse this call only
+	answerDenySession                // refuse this call and every call of the tool for the session
 )
 
 // The values of the approval form's decision field.

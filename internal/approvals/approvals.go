@@ -113,15 +113,15 @@ type Request struct {
 	Session string `json:"session,omitempty"` // the MCP session id
 	// Principal is who sent the call: "local", "anonymous", "token:…".
 	Principal string `json:"principal,omitempty"`
-	Rule    string `json:"rule"`              // the ask rule's text, or "default"
-	Gate    string `json:"gate,omitempty"`    // where the rule is: policy, servers.fs.policy …
+	Rule      string `json:"rule"`           // the ask rule's text, or "default"
+	Gate      string `json:"gate,omitempty"` // where the rule is: policy, servers.fs.policy …
 	// Arguments are the call's arguments as they will be forwarded, in
 	// full, with the values under secret-like keys hidden.
 	Arguments map[string]any `json:"arguments"`
 	// Paths are the path-like values whose normalised absolute form
 	// differs from the value as sent, each with that form.
-	Paths []PathForm `json:"paths,omitempty"`
-	AskedAt   time.Time      `json:"asked_at"`
+	Paths   []PathForm `json:"paths,omitempty"`
+	AskedAt time.Time  `json:"asked_at"`
 }
 
 // A PathForm is a path-like value as sent and the absolute, clean path it
