@@ -182,7 +182,9 @@ func TestApprovalPageInBrowser(t *testing.T) {
 
 	target := filepath.Join(f.sandbox, "approved.txt")
 	hostile := `<script>window.pwned = 1</script><img src=x onerror=window.pwned=2>` // no quotes: JSON would escape them
-	args := map[string]any{"path": target, "content": hostile}
+	// A value too long for a form is shown whole on the page.
+	long := hostile + strings.Repeat(" long", 2000) + " END-OF-LONG-VALUE"
+	args := map[string]any{"path": target, "content": long}
 
 	// 1. Allow once forwards exactly that call.
 	start := time.Now()
@@ -196,8 +198,8 @@ func TestApprovalPageInBrowser(t *testing.T) {
 		t.Errorf("the pending ask took %v to show on the page, want about a second at most", d)
 	}
 	shown := eval[string](t, browser, `document.querySelector("li.ask pre.args").textContent`)
-	if !strings.Contains(shown, hostile) || !strings.Contains(shown, target) {
-		t.Errorf("arguments shown = %q, want the redacted arguments as text", shown)
+	if !strings.Contains(shown, hostile) || !strings.Contains(shown, target) || !strings.Contains(shown, "END-OF-LONG-VALUE") {
+		t.Errorf("arguments shown = %q, want the arguments as text, in full", shown)
 	}
 	for _, js := range []string{
 		`document.querySelectorAll("li.ask script, li.ask img").length === 0`,
