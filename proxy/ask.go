@@ -134,8 +134,8 @@ func (a *asker) apply(c *call, sess *session, key grantKey, sc scope, ans answer
 	switch ans {
 	case answerAllowOnce:
 		return resolution{forward: true, grantedBy: audit.GrantedByUserOnce, reason: "allowed once on the client's form"}
-	case answerAllowSession:
-		sess.remember(key, ans, sc)
+	case answerAllowSession, answerAllowFolder:
+		sess.remember(key, answerAllowSession, sc)
 		return resolution{forward: true, grantedBy: audit.GrantedByUserSession, reason: "allowed for the session on the client's form (" + sc.String() + ")"}
 	case answerDenySession:
 		sess.remember(key, ans, sc)

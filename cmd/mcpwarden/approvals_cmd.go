@@ -249,7 +249,8 @@ func newApproveCmd() *cobra.Command {
 		Short: "Allow a tool call waiting for approval",
 		Long: `approve allows the pending call ID (see mcpwarden approvals) once, or with
 --session also the later calls of that session to the same tool under the
-same rule (for a call with paths: paths beneath the same ones).`,
+same rule (for a call with paths: exactly the same paths, every form of
+them; for a call without paths: the calls without paths).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a := approvals.AllowOnce
