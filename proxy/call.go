@@ -79,7 +79,7 @@ func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 			s.writeAudit(ctx, c.decisionEvent())
 			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden refused %s: %v", t.Canonical, c.argsErr)), nil
 		}
-		c.verdict = s.pinVerdict(t, s.decide(c))
+		c.verdict = s.pinVerdict(t, s.guardOwnFiles(c, s.decide(c)))
 		var res resolution
 		switch c.verdict.Decision {
 		case rules.Allow:

@@ -123,8 +123,9 @@ type gate struct {
 
 // A serverEntry is what a Policy keeps per configured server.
 type serverEntry struct {
-	gate *gate
-	root string
+	gate  *gate
+	root  string
+	local bool // on this machine: self-protection applies
 }
 
 // A Policy is a compiled Spec. It is immutable and safe for concurrent use;
@@ -137,7 +138,8 @@ type Policy struct {
 	servers       map[string]serverEntry
 	profiles      map[string]*gate
 	pathKeys      map[string]bool
-	order         []*gate // global, servers by name, profiles by name (for Lint)
+	protected     []protectedPath // see Spec.Protected
+	order         []*gate         // global, servers by name, profiles by name (for Lint)
 	sha           string
 }
 
@@ -181,7 +183,7 @@ func Compile(s Spec) (*Policy, error) {
 		if srv.Root != "" && !filepath.IsAbs(srv.Root) {
 			c.errorf("%s.root: %q is not absolute; resolve it before compiling the rules", where, srv.Root)
 		}
-		e := serverEntry{root: cleanOrEmpty(srv.Root)}
+		e := serverEntry{root: cleanOrEmpty(srv.Root), local: srv.Local}
 		if !isZero(srv.Policy) {
 			e.gate = &gate{server: name}
 			c.gate(e.gate, where+".policy", where+".policy", srv.Policy)
@@ -189,6 +191,7 @@ func Compile(s Spec) (*Policy, error) {
 		}
 		c.p.servers[name] = e
 	}
+	c.protected(s.Protected)
 	for _, name := range slices.Sorted(maps.Keys(s.Profiles)) {
 		g := &gate{profile: true}
 		c.p.order = append(c.p.order, g)

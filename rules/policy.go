@@ -106,6 +106,10 @@ func (p *Policy) decide(c *Call, tr *trace) Verdict {
 		}
 	}
 	x := evalCtx{p: p, server: c.Server, tool: c.Tool, args: c.Arguments, roots: c.Roots, root: srv.root, tr: tr}
+	if v, ok := x.selfProtection(srv); ok {
+		tr.add(Step{Gate: v.Gate, List: "deny", Rule: v.Rule, Matched: true, Why: v.Reason})
+		return v
+	}
 
 	res := x.gate(&p.global)
 	if srv.gate != nil && (tr != nil || !res.ok || res.v.Decision != Deny) {

@@ -38,6 +38,10 @@ type ServerSpec struct {
 	// Root is the absolute directory relative path values are joined to
 	// ("" = none: a relative path then never satisfies an allow).
 	Root string
+	// Local is set for a server on this machine (one mcpwarden starts):
+	// its path-like values may reach mcpwarden's own files, which the
+	// built-in self-protection denies (see Spec.Protected).
+	Local bool
 }
 
 // A Spec is the whole rule configuration handed to Compile.
@@ -49,6 +53,12 @@ type Spec struct {
 	// DefaultPathKeys()). The last segment of a dotted key is what counts:
 	// `options.path` is path-like because `path` is.
 	PathKeys []string
+	// Protected are mcpwarden's own files and directories (absolute): a
+	// path-like value of a Local server's call at or under one is denied
+	// by the built-in rule RuleSelfProtection, before any gate and whatever
+	// the config says. An entry ending in `*` protects every path that
+	// starts with the rest (an audit log's rotations).
+	Protected []string
 }
 
 // DefaultPathKeys returns a fresh copy of the argument names treated as paths

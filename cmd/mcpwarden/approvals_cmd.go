@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -75,7 +74,11 @@ func startApprovalsPage(ctx context.Context, cfg *config.Config, stderr io.Write
 		ln.Close()
 		return nil, nil, err
 	}
-	path := tokenFilePath(cfg)
+	path, err := privateTokenFile(cfg)
+	if err != nil {
+		ln.Close()
+		return nil, nil, err
+	}
 	if err := approvals.WriteTokenFile(path, tf); err != nil {
 		ln.Close()
 		return nil, nil, fmt.Errorf("ask.token_file: %w", err)
@@ -100,14 +103,20 @@ func startApprovalsPage(ctx context.Context, cfg *config.Config, stderr io.Write
 	return broker, stop, nil
 }
 
-// tokenFilePath is ask.token_file, relative to the config's directory, or
-// DefaultTokenFile next to the config.
-func tokenFilePath(cfg *config.Config) string {
-	p := cmp.Or(cfg.Ask.TokenFile, config.DefaultTokenFile)
-	if filepath.IsAbs(p) {
-		return p
+// privateTokenFile is where the approvals token goes: ask.token_file, or
+// a file in mcpwarden's private state directory (created 0700), out of
+// reach of the servers (the built-in self-protection covers both).
+func privateTokenFile(cfg *config.Config) (string, error) {
+	path, err := cfg.TokenFilePath(os.Getenv)
+	if err != nil {
+		return "", fmt.Errorf("ask.token_file: %w", err)
 	}
-	return filepath.Join(cfg.Dir, p)
+	if cfg.Ask.TokenFile == "" {
+		if err := config.MakeStateDir(filepath.Dir(path)); err != nil {
+			return "", fmt.Errorf("ask.token_file: %w", err)
+		}
+	}
+	return path, nil
 }
 
 // desktopNotifier returns a notification for each new pending ask through
@@ -153,9 +162,17 @@ func (f *approvalFlags) client() (*approvals.Client, error) {
 		if cfg.Ask.Approvals != config.ApprovalsLocal {
 			return nil, &codeError{code: exitUsage, err: fmt.Errorf("config %s does not set ask.approvals: local", f.config)}
 		}
-		path = tokenFilePath(cfg)
+		if path, err = cfg.TokenFilePath(os.Getenv); err != nil {
+			return nil, &codeError{code: exitUsage, err: err}
+		}
 	default:
-		return nil, &codeError{code: exitUsage, err: errors.New("give --config FILE (of the running mcpwarden) or --token-file FILE")}
+		// Without flags: the one running instance's token file in the
+		// state directory.
+		files, err := config.TokenFiles(os.Getenv)
+		if err != nil || len(files) != 1 {
+			return nil, &codeError{code: exitUsage, err: fmt.Errorf("found %d approvals token files in mcpwarden's state directory: give --config FILE (of the running mcpwarden) or --token-file FILE", len(files))}
+		}
+		path = files[0]
 	}
 	tf, err := approvals.ReadTokenFile(path)
 	if err != nil {
@@ -176,7 +193,9 @@ func newApprovalsCmd() *cobra.Command {
 holds for approval: id, how long each has waited, tool, client, the rule
 that asked and the redacted arguments. Answer one with mcpwarden approve ID
 [--session] or mcpwarden deny ID, or on the approvals page. The instance is
-found through its token file (ask.token_file, next to the config by default).
+found through its token file (ask.token_file, else a private file in
+$XDG_RUNTIME_DIR/mcpwarden, $XDG_STATE_HOME/mcpwarden or
+~/.local/state/mcpwarden; without flags the only one there).
 --json prints the pending asks and the recent decisions as JSON.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

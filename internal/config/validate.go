@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -270,9 +271,11 @@ func (c *Config) RulesSpecIn(workDir string) rules.Spec {
 		Profiles: c.profileSpecs(),
 		Servers:  make(map[string]rules.ServerSpec, len(c.Servers)),
 		PathKeys: c.PathKeys,
+		// mcpwarden's own files are off limits to servers on this machine.
+		Protected: c.OwnFiles(os.Getenv),
 	}
 	for name, s := range c.Servers {
-		spec.Servers[name] = rules.ServerSpec{Policy: s.Policy, Root: c.Root(name, workDir)}
+		spec.Servers[name] = rules.ServerSpec{Policy: s.Policy, Root: c.Root(name, workDir), Local: s.EffectiveTransport() == TransportStdio}
 	}
 	return spec
 }

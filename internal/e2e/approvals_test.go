@@ -34,7 +34,8 @@ func approvalsFixture(t *testing.T, timeout string) *fixture {
 	return f
 }
 
-// pageToken is the running instance's token file, next to its config.
+// pageToken is the running instance's token file, in mcpwarden's private
+// state directory.
 type pageToken struct {
 	URL   string `json:"url"`
 	Token string `json:"token"`
@@ -42,13 +43,19 @@ type pageToken struct {
 
 func readPageToken(t *testing.T, f *fixture) pageToken {
 	t.Helper()
-	path := filepath.Join(f.dir, ".mcpwarden-approvals-token")
+	path := tokenPath(t, f)
 	info, err := os.Stat(path)
 	if err != nil {
 		t.Fatalf("token file: %v", err)
 	}
 	if perm := info.Mode().Perm(); perm != 0o600 {
 		t.Errorf("token file mode %#o, want 0600", perm)
+	}
+	if dir, err := os.Stat(filepath.Dir(path)); err != nil || dir.Mode().Perm() != 0o700 {
+		t.Errorf("token directory %s: %v, want mode 0700", filepath.Dir(path), err)
+	}
+	if strings.HasPrefix(path, f.dir) {
+		t.Errorf("token file %s is next to the config, where servers may reach it", path)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/config"
 )
 
 // cancels is a headless client's answer to every form: cancel at once.
@@ -166,4 +168,19 @@ func TestEmptyAcceptIsNoAnswer(t *testing.T) {
 			})
 		})
 	}
+}
+
+// tokenPath is where the instance serving f keeps its approvals token: it
+// inherits this process's environment.
+func tokenPath(t *testing.T, f *fixture) string {
+	t.Helper()
+	cfg, err := config.Load(f.config, os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := cfg.TokenFilePath(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -1,0 +1,64 @@
+package rules
+
+import "testing"
+
+func TestOwnFilesAreDeniedWhateverThePolicySays(t *testing.T) {
+	t.Parallel()
+	p, err := Compile(Spec{
+		Global: PolicySpec{Default: "allow", Allow: []string{"mcp:*:*", "mcp:fs:read_file:path=/etc/mcpwarden/**"}},
+		Servers: map[string]ServerSpec{
+			"fs":     {Root: "/srv/app", Local: true},
+			"remote": {Root: "/srv/app"},
+		},
+		Protected: []string{"/etc/mcpwarden/mcpwarden.yaml", "/var/log/mcpwarden/audit.jsonl", "/var/log/mcpwarden/audit-*", "/home/u/.local/state/mcpwarden"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		server string
+		args   map[string]any
+		want   Decision
+	}{
+		{"the config file", "fs", map[string]any{"path": "/etc/mcpwarden/mcpwarden.yaml"}, Deny},
+		{"the config file through ..", "fs", map[string]any{"path": "/srv/app/../../etc/mcpwarden/mcpwarden.yaml"}, Deny},
+		{"the config file relative to the root", "fs", map[string]any{"path": "../../etc/mcpwarden/mcpwarden.yaml"}, Deny},
+		{"the config file in an array", "fs", map[string]any{"paths": []any{"/srv/app/x", "/etc/mcpwarden/mcpwarden.yaml"}}, Deny},
+		{"the config file nested", "fs", map[string]any{"edit": map[string]any{"path": "/etc/mcpwarden/mcpwarden.yaml"}}, Deny},
+		{"the audit log", "fs", map[string]any{"path": "/var/log/mcpwarden/audit.jsonl"}, Deny},
+		{"a rotated audit log", "fs", map[string]any{"path": "/var/log/mcpwarden/audit-000003.jsonl"}, Deny},
+		{"a file in the state directory", "fs", map[string]any{"path": "/home/u/.local/state/mcpwarden/approvals.token"}, Deny},
+		{"the state directory itself", "fs", map[string]any{"path": "/home/u/.local/state/mcpwarden"}, Deny},
+		{"the state directory under ~", "fs", map[string]any{"path": "~/.local/state/mcpwarden/approvals.token"}, Deny},
+		{"the state directory under ~user", "fs", map[string]any{"path": "~u/.local/state/mcpwarden"}, Deny},
+		{"the config as a file URI", "fs", map[string]any{"path": "file:///etc/mcpwarden/mcpwarden.yaml"}, Deny},
+		{"the config as an encoded file URI", "fs", map[string]any{"path": "file:///etc/mcpwarden/mcpwarden%2Eyaml"}, Deny},
+		{"a neighbour of the audit log", "fs", map[string]any{"path": "/var/log/mcpwarden/other.log"}, Allow},
+		{"a file named like the state directory elsewhere", "fs", map[string]any{"path": "/srv/app/mcpwardenx"}, Allow},
+		{"an ordinary file", "fs", map[string]any{"path": "/srv/app/notes.txt"}, Allow},
+		{"a remote server's own paths", "remote", map[string]any{"path": "/etc/mcpwarden/mcpwarden.yaml"}, Allow},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			v := p.Decide(Call{Server: tt.server, Tool: "read_file", Arguments: tt.args})
+			if v.Decision != tt.want {
+				t.Fatalf("decision = %v (%s: %s), want %v", v.Decision, v.Rule, v.Reason, tt.want)
+			}
+			if tt.want == Deny && v.Rule != RuleSelfProtection {
+				t.Errorf("rule = %q, want %q", v.Rule, RuleSelfProtection)
+			}
+		})
+	}
+	if ex := p.Explain(Call{Server: "fs", Tool: "read_file", Arguments: map[string]any{"path": "/etc/mcpwarden/mcpwarden.yaml"}}); len(ex.Steps) == 0 || ex.Steps[0].Rule != RuleSelfProtection {
+		t.Errorf("Explain steps = %+v, want the self-protection step (check shows it)", ex.Steps)
+	}
+}
+
+func TestRelativeProtectedPathIsAnError(t *testing.T) {
+	t.Parallel()
+	if _, err := Compile(Spec{Protected: []string{"mcpwarden.yaml"}}); err == nil {
+		t.Error("a relative protected path compiled")
+	}
+}
