@@ -218,7 +218,7 @@ func ruleName(c *call) string {
 
 // rulesCall is the call as the rules see it.
 func (c *call) rulesCall() rules.Call {
-	return rules.Call{Profile: c.profile, Server: c.tool.Server, Tool: c.tool.Name, Arguments: c.args}
+	return rules.Call{Profile: c.profile, Server: c.tool.Server, Tool: c.tool.Name, Arguments: c.args, Roots: c.roots}
 }
 
 // grantKey is what a grant for c is bound to.

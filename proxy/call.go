@@ -24,7 +24,8 @@ type call struct {
 	session   string
 	client    *audit.Client
 	args      map[string]any
-	canonical []byte // the arguments as forwarded
+	roots     []string // the client's roots, when the policy uses them
+	canonical []byte   // the arguments as forwarded
 	argsErr   error
 	verdict   rules.Verdict
 	grantedBy string // how the decision was settled (audit.GrantedBy*)
@@ -51,6 +52,9 @@ func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *
 		}
 	}
 	c.args, c.canonical, c.argsErr = jsonargs.Parse(raw)
+	if c.argsErr == nil && c.policy.UsesRoots() {
+		c.roots = s.rootsOf(ctx, c.session)
+	}
 	return c
 }
 

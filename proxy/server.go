@@ -99,6 +99,7 @@ type Server struct {
 	names     atomic.Pointer[Names]
 	mcp       *server.MCPServer
 	asker     *asker
+	roots     rootCache
 	tel       *telemetry.Telemetry // nil: no telemetry
 }
 
@@ -136,6 +137,7 @@ func New(o Options) (*Server, error) {
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.tel.SessionOpened() })
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 		s.asker.grants.end(cs.SessionID())
+		s.roots.end(cs.SessionID())
 		s.tel.SessionClosed()
 	})
 	version := o.Version
@@ -155,7 +157,12 @@ func New(o Options) (*Server, error) {
 		server.WithRecovery(),
 		server.WithLogger(logger),
 	)
-	s.mcp.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, s.rootsChanged)
+	s.mcp.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, func(ctx context.Context, n mcp.JSONRPCNotification) {
+		if cs := server.ClientSessionFromContext(ctx); cs != nil {
+			s.roots.forget(cs.SessionID()) // asked again at the next call
+		}
+		s.rootsChanged(ctx, n)
+	})
 	for _, name := range o.Upstream.Names() {
 		listed, err := o.Upstream.Tools(name)
 		if err != nil {
