@@ -181,7 +181,7 @@ func (a *asker) cancelled(c *call, by string) resolution {
 	return resolution{
 		grantedBy: by,
 		reason:    "cancelled by the client while waiting for approval",
-		text:      fmt.Sprintf("mcpwarden: %s was cancelled while waiting for approval; not forwarded.", c.tool.Canonical),
+		text:      fmt.Sprintf("mcpwarden: %s (%s) was cancelled while waiting for approval; not forwarded.", c.tool.Canonical, ruleName(c)),
 	}
 }
 
@@ -191,7 +191,7 @@ func (a *asker) refused(c *call, by, why string) resolution {
 	return resolution{
 		grantedBy: by,
 		reason:    why,
-		text:      fmt.Sprintf("mcpwarden: %s was %s; not forwarded.", c.tool.Canonical, why),
+		text:      fmt.Sprintf("mcpwarden: %s (%s) was %s; not forwarded.", c.tool.Canonical, ruleName(c), why),
 	}
 }
 

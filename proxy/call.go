@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -104,6 +106,7 @@ func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden refused %s: the audit log cannot be written (%v), and audit.required is true, so nothing was forwarded", t.Canonical, err)), nil
 		}
 		if !res.forward {
+			s.logRefusal(c)
 			return mcp.NewToolResultError(res.text), nil
 		}
 		return s.forward(ctx, c, req)
@@ -198,11 +201,15 @@ func (c *call) decisionEvent() audit.Event {
 	return e
 }
 
+// denyText is what the model is told when a rule denies its call: the
+// tool, the rule and why, with the decisive value cut from its front. It
+// gives no advice to widen the policy; the operator finds that in the log
+// and with check.
 func denyText(c *call) string {
-	if c.verdict.Rule == "default" || c.verdict.Rule == "" {
-		return fmt.Sprintf("mcpwarden denied %s: no rule allows it and the default is deny (%s). To allow it, add %q to policy.allow.", c.tool.Canonical, c.verdict.Reason, c.tool.Canonical)
+	if c.verdict.Reason != "" && strings.Contains(c.verdict.Reason, strconv.Quote(c.verdict.Rule)) {
+		return fmt.Sprintf("mcpwarden denied %s: %s.", c.tool.Canonical, c.verdict.Reason)
 	}
-	return fmt.Sprintf("mcpwarden denied %s: rule %q in %s (%s).", c.tool.Canonical, c.verdict.Rule, c.verdict.Gate, c.verdict.Reason)
+	return fmt.Sprintf("mcpwarden denied %s (%s): %s.", c.tool.Canonical, ruleName(c), c.verdict.Reason)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -72,23 +72,21 @@ func (x *evalCtx) selfProtection(srv serverEntry) (Verdict, bool) {
 	if !srv.local || len(x.p.protected) == 0 {
 		return Verdict{}, false
 	}
-	var hit, hitValue string
+	hit, found := "", false
 	x.eachPath(x.args, func(s string) {
-		if hit != "" {
-			return
-		}
-		if p, ok := x.p.reaches(s, x.root); ok {
-			hit, hitValue = p, s
+		if !found {
+			_, found = x.p.reaches(s, x.root)
+			hit = s
 		}
 	})
-	if hit == "" {
+	if !found {
 		return Verdict{}, false
 	}
 	return Verdict{
 		Decision: Deny,
 		Rule:     RuleSelfProtection,
 		Gate:     GateBuiltin,
-		Reason:   "path " + quote(hitValue) + " reaches mcpwarden's own " + quote(hit) + "; no config can allow it",
+		Reason:   "path " + quote(hit) + " is one of mcpwarden's own files, which no config can open",
 	}, true
 }
 

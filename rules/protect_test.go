@@ -1,6 +1,9 @@
 package rules
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestOwnFilesAreDeniedWhateverThePolicySays(t *testing.T) {
 	t.Parallel()
@@ -60,5 +63,18 @@ func TestRelativeProtectedPathIsAnError(t *testing.T) {
 	t.Parallel()
 	if _, err := Compile(Spec{Protected: []string{"mcpwarden.yaml"}}); err == nil {
 		t.Error("a relative protected path compiled")
+	}
+}
+
+func TestReasonKeepsTheEndOfLongValues(t *testing.T) {
+	t.Parallel()
+	p, err := Compile(Spec{Global: PolicySpec{Deny: []string{"mcp:fs:read_file:path=/srv/**"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := "/srv/" + strings.Repeat("nested/", 20) + "id_rsa"
+	v := p.Decide(Call{Server: "fs", Tool: "read_file", Arguments: map[string]any{"path": long}})
+	if !strings.Contains(v.Reason, "nested/id_rsa\"") || strings.Contains(v.Reason, long) {
+		t.Errorf("reason %q: want the value cut from its front, keeping the file name", v.Reason)
 	}
 }
