@@ -42,7 +42,7 @@ func (a *asker) form(c *call, t target) (params mcp.ElicitationParams, offered [
 		client = strings.TrimSpace(c.client.Name + " " + c.client.Version)
 	}
 	fmt.Fprintf(&b, "Client: %s\nPrincipal: %s\nAsked by: %s in %s\n\nArguments, as they will be forwarded:\n", client, c.principal, ruleName(c), c.verdict.Gate)
-	shown := a.shown(c.args)
+	shown := a.shown(c.policy, c.args)
 	for _, k := range slices.Sorted(maps.Keys(shown)) {
 		fmt.Fprintf(&b, "%s: %s\n", k, cutShown(valueText(shown[k])))
 	}
@@ -85,31 +85,33 @@ func (a *asker) form(c *call, t target) (params mcp.ElicitationParams, offered [
 }
 
 // shown is a copy of args for a human: every value in full, except the
-// values under secret-like keys (audit's vocabulary), at any depth.
-func (a *asker) shown(args map[string]any) map[string]any {
+// values under secret-like keys (audit's vocabulary), at any depth. A
+// path-like key is never hidden, even one named like a secret
+// (`keyfile`): where a call acts is what the human must see.
+func (a *asker) shown(p *rules.Policy, args map[string]any) map[string]any {
 	if args == nil {
 		return map[string]any{}
 	}
-	v, _ := a.hide(args).(map[string]any)
+	v, _ := a.hide(p, args).(map[string]any)
 	return v
 }
 
-func (a *asker) hide(v any) any {
+func (a *asker) hide(p *rules.Policy, v any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, e := range t {
-			if a.secret != nil && a.secret(k) {
+			if a.secret != nil && a.secret(k) && !p.IsPathKey(k) {
 				out[k] = hiddenValue
 			} else {
-				out[k] = a.hide(e)
+				out[k] = a.hide(p, e)
 			}
 		}
 		return out
 	case []any:
 		out := make([]any, len(t))
 		for i, e := range t {
-			out[i] = a.hide(e)
+			out[i] = a.hide(p, e)
 		}
 		return out
 	}

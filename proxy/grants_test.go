@@ -1,6 +1,10 @@
 package proxy
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
 
 func TestGrantIsBoundToPrincipal(t *testing.T) {
 	t.Parallel()
@@ -66,4 +70,24 @@ func TestScopeCoversOnlyWhatWasGranted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzFormCuts checks that the form's cuts never split a character, never
+// lose the end they promise to keep, and state what they hid.
+func FuzzFormCuts(f *testing.F) {
+	for _, s := range []string{"", "short", strings.Repeat("é", 3000), strings.Repeat("a", 2001) + "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return
+		}
+		if got := cutShown(s); !utf8.ValidString(got) || utf8.RuneCountInString(s) > maxValueShown && !strings.Contains(got, "more characters hidden") {
+			t.Fatalf("cutShown(%d runes) = %q", utf8.RuneCountInString(s), got)
+		}
+		got := cutEnd(s, 40)
+		if !utf8.ValidString(got) || utf8.RuneCountInString(got) > 40 || !strings.HasSuffix(s, strings.TrimPrefix(got, "…")) {
+			t.Fatalf("cutEnd(%q) = %q", s, got)
+		}
+	})
 }

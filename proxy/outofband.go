@@ -31,7 +31,7 @@ func (a *asker) outOfBand(ctx context.Context, c *call, req mcp.CallToolRequest,
 		Principal: c.principal,
 		Rule:      c.verdict.Rule,
 		Gate:      c.verdict.Gate,
-		Arguments: a.shown(c.args),
+		Arguments: a.shown(c.policy, c.args),
 		Paths:     normalisedPaths(c, t),
 		AskedAt:   time.Now(),
 	}

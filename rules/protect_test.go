@@ -78,3 +78,35 @@ func TestReasonKeepsTheEndOfLongValues(t *testing.T) {
 		t.Errorf("reason %q: want the value cut from its front, keeping the file name", v.Reason)
 	}
 }
+
+// FuzzSelfProtection checks that no spelling of a path whose normalised
+// form is at or under a protected path gets past the built-in rule, under
+// a policy that allows everything.
+func FuzzSelfProtection(f *testing.F) {
+	for _, s := range []string{
+		"/etc/mcpwarden/mcpwarden.yaml", "../../etc/mcpwarden/x", "~/.local/state/mcpwarden",
+		"file:///etc/mcpwarden/mcpwarden.yaml", "/srv/app/./../../etc//mcpwarden/", "mcpwarden.yaml", "/srv/app/ok",
+	} {
+		f.Add(s)
+	}
+	p, err := Compile(Spec{
+		Global:    PolicySpec{Default: "allow", Allow: []string{"mcp:*:*"}},
+		Servers:   map[string]ServerSpec{"fs": {Root: "/srv/app", Local: true}},
+		Protected: []string{"/etc/mcpwarden", "/home/u/.local/state/mcpwarden", "/var/log/audit-*"},
+	})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, args := range []map[string]any{{"path": s}, {"paths": []any{"/srv/app/ok", s}}, {"nested": map[string]any{"file": s}}} {
+			v := p.Decide(Call{Server: "fs", Tool: "t", Arguments: args})
+			abs, known := normalisePath(s, "/srv/app")
+			if _, hit := p.protectedAt(abs); known && hit && v.Rule != RuleSelfProtection {
+				t.Fatalf("%q (normalised %q) reaches a protected path but was decided %v by %q", s, abs, v.Decision, v.Rule)
+			}
+			if v.Decision != Deny && v.Decision != Allow {
+				t.Fatalf("%q: decision %v", s, v.Decision)
+			}
+		}
+	})
+}
