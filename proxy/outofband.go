@@ -35,6 +35,9 @@ func (a *asker) outOfBand(ctx context.Context, c *call, req mcp.CallToolRequest,
 		Paths:     normalisedPaths(c, t),
 		AskedAt:   time.Now(),
 	}
+	if t.earns && !t.pathless {
+		areq.Folders = t.folders
+	}
 	if c.client != nil {
 		areq.Client = strings.TrimSpace(c.client.Name + " " + c.client.Version)
 	}
@@ -107,8 +110,11 @@ func (a *asker) decided(c *call, sess *session, key grantKey, t target, d approv
 	switch d.Answer {
 	case approvals.AllowOnce:
 		return resolution{forward: true, grantedBy: by, reason: "allowed once " + how + who}
-	case approvals.AllowSession:
+	case approvals.AllowSession, approvals.AllowFolder:
 		sc := scopeFor(t, answerAllowSession)
+		if d.Answer == approvals.AllowFolder {
+			sc = scopeFor(t, answerAllowFolder)
+		}
 		sess.remember(key, answerAllowSession, sc)
 		return resolution{forward: true, grantedBy: by, reason: "allowed for the session (" + sc.String() + ") " + how + who}
 	default:

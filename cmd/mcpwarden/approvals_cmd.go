@@ -262,25 +262,33 @@ func newApproveCmd() *cobra.Command {
 	var (
 		f       approvalFlags
 		session bool
+		folder  bool
 	)
 	cmd := &cobra.Command{
-		Use:   "approve ID [--session] --config FILE | --token-file FILE",
+		Use:   "approve ID [--session | --folder] --config FILE | --token-file FILE",
 		Short: "Allow a tool call waiting for approval",
 		Long: `approve allows the pending call ID (see mcpwarden approvals) once, or with
 --session also the later calls of that session to the same tool under the
 same rule (for a call with paths: exactly the same paths, every form of
-them; for a call without paths: the calls without paths).`,
+them; for a call without paths: the calls without paths), or with --folder
+the later calls whose paths are all under the call's folders.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a := approvals.AllowOnce
-			if session {
+			switch {
+			case session && folder:
+				return &codeError{code: exitUsage, err: fmt.Errorf("give --session or --folder, not both")}
+			case session:
 				a = approvals.AllowSession
+			case folder:
+				a = approvals.AllowFolder
 			}
 			return decideCmd(cmd, &f, args[0], a)
 		},
 	}
 	f.add(cmd)
 	cmd.Flags().BoolVar(&session, "session", false, "allow for the rest of the session, not just this call")
+	cmd.Flags().BoolVar(&folder, "folder", false, "allow for the rest of the session anything under the call's folders")
 	return cmd
 }
 
@@ -318,6 +326,8 @@ func decideCmd(cmd *cobra.Command, f *approvalFlags, id string, a approvals.Answ
 		fmt.Fprintf(cmd.OutOrStdout(), "allowed %s once\n", id)
 	case approvals.AllowSession:
 		fmt.Fprintf(cmd.OutOrStdout(), "allowed %s for the session\n", id)
+	case approvals.AllowFolder:
+		fmt.Fprintf(cmd.OutOrStdout(), "allowed %s under its folders for the session\n", id)
 	default:
 		fmt.Fprintf(cmd.OutOrStdout(), "denied %s\n", id)
 	}

@@ -38,10 +38,11 @@ type Answer uint8
 const (
 	Deny         Answer = iota // "deny": refuse this call
 	AllowOnce                  // "allow_once": forward this call only
-	AllowSession               // "allow_session": forward this call and the calls the session grant covers
+	AllowSession               // "allow_session": forward this call and, for the session, the calls with exactly its paths (or, without paths, the tool's calls without paths)
+	AllowFolder                // "allow_session_folder": forward this call and, for the session, the calls whose paths are all under its folders
 )
 
-var answerNames = [...]string{Deny: "deny", AllowOnce: "allow_once", AllowSession: "allow_session"}
+var answerNames = [...]string{Deny: "deny", AllowOnce: "allow_once", AllowSession: "allow_session", AllowFolder: "allow_session_folder"}
 
 // String returns the JSON name of a.
 func (a Answer) String() string {
@@ -69,7 +70,7 @@ func (a *Answer) UnmarshalText(b []byte) error {
 		}
 	}
 	*a = Deny
-	return fmt.Errorf("unknown decision %q: want allow_once, allow_session or deny", b)
+	return fmt.Errorf("unknown decision %q: want allow_once, allow_session, allow_session_folder or deny", b)
 }
 
 // ParseAnswer is UnmarshalText for a string.
@@ -120,8 +121,11 @@ type Request struct {
 	Arguments map[string]any `json:"arguments"`
 	// Paths are the path-like values whose normalised absolute form
 	// differs from the value as sent, each with that form.
-	Paths   []PathForm `json:"paths,omitempty"`
-	AskedAt time.Time  `json:"asked_at"`
+	Paths []PathForm `json:"paths,omitempty"`
+	// Folders, when set, are the folders an allow_session_folder answer
+	// would cover; without them that answer gives no session grant.
+	Folders []string  `json:"folders,omitempty"`
+	AskedAt time.Time `json:"asked_at"`
 }
 
 // A PathForm is a path-like value as sent and the absolute, clean path it

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -177,4 +178,38 @@ func TestGrantDoesNotFollowSymlinkOut(t *testing.T) {
 			t.Errorf("asked %d times, want the write through the link asked again", h.asked())
 		}
 	})
+}
+
+func TestFolderGrantByApproveDoesNotFollowSymlinkOut(t *testing.T) {
+	t.Parallel()
+	f := approvalsFixture(t, "20s")
+	docs, secret := filepath.Join(f.sandbox, "app", "docs"), filepath.Join(f.sandbox, "secret")
+	mkdir(t, docs, secret)
+	if err := os.Symlink(secret, filepath.Join(docs, "link")); err != nil {
+		t.Fatal(err)
+	}
+	c := connectStdio(t, f, client.WithLegacyProtocolOnly()) // cannot elicit: the approvals page is asked
+	tok := readPageToken(t, f)
+	first := filepath.Join(docs, "a.txt")
+	pending := callAsync(t, c, map[string]any{"path": first, "content": "1"})
+	runCLI(t, "approve", pendingAskID(t, tok), "--folder", "--config", f.config)
+	if res := result(t, pending); res.IsError || !exists(first) {
+		t.Fatalf("approve --folder: %q", resultText(res))
+	}
+	sibling := filepath.Join(docs, "sub", "b.txt")
+	mkdir(t, filepath.Dir(sibling))
+	select {
+	case res := <-callAsync(t, c, map[string]any{"path": sibling, "content": "2"}):
+		if res.IsError || !exists(sibling) {
+			t.Errorf("under the folder grant: %q", resultText(res))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a file under the granted folder was held for approval")
+	}
+	escape := callAsync(t, c, map[string]any{"path": filepath.Join(docs, "link", "s.txt"), "content": "stolen"})
+	id := pendingAskID(t, tok) // asked again: the link leads out of the folder
+	runCLI(t, "deny", id, "--config", f.config)
+	if res := result(t, escape); !res.IsError || exists(filepath.Join(secret, "s.txt")) {
+		t.Errorf("a write through a link out of the granted folder: %q", resultText(res))
+	}
 }

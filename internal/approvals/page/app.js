@@ -48,7 +48,10 @@
     for (const p of a.paths || []) paths.append(document.createTextNode(p.value + "\n  is " + p.absolute + "\n"));
     const buttons = el("div", "buttons");
     const msg = el("span", "error");
-    for (const [decision, label] of [["allow_once", "Allow once"], ["allow_session", "Allow for session"], ["deny", "Deny"]]) {
+    const choices = [["allow_once", "Allow once"], ["allow_session", "Allow for session"]];
+    if (a.folders && a.folders.length) choices.push(["allow_session_folder", "Allow under " + a.folders.join(", ") + " for session"]);
+    choices.push(["deny", "Deny"]);
+    for (const [decision, label] of choices) {
       const b = el("button", decision, label);
       b.type = "button";
       b.addEventListener("click", () => decide(a.id, decision, buttons, msg));
