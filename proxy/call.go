@@ -27,12 +27,15 @@ type call struct {
 	client    *audit.Client
 	args      map[string]any
 	roots     []string // the client's roots, when the policy uses them
-	canonical []byte   // the arguments as forwarded
-	argsErr   error
-	verdict   rules.Verdict
-	grantedBy string // how the decision was settled (audit.GrantedBy*)
-	reason    string // why a call was refused or let through, for the audit event
-	failure   string // what failed while deciding, for the audit event's error
+	// rootsByInput is set when the roots came in this retry's input
+	// responses: an ask's input request asks for them again.
+	rootsByInput bool
+	canonical    []byte // the arguments as forwarded
+	argsErr      error
+	verdict      rules.Verdict
+	grantedBy    string // how the decision was settled (audit.GrantedBy*)
+	reason       string // why a call was refused or let through, for the audit event
+	failure      string // what failed while deciding, for the audit event's error
 }
 
 func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *call {
@@ -54,9 +57,6 @@ func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *
 		}
 	}
 	c.args, c.canonical, c.argsErr = jsonargs.Parse(raw)
-	if c.argsErr == nil && c.policy.UsesRoots() {
-		c.roots = s.rootsOf(ctx, c.session)
-	}
 	return c
 }
 
@@ -74,6 +74,12 @@ func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 		defer s.drain.leave()
 		ctx = s.tel.ExtractMeta(ctx, req.Params.Meta)
 		c := s.newCall(ctx, t, req)
+		if c.argsErr == nil && c.policy.UsesRoots() {
+			var ask *mcp.CallToolResult
+			if c.roots, ask = s.rootsFor(ctx, c, req); ask != nil {
+				return ask, nil // the client's roots first; decided when it retries
+			}
+		}
 		ctx, span := s.tel.StartRequest(ctx, telemetry.Request{Method: string(mcp.MethodToolsCall), Tool: t.Wire, Session: c.session})
 		defer func() { span.End(spanErr(result, err)) }()
 		dctx, dspan := s.tel.StartDecision(ctx, t.Server, t.Name)

@@ -122,7 +122,11 @@ func (a *asker) roundTrip(c *call, req mcp.CallToolRequest, sess *session, key g
 	if full {
 		return resolution{}, &noAnswer{why: "too many asks are waiting for the client's answer"}
 	}
-	return resolution{pending: server.NewInputRequestBuilder(state).Elicit(approvalID, params).ToolResult()}, nil
+	b := server.NewInputRequestBuilder(state).Elicit(approvalID, params)
+	if c.rootsByInput {
+		b.Roots(rootsInputID) // the retry is decided again, with the roots
+	}
+	return resolution{pending: b.ToolResult()}, nil
 }
 
 // answerOf reads the form's answer. Only an accept with one of the offered

@@ -8,10 +8,14 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // rootsTimeout bounds asking a client for its roots.
 const rootsTimeout = 5 * time.Second
+
+// rootsInputID keys the roots request in a multi round-trip input request.
+const rootsInputID = "mcpwarden_roots"
 
 // A rootCache keeps each client session's MCP roots as local directories,
 // for workspace_from_roots: fetched from the client (roots/list) at the
@@ -27,13 +31,35 @@ type rootCache struct {
 	changes map[string]uint64
 }
 
-// rootsOf returns the calling client's roots, asking it when they are not
-// known. A client that did not declare the roots capability, or one on
-// the 2026-07-28 protocol (no server-to-client requests in a call), has
-// none.
-func (s *Server) rootsOf(ctx context.Context, session string) []string {
+// rootsFor returns the roots of c's client. A client that did not declare
+// the roots capability has none. A client on protocol 2025-11-25 or
+// earlier is sent roots/list; one on 2026-07-28, which takes no
+// server-to-client request within a call, is answered with an input
+// request for its roots (ask), and its retry carries them.
+func (s *Server) rootsFor(ctx context.Context, c *call, req mcp.CallToolRequest) (roots []string, ask *mcp.CallToolResult) {
 	caps, modern := clientCapabilities(ctx)
-	if session == "" || modern || caps == nil || caps.Roots == nil {
+	if caps == nil || caps.Roots == nil {
+		return nil, nil
+	}
+	if !modern {
+		return s.rootsOf(ctx, c.session), nil
+	}
+	if res := server.RootsResponse(req.Params.InputResponses, rootsInputID); res != nil {
+		c.rootsByInput = true
+		roots = localRoots(res.Roots)
+		s.roots.store(c.session, roots, s.roots.generation(c.session))
+		return roots, nil
+	}
+	if roots, ok := s.roots.cached(c.session); ok {
+		return roots, nil
+	}
+	return nil, server.NewInputRequestBuilder(req.Params.RequestState).Roots(rootsInputID).ToolResult()
+}
+
+// rootsOf returns a legacy client's roots, asking it with roots/list when
+// they are not known.
+func (s *Server) rootsOf(ctx context.Context, session string) []string {
+	if session == "" {
 		return nil
 	}
 	rc := &s.roots
@@ -52,15 +78,42 @@ func (s *Server) rootsOf(ctx context.Context, session string) []string {
 		return nil
 	}
 	roots = localRoots(res.Roots)
+	rc.store(session, roots, gen)
+	return roots
+}
+
+// cached returns a session's roots if they are known.
+func (rc *rootCache) cached(session string) ([]string, bool) {
+	if session == "" {
+		return nil, false
+	}
 	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	roots, ok := rc.sessions[session]
+	return roots, ok
+}
+
+// generation is the session's count of forgets, for store.
+func (rc *rootCache) generation(session string) uint64 {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.changes[session]
+}
+
+// store keeps roots fetched at generation gen, unless they changed since.
+func (rc *rootCache) store(session string, roots []string, gen uint64) {
+	if session == "" {
+		return
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.changes[session] != gen {
+		return
+	}
 	if rc.sessions == nil {
 		rc.sessions = map[string][]string{}
 	}
-	if rc.changes[session] == gen {
-		rc.sessions[session] = roots
-	}
-	rc.mu.Unlock()
-	return roots
+	rc.sessions[session] = roots
 }
 
 // forget drops a session's roots: they changed, or the session ended.

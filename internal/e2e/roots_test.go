@@ -42,6 +42,10 @@ func (r *rootsClient) times() int {
 
 func TestRootsFromClientDriveWorkspace(t *testing.T) {
 	t.Parallel()
+	protocols(t, rootsDriveWorkspace)
+}
+
+func rootsDriveWorkspace(t *testing.T, _ bool, opts ...client.ClientOption) {
 	f := newFixture(t, "stdio", "  fs:\n"+serverFilesystem("SANDBOX"), `  default: deny
   workspace_from_roots: true
   outside_workspace: deny
@@ -55,7 +59,7 @@ func TestRootsFromClientDriveWorkspace(t *testing.T) {
 		}
 	}
 	roots := &rootsClient{root: a}
-	c := connectStdio(t, f, client.WithLegacyProtocolOnly(), client.WithRootsHandler(roots))
+	c := connectStdio(t, f, append(opts, client.WithRootsHandler(roots))...)
 	read := func(p string) (ok bool, text string) {
 		res := callTool(t, c, "fs__read_text_file", map[string]any{"path": p})
 		return !res.IsError, resultText(res)
@@ -100,4 +104,28 @@ func TestClientWithoutRootsHasNoWorkspace(t *testing.T) {
 	if res := callTool(t, c, "fs__read_text_file", map[string]any{"path": target}); !res.IsError {
 		t.Errorf("without roots every path is outside the workspace; the read was allowed: %s", resultText(res))
 	}
+}
+
+func TestRootsAndAskInOneCall(t *testing.T) {
+	t.Parallel()
+	protocols(t, func(t *testing.T, _ bool, opts ...client.ClientOption) {
+		f := newFixture(t, "stdio", "  fs:\n"+serverFilesystem("SANDBOX"), `  default: deny
+  workspace_from_roots: true
+  outside_workspace: deny
+  ask: ["mcp:fs:write_file"]`)
+		roots := &rootsClient{root: f.sandbox}
+		h := &human{answer: says("allow_once")}
+		c := connectStdio(t, f, append(opts, client.WithRootsHandler(roots), client.WithElicitationHandler(h))...)
+		target := filepath.Join(f.sandbox, "asked.txt")
+		if res := write(t, c, target, "x"); res.IsError || !exists(target) {
+			t.Errorf("a write inside the roots, allowed once: %q", resultText(res))
+		}
+		if h.times() != 1 {
+			t.Errorf("asked %d times, want 1", h.times())
+		}
+		outside := filepath.Join(f.dir, "outside.txt")
+		if res := write(t, c, outside, "x"); !res.IsError || exists(outside) {
+			t.Errorf("a write outside the roots: %q", resultText(res))
+		}
+	})
 }
