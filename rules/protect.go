@@ -72,22 +72,38 @@ func (x *evalCtx) selfProtection(srv serverEntry) (Verdict, bool) {
 	if !srv.local || len(x.p.protected) == 0 {
 		return Verdict{}, false
 	}
-	hit, found := "", false
+	hit, found, n := "", false, 0
+	holder := ""
 	x.eachPath(x.args, func(s string) {
+		n++
 		if !found {
 			_, found = x.p.reaches(s, x.root)
 			hit = s
 		}
+		if abs, ok := normalisePath(s, x.root); ok && holder == "" && x.p.holdsProtected(abs) {
+			holder = s
+		}
 	})
-	if !found {
-		return Verdict{}, false
+	switch {
+	case found:
+		return Verdict{
+			Decision: Deny,
+			Rule:     RuleSelfProtection,
+			Gate:     GateBuiltin,
+			Reason:   "path " + quote(hit) + " is one of mcpwarden's own files, which no config can open",
+		}, true
+	case holder != "" && n > 1:
+		// A call with a source and a destination (move, copy, rename)
+		// whose one path is a directory holding mcpwarden's files would
+		// carry them out of their protected place.
+		return Verdict{
+			Decision: Deny,
+			Rule:     RuleSelfProtection,
+			Gate:     GateBuiltin,
+			Reason:   "path " + quote(holder) + " holds mcpwarden's own files, which no config lets a call move or copy",
+		}, true
 	}
-	return Verdict{
-		Decision: Deny,
-		Rule:     RuleSelfProtection,
-		Gate:     GateBuiltin,
-		Reason:   "path " + quote(hit) + " is one of mcpwarden's own files, which no config can open",
-	}, true
+	return Verdict{}, false
 }
 
 // reaches returns the protected path value s is at or under, in any of its
@@ -128,6 +144,21 @@ func (p *Policy) protectedAt(abs string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// holdsProtected reports whether the clean absolute path abs is a
+// directory above a protected path.
+func (p *Policy) holdsProtected(abs string) bool {
+	for _, pp := range p.protected {
+		dir := pp.path
+		if pp.prefix {
+			dir = filepath.Dir(dir)
+		}
+		if dir != abs && within(dir, abs) {
+			return true
+		}
+	}
+	return false
 }
 
 // protectedTail reports whether a relative path rel, under an unknown

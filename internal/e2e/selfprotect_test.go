@@ -76,6 +76,8 @@ func TestOwnFilesAreOffLimits(t *testing.T) {
 		{"reading the approvals token", "read_text_file", map[string]any{"path": token}},
 		{"reading the approvals token through a link", "read_text_file", map[string]any{"path": filepath.Join(f.sandbox, "statelink", filepath.Base(token))}},
 		{"listing the state directory", "list_directory", map[string]any{"path": state}},
+		{"moving the directory holding the config", "move_file", map[string]any{"source": f.dir, "destination": filepath.Join(state, "moved")}},
+		{"moving the state directory through a link", "move_file", map[string]any{"source": filepath.Join(f.sandbox, "statelink"), "destination": filepath.Join(f.sandbox, "moved")}},
 		{"reading the config through a link where resolve_symlinks is off", "nolinks:read_text_file", map[string]any{"path": filepath.Join(f.sandbox, "cfglink")}},
 	}
 	for _, tt := range tests {
