@@ -78,7 +78,7 @@ func (a *asker) outOfBand(ctx context.Context, c *call, req mcp.CallToolRequest,
 		case rep.err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
 			return a.timedOutAt(c, where), nil
 		case rep.err != nil:
-			return resolution{}, &noAnswer{why: viaText(rep.d.Via) + " gave no answer", failure: rep.err.Error()}
+			return resolution{}, &noAnswer{why: resolverName(rep.d.Via) + " gave no answer", failure: rep.err.Error()}
 		}
 		return a.decided(c, sess, key, t, rep.d), nil
 	case ans := <-w.done:
@@ -95,6 +95,15 @@ func viaText(v approvals.Via) string {
 		return "with mcpwarden approve"
 	}
 	return "by the external resolver"
+}
+
+// resolverName names the resolver behind a channel, for the audit reason.
+func resolverName(v approvals.Via) string {
+	switch v {
+	case approvals.ViaPage, approvals.ViaCLI:
+		return "the approvals page"
+	}
+	return "the external resolver"
 }
 
 // decided turns an out-of-band decision into a resolution, remembering a
