@@ -39,9 +39,21 @@ func (c *compiler) protected(paths []string) {
 }
 
 // IsPathKey reports whether values under the argument key are path-like
-// (Spec.PathKeys). A nil Policy has none.
+// (Spec.PathKeys), comparing under Unicode case folding as a Go server
+// reads keys (`PATH`, `ſource` are path-like). A nil Policy has none.
 func (p *Policy) IsPathKey(key string) bool {
-	return p != nil && p.pathKeys[key]
+	if p == nil {
+		return false
+	}
+	if p.pathKeys[key] {
+		return true
+	}
+	for k := range p.pathKeys {
+		if strings.EqualFold(k, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // IsLocal reports whether server is on this machine (ServerSpec.Local).

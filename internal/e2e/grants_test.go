@@ -213,3 +213,17 @@ func TestFolderGrantByApproveDoesNotFollowSymlinkOut(t *testing.T) {
 		t.Errorf("a write through a link out of the granted folder: %q", resultText(res))
 	}
 }
+
+func TestPathlessGrantDoesNotCoverFoldedPathKey(t *testing.T) {
+	t.Parallel()
+	f := askFixture(t)
+	h := &chooser{answers: []string{"allow_session"}}
+	c := connectStdio(t, f, client.WithLegacyProtocolOnly(), client.WithElicitationHandler(h))
+	callTool(t, c, "fs__write_file", map[string]any{"content": "no path"})
+	for _, key := range []string{"PATH", "Path", "ſource"} {
+		callTool(t, c, "fs__write_file", map[string]any{key: filepath.Join(f.sandbox, "x.txt"), "content": "y"})
+	}
+	if h.asked() != 4 {
+		t.Errorf("asked %d times, want every call with a path-like key (in any case) asked", h.asked())
+	}
+}
