@@ -115,3 +115,25 @@ func FuzzSelfProtection(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkDecideWithSelfProtection(b *testing.B) {
+	for _, local := range []bool{false, true} {
+		b.Run(map[bool]string{false: "remote", true: "local"}[local], func(b *testing.B) {
+			p, err := Compile(Spec{
+				Global:    PolicySpec{Allow: []string{"mcp:fs:read_file:path=/srv/app/**"}},
+				Servers:   map[string]ServerSpec{"fs": {Root: "/srv/app", Local: local}},
+				Protected: []string{"/etc/mcpwarden/mcpwarden.yaml", "/var/log/mcpwarden/audit.jsonl", "/var/log/mcpwarden/audit.jsonl.lock", "/var/log/mcpwarden/audit-*", "/home/u/.local/state/mcpwarden"},
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := Call{Server: "fs", Tool: "read_file", Arguments: map[string]any{"path": "/srv/app/notes/today.md"}}
+			b.ReportAllocs()
+			for b.Loop() {
+				if v := p.Decide(c); v.Decision != Allow {
+					b.Fatal(v)
+				}
+			}
+		})
+	}
+}
