@@ -214,6 +214,8 @@ func TestApprovalPageInBrowser(t *testing.T) {
 		`document.querySelector("li.ask .tool").textContent === "mcp:fs:write_file"`,
 		`document.querySelector("li.ask").textContent.includes("e2e-test 1.0")`,
 		`document.querySelector("li.ask").textContent.includes("mcp:fs:write_file  (in policy)")`,
+		`document.querySelector("li.ask").textContent.includes("Principallocal")`,
+		fmt.Sprintf(`document.querySelector("li.ask button.allow_session_folder").textContent.includes(%q)`, f.sandbox),
 	} {
 		if !eval[bool](t, browser, js) {
 			t.Errorf("in the page, %s is false", js)
@@ -228,6 +230,7 @@ func TestApprovalPageInBrowser(t *testing.T) {
 	}
 
 	// 2. The same call again asks again; allow it for the session.
+	args = map[string]any{"path": target, "content": hostile} // the session grant is for the path
 	second := callAsync(t, c, args)
 	within(t, browser, 5*time.Second,
 		chromedp.WaitVisible(chromedp.CSS("li.ask button.allow_session")),

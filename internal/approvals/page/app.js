@@ -48,8 +48,9 @@
     for (const p of a.paths || []) paths.append(document.createTextNode(p.value + "\n  is " + p.absolute + "\n"));
     const buttons = el("div", "buttons");
     const msg = el("span", "error");
-    const choices = [["allow_once", "Allow once"], ["allow_session", "Allow for session"]];
-    if (a.folders && a.folders.length) choices.push(["allow_session_folder", "Allow under " + a.folders.join(", ") + " for session"]);
+    const hasPaths = a.folders && a.folders.length;
+    const choices = [["allow_once", "Allow once"], ["allow_session", hasPaths ? "Allow these paths for session" : "Allow for session"]];
+    if (hasPaths) choices.push(["allow_session_folder", "Allow under " + a.folders.join(", ") + " for session"]);
     choices.push(["deny", "Deny"]);
     for (const [decision, label] of choices) {
       const b = el("button", decision, label);
@@ -120,7 +121,7 @@
         el("td", "", new Date(d.decided_at).toLocaleTimeString()),
         el("td", "mono", d.tool),
         el("td", "", d.client || ""),
-        el("td", "outcome-" + d.outcome, d.outcome.replace("_", " ")),
+        el("td", "outcome-" + d.outcome, d.outcome.replace(/_/g, " ")),
         el("td", "", by),
         el("td", "", duration(waited)));
       rows.push(tr);
