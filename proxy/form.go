@@ -43,13 +43,27 @@ func (a *asker) form(c *call, t target) (params mcp.ElicitationParams, offered [
 	}
 	fmt.Fprintf(&b, "Client: %s\nPrincipal: %s\nAsked by: %s in %s\n\nArguments, as they will be forwarded:\n", client, c.principal, ruleName(c), c.verdict.Gate)
 	shown := a.shown(c.policy, c.args)
+	paths := normalisedPaths(c, t)
+	inline := map[string]bool{}
 	for _, k := range slices.Sorted(maps.Keys(shown)) {
 		fmt.Fprintf(&b, "%s: %s\n", k, cutShown(valueText(shown[k])))
+		if v, ok := shown[k].(string); ok && c.policy.IsPathKey(k) {
+			if i := slices.IndexFunc(paths, func(p approvals.PathForm) bool { return p.Value == v }); i >= 0 {
+				fmt.Fprintf(&b, "  which is %s\n", paths[i].Absolute)
+				inline[v] = true
+			}
+		}
 	}
-	if paths := normalisedPaths(c, t); len(paths) > 0 {
-		b.WriteString("\nPaths, normalised:\n")
-		for _, p := range paths {
-			fmt.Fprintf(&b, "%s\n  is %s\n", cutShown(p.Value), p.Absolute)
+	var rest []approvals.PathForm
+	for _, p := range paths {
+		if !inline[p.Value] {
+			rest = append(rest, p)
+		}
+	}
+	if len(rest) > 0 {
+		b.WriteString("\nOther paths, normalised:\n")
+		for _, p := range rest {
+			fmt.Fprintf(&b, "%s\n  which is %s\n", cutShown(p.Value), p.Absolute)
 		}
 	}
 

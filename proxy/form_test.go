@@ -40,3 +40,32 @@ func TestCutEndKeepsTheFileName(t *testing.T) {
 		}
 	}
 }
+
+func TestFormShowsEveryPathNormalised(t *testing.T) {
+	t.Parallel()
+	p, err := rules.Compile(rules.Spec{Servers: map[string]rules.ServerSpec{"fs": {Root: "/srv/app"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &call{
+		tool: Tool{Canonical: "mcp:fs:read_multiple_files", Server: "fs", Name: "read_multiple_files"}, policy: p, principal: "local",
+		verdict: rules.Verdict{Rule: "default", Gate: "policy"},
+		args:    map[string]any{"path": "notes/../run.sh", "paths": []any{"/srv/app/a/../../../etc/shadow", "/srv/app/ok.txt"}},
+	}
+	a := &asker{}
+	params, offered := a.form(c, target{earns: true, paths: []string{"/etc/shadow", "/srv/app/ok.txt", "/srv/app/run.sh"}, folders: []string{"/etc", "/srv/app"}})
+	for _, want := range []string{
+		"mcpwarden approval:", `path: "notes/../run.sh"`, "  which is /srv/app/run.sh",
+		"Other paths, normalised:", "/srv/app/a/../../../etc/shadow\n  which is /etc/shadow",
+	} {
+		if !strings.Contains(params.Message, want) {
+			t.Errorf("the form lacks %q:\n%s", want, params.Message)
+		}
+	}
+	if strings.Contains(params.Message, "/srv/app/ok.txt\n  which is") {
+		t.Errorf("a path already normal is repeated:\n%s", params.Message)
+	}
+	if got := strings.Join(offered, " "); got != "allow_once allow_session allow_session_folder deny deny_session" {
+		t.Errorf("offered %s", got)
+	}
+}

@@ -33,6 +33,7 @@ func TestFormShowsWholePathAndContent(t *testing.T) {
 			t.Fatalf("asked %d times, want 1", h.times())
 		}
 		msg := h.asked[0]
+		t.Logf("the form:\n%s", msg)
 		for _, want := range []string{
 			path, // the whole path as it will be forwarded
 			filepath.Join(f.sandbox, "app", "run.sh"), // where it points
