@@ -8,15 +8,18 @@ import (
 	"html"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -222,7 +225,10 @@ $XDG_RUNTIME_DIR/mcpwarden, $XDG_STATE_HOME/mcpwarden or
 	return cmd
 }
 
-// printPending writes the pending asks as a table. Every value comes from
+// printPending writes the pending asks as a table, then each one's
+// principal and arguments in full as they will be forwarded (a value over
+// maxArgShown characters is cut, saying how much; --json shows all), with
+// path-like values also in their normalised form. Every value comes from
 // clients and upstreams, so control characters are dropped: they could
 // drive the terminal.
 func printPending(out io.Writer, s approvals.Snapshot) {
@@ -238,15 +244,39 @@ func printPending(out io.Writer, s approvals.Snapshot) {
 			rule += " (" + p.Gate + ")"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", clean(p.ID), (time.Duration(p.WaitedMS) * time.Millisecond).Round(time.Second), clean(p.Tool), clean(cmp.Or(p.Client, "-")), clean(rule))
-		args, _ := json.Marshal(p.Arguments)
-		a := string(args)
-		if len(a) > 300 {
-			a = a[:300] + "…"
-		}
-		fmt.Fprintf(tw, "\t\targuments: %s\t\t\n", clean(a))
 	}
 	tw.Flush()
-	fmt.Fprintln(out, "\nanswer with: mcpwarden approve ID [--session] | mcpwarden deny ID")
+	for _, p := range s.Pending {
+		fmt.Fprintf(out, "\nask %s, from %s, arguments as they will be forwarded:\n", clean(p.ID), clean(cmp.Or(p.Principal, "-")))
+		for _, k := range slices.Sorted(maps.Keys(p.Arguments)) {
+			v, _ := json.Marshal(p.Arguments[k])
+			fmt.Fprintf(out, "  %s: %s\n", clean(k), clean(cutArg(string(v))))
+		}
+		for _, pf := range p.Paths {
+			fmt.Fprintf(out, "  path %s is %s\n", clean(cutArg(pf.Value)), clean(pf.Absolute))
+		}
+	}
+	fmt.Fprintln(out, "\nanswer with: mcpwarden approve ID [--session | --folder] | mcpwarden deny ID")
+}
+
+// maxArgShown bounds one argument in the approvals listing.
+const maxArgShown = 2000
+
+// cutArg cuts a value too long for the listing, at a character boundary,
+// saying how much is hidden.
+func cutArg(s string) string {
+	n := utf8.RuneCountInString(s)
+	if n <= maxArgShown {
+		return s
+	}
+	i := 0
+	for j := range s {
+		if i == maxArgShown {
+			return fmt.Sprintf("%s… (%d more characters hidden; see --json or the approvals page)", s[:j], n-maxArgShown)
+		}
+		i++
+	}
+	return s
 }
 
 func clean(s string) string {
