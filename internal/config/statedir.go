@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,6 +128,17 @@ func (c *Config) OwnFiles(getenv func(string) string) []string {
 		add(dir)
 	}
 	return out
+}
+
+// onThisMachine reports whether a server runs on this machine, so that
+// its paths may reach mcpwarden's own files: one mcpwarden starts (stdio),
+// or an HTTP or SSE server at a loopback address.
+func (s Server) onThisMachine() bool {
+	if s.EffectiveTransport() == TransportStdio {
+		return true
+	}
+	u, err := url.Parse(s.URL)
+	return err == nil && isLoopback(u.Hostname())
 }
 
 // pinLock is the pin lock file's path as written (pin.lock or the default).

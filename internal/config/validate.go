@@ -275,7 +275,7 @@ func (c *Config) RulesSpecIn(workDir string) rules.Spec {
 		Protected: c.OwnFiles(os.Getenv),
 	}
 	for name, s := range c.Servers {
-		spec.Servers[name] = rules.ServerSpec{Policy: s.Policy, Root: c.Root(name, workDir), Local: s.EffectiveTransport() == TransportStdio}
+		spec.Servers[name] = rules.ServerSpec{Policy: s.Policy, Root: c.Root(name, workDir), Local: s.onThisMachine()}
 	}
 	return spec
 }
