@@ -121,6 +121,16 @@ func (x *evalCtx) selfProtection(srv serverEntry) (Verdict, bool) {
 // reaches returns the protected path value s is at or under, in any of its
 // readings.
 func (p *Policy) reaches(s, root string) (string, bool) {
+	if len(s) > 5 && strings.EqualFold(s[:5], "file:") { // a server may read it as a URI
+		if u, err := url.PathUnescape(s[5:]); err == nil {
+			if rest, ok := strings.CutPrefix(u, "//"); ok { // file://host/path
+				u = rest[strings.IndexByte(rest, '/')+1:]
+			}
+			if pp, ok := p.protectedAt(filepath.Join("/", u)); ok {
+				return pp, true
+			}
+		}
+	}
 	if abs, ok := normalisePath(s, root); ok {
 		return p.protectedAt(abs)
 	}
@@ -128,15 +138,6 @@ func (p *Policy) reaches(s, root string) (string, bool) {
 	for _, g := range []string{rel, rooted} {
 		if pp, ok := p.protectedAt(g); ok {
 			return pp, true
-		}
-	}
-	if rest, ok := strings.CutPrefix(s, "file://"); ok {
-		if u, err := url.PathUnescape(rest); err == nil {
-			if i := strings.IndexByte(u, '/'); i >= 0 {
-				if pp, ok := p.protectedAt(filepath.Clean(u[i:])); ok { // file://host/path
-					return pp, true
-				}
-			}
 		}
 	}
 	// `~/x`, `~user/x` or a relative `x`: under some unknown directory.
