@@ -1,13 +1,7 @@
 package proxy
 
 import (
-	"cmp"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -25,387 +19,180 @@ import (
 // sets none.
 const DefaultAskTimeout = 60 * time.Second
 
-// approvalID keys the approval form in a multi round-trip input request.
-const approvalID = "mcpwarden_approval"
-
 // maxPendingAsks bounds the asks waiting for a multi round-trip retry.
 const maxPendingAsks = 1024
 
-// maxArgsShown bounds the arguments shown in an approval message.
-const maxArgsShown = 1500
-
-// progressEvery is how often a call waiting for an out-of-band answer
-// tells the client where to answer, when it asked for progress.
-const progressEvery = 5 * time.Second
-
 // A resolution is how a call's decision came out: forwarded or refused,
-// and by whom.
+// by whom and why.
 type resolution struct {
 	forward   bool
 	grantedBy string
 	text      string // the refusal the client gets, when not forwarded
-	note      string // for the audit event's error field
+	reason    string // why it was approved or refused, for the audit event
+	failure   string // what failed on the way, for the audit event's error
 	// pending, when set, is returned to the client as is: a multi
 	// round-trip request for the human's answer. Nothing is decided yet.
 	pending *mcp.CallToolResult
 }
 
-// An asker resolves "ask" decisions with the human: a standing session
-// grant, else elicitation to the calling client, else the first
-// out-of-band resolver (the approvals page, an external resolver), else
-// the ask_fallback. The model never answers: an answer only comes from the
-// client's elicitation, in a multi round-trip retry only with the
-// unguessable state this asker issued for exactly that call, or from a
-// resolver outside MCP.
+// A noAnswer is a step of the resolver chain that did not decide: the
+// client cancelled the form, accepted it without a choice, or failed; a
+// resolver failed. why says which, for the audit reason; failure, when
+// set, is the error.
+type noAnswer struct {
+	why     string
+	failure string
+}
+
+// An asker resolves "ask" decisions with the human (DESIGN.md §3): a
+// standing session grant, else elicitation to the calling client, else
+// each out-of-band resolver in turn (the approvals page and CLI, an
+// external resolver), else the ask_fallback. A step that gives no answer
+// (a cancelled form, an empty accept, an error) passes the ask to the
+// next; an explicit choice or a decline decides. The model never answers:
+// an answer only comes from the client's elicitation, in a multi
+// round-trip retry only with the unguessable state this asker issued for
+// exactly that call, or from a resolver outside MCP.
 type asker struct {
 	mcp       *server.MCPServer
 	timeout   time.Duration
 	grants    grantStore
 	resolvers []approvals.Resolver
 	noElicit  bool // ask.elicitation: false
+	// secret reports whether values under a key are hidden from the human
+	// (audit's secret-key vocabulary).
+	secret func(key string) bool
 
 	mu      sync.Mutex
 	pending map[string]*pendingAsk // by request state
 }
 
-// A pendingAsk is an ask sent to a client that answers by retrying the
-// call (protocol 2026-07-28 multi round-trip).
-type pendingAsk struct {
-	session string
-	key     grantKey
-	digest  string // of the canonical arguments: the answer is for this call only
-	paths   []string
-	known   bool
-	expires time.Time
-}
-
-func (a *asker) resolve(ctx context.Context, c *call, req mcp.CallToolRequest, redact func(map[string]any) map[string]any) resolution {
-	key := grantKey{tool: c.tool.Canonical, rule: c.verdict.Rule}
-	paths, known := c.policy.Paths(c.rulesCall())
+// resolve runs the resolver chain for c.
+func (a *asker) resolve(ctx context.Context, c *call, req mcp.CallToolRequest, t target) resolution {
+	key := c.grantKey()
 	sess := a.grants.session(c.session)
-	switch sess.standing(key, paths, known) {
-	case answerAllowSession:
-		return resolution{forward: true, grantedBy: audit.GrantedByUserSession}
-	case answerDenySession:
-		return a.refused(c, audit.GrantedByUserDenied, "the user denied it for this session")
+	switch ans := sess.standing(key, t); ans {
+	case answerAllowSession, answerDenySession:
+		return a.byGrant(c, ans)
 	}
 
+	var skipped []noAnswer
 	caps, modern := clientCapabilities(ctx)
-	if a.noElicit || caps == nil || caps.Elicitation == nil {
-		if len(a.resolvers) > 0 {
-			return a.outOfBand(ctx, c, req, sess, key, paths, known, redact)
+	switch {
+	case a.noElicit:
+		skipped = append(skipped, noAnswer{why: "asking through MCP elicitation is off (ask.elicitation: false)"})
+	case caps == nil || caps.Elicitation == nil:
+		skipped = append(skipped, noAnswer{why: "the client cannot be asked (no elicitation capability)"})
+	default:
+		var res resolution
+		var none *noAnswer
+		if modern {
+			res, none = a.roundTrip(c, req, sess, key, t)
+		} else {
+			res, none = a.elicit(ctx, c, sess, key, t)
 		}
-		return a.fallback(c)
-	}
-	params := a.approvalRequest(c, redact)
-	if modern {
-		return a.roundTrip(c, req, key, paths, known, params)
-	}
-
-	w := sess.wait(key, paths, known)
-	defer sess.unwait(w)
-	ectx, cancel := context.WithTimeout(ctx, a.timeout)
-	defer cancel()
-	type reply struct {
-		res *mcp.ElicitationResult
-		err error
-	}
-	replies := make(chan reply, 1)
-	received := false
-	defer func() { // the request goroutine ends with ectx
-		cancel()
-		if !received {
-			<-replies
+		if none == nil {
+			return res
 		}
-	}()
-	go func() {
-		res, err := a.mcp.RequestElicitation(ectx, mcp.ElicitationRequest{
-			Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
-			Params:  params,
-		})
-		replies <- reply{res, err}
-	}()
-	var ans answer
-	select {
-	case r := <-replies:
-		received = true
-		switch {
-		case r.err != nil && ctx.Err() != nil:
-			return resolution{grantedBy: audit.GrantedByUserDenied, text: fmt.Sprintf("mcpwarden: the call to %s was cancelled while waiting for approval; nothing was forwarded.", c.tool.Canonical), note: "cancelled by the client while waiting for approval"}
-		case r.err != nil && errors.Is(ectx.Err(), context.DeadlineExceeded):
-			return a.timedOut(c)
-		case r.err != nil:
-			return a.refused(c, audit.GrantedByNoElicitation, fmt.Sprintf("asking the client failed (%v)", r.err))
-		}
-		ans = answerOf(r.res)
-	case ans = <-w.done:
+		skipped = append(skipped, *none)
 	}
-	return a.apply(c, sess, key, scopeOf(paths, known), ans)
+	for _, r := range a.resolvers {
+		res, none := a.outOfBand(ctx, c, req, r, sess, key, t)
+		if none == nil {
+			return withSkipped(res, skipped)
+		}
+		skipped = append(skipped, *none)
+	}
+	return withSkipped(a.fallback(c), skipped)
 }
 
-// apply turns the human's answer into a resolution, remembering session-wide
-// answers.
+// withSkipped puts the steps that gave no answer in front of res's reason
+// ("client cancelled the form; approved on the approvals page by root")
+// and their failures in its error.
+func withSkipped(res resolution, skipped []noAnswer) resolution {
+	var whys, failures []string
+	for _, s := range skipped {
+		whys = append(whys, s.why)
+		if s.failure != "" {
+			failures = append(failures, s.failure)
+		}
+	}
+	if res.reason != "" {
+		whys = append(whys, res.reason)
+	}
+	if res.failure != "" {
+		failures = append(failures, res.failure)
+	}
+	res.reason = strings.Join(whys, "; ")
+	res.failure = strings.Join(failures, "; ")
+	return res
+}
+
+// apply turns the human's answer on the form into a resolution,
+// remembering session-wide answers.
 func (a *asker) apply(c *call, sess *session, key grantKey, sc scope, ans answer) resolution {
 	switch ans {
 	case answerAllowOnce:
-		return resolution{forward: true, grantedBy: audit.GrantedByUserOnce}
-	case answerAllowSession:
-		sess.remember(key, ans, sc)
-		return resolution{forward: true, grantedBy: audit.GrantedByUserSession}
+		return resolution{forward: true, grantedBy: audit.GrantedByUserOnce, reason: "allowed once on the client's form"}
+	case answerAllowSession, answerAllowFolder:
+		sess.remember(key, answerAllowSession, sc)
+		return resolution{forward: true, grantedBy: audit.GrantedByUserSession, reason: "allowed for the session on the client's form (" + sc.String() + ")"}
 	case answerDenySession:
 		sess.remember(key, ans, sc)
-		return a.refused(c, audit.GrantedByUserDenied, "the user denied it for this session")
+		return a.refused(c, audit.GrantedByUserDenied, "denied for the session on the client's form")
 	default:
-		return a.refused(c, audit.GrantedByUserDenied, "the user denied it")
+		return a.refused(c, audit.GrantedByUserDenied, "denied on the client's form")
 	}
 }
 
-// roundTrip asks a 2026-07-28 client by returning an input request; the
-// client retries the call with the answer and the state issued here.
-func (a *asker) roundTrip(c *call, req mcp.CallToolRequest, key grantKey, paths []string, known bool, params mcp.ElicitationParams) resolution {
-	digest := argsDigest(c.canonical)
-	if state := req.Params.RequestState; state != "" {
-		a.mu.Lock()
-		p, ok := a.pending[state]
-		delete(a.pending, state) // single use
-		a.mu.Unlock()
-		if !ok || p.session != c.session || p.key != key || p.digest != digest {
-			return a.refused(c, audit.GrantedByUserDenied, "the approval does not match a pending ask for this exact call")
-		}
-		if time.Now().After(p.expires) {
-			return a.timedOut(c)
-		}
-		res := server.ElicitationResponse(req.Params.InputResponses, approvalID)
-		return a.apply(c, a.grants.session(c.session), key, scopeOf(p.paths, p.known), answerOf(res))
+// byGrant is the resolution of a call a session grant covers.
+func (a *asker) byGrant(c *call, ans answer) resolution {
+	if ans == answerDenySession {
+		return a.refused(c, audit.GrantedByUserDenied, "denied for this session")
 	}
-	state := rand.Text()
-	now := time.Now()
-	a.mu.Lock()
-	if a.pending == nil {
-		a.pending = map[string]*pendingAsk{}
-	}
-	for s, p := range a.pending {
-		if now.After(p.expires) {
-			delete(a.pending, s)
-		}
-	}
-	full := len(a.pending) >= maxPendingAsks
-	if !full {
-		a.pending[state] = &pendingAsk{session: c.session, key: key, digest: digest, paths: paths, known: known, expires: now.Add(a.timeout)}
-	}
-	a.mu.Unlock()
-	if full {
-		return a.refused(c, audit.GrantedByNoElicitation, "too many asks are waiting for an answer")
-	}
-	return resolution{pending: server.NewInputRequestBuilder(state).Elicit(approvalID, params).ToolResult()}
+	return resolution{forward: true, grantedBy: audit.GrantedByUserSession, reason: "covered by a session grant"}
 }
 
-// outOfBand holds the ask while the first resolver decides it, telling a
-// client that asked for progress where to answer. A session grant given
-// meanwhile (to a concurrent call) settles it too.
-func (a *asker) outOfBand(ctx context.Context, c *call, req mcp.CallToolRequest, sess *session, key grantKey, paths []string, known bool, redact func(map[string]any) map[string]any) resolution {
-	r := a.resolvers[0]
-	areq := approvals.Request{
-		ID:        approvals.NewID(),
-		Tool:      c.tool.Canonical,
-		Server:    c.tool.Server,
-		Session:   c.session,
-		Rule:      c.verdict.Rule,
-		Gate:      c.verdict.Gate,
-		Arguments: redact(c.args),
-		AskedAt:   time.Now(),
-	}
-	if c.client != nil {
-		areq.Client = strings.TrimSpace(c.client.Name + " " + c.client.Version)
-	}
-	where := "by the external resolver"
-	if l, ok := r.(approvals.Locator); ok {
-		where = l.Where(areq.ID)
-	}
-
-	w := sess.wait(key, paths, known)
-	defer sess.unwait(w)
-	rctx, cancel := context.WithTimeout(ctx, a.timeout)
-	defer cancel()
-	type reply struct {
-		d   approvals.Decision
-		err error
-	}
-	replies := make(chan reply, 1)
-	received := false
-	defer func() { // the resolver's goroutine ends with rctx
-		cancel()
-		if !received {
-			<-replies
-		}
-	}()
-	go func() {
-		d, err := r.Resolve(rctx, areq)
-		replies <- reply{d, err}
-	}()
-	defer a.progress(ctx, req, fmt.Sprintf("mcpwarden: %s is waiting for approval %s", c.tool.Canonical, where))()
-
-	sc := scopeOf(paths, known)
-	select {
-	case rep := <-replies:
-		received = true
-		by := cmp.Or(string(rep.d.Via), audit.GrantedByResolver)
-		switch {
-		case ctx.Err() != nil:
-			return resolution{grantedBy: by, text: fmt.Sprintf("mcpwarden: the call to %s was cancelled while waiting for approval; nothing was forwarded.", c.tool.Canonical), note: "cancelled by the client while waiting for approval"}
-		case rep.err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
-			return a.timedOutAt(c, where)
-		case rep.err != nil:
-			return a.refused(c, by, fmt.Sprintf("asking out of band failed (%v)", rep.err))
-		}
-		return a.decided(c, sess, key, sc, rep.d)
-	case ans := <-w.done:
-		return a.apply(c, sess, key, sc, ans)
-	}
-}
-
-// decided turns an out-of-band decision into a resolution, remembering a
-// session grant. granted_by names the channel; the note names who.
-func (a *asker) decided(c *call, sess *session, key grantKey, sc scope, d approvals.Decision) resolution {
-	by := cmp.Or(string(d.Via), audit.GrantedByResolver)
-	who := cmp.Or(d.Who, by)
-	switch d.Answer {
-	case approvals.AllowOnce:
-		return resolution{forward: true, grantedBy: by, note: "allowed once by " + who}
-	case approvals.AllowSession:
-		sess.remember(key, answerAllowSession, sc)
-		return resolution{forward: true, grantedBy: by, note: "allowed for the session by " + who}
-	default:
-		how := "by the external resolver"
-		switch d.Via {
-		case approvals.ViaPage:
-			how = "on the approvals page"
-		case approvals.ViaCLI:
-			how = "with mcpwarden deny"
-		}
-		res := a.refused(c, by, "it was denied "+how)
-		res.note = "denied by " + who
-		return res
-	}
-}
-
-// progress sends the client progress notifications with msg, now and
-// every progressEvery, if the call carries a progress token. The returned
-// func stops them and waits until they have stopped.
-func (a *asker) progress(ctx context.Context, req mcp.CallToolRequest, msg string) (stop func()) {
-	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
-		return func() {}
-	}
-	token := req.Params.Meta.ProgressToken
-	pctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(progressEvery)
-		defer tick.Stop()
-		start := time.Now()
-		for {
-			// Best effort: a client that cannot take it still gets its answer.
-			_ = a.mcp.SendNotificationToClient(pctx, string(mcp.MethodNotificationProgress), map[string]any{
-				"progressToken": token,
-				"progress":      time.Since(start).Seconds(),
-				"total":         a.timeout.Seconds(),
-				"message":       msg,
-			})
-			select {
-			case <-pctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
-}
-
-// fallback resolves an ask that cannot reach a human: ask_fallback allow
-// forwards it, anything else refuses it with how to allow the tool.
+// fallback resolves an ask no one answered: ask_fallback allow forwards
+// it, anything else refuses it.
 func (a *asker) fallback(c *call) resolution {
-	why := "it did not declare the MCP elicitation capability"
-	if a.noElicit {
-		why = "asking through MCP elicitation is off (ask.elicitation: false)"
-	}
 	if c.policy.AskFallback(c.rulesCall()) == "allow" {
-		return resolution{forward: true, grantedBy: audit.GrantedByNoElicitation, note: "client cannot be asked; ask_fallback is allow"}
+		return resolution{forward: true, grantedBy: audit.GrantedByNoElicitation, reason: "no one answered; ask_fallback is allow"}
 	}
 	return resolution{
 		grantedBy: audit.GrantedByNoElicitation,
-		note:      "client cannot be asked (" + why + "); denied",
-		text: fmt.Sprintf("mcpwarden: %s needs approval (%s), but this client cannot be asked: %s. The call was denied and nothing was forwarded. %s Or set ask.approvals: local to approve such calls on a local web page or with mcpwarden approve.",
-			c.tool.Canonical, ruleWhere(c), why, howToAllow(c)),
+		reason:    "no one answered; ask_fallback is deny",
+		text:      fmt.Sprintf("mcpwarden: %s needs approval (%s); no one approved it; not forwarded.", c.tool.Canonical, ruleName(c)),
 	}
 }
-
-func (a *asker) timedOut(c *call) resolution { return a.timedOutAt(c, "") }
 
 // timedOutAt is the refusal of an ask no one answered in time; where, when
 // set, says where approvals are made.
 func (a *asker) timedOutAt(c *call, where string) resolution {
-	text := fmt.Sprintf("mcpwarden: %s needs approval (%s), and no answer came within %s, so the call was denied and nothing was forwarded.", c.tool.Canonical, ruleWhere(c), a.timeout)
+	text := fmt.Sprintf("mcpwarden: %s needs approval (%s); no answer came within %s; not forwarded.", c.tool.Canonical, ruleName(c), a.timeout)
 	if where != "" {
 		text += " Approvals are made " + where + "."
 	}
+	return resolution{grantedBy: audit.GrantedByTimeout, reason: "no answer within ask.timeout", text: text}
+}
+
+// cancelled is the refusal of a call its client cancelled while it waited.
+func (a *asker) cancelled(c *call, by string) resolution {
 	return resolution{
-		grantedBy: audit.GrantedByTimeout,
-		note:      "no answer within ask.timeout",
-		text:      text,
+		grantedBy: by,
+		reason:    "cancelled by the client while waiting for approval",
+		text:      fmt.Sprintf("mcpwarden: %s (%s) was cancelled while waiting for approval; not forwarded.", c.tool.Canonical, ruleName(c)),
 	}
 }
 
+// refused is a refusal by a human or a resolver; why is how it was
+// refused ("denied on the approvals page").
 func (a *asker) refused(c *call, by, why string) resolution {
 	return resolution{
 		grantedBy: by,
-		note:      why,
-		text:      fmt.Sprintf("mcpwarden: %s needs approval (%s), and %s; nothing was forwarded.", c.tool.Canonical, ruleWhere(c), why),
+		reason:    why,
+		text:      fmt.Sprintf("mcpwarden: %s (%s) was %s; not forwarded.", c.tool.Canonical, ruleName(c), why),
 	}
-}
-
-// approvalRequest is the form shown to the human: the tool, the rule and
-// the redacted arguments, short enough for one screen.
-func (a *asker) approvalRequest(c *call, redact func(map[string]any) map[string]any) mcp.ElicitationParams {
-	args, err := json.MarshalIndent(redact(c.args), "", "  ")
-	shown := string(args)
-	if err != nil {
-		shown = "(arguments cannot be shown)"
-	}
-	if len(shown) > maxArgsShown {
-		shown = shown[:maxArgsShown] + "\n… (cut)"
-	}
-	msg := fmt.Sprintf("Allow this tool call?\n\nTool: %s\nAsked by: %s\nArguments:\n%s", c.tool.Canonical, ruleWhere(c), shown)
-	return mcp.ElicitationParams{
-		Message: msg,
-		RequestedSchema: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"decision": map[string]any{
-					"type":        "string",
-					"title":       "Decision",
-					"description": "Allow or deny " + c.tool.Canonical,
-					"enum":        []string{"allow_once", "allow_session", "deny", "deny_session"},
-					"enumNames":   []string{"Allow once", "Allow for this session", "Deny", "Deny for this session"},
-				},
-			},
-			"required": []string{"decision"},
-		},
-	}
-}
-
-// answerOf reads the form's answer. Anything but an accepted, known
-// decision is a deny: decline, cancel, an empty or unknown value.
-func answerOf(res *mcp.ElicitationResult) answer {
-	if res == nil || res.Action != mcp.ElicitationResponseActionAccept {
-		return answerDeny
-	}
-	content, _ := res.Content.(map[string]any)
-	s, _ := content["decision"].(string)
-	if a, ok := answerValues[s]; ok {
-		return a
-	}
-	return answerDeny
 }
 
 // clientCapabilities returns what the calling client declared: per request
@@ -421,30 +208,20 @@ func clientCapabilities(ctx context.Context) (caps *mcp.ClientCapabilities, mode
 	return nil, false
 }
 
-func argsDigest(canonical []byte) string {
-	sum := sha256.Sum256(canonical)
-	return hex.EncodeToString(sum[:])
-}
-
-// ruleWhere names the rule that asked, for messages.
-func ruleWhere(c *call) string {
-	if c.verdict.Rule == "default" || c.verdict.Rule == "" {
-		return "no rule matched and the default is ask"
+// ruleName names the rule that asked, for messages.
+func ruleName(c *call) string {
+	if c.verdict.Rule == "" {
+		return "rule default"
 	}
-	return fmt.Sprintf("rule %q in %s", c.verdict.Rule, c.verdict.Gate)
-}
-
-// howToAllow says what to change in the config to let the call through.
-// An allow rule cannot override an ask rule (ask beats allow), so for an
-// explicit ask rule the way is to narrow it or set ask_fallback.
-func howToAllow(c *call) string {
-	if c.verdict.Rule == "default" || c.verdict.Rule == "" {
-		return fmt.Sprintf("To allow it without asking, add %q to policy.allow (or to servers.%s.policy.allow).", c.tool.Canonical, c.tool.Server)
-	}
-	return fmt.Sprintf("To allow it, remove or narrow the ask rule %q in %s (an allow rule cannot override an ask rule), or set %s.ask_fallback: allow to let asked calls through when no one can be asked.", c.verdict.Rule, c.verdict.Gate, c.verdict.Gate)
+	return fmt.Sprintf("rule %q", c.verdict.Rule)
 }
 
 // rulesCall is the call as the rules see it.
 func (c *call) rulesCall() rules.Call {
-	return rules.Call{Profile: c.profile, Server: c.tool.Server, Tool: c.tool.Name, Arguments: c.args}
+	return rules.Call{Profile: c.profile, Principal: c.principal, Server: c.tool.Server, Tool: c.tool.Name, Arguments: c.args, Roots: c.roots}
+}
+
+// grantKey is what a grant for c is bound to.
+func (c *call) grantKey() grantKey {
+	return grantKey{principal: c.principal, tool: c.tool.Canonical, rule: c.verdict.Rule}
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -26,11 +28,16 @@ type call struct {
 	session   string
 	client    *audit.Client
 	args      map[string]any
-	canonical []byte // the arguments as forwarded
-	argsErr   error
-	verdict   rules.Verdict
-	grantedBy string // how the decision was settled (audit.GrantedBy*)
-	note      string // why a call was refused or let through, for the audit event
+	roots     []string // the client's roots, when the policy uses them
+	// rootsByInput is set when the roots came in this retry's input
+	// responses: an ask's input request asks for them again.
+	rootsByInput bool
+	canonical    []byte // the arguments as forwarded
+	argsErr      error
+	verdict      rules.Verdict
+	grantedBy    string // how the decision was settled (audit.GrantedBy*)
+	reason       string // why a call was refused or let through, for the audit event
+	failure      string // what failed while deciding, for the audit event's error
 }
 
 func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *call {
@@ -69,6 +76,12 @@ func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 		defer s.drain.leave()
 		ctx = s.tel.ExtractMeta(ctx, req.Params.Meta)
 		c := s.newCall(ctx, t, req)
+		if c.argsErr == nil && c.policy.UsesRoots() {
+			var ask *mcp.CallToolResult
+			if c.roots, ask = s.rootsFor(ctx, c, req); ask != nil {
+				return ask, nil // the client's roots first; decided when it retries
+			}
+		}
 		ctx, span := s.tel.StartRequest(ctx, telemetry.Request{Method: string(mcp.MethodToolsCall), Tool: t.Wire, Session: c.session})
 		defer func() { span.End(spanErr(result, err)) }()
 		dctx, dspan := s.tel.StartDecision(ctx, t.Server, t.Name)
@@ -92,15 +105,16 @@ func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 				return res.pending, nil // asked; decided when the client retries
 			}
 		default:
-			res = resolution{grantedBy: audit.GrantedByRule, text: denyText(c)}
+			res = resolution{grantedBy: audit.GrantedByRule, reason: c.verdict.Reason, text: denyText(c)}
 		}
-		c.grantedBy, c.note = res.grantedBy, res.note
+		c.grantedBy, c.reason, c.failure = res.grantedBy, res.reason, res.failure
 		dspan.End(c.verdict, c.grantedBy)
 		s.tel.Decision(c.profile, t.Server, t.Name, c.verdict.Decision)
 		if err := s.writeAudit(ctx, c.decisionEvent()); err != nil && s.audit.Required() {
 			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden refused %s: the audit log cannot be written (%v), and audit.required is true, so nothing was forwarded", t.Canonical, err)), nil
 		}
 		if !res.forward {
+			s.logRefusal(c)
 			return mcp.NewToolResultError(res.text), nil
 		}
 		return s.forward(ctx, c, req)
@@ -114,7 +128,7 @@ func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 func (s *Server) resolveAsk(ctx context.Context, c *call, req mcp.CallToolRequest) resolution {
 	s.tel.AskStarted()
 	defer s.tel.AskEnded()
-	return s.asker.resolve(ctx, c, req, s.audit.Redactor().Arguments)
+	return s.asker.resolve(ctx, c, req, s.target(c))
 }
 
 // forward sends the call upstream and records its result, which the
@@ -187,18 +201,23 @@ func (c *call) decisionEvent() audit.Event {
 	e.Rule = c.verdict.Rule
 	e.Arguments = c.args
 	e.GrantedBy = c.grantedBy
-	e.Error = c.note
+	e.Reason = c.reason
+	e.Error = c.failure
 	if c.argsErr != nil {
 		e.Error = c.argsErr.Error()
 	}
 	return e
 }
 
+// denyText is what the model is told when a rule denies its call: the
+// tool, the rule and why, with the decisive value cut from its front. It
+// gives no advice to widen the policy; the operator finds that in the log
+// and with check.
 func denyText(c *call) string {
-	if c.verdict.Rule == "default" || c.verdict.Rule == "" {
-		return fmt.Sprintf("mcpwarden denied %s: no rule allows it and the default is deny (%s). To allow it, add %q to policy.allow.", c.tool.Canonical, c.verdict.Reason, c.tool.Canonical)
+	if c.verdict.Reason != "" && strings.Contains(c.verdict.Reason, strconv.Quote(c.verdict.Rule)) {
+		return fmt.Sprintf("mcpwarden denied %s: %s.", c.tool.Canonical, c.verdict.Reason)
 	}
-	return fmt.Sprintf("mcpwarden denied %s: rule %q in %s (%s).", c.tool.Canonical, c.verdict.Rule, c.verdict.Gate, c.verdict.Reason)
+	return fmt.Sprintf("mcpwarden denied %s (%s): %s.", c.tool.Canonical, ruleName(c), c.verdict.Reason)
 }
 
 func ptr[T any](v T) *T { return &v }

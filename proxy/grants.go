@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -12,61 +14,121 @@ type answer uint8
 const (
 	answerNone         answer = iota // no answer (yet)
 	answerAllowOnce                  // forward this call only
-	answerAllowSession               // forward this and covered later calls in the session
+	answerAllowSession               // forward this call and, for the session, the calls with the same paths (or, for a call without paths, any call of the tool without paths)
+	answerAllowFolder                // forward this call and, for the session, the calls whose paths are all under the same folders
 	answerDeny                       // refuse this call only
-	answerDenySession                // refuse this and covered later calls in the session
+	answerDenySession                // refuse this call and every call of the tool for the session
 )
 
 // The values of the approval form's decision field.
 var answerValues = map[string]answer{
-	"allow_once":    answerAllowOnce,
-	"allow_session": answerAllowSession,
-	"deny":          answerDeny,
-	"deny_session":  answerDenySession,
+	"allow_once":           answerAllowOnce,
+	"allow_session":        answerAllowSession,
+	"allow_session_folder": answerAllowFolder,
+	"deny":                 answerDeny,
+	"deny_session":         answerDenySession,
 }
 
-// A grantKey is what a session grant is bound to: the tool and the ask rule
-// that asked (DESIGN.md §3).
+// A grantKey is what a session grant is bound to, besides its session: the
+// principal, the tool and the ask rule that asked (DESIGN.md §3).
 type grantKey struct {
-	tool string // canonical name
-	rule string
+	principal string
+	tool      string // canonical name
+	rule      string
 }
 
-// A scope is the set of calls a session grant covers: every call of its key
-// when all is set, else the calls whose path-like arguments are all within
-// one of paths (a grant for a path covers the paths beneath it).
+// A target is a call as grants see it: whether it has path-like values,
+// and every form of each (pathForms).
+type target struct {
+	// pathless is set when the call has no path-like key at all.
+	pathless bool
+	// earns is set when a session grant may be given for the call: it is
+	// pathless, or every path-like value is a string (or a non-empty array
+	// of strings) whose location is known.
+	earns bool
+	// paths are the path-like values, absolute and clean (lexical).
+	paths []string
+	// forms are every form of every path: the lexical ones and, for a
+	// server on this machine, the physical ones (symlinks followed).
+	forms []string
+	// folders are the folders a folder-wide grant would cover: each path
+	// itself when it is a directory, else the folder it is in.
+	folders []string
+}
+
+// A scopeKind says which calls a session grant covers.
+type scopeKind uint8
+
+const (
+	scopeNothing scopeKind = iota // no later call (the zero value fails closed)
+	scopeTool                     // any call of the tool without path-like values
+	scopeExact                    // calls whose every path form is one of paths
+	scopeUnder                    // calls whose every path form is within one of paths
+	scopeAll                      // every call of the tool (session denies only)
+)
+
+// A scope is the set of later calls a session grant covers.
 type scope struct {
-	all   bool
+	kind  scopeKind
 	paths []string
 }
 
-// scopeOf is the scope a grant given for a call with these paths covers. A
-// call whose paths are not all known gives an empty scope: the grant allows
-// that call and nothing later.
-func scopeOf(paths []string, known bool) scope {
+// scopeFor is the scope of the session grant ans gives for t. A call that
+// earns no session grant gets scopeNothing, whatever was answered.
+func scopeFor(t target, ans answer) scope {
 	switch {
-	case !known:
+	case ans == answerDenySession:
+		return scope{kind: scopeAll}
+	case !t.earns:
 		return scope{}
-	case len(paths) == 0:
-		return scope{all: true}
-	default:
-		return scope{paths: paths}
+	case t.pathless && ans == answerAllowSession:
+		return scope{kind: scopeTool}
+	case t.pathless:
+		return scope{}
+	case ans == answerAllowSession:
+		return scope{kind: scopeExact, paths: t.forms}
+	case ans == answerAllowFolder:
+		return scope{kind: scopeUnder, paths: t.folders}
 	}
+	return scope{}
 }
 
-func (s scope) covers(paths []string, known bool) bool {
-	if s.all {
+// covers reports whether a later call t is inside the scope. A pathless
+// scope covers only pathless calls; a path scope covers a call only if
+// every form of every path is inside it.
+func (s scope) covers(t target) bool {
+	switch s.kind {
+	case scopeAll:
 		return true
-	}
-	if !known || len(paths) == 0 || len(s.paths) == 0 {
-		return false
-	}
-	for _, p := range paths {
-		if !withinAny(p, s.paths) {
+	case scopeTool:
+		return t.pathless
+	case scopeExact, scopeUnder:
+		if t.pathless || !t.earns || len(t.forms) == 0 {
 			return false
 		}
+		for _, f := range t.forms {
+			if s.kind == scopeExact && !slices.Contains(s.paths, f) || s.kind == scopeUnder && !withinAny(f, s.paths) {
+				return false
+			}
+		}
+		return true
 	}
-	return true
+	return false
+}
+
+// String says what the scope covers, for the audit reason.
+func (s scope) String() string {
+	switch s.kind {
+	case scopeTool:
+		return "this tool, calls without paths"
+	case scopeExact:
+		return "exactly " + strings.Join(s.paths, ", ")
+	case scopeUnder:
+		return "under " + strings.Join(s.paths, ", ")
+	case scopeAll:
+		return "every call of this tool"
+	}
+	return "this call only"
 }
 
 func withinAny(p string, dirs []string) bool {
@@ -81,10 +143,9 @@ func withinAny(p string, dirs []string) bool {
 // A waiter is an ask waiting for the human; a session grant that covers it
 // resolves it.
 type waiter struct {
-	key   grantKey
-	paths []string
-	known bool
-	done  chan answer // buffered, receives at most one answer
+	key  grantKey
+	t    target
+	done chan answer // buffered, receives at most one answer
 }
 
 // A session holds the grants one client session has given. Grants live in
@@ -98,16 +159,16 @@ type session struct {
 
 // standing returns the session's standing answer for a call, if any. A
 // session deny wins over a session allow.
-func (s *session) standing(key grantKey, paths []string, known bool) answer {
+func (s *session) standing(key grantKey, t target) answer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, sc := range s.deny[key] {
-		if sc.covers(paths, known) {
+		if sc.covers(t) {
 			return answerDenySession
 		}
 	}
 	for _, sc := range s.allow[key] {
-		if sc.covers(paths, known) {
+		if sc.covers(t) {
 			return answerAllowSession
 		}
 	}
@@ -115,8 +176,11 @@ func (s *session) standing(key grantKey, paths []string, known bool) answer {
 }
 
 // remember records a session-wide answer and resolves the waiting asks it
-// covers.
+// covers. A scope that covers nothing is not kept.
 func (s *session) remember(key grantKey, a answer, sc scope) {
+	if sc.kind == scopeNothing {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := &s.allow
@@ -128,7 +192,7 @@ func (s *session) remember(key grantKey, a answer, sc scope) {
 	}
 	(*m)[key] = append((*m)[key], sc)
 	for w := range s.waiters {
-		if w.key == key && sc.covers(w.paths, w.known) {
+		if w.key == key && sc.covers(w.t) {
 			select {
 			case w.done <- a:
 			default:
@@ -137,8 +201,8 @@ func (s *session) remember(key grantKey, a answer, sc scope) {
 	}
 }
 
-func (s *session) wait(key grantKey, paths []string, known bool) *waiter {
-	w := &waiter{key: key, paths: paths, known: known, done: make(chan answer, 1)}
+func (s *session) wait(key grantKey, t target) *waiter {
+	w := &waiter{key: key, t: t, done: make(chan answer, 1)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.waiters == nil {

@@ -216,7 +216,7 @@ func (s *Server) Notify(server string, n mcp.JSONRPCNotification) {
 		}
 		// Only to the session it belongs to (see target); none if that
 		// cannot be told.
-		if ctx, err := s.target(server, mcp.MCPMethod(n.Method)); err == nil {
+		if ctx, err := s.recipient(server, mcp.MCPMethod(n.Method)); err == nil {
 			_ = s.mcp.SendNotificationToClient(ctx, n.Method, params)
 		}
 	case mcp.MethodNotificationResourceUpdated:

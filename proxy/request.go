@@ -76,20 +76,20 @@ func (s *Server) admitAndForward(ctx context.Context, c *call, ask asking, do fu
 			res = resolution{forward: true, grantedBy: audit.GrantedByRule}
 		case rules.Ask:
 			if ask == askNever {
-				res = resolution{grantedBy: audit.GrantedByRule, note: "not asked: only an allow rule forwards " + string(c.method), text: fmt.Sprintf("mcpwarden did not forward %s: it needs approval (%s), and it is never asked; allow it with a rule.", c.tool.Canonical, ruleWhere(c))}
+				res = resolution{grantedBy: audit.GrantedByRule, reason: "not asked: only an allow rule forwards " + string(c.method), text: fmt.Sprintf("mcpwarden did not forward %s: it needs approval (%s), and it is never asked; allow it with a rule.", c.tool.Canonical, ruleName(c))}
 				break
 			}
 			res = s.resolveAsk(dctx, c, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: c.tool.Wire, Arguments: c.args}})
 			if res.pending != nil {
 				// A multi round-trip answer comes with a retried tools/call;
 				// other requests cannot carry it.
-				res = resolution{grantedBy: audit.GrantedByNoElicitation, note: "the client answers asks only by retrying a tool call", text: fmt.Sprintf("mcpwarden: %s needs approval (%s), and this client can only be asked during a tool call; nothing was forwarded.", c.tool.Canonical, ruleWhere(c))}
+				res = resolution{grantedBy: audit.GrantedByNoElicitation, reason: "the client answers asks only by retrying a tool call", text: fmt.Sprintf("mcpwarden: %s needs approval (%s), and this client can only be asked during a tool call; nothing was forwarded.", c.tool.Canonical, ruleName(c))}
 			}
 		default:
-			res = resolution{grantedBy: audit.GrantedByRule, text: denyText(c)}
+			res = resolution{grantedBy: audit.GrantedByRule, reason: c.verdict.Reason, text: denyText(c)}
 		}
 	}
-	c.grantedBy, c.note = res.grantedBy, res.note
+	c.grantedBy, c.reason, c.failure = res.grantedBy, res.reason, res.failure
 	dspan.End(c.verdict, c.grantedBy)
 	s.tel.Decision(c.profile, c.tool.Server, c.tool.Name, c.verdict.Decision)
 	if err := s.writeAudit(ctx, c.decisionEvent()); err != nil && s.audit.Required() {

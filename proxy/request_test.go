@@ -112,8 +112,9 @@ func TestProfileCannotReadOtherServersTemplate(t *testing.T) {
 	e := newCatalogEnv(t, spec, Options{Profile: "only-fs"})
 	c := e.client(t)
 	_, err := c.ReadResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "hidden+file:///outside/secret.txt"}})
-	if err == nil || !strings.Contains(err.Error(), "profiles.only-fs") {
-		t.Errorf("read through another server's template = %v, want a refusal by the profile", err)
+	// Only the profile has this rule: the global policy allows everything.
+	if err == nil || !strings.Contains(err.Error(), `deny rule "mcp:hidden:*"`) {
+		t.Errorf("read through another server's template = %v, want a refusal by the profile's rule", err)
 	}
 	if got := e.hid.readURIs(); len(got) != 0 {
 		t.Errorf("the other server was asked to read %q", got)

@@ -101,6 +101,7 @@ type Server struct {
 	names     atomic.Pointer[Names]
 	mcp       *server.MCPServer
 	asker     *asker
+	roots     rootCache
 	tel       *telemetry.Telemetry // nil: no telemetry
 }
 
@@ -141,6 +142,7 @@ func New(o Options) (*Server, error) {
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 		s.asker.grants.end(cs.SessionID())
 		s.sessions.forget(cs.SessionID())
+		s.roots.end(cs.SessionID())
 		s.tel.SessionClosed()
 	})
 	version := o.Version
@@ -160,6 +162,14 @@ func New(o Options) (*Server, error) {
 		server.WithRecovery(),
 		server.WithLogger(logger),
 	)
+	// Upstreams get their roots from mcpwarden (the server's workspace),
+	// so a client's roots/list_changed only drops the roots cached for
+	// workspace_from_roots.
+	s.mcp.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, func(ctx context.Context, _ mcp.JSONRPCNotification) {
+		if cs := server.ClientSessionFromContext(ctx); cs != nil {
+			s.roots.forget(cs.SessionID()) // asked again at the next call
+		}
+	})
 	for _, name := range o.Upstream.Names() {
 		listed, err := o.Upstream.Tools(name)
 		if err != nil {
@@ -175,7 +185,7 @@ func New(o Options) (*Server, error) {
 	if timeout <= 0 {
 		timeout = DefaultAskTimeout
 	}
-	s.asker = &asker{mcp: s.mcp, timeout: timeout, resolvers: o.Resolvers, noElicit: o.SkipElicitation}
+	s.asker = &asker{mcp: s.mcp, timeout: timeout, resolvers: o.Resolvers, noElicit: o.SkipElicitation, secret: o.Audit.Redactor().IsSecretKey}
 	return s, nil
 }
 

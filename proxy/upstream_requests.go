@@ -35,13 +35,13 @@ var (
 // upstream can pass its form off as mcpwarden's own.
 func elicitationPrefix(server string) string { return "[" + server + "] " }
 
-// target finds the client session an upstream's request or notification
+// recipient finds the client session an upstream's request or notification
 // of method belongs to: the newest request in flight to server, if every
 // request in flight to it comes from one principal; else, with none in
 // flight, the newest session whose profile can see the server, if every
 // such session is one principal's. It never picks a session of another
 // principal than the one it cannot tell apart from.
-func (s *Server) target(server string, method mcp.MCPMethod) (context.Context, error) {
+func (s *Server) recipient(server string, method mcp.MCPMethod) (context.Context, error) {
 	s.relay.mu.Lock()
 	calls := slices.Clone(s.relay.active[server])
 	s.relay.mu.Unlock()
@@ -90,7 +90,7 @@ func (s *Server) fromUpstream(ctx context.Context, server string, method mcp.MCP
 		c.verdict = rules.Verdict{Decision: rules.Deny, Reason: c.argsErr.Error()}
 	}
 	if c.verdict.Decision == rules.Ask {
-		c.note = "let through: the request itself goes to the human"
+		c.reason = "let through: the request itself goes to the human"
 	}
 	s.tel.Decision(c.profile, server, string(method), c.verdict.Decision)
 	if err := s.writeAudit(ctx, c.decisionEvent()); err != nil && s.audit.Required() {
@@ -118,7 +118,7 @@ func (s *Server) refuseFromUpstream(server string, method mcp.MCPMethod, why err
 	c := s.newRequest(context.Background(), server, method, server, nil)
 	c.verdict = rules.Verdict{Decision: rules.Deny, Reason: why.Error()}
 	c.grantedBy = audit.GrantedByRule
-	c.note = why.Error()
+	c.reason = why.Error()
 	s.writeAudit(context.Background(), c.decisionEvent())
 	return why
 }
@@ -127,7 +127,7 @@ func (s *Server) refuseFromUpstream(server string, method mcp.MCPMethod, why err
 // session (see target), unless it is denied.
 func (s *Server) CreateMessage(_ context.Context, server string, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	method := mcp.MethodSamplingCreateMessage
-	ctx, err := s.target(server, method)
+	ctx, err := s.recipient(server, method)
 	if err != nil {
 		return nil, s.refuseFromUpstream(server, method, err)
 	}
@@ -145,7 +145,7 @@ func (s *Server) CreateMessage(_ context.Context, server string, req mcp.CreateM
 // name.
 func (s *Server) Elicit(_ context.Context, server string, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	method := mcp.MethodElicitationCreate
-	ctx, err := s.target(server, method)
+	ctx, err := s.recipient(server, method)
 	if err != nil {
 		return nil, s.refuseFromUpstream(server, method, err)
 	}

@@ -131,9 +131,10 @@ type gate struct {
 
 // A serverEntry is what a Policy keeps per configured server.
 type serverEntry struct {
-	gate *gate
-	root string
-	home string
+	gate  *gate
+	root  string
+	home  string
+	local bool // on this machine: self-protection applies
 }
 
 // A Policy is a compiled Spec. It is immutable and safe for concurrent use;
@@ -150,8 +151,9 @@ type Policy struct {
 	cmdKeys       keySet
 	foldPaths     bool // Spec.PathsCaseInsensitive
 	idna          *idna.Profile
-	annotations   bool    // some rule reads a tool annotation (@readOnly …)
-	order         []*gate // global, servers by name, profiles by name (for Lint)
+	annotations   bool            // some rule reads a tool annotation (@readOnly …)
+	protected     []protectedPath // see Spec.Protected
+	order         []*gate         // global, servers by name, profiles by name (for Lint)
 	sha           string
 }
 
@@ -205,7 +207,7 @@ func Compile(s Spec) (*Policy, error) {
 		if srv.Home != "" && !filepath.IsAbs(srv.Home) {
 			c.errorf("%s.home: %q is not absolute; resolve it before compiling the rules", where, srv.Home)
 		}
-		e := serverEntry{root: cleanOrEmpty(srv.Root), home: cleanOrEmpty(srv.Home)}
+		e := serverEntry{root: cleanOrEmpty(srv.Root), home: cleanOrEmpty(srv.Home), local: srv.Local}
 		if !isZero(srv.Policy) {
 			e.gate = &gate{server: name}
 			c.gate(e.gate, where+".policy", where+".policy", srv.Policy)
@@ -213,6 +215,7 @@ func Compile(s Spec) (*Policy, error) {
 		}
 		c.p.servers[name] = e
 	}
+	c.protected(s.Protected)
 	for _, name := range slices.Sorted(maps.Keys(s.Profiles)) {
 		g := &gate{profile: true}
 		c.p.order = append(c.p.order, g)

@@ -41,15 +41,18 @@ func (t *trace) rule(g *gate, r *rule, matched bool, why string) {
 const maxShown = 64
 
 func truncate(s string) string {
-	if utf8.RuneCountInString(s) <= maxShown {
+	n := utf8.RuneCountInString(s)
+	if n <= maxShown {
 		return s
 	}
-	n := 0
+	// Keep the end: a path's file name, not its first directories, is what
+	// tells the reader which file it was.
+	skip := n - maxShown
 	for i := range s {
-		if n == maxShown {
-			return s[:i] + "…"
+		if skip == 0 {
+			return "…" + s[i:]
 		}
-		n++
+		skip--
 	}
 	return s
 }

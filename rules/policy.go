@@ -121,6 +121,10 @@ func (p *Policy) decide(c *Call, tr *trace) Verdict {
 	}
 	x := p.evalCtx(c, srv)
 	x.tr = tr
+	if v, ok := x.selfProtection(srv); ok {
+		tr.add(Step{Gate: v.Gate, List: "deny", Rule: v.Rule, Matched: true, Why: v.Reason})
+		return v
+	}
 
 	res := x.gate(&p.global)
 	if srv.gate != nil && (tr != nil || !res.ok || res.v.Decision != Deny) {

@@ -41,6 +41,10 @@ type ServerSpec struct {
 	// Home is the absolute directory the server expands a leading `~` to
 	// ("" = unknown: a `~` path then never satisfies an allow).
 	Home string
+	// Local is set for a server on this machine (one mcpwarden starts):
+	// its path-like values may reach mcpwarden's own files, which the
+	// built-in self-protection denies (see Spec.Protected).
+	Local bool
 }
 
 // A Spec is the whole rule configuration handed to Compile.
@@ -64,6 +68,12 @@ type Spec struct {
 	// Windows filesystems: `.ENV` meets `**/.env`. The config layer resolves
 	// `auto` to the host's convention; the rules do not look at the host.
 	PathsCaseInsensitive bool
+	// Protected are mcpwarden's own files and directories (absolute): a
+	// path-like value of a Local server's call at or under one is denied
+	// by the built-in rule RuleSelfProtection, before any gate and whatever
+	// the config says. An entry ending in `*` protects every path that
+	// starts with the rest (an audit log's rotations).
+	Protected []string
 }
 
 // DefaultPathKeys returns a fresh copy of the argument names treated as paths

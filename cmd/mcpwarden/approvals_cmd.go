@@ -4,20 +4,22 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -75,7 +77,11 @@ func startApprovalsPage(ctx context.Context, cfg *config.Config, stderr io.Write
 		ln.Close()
 		return nil, nil, err
 	}
-	path := tokenFilePath(cfg)
+	path, err := privateTokenFile(cfg)
+	if err != nil {
+		ln.Close()
+		return nil, nil, err
+	}
 	if err := approvals.WriteTokenFile(path, tf); err != nil {
 		ln.Close()
 		return nil, nil, fmt.Errorf("ask.token_file: %w", err)
@@ -100,14 +106,20 @@ func startApprovalsPage(ctx context.Context, cfg *config.Config, stderr io.Write
 	return broker, stop, nil
 }
 
-// tokenFilePath is ask.token_file, relative to the config's directory, or
-// DefaultTokenFile next to the config.
-func tokenFilePath(cfg *config.Config) string {
-	p := cmp.Or(cfg.Ask.TokenFile, config.DefaultTokenFile)
-	if filepath.IsAbs(p) {
-		return p
+// privateTokenFile is where the approvals token goes: ask.token_file, or
+// a file in mcpwarden's private state directory (created 0700), out of
+// reach of the servers (the built-in self-protection covers both).
+func privateTokenFile(cfg *config.Config) (string, error) {
+	path, err := cfg.TokenFilePath(os.Getenv)
+	if err != nil {
+		return "", fmt.Errorf("ask.token_file: %w", err)
 	}
-	return filepath.Join(cfg.Dir, p)
+	if cfg.Ask.TokenFile == "" {
+		if err := config.MakeStateDir(filepath.Dir(path)); err != nil {
+			return "", fmt.Errorf("ask.token_file: %w", err)
+		}
+	}
+	return path, nil
 }
 
 // desktopNotifier returns a notification for each new pending ask through
@@ -153,9 +165,17 @@ func (f *approvalFlags) client() (*approvals.Client, error) {
 		if cfg.Ask.Approvals != config.ApprovalsLocal {
 			return nil, &codeError{code: exitUsage, err: fmt.Errorf("config %s does not set ask.approvals: local", f.config)}
 		}
-		path = tokenFilePath(cfg)
+		if path, err = cfg.TokenFilePath(os.Getenv); err != nil {
+			return nil, &codeError{code: exitUsage, err: err}
+		}
 	default:
-		return nil, &codeError{code: exitUsage, err: errors.New("give --config FILE (of the running mcpwarden) or --token-file FILE")}
+		// Without flags: the one running instance's token file in the
+		// state directory.
+		files, err := config.TokenFiles(os.Getenv)
+		if err != nil || len(files) != 1 {
+			return nil, &codeError{code: exitUsage, err: fmt.Errorf("found %d approvals token files in mcpwarden's state directory: give --config FILE (of the running mcpwarden) or --token-file FILE", len(files))}
+		}
+		path = files[0]
 	}
 	tf, err := approvals.ReadTokenFile(path)
 	if err != nil {
@@ -176,7 +196,9 @@ func newApprovalsCmd() *cobra.Command {
 holds for approval: id, how long each has waited, tool, client, the rule
 that asked and the redacted arguments. Answer one with mcpwarden approve ID
 [--session] or mcpwarden deny ID, or on the approvals page. The instance is
-found through its token file (ask.token_file, next to the config by default).
+found through its token file (ask.token_file, else a private file in
+$XDG_RUNTIME_DIR/mcpwarden, $XDG_STATE_HOME/mcpwarden or
+~/.local/state/mcpwarden; without flags the only one there).
 --json prints the pending asks and the recent decisions as JSON.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -203,7 +225,10 @@ found through its token file (ask.token_file, next to the config by default).
 	return cmd
 }
 
-// printPending writes the pending asks as a table. Every value comes from
+// printPending writes the pending asks as a table, then each one's
+// principal and arguments in full as they will be forwarded (a value over
+// maxArgShown characters is cut, saying how much; --json shows all), with
+// path-like values also in their normalised form. Every value comes from
 // clients and upstreams, so control characters are dropped: they could
 // drive the terminal.
 func printPending(out io.Writer, s approvals.Snapshot) {
@@ -219,15 +244,39 @@ func printPending(out io.Writer, s approvals.Snapshot) {
 			rule += " (" + p.Gate + ")"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", clean(p.ID), (time.Duration(p.WaitedMS) * time.Millisecond).Round(time.Second), clean(p.Tool), clean(cmp.Or(p.Client, "-")), clean(rule))
-		args, _ := json.Marshal(p.Arguments)
-		a := string(args)
-		if len(a) > 300 {
-			a = a[:300] + "…"
-		}
-		fmt.Fprintf(tw, "\t\targuments: %s\t\t\n", clean(a))
 	}
 	tw.Flush()
-	fmt.Fprintln(out, "\nanswer with: mcpwarden approve ID [--session] | mcpwarden deny ID")
+	for _, p := range s.Pending {
+		fmt.Fprintf(out, "\nask %s, from %s, arguments as they will be forwarded:\n", clean(p.ID), clean(cmp.Or(p.Principal, "-")))
+		for _, k := range slices.Sorted(maps.Keys(p.Arguments)) {
+			v, _ := json.Marshal(p.Arguments[k])
+			fmt.Fprintf(out, "  %s: %s\n", clean(k), clean(cutArg(string(v))))
+		}
+		for _, pf := range p.Paths {
+			fmt.Fprintf(out, "  path %s is %s\n", clean(cutArg(pf.Value)), clean(pf.Absolute))
+		}
+	}
+	fmt.Fprintln(out, "\nanswer with: mcpwarden approve ID [--session | --folder] | mcpwarden deny ID")
+}
+
+// maxArgShown bounds one argument in the approvals listing.
+const maxArgShown = 2000
+
+// cutArg cuts a value too long for the listing, at a character boundary,
+// saying how much is hidden.
+func cutArg(s string) string {
+	n := utf8.RuneCountInString(s)
+	if n <= maxArgShown {
+		return s
+	}
+	i := 0
+	for j := range s {
+		if i == maxArgShown {
+			return fmt.Sprintf("%s… (%d more characters hidden; see --json or the approvals page)", s[:j], n-maxArgShown)
+		}
+		i++
+	}
+	return s
 }
 
 func clean(s string) string {
@@ -243,24 +292,33 @@ func newApproveCmd() *cobra.Command {
 	var (
 		f       approvalFlags
 		session bool
+		folder  bool
 	)
 	cmd := &cobra.Command{
-		Use:   "approve ID [--session] --config FILE | --token-file FILE",
+		Use:   "approve ID [--session | --folder] --config FILE | --token-file FILE",
 		Short: "Allow a tool call waiting for approval",
 		Long: `approve allows the pending call ID (see mcpwarden approvals) once, or with
 --session also the later calls of that session to the same tool under the
-same rule (for a call with paths: paths beneath the same ones).`,
+same rule (for a call with paths: exactly the same paths, every form of
+them; for a call without paths: the calls without paths), or with --folder
+the later calls whose paths are all under the call's folders.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a := approvals.AllowOnce
-			if session {
+			switch {
+			case session && folder:
+				return &codeError{code: exitUsage, err: fmt.Errorf("give --session or --folder, not both")}
+			case session:
 				a = approvals.AllowSession
+			case folder:
+				a = approvals.AllowFolder
 			}
 			return decideCmd(cmd, &f, args[0], a)
 		},
 	}
 	f.add(cmd)
 	cmd.Flags().BoolVar(&session, "session", false, "allow for the rest of the session, not just this call")
+	cmd.Flags().BoolVar(&folder, "folder", false, "allow for the rest of the session anything under the call's folders")
 	return cmd
 }
 
@@ -288,7 +346,7 @@ func decideCmd(cmd *cobra.Command, f *approvalFlags, id string, a approvals.Answ
 		who = "mcpwarden deny"
 	}
 	if u, err := user.Current(); err == nil && u.Username != "" {
-		who = u.Username + " (" + who + ")"
+		who = u.Username // the audit reason says the channel
 	}
 	if err := c.Decide(cmd.Context(), id, a, who); err != nil {
 		return err
@@ -298,6 +356,8 @@ func decideCmd(cmd *cobra.Command, f *approvalFlags, id string, a approvals.Answ
 		fmt.Fprintf(cmd.OutOrStdout(), "allowed %s once\n", id)
 	case approvals.AllowSession:
 		fmt.Fprintf(cmd.OutOrStdout(), "allowed %s for the session\n", id)
+	case approvals.AllowFolder:
+		fmt.Fprintf(cmd.OutOrStdout(), "allowed %s under its folders for the session\n", id)
 	default:
 		fmt.Fprintf(cmd.OutOrStdout(), "denied %s\n", id)
 	}

@@ -38,10 +38,11 @@ type Answer uint8
 const (
 	Deny         Answer = iota // "deny": refuse this call
 	AllowOnce                  // "allow_once": forward this call only
-	AllowSession               // "allow_session": forward this call and the calls the session grant covers
+	AllowSession               // "allow_session": forward this call and, for the session, the calls with exactly its paths (or, without paths, the tool's calls without paths)
+	AllowFolder                // "allow_session_folder": forward this call and, for the session, the calls whose paths are all under its folders
 )
 
-var answerNames = [...]string{Deny: "deny", AllowOnce: "allow_once", AllowSession: "allow_session"}
+var answerNames = [...]string{Deny: "deny", AllowOnce: "allow_once", AllowSession: "allow_session", AllowFolder: "allow_session_folder"}
 
 // String returns the JSON name of a.
 func (a Answer) String() string {
@@ -69,7 +70,7 @@ func (a *Answer) UnmarshalText(b []byte) error {
 		}
 	}
 	*a = Deny
-	return fmt.Errorf("unknown decision %q: want allow_once, allow_session or deny", b)
+	return fmt.Errorf("unknown decision %q: want allow_once, allow_session, allow_session_folder or deny", b)
 }
 
 // ParseAnswer is UnmarshalText for a string.
@@ -98,9 +99,11 @@ type Decision struct {
 	Who    string
 }
 
-// A Request is one ask as a resolver sees it: the call and the rule that
-// asked, with the arguments already redacted. It is what Command and URL
-// send, as JSON.
+// A Request is one ask as a resolver sees it: the call as it will be
+// forwarded and the rule that asked. Only values under secret-like keys
+// are hidden from the arguments; everything else is shown in full (audit
+// redaction is never applied to what a human approves). It is what Command
+// and URL send, as JSON.
 type Request struct {
 	// ID names the ask in the CLI, on the page and in the resolvers' JSON.
 	// The Broker assigns one (NewID) when it is empty.
@@ -109,11 +112,27 @@ type Request struct {
 	Server  string `json:"server"`
 	Client  string `json:"client,omitempty"`  // name and version from initialize
 	Session string `json:"session,omitempty"` // the MCP session id
-	Rule    string `json:"rule"`              // the ask rule's text, or "default"
-	Gate    string `json:"gate,omitempty"`    // where the rule is: policy, servers.fs.policy …
-	// Arguments are the call's arguments, redacted as in the audit log.
+	// Principal is who sent the call: "local", "anonymous", "token:…".
+	Principal string `json:"principal,omitempty"`
+	Rule      string `json:"rule"`           // the ask rule's text, or "default"
+	Gate      string `json:"gate,omitempty"` // where the rule is: policy, servers.fs.policy …
+	// Arguments are the call's arguments as they will be forwarded, in
+	// full, with the values under secret-like keys hidden.
 	Arguments map[string]any `json:"arguments"`
-	AskedAt   time.Time      `json:"asked_at"`
+	// Paths are the path-like values whose normalised absolute form
+	// differs from the value as sent, each with that form.
+	Paths []PathForm `json:"paths,omitempty"`
+	// Folders, when set, are the folders an allow_session_folder answer
+	// would cover; without them that answer gives no session grant.
+	Folders []string  `json:"folders,omitempty"`
+	AskedAt time.Time `json:"asked_at"`
+}
+
+// A PathForm is a path-like value as sent and the absolute, clean path it
+// names: `notes/../../run.sh` and `/srv/app/run.sh`.
+type PathForm struct {
+	Value    string `json:"value"`
+	Absolute string `json:"absolute"`
 }
 
 // A Resolver answers asks. Resolve blocks until it has an answer or ctx is

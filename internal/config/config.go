@@ -113,7 +113,7 @@ type Ask struct {
 	ApprovalsListen string `koanf:"approvals_listen"`
 	// TokenFile is where the approvals page's per-run token and URL are
 	// written (mode 0600), relative to the config file's directory; ""
-	// means DefaultTokenFile.
+	// means a file named for the config in StateDir (see TokenFilePath).
 	TokenFile string `koanf:"token_file"`
 	// Resolver is an external program or URL that answers asks no client
 	// and no approvals page answered.
@@ -146,10 +146,6 @@ const (
 // DefaultApprovalsListen is where the approvals page listens when
 // ask.approvals_listen is not set.
 const DefaultApprovalsListen = "127.0.0.1:8766"
-
-// DefaultTokenFile is the approvals token file's name, next to the config
-// file, when ask.token_file is not set.
-const DefaultTokenFile = ".mcpwarden-approvals-token"
 
 // DefaultAskTimeout is how long an ask waits for an answer when the config
 // sets no ask.timeout.

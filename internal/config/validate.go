@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -283,12 +284,14 @@ func (c *Config) RulesSpecIn(workDir string) rules.Spec {
 		URLKeys:              c.URLKeys,
 		CommandKeys:          c.CommandKeys,
 		PathsCaseInsensitive: c.foldPaths(),
+		// mcpwarden's own files are off limits to servers on this machine.
+		Protected: c.OwnFiles(os.Getenv),
 	}
 	for name, p := range spec.Profiles {
 		spec.Profiles[name] = workspaceIn(p, base)
 	}
 	for name, s := range c.Servers {
-		spec.Servers[name] = rules.ServerSpec{Policy: workspaceIn(s.Policy, base), Root: c.Root(name, workDir), Home: c.Home(name)}
+		spec.Servers[name] = rules.ServerSpec{Policy: workspaceIn(s.Policy, base), Root: c.Root(name, workDir), Home: c.Home(name), Local: s.onThisMachine()}
 	}
 	return spec
 }

@@ -34,7 +34,8 @@ func approvalsFixture(t *testing.T, timeout string) *fixture {
 	return f
 }
 
-// pageToken is the running instance's token file, next to its config.
+// pageToken is the running instance's token file, in mcpwarden's private
+// state directory.
 type pageToken struct {
 	URL   string `json:"url"`
 	Token string `json:"token"`
@@ -42,13 +43,19 @@ type pageToken struct {
 
 func readPageToken(t *testing.T, f *fixture) pageToken {
 	t.Helper()
-	path := filepath.Join(f.dir, ".mcpwarden-approvals-token")
+	path := tokenPath(t, f)
 	info, err := os.Stat(path)
 	if err != nil {
 		t.Fatalf("token file: %v", err)
 	}
 	if perm := info.Mode().Perm(); perm != 0o600 {
 		t.Errorf("token file mode %#o, want 0600", perm)
+	}
+	if dir, err := os.Stat(filepath.Dir(path)); err != nil || dir.Mode().Perm() != 0o700 {
+		t.Errorf("token directory %s: %v, want mode 0700", filepath.Dir(path), err)
+	}
+	if strings.HasPrefix(path, f.dir) {
+		t.Errorf("token file %s is next to the config, where servers may reach it", path)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -182,7 +189,9 @@ func TestApprovalPageInBrowser(t *testing.T) {
 
 	target := filepath.Join(f.sandbox, "approved.txt")
 	hostile := `<script>window.pwned = 1</script><img src=x onerror=window.pwned=2>` // no quotes: JSON would escape them
-	args := map[string]any{"path": target, "content": hostile}
+	// A value too long for a form is shown whole on the page.
+	long := hostile + strings.Repeat(" long", 2000) + " END-OF-LONG-VALUE"
+	args := map[string]any{"path": target, "content": long}
 
 	// 1. Allow once forwards exactly that call.
 	start := time.Now()
@@ -196,8 +205,8 @@ func TestApprovalPageInBrowser(t *testing.T) {
 		t.Errorf("the pending ask took %v to show on the page, want about a second at most", d)
 	}
 	shown := eval[string](t, browser, `document.querySelector("li.ask pre.args").textContent`)
-	if !strings.Contains(shown, hostile) || !strings.Contains(shown, target) {
-		t.Errorf("arguments shown = %q, want the redacted arguments as text", shown)
+	if !strings.Contains(shown, hostile) || !strings.Contains(shown, target) || !strings.Contains(shown, "END-OF-LONG-VALUE") {
+		t.Errorf("arguments shown = %q, want the arguments as text, in full", shown)
 	}
 	for _, js := range []string{
 		`document.querySelectorAll("li.ask script, li.ask img").length === 0`,
@@ -205,6 +214,8 @@ func TestApprovalPageInBrowser(t *testing.T) {
 		`document.querySelector("li.ask .tool").textContent === "mcp:fs:write_file"`,
 		`document.querySelector("li.ask").textContent.includes("e2e-test 1.0")`,
 		`document.querySelector("li.ask").textContent.includes("mcp:fs:write_file  (in policy)")`,
+		`document.querySelector("li.ask").textContent.includes("Principallocal")`,
+		fmt.Sprintf(`document.querySelector("li.ask button.allow_session_folder").textContent.includes(%q)`, f.sandbox),
 	} {
 		if !eval[bool](t, browser, js) {
 			t.Errorf("in the page, %s is false", js)
@@ -219,6 +230,7 @@ func TestApprovalPageInBrowser(t *testing.T) {
 	}
 
 	// 2. The same call again asks again; allow it for the session.
+	args = map[string]any{"path": target, "content": hostile} // the session grant is for the path
 	second := callAsync(t, c, args)
 	within(t, browser, 5*time.Second,
 		chromedp.WaitVisible(chromedp.CSS("li.ask button.allow_session")),

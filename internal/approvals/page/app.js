@@ -39,21 +39,29 @@
     title.append(el("span", "tool", a.tool), el("span", "id", "ask " + a.id));
     const dl = el("dl");
     const waited = el("dd", "waited");
-    for (const [k, v] of [["Server", a.server], ["Client", a.client || "(unnamed)"], ["Session", a.session || "(none)"], ["Asked by", ruleText(a)]]) {
+    for (const [k, v] of [["Server", a.server], ["Client", a.client || "(unnamed)"], ["Session", a.session || "(none)"], ["Principal", a.principal || "(unknown)"], ["Asked by", ruleText(a)]]) {
       dl.append(el("dt", "", k), el("dd", "", v));
     }
     dl.append(el("dt", "", "Waiting"), waited);
     const args = el("pre", "args", pretty(a.arguments));
+    const paths = el("pre", "paths");
+    for (const p of a.paths || []) paths.append(document.createTextNode(p.value + "\n  is " + p.absolute + "\n"));
     const buttons = el("div", "buttons");
     const msg = el("span", "error");
-    for (const [decision, label] of [["allow_once", "Allow once"], ["allow_session", "Allow for session"], ["deny", "Deny"]]) {
+    const hasPaths = a.folders && a.folders.length;
+    const choices = [["allow_once", "Allow once"], ["allow_session", hasPaths ? "Allow these paths for session" : "Allow for session"]];
+    if (hasPaths) choices.push(["allow_session_folder", "Allow under " + a.folders.join(", ") + " for session"]);
+    choices.push(["deny", "Deny"]);
+    for (const [decision, label] of choices) {
       const b = el("button", decision, label);
       b.type = "button";
       b.addEventListener("click", () => decide(a.id, decision, buttons, msg));
       buttons.append(b);
     }
     buttons.append(msg);
-    li.append(title, dl, el("div", "", "Arguments (redacted):"), args, buttons);
+    li.append(title, dl, el("div", "", "Arguments, in full as they will be forwarded (values under secret-like keys hidden):"), args);
+    if (a.paths && a.paths.length) li.append(el("div", "", "Paths, normalised:"), paths);
+    li.append(buttons);
     return { li: li, asked: Date.parse(a.asked_at), waited: waited };
   }
 
@@ -113,7 +121,7 @@
         el("td", "", new Date(d.decided_at).toLocaleTimeString()),
         el("td", "mono", d.tool),
         el("td", "", d.client || ""),
-        el("td", "outcome-" + d.outcome, d.outcome.replace("_", " ")),
+        el("td", "outcome-" + d.outcome, d.outcome.replace(/_/g, " ")),
         el("td", "", by),
         el("td", "", duration(waited)));
       rows.push(tr);

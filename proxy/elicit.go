@@ -1,0 +1,162 @@
+package proxy
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+)
+
+// approvalID keys the approval form in a multi round-trip input request.
+const approvalID = "mcpwarden_approval"
+
+// A pendingAsk is an ask sent to a client that answers by retrying the
+// call (protocol 2026-07-28 multi round-trip).
+type pendingAsk struct {
+	session string
+	key     grantKey
+	digest  string // of the canonical arguments: the answer is for this call only
+	t       target
+	offered []string // the form's choices
+	expires time.Time
+}
+
+// elicit asks a legacy client with elicitation/create and waits for the
+// answer, or for a session grant given meanwhile to a concurrent call.
+// none is set when the client gave no answer (it cancelled, accepted
+// without a valid choice, or the request failed).
+func (a *asker) elicit(ctx context.Context, c *call, sess *session, key grantKey, t target) (res resolution, none *noAnswer) {
+	params, offered := a.form(c, t)
+	w := sess.wait(key, t)
+	defer sess.unwait(w)
+	ectx, cancel := context.WithTimeout(ctx, a.timeout)
+	defer cancel()
+	type reply struct {
+		res *mcp.ElicitationResult
+		err error
+	}
+	replies := make(chan reply, 1)
+	received := false
+	defer func() { // the request goroutine ends with ectx
+		cancel()
+		if !received {
+			<-replies
+		}
+	}()
+	go func() {
+		res, err := a.mcp.RequestElicitation(ectx, mcp.ElicitationRequest{
+			Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
+			Params:  params,
+		})
+		replies <- reply{res, err}
+	}()
+	select {
+	case r := <-replies:
+		received = true
+		switch {
+		case r.err != nil && ctx.Err() != nil:
+			return a.cancelled(c, audit.GrantedByUserDenied), nil
+		case r.err != nil && errors.Is(ectx.Err(), context.DeadlineExceeded):
+			return a.timedOutAt(c, ""), nil
+		case r.err != nil:
+			return resolution{}, &noAnswer{why: "asking the client failed", failure: fmt.Sprintf("elicitation: %v", r.err)}
+		}
+		ans, why := answerOf(r.res, offered)
+		if ans == answerNone {
+			return resolution{}, &noAnswer{why: why}
+		}
+		return a.apply(c, sess, key, scopeFor(t, ans), ans), nil
+	case ans := <-w.done:
+		return a.byGrant(c, ans), nil
+	}
+}
+
+// roundTrip asks a 2026-07-28 client by returning an input request; the
+// client retries the call with the answer and the state issued here. A
+// retry without a valid choice is no answer: the ask goes on to the next
+// resolver within the retried call.
+func (a *asker) roundTrip(c *call, req mcp.CallToolRequest, sess *session, key grantKey, t target) (res resolution, none *noAnswer) {
+	digest := argsDigest(c.canonical)
+	if state := req.Params.RequestState; state != "" {
+		a.mu.Lock()
+		p, ok := a.pending[state]
+		delete(a.pending, state) // single use
+		a.mu.Unlock()
+		if !ok || p.session != c.session || p.key != key || p.digest != digest {
+			return a.refused(c, audit.GrantedByUserDenied, "answered with a state that does not match a pending ask for this exact call"), nil
+		}
+		if time.Now().After(p.expires) {
+			return a.timedOutAt(c, ""), nil
+		}
+		ans, why := answerOf(server.ElicitationResponse(req.Params.InputResponses, approvalID), p.offered)
+		if ans == answerNone {
+			return resolution{}, &noAnswer{why: why}
+		}
+		return a.apply(c, sess, key, scopeFor(p.t, ans), ans), nil
+	}
+	params, offered := a.form(c, t)
+	state := rand.Text()
+	now := time.Now()
+	a.mu.Lock()
+	if a.pending == nil {
+		a.pending = map[string]*pendingAsk{}
+	}
+	for s, p := range a.pending {
+		if now.After(p.expires) {
+			delete(a.pending, s)
+		}
+	}
+	full := len(a.pending) >= maxPendingAsks
+	if !full {
+		a.pending[state] = &pendingAsk{session: c.session, key: key, digest: digest, t: t, offered: offered, expires: now.Add(a.timeout)}
+	}
+	a.mu.Unlock()
+	if full {
+		return resolution{}, &noAnswer{why: "too many asks are waiting for the client's answer"}
+	}
+	b := server.NewInputRequestBuilder(state).Elicit(approvalID, params)
+	if c.rootsByInput {
+		b.Roots(rootsInputID) // the retry is decided again, with the roots
+	}
+	return resolution{pending: b.ToolResult()}, nil
+}
+
+// answerOf reads the form's answer. Only an accept with one of the offered
+// choices decides, and a decline is a deny; anything else (cancel, an
+// empty accept, a value not offered) is no answer, with why saying which.
+func answerOf(res *mcp.ElicitationResult, offered []string) (ans answer, why string) {
+	switch {
+	case res == nil:
+		return answerNone, "the client returned no answer"
+	case res.Action == mcp.ElicitationResponseActionDecline:
+		return answerDeny, ""
+	case res.Action == mcp.ElicitationResponseActionCancel:
+		return answerNone, "the client cancelled the form"
+	case res.Action != mcp.ElicitationResponseActionAccept:
+		return answerNone, fmt.Sprintf("the client answered the form with action %q", res.Action)
+	}
+	content, _ := res.Content.(map[string]any)
+	s, _ := content["decision"].(string)
+	if s == "" {
+		return answerNone, "the client accepted the form without a choice"
+	}
+	for _, o := range offered {
+		if o == s {
+			return answerValues[s], ""
+		}
+	}
+	return answerNone, fmt.Sprintf("the client answered %q, which is not a choice of the form", cutEnd(s, 40))
+}
+
+func argsDigest(canonical []byte) string {
+	sum := sha256.Sum256(canonical)
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,71 @@
+package proxy
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/rules"
+)
+
+func TestSecretNamedPathKeyIsShownOnTheForm(t *testing.T) {
+	t.Parallel()
+	p, err := rules.Compile(rules.Spec{PathKeys: []string{"path", "keyfile"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r *audit.Redactor
+	a := &asker{secret: r.IsSecretKey}
+	got := a.shown(p, map[string]any{"keyfile": "/etc/ssh/ssh_host_ed25519_key", "api_key": "sk-123", "nested": map[string]any{"password": "hunter2", "path": "/x"}})
+	if got["keyfile"] != "/etc/ssh/ssh_host_ed25519_key" {
+		t.Errorf("a path-like key named like a secret was hidden: %v", got["keyfile"])
+	}
+	if got["api_key"] != hiddenValue || got["nested"].(map[string]any)["password"] != hiddenValue {
+		t.Errorf("secret-like values shown: %v", got)
+	}
+	if got["nested"].(map[string]any)["path"] != "/x" {
+		t.Errorf("a nested path was not shown: %v", got)
+	}
+}
+
+func TestCutEndKeepsTheFileName(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"short", "short"},
+		{"/srv/app/notes/" + strings.Repeat("x", 50) + "/run.sh", "…" + strings.Repeat("x", 32) + "/run.sh"},
+	}
+	for _, tt := range tests {
+		if got := cutEnd(tt.in, 40); got != tt.want {
+			t.Errorf("cutEnd(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestFormShowsEveryPathNormalised(t *testing.T) {
+	t.Parallel()
+	p, err := rules.Compile(rules.Spec{Servers: map[string]rules.ServerSpec{"fs": {Root: "/srv/app"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &call{
+		tool: Tool{Canonical: "mcp:fs:read_multiple_files", Server: "fs", Name: "read_multiple_files"}, policy: p, principal: "local",
+		verdict: rules.Verdict{Rule: "default", Gate: "policy"},
+		args:    map[string]any{"path": "notes/../run.sh", "paths": []any{"/srv/app/a/../../../etc/shadow", "/srv/app/ok.txt"}},
+	}
+	a := &asker{}
+	params, offered := a.form(c, target{earns: true, paths: []string{"/etc/shadow", "/srv/app/ok.txt", "/srv/app/run.sh"}, folders: []string{"/etc", "/srv/app"}})
+	for _, want := range []string{
+		"mcpwarden approval:", `path: "notes/../run.sh"`, "  which is /srv/app/run.sh",
+		"Other paths, normalised:", "/srv/app/a/../../../etc/shadow\n  which is /etc/shadow",
+	} {
+		if !strings.Contains(params.Message, want) {
+			t.Errorf("the form lacks %q:\n%s", want, params.Message)
+		}
+	}
+	if strings.Contains(params.Message, "/srv/app/ok.txt\n  which is") {
+		t.Errorf("a path already normal is repeated:\n%s", params.Message)
+	}
+	if got := strings.Join(offered, " "); got != "allow_once allow_session allow_session_folder deny deny_session" {
+		t.Errorf("offered %s", got)
+	}
+}

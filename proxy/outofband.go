@@ -1,0 +1,170 @@
+package proxy
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/approvals"
+)
+
+// progressEvery is how often a call waiting for an out-of-band answer
+// tells the client where to answer, when it asked for progress.
+const progressEvery = 5 * time.Second
+
+// outOfBand holds the ask while resolver r decides it, telling a client
+// that asked for progress where to answer. A session grant given
+// meanwhile (to a concurrent call) settles it too. none is set when r gave
+// no answer (it failed).
+func (a *asker) outOfBand(ctx context.Context, c *call, req mcp.CallToolRequest, r approvals.Resolver, sess *session, key grantKey, t target) (res resolution, none *noAnswer) {
+	areq := approvals.Request{
+		ID:        approvals.NewID(),
+		Tool:      c.tool.Canonical,
+		Server:    c.tool.Server,
+		Session:   c.session,
+		Principal: c.principal,
+		Rule:      c.verdict.Rule,
+		Gate:      c.verdict.Gate,
+		Arguments: a.shown(c.policy, c.args),
+		Paths:     normalisedPaths(c, t),
+		AskedAt:   time.Now(),
+	}
+	if t.earns && !t.pathless {
+		areq.Folders = t.folders
+	}
+	if c.client != nil {
+		areq.Client = strings.TrimSpace(c.client.Name + " " + c.client.Version)
+	}
+	where := "by the external resolver"
+	if l, ok := r.(approvals.Locator); ok {
+		where = l.Where(areq.ID)
+	}
+
+	w := sess.wait(key, t)
+	defer sess.unwait(w)
+	rctx, cancel := context.WithTimeout(ctx, a.timeout)
+	defer cancel()
+	type reply struct {
+		d   approvals.Decision
+		err error
+	}
+	replies := make(chan reply, 1)
+	received := false
+	defer func() { // the resolver's goroutine ends with rctx
+		cancel()
+		if !received {
+			<-replies
+		}
+	}()
+	go func() {
+		d, err := r.Resolve(rctx, areq)
+		replies <- reply{d, err}
+	}()
+	defer a.progress(ctx, req, fmt.Sprintf("mcpwarden: %s is waiting for approval %s", c.tool.Canonical, where))()
+
+	select {
+	case rep := <-replies:
+		received = true
+		by := cmp.Or(string(rep.d.Via), audit.GrantedByResolver)
+		switch {
+		case ctx.Err() != nil:
+			return a.cancelled(c, by), nil
+		case rep.err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
+			return a.timedOutAt(c, where), nil
+		case rep.err != nil:
+			return resolution{}, &noAnswer{why: resolverName(rep.d.Via) + " gave no answer", failure: rep.err.Error()}
+		}
+		return a.decided(c, sess, key, t, rep.d), nil
+	case ans := <-w.done:
+		return a.byGrant(c, ans), nil
+	}
+}
+
+// viaText names a channel in the audit reason and the model's text.
+func viaText(v approvals.Via) string {
+	switch v {
+	case approvals.ViaPage:
+		return "on the approvals page"
+	case approvals.ViaCLI:
+		return "with mcpwarden approve"
+	}
+	return "by the external resolver"
+}
+
+// resolverName names the resolver behind a channel, for the audit reason.
+func resolverName(v approvals.Via) string {
+	switch v {
+	case approvals.ViaPage, approvals.ViaCLI:
+		return "the approvals page"
+	}
+	return "the external resolver"
+}
+
+// decided turns an out-of-band decision into a resolution, remembering a
+// session grant. granted_by names the channel; the reason names how and
+// who.
+func (a *asker) decided(c *call, sess *session, key grantKey, t target, d approvals.Decision) resolution {
+	by := cmp.Or(string(d.Via), audit.GrantedByResolver)
+	how := viaText(d.Via)
+	who := ""
+	if d.Who != "" && !strings.Contains(how, d.Who) {
+		who = " by " + d.Who
+	}
+	switch d.Answer {
+	case approvals.AllowOnce:
+		return resolution{forward: true, grantedBy: by, reason: "allowed once " + how + who}
+	case approvals.AllowSession, approvals.AllowFolder:
+		sc := scopeFor(t, answerAllowSession)
+		if d.Answer == approvals.AllowFolder {
+			sc = scopeFor(t, answerAllowFolder)
+		}
+		sess.remember(key, answerAllowSession, sc)
+		return resolution{forward: true, grantedBy: by, reason: "allowed for the session (" + sc.String() + ") " + how + who}
+	default:
+		if d.Via == approvals.ViaCLI {
+			how = "with mcpwarden deny"
+		}
+		res := a.refused(c, by, "denied "+how)
+		res.reason += who
+		return res
+	}
+}
+
+// progress sends the client progress notifications with msg, now and
+// every progressEvery, if the call carries a progress token. The returned
+// func stops them and waits until they have stopped.
+func (a *asker) progress(ctx context.Context, req mcp.CallToolRequest, msg string) (stop func()) {
+	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+		return func() {}
+	}
+	token := req.Params.Meta.ProgressToken
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(progressEvery)
+		defer tick.Stop()
+		start := time.Now()
+		for {
+			// Best effort: a client that cannot take it still gets its answer.
+			_ = a.mcp.SendNotificationToClient(pctx, string(mcp.MethodNotificationProgress), map[string]any{
+				"progressToken": token,
+				"progress":      time.Since(start).Seconds(),
+				"total":         a.timeout.Seconds(),
+				"message":       msg,
+			})
+			select {
+			case <-pctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}

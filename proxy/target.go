@@ -1,0 +1,114 @@
+package proxy
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/mcpwarden/mcpwarden/rules"
+)
+
+// target is c as grants see it (see target): whether it has path-like
+// keys, whether it may earn a session grant, and every form of each path.
+func (s *Server) target(c *call) target {
+	t := target{pathless: true, earns: true}
+	eachPathValue(c.policy, c.args, func(_ string, v any) {
+		t.pathless = false
+		if !stringsOnly(v) {
+			t.earns = false // `[]`, 5, {}: nothing a grant could be scoped to
+		}
+	})
+	if t.pathless {
+		return t
+	}
+	paths, forms, known := s.pathForms(c)
+	if !known || len(paths) == 0 {
+		t.earns = false
+	}
+	t.paths, t.forms = paths, forms
+	local := s.settings.Load().resolveSymlinks[c.tool.Server]
+	for _, p := range paths {
+		dir := filepath.Dir(p)
+		if info, err := os.Stat(p); local && err == nil && info.IsDir() {
+			dir = p
+		}
+		if !slices.Contains(t.folders, dir) {
+			t.folders = append(t.folders, dir)
+		}
+	}
+	return t
+}
+
+// pathForms returns every form of every path-like value of c: paths, the
+// lexical forms (absolute and clean, relative ones joined to the server's
+// root), and forms, every form the rules decide on (lexical, NFC, `file:`
+// and `~` readings and, for a server on this machine, each as it resolves
+// on disk). known is false when any value's location cannot be known.
+func (s *Server) pathForms(c *call) (paths, forms []string, known bool) {
+	rc := c.rulesCall()
+	if s.settings.Load().resolveSymlinks[c.tool.Server] {
+		rc.Physical = PhysicalForms(c.policy, rc)
+	}
+	values, known := c.policy.PathForms(rc)
+	for _, v := range values {
+		for _, raw := range v.Raw {
+			paths = append(paths, filepath.Clean(raw))
+		}
+		forms = append(forms, v.Forms...)
+	}
+	slices.Sort(paths)
+	slices.Sort(forms)
+	return slices.Compact(paths), slices.Compact(forms), known
+}
+
+// eachPathValue calls fn with the key and value of every path-like key
+// anywhere in v (nested objects and arrays included), as the rules find
+// them.
+func eachPathValue(p *rules.Policy, v any, fn func(key string, v any)) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if p.IsPathKey(k) {
+				fn(k, e)
+			}
+			eachPathValue(p, e, fn)
+		}
+	case []any:
+		for _, e := range t {
+			eachPathValue(p, e, fn)
+		}
+	}
+}
+
+// stringsOnly reports whether v is a string, or a non-empty array whose
+// elements are all such values.
+func stringsOnly(v any) bool {
+	switch t := v.(type) {
+	case string:
+		return true
+	case []any:
+		if len(t) == 0 {
+			return false
+		}
+		for _, e := range t {
+			if !stringsOnly(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// pathStringsOf calls fn with the strings of a path-like value: a string,
+// or the strings of an array of them, at any depth.
+func pathStringsOf(v any, fn func(string)) {
+	switch t := v.(type) {
+	case string:
+		fn(t)
+	case []any:
+		for _, e := range t {
+			pathStringsOf(e, fn)
+		}
+	}
+}

@@ -1,0 +1,188 @@
+package rules
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// RuleSelfProtection names the built-in rule that denies a call reaching
+// mcpwarden's own files (Spec.Protected); GateBuiltin is where it is.
+const (
+	RuleSelfProtection = "builtin:self-protection"
+	GateBuiltin        = "builtin"
+)
+
+// A protectedPath is one entry of Spec.Protected: a file or directory, or
+// with prefix set every path starting with path.
+type protectedPath struct {
+	path   string
+	prefix bool
+}
+
+// protected compiles Spec.Protected; a relative entry is an error, since
+// it could not protect anything.
+func (c *compiler) protected(paths []string) {
+	for i, p := range paths {
+		prefix := strings.HasSuffix(p, "*")
+		p = strings.TrimSuffix(p, "*")
+		if !filepath.IsAbs(p) {
+			c.errorf("protected[%d]: %q is not absolute", i, paths[i])
+			continue
+		}
+		clean := filepath.Clean(p)
+		if prefix && strings.HasSuffix(p, "/") {
+			clean += "/"
+		}
+		c.p.protected = append(c.p.protected, protectedPath{path: clean, prefix: prefix})
+	}
+}
+
+// IsPathKey reports whether values under the argument key are path-like
+// (Spec.PathKeys), comparing under Unicode case folding as a Go server
+// reads keys (`PATH`, `ſource` are path-like). A nil Policy has none.
+func (p *Policy) IsPathKey(key string) bool {
+	if p == nil {
+		return false
+	}
+	return p.pathKeys.has(key)
+}
+
+// IsLocal reports whether server is on this machine (ServerSpec.Local).
+func (p *Policy) IsLocal(server string) bool {
+	return p != nil && p.servers[server].local
+}
+
+// SelfProtection is the built-in self-protection alone: a Deny verdict by
+// RuleSelfProtection and true when a path-like value of c, a call to a
+// local server, is at or under one of mcpwarden's own files in any of its
+// forms (c.Physical included).
+func (p *Policy) SelfProtection(c Call) (Verdict, bool) {
+	if p == nil {
+		return Verdict{}, false
+	}
+	srv := p.servers[c.Server]
+	x := p.evalCtx(&c, srv)
+	return x.selfProtection(srv)
+}
+
+// selfProtection denies a call to a local server any of whose path-like
+// values reaches a protected path in any form the upstream may read it in
+// (pathEnv.forms: lexical, NFC, file: URI, `~`, physical), or, when its
+// location cannot be known, in any guess — including a `~` path or a
+// relative one whose tail names a protected path under any home or working
+// directory. No gate can override it.
+func (x *evalCtx) selfProtection(srv serverEntry) (Verdict, bool) {
+	if !srv.local || len(x.p.protected) == 0 {
+		return Verdict{}, false
+	}
+	hit, holder, n := "", "", 0
+	x.eachPath(x.args, func(v any) bool {
+		s, ok := v.(string)
+		if !ok {
+			return false
+		}
+		n++
+		if x.reaches(s) {
+			hit = s
+			return true
+		}
+		if holder == "" {
+			x.env.forms(s, func(form string, known bool) bool {
+				if known && x.p.holdsProtected(x.env.foldPath(form)) {
+					holder = s
+					return true
+				}
+				return false
+			})
+		}
+		return false
+	})
+	switch {
+	case hit != "":
+		return Verdict{
+			Decision: Deny,
+			Rule:     RuleSelfProtection,
+			Gate:     GateBuiltin,
+			Reason:   "path " + quote(hit) + " is one of mcpwarden's own files, which no config can open",
+		}, true
+	case holder != "" && n > 1:
+		// A call with a source and a destination (move, copy, rename)
+		// whose one path is a directory holding mcpwarden's files would
+		// carry them out of their protected place.
+		return Verdict{
+			Decision: Deny,
+			Rule:     RuleSelfProtection,
+			Gate:     GateBuiltin,
+			Reason:   "path " + quote(holder) + " holds mcpwarden's own files, which no config lets a call move or copy",
+		}, true
+	}
+	return Verdict{}, false
+}
+
+// reaches reports whether any form of the path-like value s is at or under
+// a protected path; a value with a form whose location is unknown is also
+// tried as a tail under any directory (`~/x`, `~user/x`, a relative `x`).
+func (x *evalCtx) reaches(s string) bool {
+	unknown := false
+	found := x.env.forms(s, func(form string, known bool) bool {
+		unknown = unknown || !known
+		_, ok := x.p.protectedAt(x.env.foldPath(form))
+		return ok
+	})
+	if found || !unknown {
+		return found
+	}
+	tail := s
+	if strings.HasPrefix(s, "~") {
+		_, tail, _ = strings.Cut(s, "/")
+	}
+	_, ok := x.p.protectedTail(tail)
+	return ok
+}
+
+// protectedAt returns the protected path the clean absolute path abs is at
+// or under.
+func (p *Policy) protectedAt(abs string) (string, bool) {
+	for _, pp := range p.protected {
+		if pp.prefix && strings.HasPrefix(abs, pp.path) || !pp.prefix && within(abs, pp.path) {
+			return pp.path, true
+		}
+	}
+	return "", false
+}
+
+// holdsProtected reports whether the clean absolute path abs is a
+// directory above a protected path.
+func (p *Policy) holdsProtected(abs string) bool {
+	for _, pp := range p.protected {
+		dir := pp.path
+		if pp.prefix {
+			dir = filepath.Dir(dir)
+		}
+		if dir != abs && within(dir, abs) {
+			return true
+		}
+	}
+	return false
+}
+
+// protectedTail reports whether a relative path rel, under an unknown
+// directory D, could be at or under a protected path P: when P ends with
+// one of rel's leading runs of components (so D/rel is P or beneath it for
+// D = P minus that run). Leading `..` components, which could lead
+// anywhere, are dropped first.
+func (p *Policy) protectedTail(rel string) (string, bool) {
+	parts := strings.Split(filepath.ToSlash(filepath.Clean("/" + rel))[1:], "/")
+	for len(parts) > 0 && (parts[0] == ".." || parts[0] == "") {
+		parts = parts[1:]
+	}
+	for n := 1; n <= len(parts); n++ {
+		run := "/" + strings.Join(parts[:n], "/")
+		for _, pp := range p.protected {
+			if pp.prefix && strings.Contains(run+"/", pp.path[strings.LastIndexByte(pp.path, '/'):]) || !pp.prefix && strings.HasSuffix(pp.path, run) {
+				return pp.path, true
+			}
+		}
+	}
+	return "", false
+}
