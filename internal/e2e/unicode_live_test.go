@@ -56,7 +56,8 @@ func refusedSpellings(t *testing.T, spellings []string) {
 			{"list_directory", map[string]any{"path": filepath.Join(sandbox, s)}},
 		} {
 			text, refused := tryTool(t, c, "fs__"+call.tool, call.args)
-			if !refused || strings.Contains(text, "UNICODE-SECRET") || strings.Contains(text, "secret.txt") {
+			// A refusal may name the path; only an answer may list or read it.
+			if !refused || strings.Contains(text, "UNICODE-SECRET") {
 				t.Errorf("fs__%s %q = %q (refused %v), want refused", call.tool, call.args, clip(text), refused)
 			}
 		}
