@@ -74,7 +74,12 @@ func (s *Server) gateRequest(ctx context.Context, _ any, message any) error {
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return fmt.Errorf("%w: %v", errUnknownMethod, err)
 	}
-	s.heard(ctx)
+	// A session is reachable from its first request after initialize: a
+	// notification sent to it while mcp-go answers initialize would turn
+	// that answer into an event stream without the Mcp-Session-Id header.
+	if req.Method != mcp.MethodInitialize {
+		s.heard(ctx)
+	}
 	switch clientMethods[req.Method] {
 	case methodUnknown:
 		return fmt.Errorf("%w: %q", errUnknownMethod, req.Method)
