@@ -176,6 +176,11 @@ func (e *catalogEnv) client(t *testing.T, opts ...client.ClientOption) *client.C
 	}}); err != nil {
 		t.Fatal(err)
 	}
+	// A request after initialize makes the session reachable at once; the
+	// initialized notification does too, but asynchronously.
+	if err := c.Ping(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	return c
 }
 

@@ -74,9 +74,10 @@ func (s *Server) gateRequest(ctx context.Context, _ any, message any) error {
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return fmt.Errorf("%w: %v", errUnknownMethod, err)
 	}
-	// A session is reachable from its first request after initialize: a
-	// notification sent to it while mcp-go answers initialize would turn
-	// that answer into an event stream without the Mcp-Session-Id header.
+	// A session is reachable once it has said it is initialized (see
+	// server.go): a notification sent to it while mcp-go answers
+	// initialize would turn that answer into an event stream without the
+	// Mcp-Session-Id header.
 	if req.Method != mcp.MethodInitialize {
 		s.heard(ctx)
 	}

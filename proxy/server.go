@@ -165,6 +165,8 @@ func New(o Options) (*Server, error) {
 	// Upstreams get their roots from mcpwarden (the server's workspace),
 	// so a client's roots/list_changed only drops the roots cached for
 	// workspace_from_roots.
+	// A session can be reached by upstream requests once initialized.
+	s.mcp.AddNotificationHandler(string(mcp.MethodNotificationInitialized), func(ctx context.Context, _ mcp.JSONRPCNotification) { s.heard(ctx) })
 	s.mcp.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, func(ctx context.Context, _ mcp.JSONRPCNotification) {
 		if cs := server.ClientSessionFromContext(ctx); cs != nil {
 			s.roots.forget(cs.SessionID()) // asked again at the next call
