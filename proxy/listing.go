@@ -25,6 +25,18 @@ func (s *Server) hiddenFor(ctx context.Context, server string, method mcp.MCPMet
 	return s.policy.Load().Hidden(rules.Call{Profile: s.profileOf(ctx), Server: server, Tool: string(method)})
 }
 
+// visible returns the items of a list whose server, found by route, the
+// caller may see for method; an item no route knows is dropped.
+func visible[T any](ctx context.Context, s *Server, items []T, method mcp.MCPMethod, route func(T) (route, bool)) []T {
+	out := items[:0:0]
+	for _, it := range items {
+		if rt, ok := route(it); ok && !s.hiddenFor(ctx, rt.server, method) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
 // listedResources drops from a resources/list result the resources the
 // caller may not see.
 func (s *Server) listedResources(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
@@ -32,13 +44,10 @@ func (s *Server) listedResources(ctx context.Context, _ any, _ *mcp.ListResource
 		return
 	}
 	routes := s.catalog.loadRoutes()
-	out := res.Resources[:0:0]
-	for _, r := range res.Resources {
-		if rt, ok := routes.uris[r.URI]; ok && !s.hiddenFor(ctx, rt.server, mcp.MethodResourcesRead) {
-			out = append(out, r)
-		}
-	}
-	res.Resources = out
+	res.Resources = visible(ctx, s, res.Resources, mcp.MethodResourcesRead, func(r mcp.Resource) (route, bool) {
+		rt, ok := routes.uris[r.URI]
+		return rt, ok
+	})
 }
 
 // listedTemplates drops from a resources/templates/list result the
@@ -48,13 +57,10 @@ func (s *Server) listedTemplates(ctx context.Context, _ any, _ *mcp.ListResource
 		return
 	}
 	routes := s.catalog.loadRoutes()
-	out := res.ResourceTemplates[:0:0]
-	for _, t := range res.ResourceTemplates {
-		if rt, ok := routes.templates[templateText(t)]; ok && !s.hiddenFor(ctx, rt.server, mcp.MethodResourcesRead) {
-			out = append(out, t)
-		}
-	}
-	res.ResourceTemplates = out
+	res.ResourceTemplates = visible(ctx, s, res.ResourceTemplates, mcp.MethodResourcesRead, func(t mcp.ResourceTemplate) (route, bool) {
+		rt, ok := routes.templates[templateText(t)]
+		return rt, ok
+	})
 }
 
 // listedPrompts drops from a prompts/list result the prompts the caller
@@ -64,11 +70,8 @@ func (s *Server) listedPrompts(ctx context.Context, _ any, _ *mcp.ListPromptsReq
 		return
 	}
 	routes := s.catalog.loadRoutes()
-	out := res.Prompts[:0:0]
-	for _, p := range res.Prompts {
-		if rt, ok := routes.prompts[p.Name]; ok && !s.hiddenFor(ctx, rt.server, mcp.MethodPromptsGet) {
-			out = append(out, p)
-		}
-	}
-	res.Prompts = out
+	res.Prompts = visible(ctx, s, res.Prompts, mcp.MethodPromptsGet, func(p mcp.Prompt) (route, bool) {
+		rt, ok := routes.prompts[p.Name]
+		return rt, ok
+	})
 }
