@@ -131,9 +131,10 @@ type gate struct {
 
 // A serverEntry is what a Policy keeps per configured server.
 type serverEntry struct {
-	gate *gate
-	root string
-	home string
+	gate  *gate
+	root  string
+	extra []string // ServerSpec.ExtraRoots, clean, without Root or repeats
+	home  string
 }
 
 // A Policy is a compiled Spec. It is immutable and safe for concurrent use;
@@ -206,6 +207,14 @@ func Compile(s Spec) (*Policy, error) {
 			c.errorf("%s.home: %q is not absolute; resolve it before compiling the rules", where, srv.Home)
 		}
 		e := serverEntry{root: cleanOrEmpty(srv.Root), home: cleanOrEmpty(srv.Home)}
+		for i, dir := range srv.ExtraRoots {
+			switch dir = cleanOrEmpty(dir); {
+			case !filepath.IsAbs(dir):
+				c.errorf("%s.extra_roots[%d]: %q is not absolute; resolve it before compiling the rules", where, i, srv.ExtraRoots[i])
+			case dir != e.root && !slices.Contains(e.extra, dir):
+				e.extra = append(e.extra, dir)
+			}
+		}
 		if !isZero(srv.Policy) {
 			e.gate = &gate{server: name}
 			c.gate(e.gate, where+".policy", where+".policy", srv.Policy)
@@ -361,9 +370,10 @@ func specSHA256(s Spec, pathKeys, urlKeys, cmdKeys []string) string {
 		return p
 	}
 	type server struct {
-		Policy PolicySpec
-		Root   string
-		Home   string `json:",omitempty"`
+		Policy     PolicySpec
+		Root       string
+		ExtraRoots []string `json:",omitempty"`
+		Home       string   `json:",omitempty"`
 	}
 	set := func(keys []string) []string { return slices.Compact(slices.Sorted(slices.Values(keys))) }
 	v := struct {
@@ -380,7 +390,7 @@ func specSHA256(s Spec, pathKeys, urlKeys, cmdKeys []string) string {
 		if v.Servers == nil {
 			v.Servers = map[string]server{}
 		}
-		v.Servers[name] = server{canon(srv.Policy), srv.Root, srv.Home}
+		v.Servers[name] = server{canon(srv.Policy), srv.Root, srv.ExtraRoots, srv.Home}
 	}
 	for name, p := range s.Profiles {
 		if v.Profiles == nil {

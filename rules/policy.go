@@ -141,7 +141,7 @@ func (p *Policy) evalCtx(c *Call, srv serverEntry) evalCtx {
 	return evalCtx{
 		p: p, server: c.Server, tool: c.Tool, args: c.Arguments, roots: c.Roots,
 		principal: c.Principal, profile: c.Profile, facts: c.Facts,
-		env: pathEnv{root: srv.root, home: srv.home, physical: c.Physical, fold: p.foldPaths},
+		env: pathEnv{root: srv.root, extra: srv.extra, home: srv.home, physical: c.Physical, fold: p.foldPaths},
 	}
 }
 
