@@ -269,7 +269,8 @@ func (c *Config) RulesSpec() rules.Spec {
 }
 
 // RulesSpecIn is RulesSpec with workDir as the directory mcpwarden runs in,
-// used as the root of stdio servers without a cwd.
+// used as the root of stdio servers without a cwd. It reads the
+// filesystem to find the directories stdio servers are given (ExtraRoots).
 func (c *Config) RulesSpecIn(workDir string) rules.Spec {
 	base := c.Dir
 	if base == "" {
@@ -288,7 +289,12 @@ func (c *Config) RulesSpecIn(workDir string) rules.Spec {
 		spec.Profiles[name] = workspaceIn(p, base)
 	}
 	for name, s := range c.Servers {
-		spec.Servers[name] = rules.ServerSpec{Policy: workspaceIn(s.Policy, base), Root: c.Root(name, workDir), Home: c.Home(name)}
+		spec.Servers[name] = rules.ServerSpec{
+			Policy:     workspaceIn(s.Policy, base),
+			Root:       c.Root(name, workDir),
+			ExtraRoots: c.ExtraRoots(name, workDir),
+			Home:       c.Home(name),
+		}
 	}
 	return spec
 }
