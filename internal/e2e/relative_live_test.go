@@ -14,7 +14,7 @@ import (
 // cwd the two differed, and `private/s.txt` passed a deny on SANDBOX/private
 // as a path under mcpwarden's directory, then was read from SANDBOX. A
 // relative path is now also read against every directory a stdio server is
-// given as an argument.
+// given as an argument, and each reading's physical form is decided too.
 func TestRelativePathReachesDeniedDirLive(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, "stdio", "  fs:\n"+serverFilesystem("SANDBOX"), `  default: deny
@@ -27,8 +27,13 @@ func TestRelativePathReachesDeniedDirLive(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(f.sandbox, "private", "s.txt"), "PRIVATE-SECRET")
 	writeFile(t, filepath.Join(f.sandbox, "ok.txt"), "PUBLIC")
+	// An innocent name in the served directory linking into the denied one:
+	// only the reading against the served directory resolves to it.
+	if err := os.Symlink(filepath.Join("private", "s.txt"), filepath.Join(f.sandbox, "innocent.txt")); err != nil {
+		t.Fatal(err)
+	}
 	c := connectStdio(t, f)
-	for _, path := range []string{"private/s.txt", "./private/s.txt", "x/../private/s.txt"} {
+	for _, path := range []string{"private/s.txt", "./private/s.txt", "x/../private/s.txt", "innocent.txt"} {
 		if text, refused := tryTool(t, c, "fs__read_text_file", map[string]any{"path": path}); !refused || strings.Contains(text, "PRIVATE-SECRET") {
 			t.Errorf("read_text_file %q = %q (refused %v), want refused", path, clip(text), refused)
 		}
