@@ -17,6 +17,7 @@ import (
 type pathEnv struct {
 	root     string            // "" = unknown
 	extra    []string          // further roots (ServerSpec.ExtraRoots)
+	handed   []string          // MCP roots handed to the server (Call.UpstreamRoots)
 	home     string            // "" = unknown
 	physical map[string]string // raw reading → physical form (Call.Physical)
 	fold     bool              // compare paths case-insensitively
@@ -38,8 +39,9 @@ type pathEnv struct {
 //     one), and the value as a relative path; `~user/…` is a guess at
 //     user's home;
 //   - anything else: an absolute value as it is, a relative one joined to
-//     the root and to each extra root, one reading each (and guesses without
-//     a root: the value cleaned, and rooted at `/`).
+//     the root, to each extra root and to each MCP root handed to the
+//     server, one reading each (and guesses without a root: the value
+//     cleaned, and rooted at `/`).
 func (e *pathEnv) readings(s string, fn func(raw string, known bool) bool) bool {
 	if scheme, ok := uriScheme(s); ok {
 		if !strings.EqualFold(scheme, "file") {
@@ -118,6 +120,11 @@ func (e *pathEnv) literal(s string, fn func(raw string, known bool) bool) bool {
 	}
 	for _, dir := range e.extra {
 		if fn(dir+"/"+s, true) {
+			return true
+		}
+	}
+	for _, dir := range e.handed {
+		if filepath.IsAbs(dir) && fn(filepath.Clean(dir)+"/"+s, true) {
 			return true
 		}
 	}

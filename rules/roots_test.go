@@ -171,3 +171,47 @@ func TestDecideWithExtraRootsDoesNotAllocateForAbsolutePaths(t *testing.T) {
 		t.Errorf("Decide allocates %v times", n)
 	}
 }
+
+// TestRelativePathReachesDeniedDirOfHandedRoot: server-filesystem replaces
+// its directories with the MCP roots it is handed (roots/list, relayed to
+// the client) and resolves a relative path against them, so a relative
+// value is read against Call.UpstreamRoots too.
+func TestRelativePathReachesDeniedDirOfHandedRoot(t *testing.T) {
+	t.Parallel()
+	p := mustCompile(t, Spec{
+		Global: PolicySpec{
+			Deny:  []string{"mcp:*:*:@path=/home/u/project/private/**"},
+			Allow: []string{"mcp:*:read_*:@path=/srv/sandbox/**"},
+		},
+		Servers: map[string]ServerSpec{"fs": {Root: "/srv/sandbox"}, "remote": {}},
+	})
+	handed := []string{"/home/u/project/"}
+	tests := []struct {
+		name   string
+		server string
+		path   string
+		roots  []string
+		want   Decision
+	}{
+		{"a relative path into the denied directory of the handed root", "fs", "private/s.txt", handed, Deny},
+		{"a dot-dot path into it", "fs", "a/../private/s.txt", handed, Deny},
+		{"a relative path allowed under the cwd only is not allowed", "fs", "notes.txt", handed, Ask},
+		{"the same path with no root handed is allowed", "fs", "notes.txt", nil, Allow},
+		{"a relative handed root is ignored", "fs", "notes.txt", []string{"project"}, Allow},
+		{"an absolute path is read as it is", "fs", "/srv/sandbox/notes.txt", handed, Allow},
+		{"a server without a root reads against the handed root", "remote", "private/s.txt", handed, Deny},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := p.Decide(Call{Server: tt.server, Tool: "read_text_file", Arguments: map[string]any{"path": tt.path}, UpstreamRoots: tt.roots})
+			if got.Decision != tt.want {
+				t.Errorf("Decide(%s %q, roots %q) = %+v, want %v", tt.server, tt.path, tt.roots, got, tt.want)
+			}
+		})
+	}
+	forms, _ := p.PathForms(Call{Server: "fs", Arguments: map[string]any{"path": "x"}, UpstreamRoots: handed})
+	if want := []string{"/home/u/project/x", "/srv/sandbox/x"}; len(forms) != 1 || !cmp.Equal(forms[0].Raw, want) {
+		t.Errorf("PathForms = %+v, want raw readings %v (the proxy resolves each on disk)", forms, want)
+	}
+}
