@@ -99,7 +99,8 @@ func TestBenchCallsDecideAsNamed(t *testing.T) {
 
 // BenchmarkDecideForms measures the readings this package adds on top of
 // the common case: @path over an array of absolute paths, a URL host, a
-// command allow, and a case-insensitive path comparison.
+// command allow, relative paths read against two roots, and a
+// case-insensitive path comparison.
 func BenchmarkDecideForms(b *testing.B) {
 	spec := benchSpec(1000)
 	spec.Global.Deny = append(spec.Global.Deny, "mcp:*:*:@path=**/.git/**", "mcp:web:*:url.host=169.254.169.254")
@@ -111,7 +112,9 @@ func BenchmarkDecideForms(b *testing.B) {
 		{"at_path_array", Call{Server: "fs", Tool: "read_multiple_files", Arguments: map[string]any{"paths": []any{"/srv/a/b.go", "/srv/a/c.go", "/srv/d.go"}}}},
 		{"url_host", Call{Server: "web", Tool: "fetch", Arguments: map[string]any{"url": "https://api.example.com/v1/x"}}},
 		{"command", Call{Server: "sh", Tool: "run", Arguments: map[string]any{"cmd": "ls -la /srv"}}},
+		{"relative_two_roots", Call{Server: "fs", Tool: "read_multiple_files", Arguments: map[string]any{"paths": []any{"a/b.go", "c.go"}}}},
 	}
+	spec.Servers = map[string]ServerSpec{"fs": {Root: "/srv/app", ExtraRoots: []string{"/srv/data"}}}
 	for _, fold := range []bool{false, true} {
 		spec.PathsCaseInsensitive = fold
 		p := mustCompile(b, spec)

@@ -133,6 +133,7 @@ type gate struct {
 type serverEntry struct {
 	gate  *gate
 	root  string
+	extra []string // ServerSpec.ExtraRoots, clean, without Root or repeats
 	home  string
 	local bool // on this machine: self-protection applies
 }
@@ -208,6 +209,14 @@ func Compile(s Spec) (*Policy, error) {
 			c.errorf("%s.home: %q is not absolute; resolve it before compiling the rules", where, srv.Home)
 		}
 		e := serverEntry{root: cleanOrEmpty(srv.Root), home: cleanOrEmpty(srv.Home), local: srv.Local}
+		for i, dir := range srv.ExtraRoots {
+			switch dir = cleanOrEmpty(dir); {
+			case !filepath.IsAbs(dir):
+				c.errorf("%s.extra_roots[%d]: %q is not absolute; resolve it before compiling the rules", where, i, srv.ExtraRoots[i])
+			case dir != e.root && !slices.Contains(e.extra, dir):
+				e.extra = append(e.extra, dir)
+			}
+		}
 		if !isZero(srv.Policy) {
 			e.gate = &gate{server: name}
 			c.gate(e.gate, where+".policy", where+".policy", srv.Policy)
@@ -364,9 +373,10 @@ func specSHA256(s Spec, pathKeys, urlKeys, cmdKeys []string) string {
 		return p
 	}
 	type server struct {
-		Policy PolicySpec
-		Root   string
-		Home   string `json:",omitempty"`
+		Policy     PolicySpec
+		Root       string
+		ExtraRoots []string `json:",omitempty"`
+		Home       string   `json:",omitempty"`
 	}
 	set := func(keys []string) []string { return slices.Compact(slices.Sorted(slices.Values(keys))) }
 	v := struct {
@@ -383,7 +393,7 @@ func specSHA256(s Spec, pathKeys, urlKeys, cmdKeys []string) string {
 		if v.Servers == nil {
 			v.Servers = map[string]server{}
 		}
-		v.Servers[name] = server{canon(srv.Policy), srv.Root, srv.Home}
+		v.Servers[name] = server{canon(srv.Policy), srv.Root, srv.ExtraRoots, srv.Home}
 	}
 	for name, p := range s.Profiles {
 		if v.Profiles == nil {

@@ -33,22 +33,25 @@
 //
 // Path-like keys (Spec.PathKeys, a list of the names real servers use; the
 // last segment of the key counts) hold paths, and each path is decided in
-// every form the upstream may read it in, each form a value of its own (so
-// a deny holds if any form matches, an allow only if every form does): the
-// lexical form (joined to the server's root, cleaned); its NFC form (`é`
-// decomposed, the KELVIN SIGN for K); the decoded path of a `file:` URI,
-// and the URI read as a relative path; `~` and `~/…` joined to the server's
-// home, and read as a relative path; and, when the proxy resolved them on
-// disk (Call.Physical, see PathForms), the physical forms, symlinks followed
-// as the kernel follows them. A reading whose location cannot be known (a
-// relative path without a root, `~` without a home, `~user`, another URI)
-// never satisfies an allow; a deny or ask is tried on guesses (the value
-// cleaned, and rooted at `/`). With Spec.PathsCaseInsensitive paths compare
-// case-folded (`.ENV` meets `**/.env`). Path globs treat `/` as a separator
-// with globstar semantics (`**/x` matches `x`), and a pattern ending in `/**`
-// also matches the directory itself. A glob on a path-like key must be able
-// to match an absolute path: it starts with `/`, `**` or `{`, or it is a
-// load error that suggests the fix (`path=.env` → `**/.env`).
+// every form the upstream may read it in, each form a value of its own (so a
+// deny holds if any form matches, an allow only if every form does): the
+// lexical form (cleaned; a relative value joined to the server's root and to
+// each of its ServerSpec.ExtraRoots, the directories a server such as
+// server-filesystem resolves relative paths against, and to each of the MCP
+// roots handed to it, Call.UpstreamRoots, one reading each); its NFC form (`é`
+// decomposed, the KELVIN SIGN for K); the decoded path of a `file:` URI, and
+// the URI read as a relative path; `~` and `~/…` joined to the server's home,
+// and read as a relative path; and, when the proxy resolved them on disk
+// (Call.Physical, see PathForms), the physical forms, symlinks followed as the
+// kernel follows them. A reading whose location cannot be known (a relative
+// path without a root, `~` without a home, `~user`, another URI) never
+// satisfies an allow; a deny or ask is tried on guesses (the value cleaned,
+// and rooted at `/`). With Spec.PathsCaseInsensitive paths compare case-folded
+// (`.ENV` meets `**/.env`). Path globs treat `/` as a separator with globstar
+// semantics (`**/x` matches `x`), and a pattern ending in `/**` also matches
+// the directory itself. A glob on a path-like key must be able to match an
+// absolute path: it starts with `/`, `**` or `{`, or it is a load error that
+// suggests the fix (`path=.env` → `**/.env`).
 //
 // Facts are what the proxy knows that is not an argument. `@path` is every
 // path-like value of the call at any depth (under path-like keys, in arrays

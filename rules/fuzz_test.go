@@ -87,6 +87,26 @@ func FuzzDecide(f *testing.F) {
 		if got := p.Decide(cp); got.Decision > v.Decision {
 			t.Fatalf("with physical forms %v the call is %+v, without %+v", phys, got, v)
 		}
+		// More roots, configured or handed to the server, can only make the
+		// decision more restrictive: a relative value gains readings, never
+		// loses one.
+		one := Spec{Global: PolicySpec{Deny: []string{rule}, Allow: []string{extra}}, PathsCaseInsensitive: spec.PathsCaseInsensitive}
+		one.Servers = map[string]ServerSpec{server: {Root: "/srv/app", Home: "/home/u"}}
+		if a, err := Compile(one); err == nil {
+			one.Servers = map[string]ServerSpec{server: {Root: "/srv/app", Home: "/home/u", ExtraRoots: []string{"/srv/data", "/"}}}
+			b, err := Compile(one)
+			if err != nil {
+				t.Fatalf("Compile with further roots: %v", err)
+			}
+			if without, with := a.Decide(c), b.Decide(c); with.Decision > without.Decision {
+				t.Fatalf("with further roots the call is %+v, without %+v", with, without)
+			}
+			handed := c
+			handed.UpstreamRoots = []string{"/srv/handed", "relative"}
+			if without, with := a.Decide(c), a.Decide(handed); with.Decision > without.Decision {
+				t.Fatalf("with MCP roots handed to the server the call is %+v, without %+v", with, without)
+			}
+		}
 		if v.Decision != Deny {
 			return
 		}

@@ -16,6 +16,8 @@ import (
 // physical forms the proxy resolved on disk.
 type pathEnv struct {
 	root     string            // "" = unknown
+	extra    []string          // further roots (ServerSpec.ExtraRoots)
+	handed   []string          // MCP roots handed to the server (Call.UpstreamRoots)
 	home     string            // "" = unknown
 	physical map[string]string // raw reading → physical form (Call.Physical)
 	fold     bool              // compare paths case-insensitively
@@ -37,7 +39,9 @@ type pathEnv struct {
 //     one), and the value as a relative path; `~user/…` is a guess at
 //     user's home;
 //   - anything else: an absolute value as it is, a relative one joined to
-//     the root (guesses without a root: the value cleaned, and rooted at `/`).
+//     the root, to each extra root and to each MCP root handed to the
+//     server, one reading each (and guesses without a root: the value
+//     cleaned, and rooted at `/`).
 func (e *pathEnv) readings(s string, fn func(raw string, known bool) bool) bool {
 	if scheme, ok := uriScheme(s); ok {
 		if !strings.EqualFold(scheme, "file") {
@@ -104,15 +108,27 @@ func (e *pathEnv) strippedURI(rest string, fn func(raw string, known bool) bool)
 	return false
 }
 
-// literal calls fn with s read as a plain path.
+// literal calls fn with s read as a plain path: an absolute s as it is, a
+// relative one against every root the server may resolve it against, the
+// unknown root (guesses) included when there is no root.
 func (e *pathEnv) literal(s string, fn func(raw string, known bool) bool) bool {
-	switch {
-	case filepath.IsAbs(s):
+	if filepath.IsAbs(s) {
 		return fn(s, true)
-	case e.root != "":
-		return fn(e.root+"/"+s, true)
 	}
-	return e.guesses(s, fn)
+	if e.root != "" && fn(e.root+"/"+s, true) {
+		return true
+	}
+	for _, dir := range e.extra {
+		if fn(dir+"/"+s, true) {
+			return true
+		}
+	}
+	for _, dir := range e.handed {
+		if filepath.IsAbs(dir) && fn(filepath.Clean(dir)+"/"+s, true) {
+			return true
+		}
+	}
+	return e.root == "" && e.guesses(s, fn)
 }
 
 // guesses calls fn with the readings a deny or ask is tried on for a value

@@ -10,9 +10,9 @@ import (
 type PathForm struct {
 	// Value is the value as written.
 	Value string
-	// Raw are its known readings, absolute and joined to the server's root
-	// (or home, or decoded from a `file:` URI) but not cleaned: what the
-	// kernel would walk; sorted and without repeats. The proxy resolves each
+	// Raw are its known readings, absolute and joined to each of the
+	// server's roots (or home, or decoded from a `file:` URI) but not
+	// cleaned: what the kernel would walk; sorted and without repeats. The proxy resolves each
 	// on disk and hands the results back in Call.Physical.
 	Raw []string
 	// Forms are its known forms, sorted and without repeats: lexical

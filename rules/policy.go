@@ -21,6 +21,13 @@ type Call struct {
 	// Facts are the tool's annotations from its pinned definition
 	// (`@readOnly` …); the zero value has none.
 	Facts Facts
+	// UpstreamRoots are the directories the server was handed as MCP roots
+	// (the answers to its roots/list), absolute and local. A server such as
+	// server-filesystem replaces its directories with them and resolves a
+	// relative path against them, so a relative value is read against each
+	// too, as against ServerSpec.ExtraRoots; relative entries are ignored.
+	// nil = none.
+	UpstreamRoots []string
 	// Physical maps a raw reading of a path-like value (PathForm.Raw) to the
 	// path it resolves to on disk, symlinks followed as the kernel follows
 	// them; the proxy fills it for servers on this machine, and every rule
@@ -145,7 +152,7 @@ func (p *Policy) evalCtx(c *Call, srv serverEntry) evalCtx {
 	return evalCtx{
 		p: p, server: c.Server, tool: c.Tool, args: c.Arguments, roots: c.Roots,
 		principal: c.Principal, profile: c.Profile, facts: c.Facts,
-		env: pathEnv{root: srv.root, home: srv.home, physical: c.Physical, fold: p.foldPaths},
+		env: pathEnv{root: srv.root, extra: srv.extra, handed: c.UpstreamRoots, home: srv.home, physical: c.Physical, fold: p.foldPaths},
 	}
 }
 

@@ -36,8 +36,19 @@ type ServerSpec struct {
 	// Policy is the server's own gate, applied together with the global one.
 	Policy PolicySpec
 	// Root is the absolute directory relative path values are joined to
-	// ("" = none: a relative path then never satisfies an allow).
+	// ("" = none: a relative path then never satisfies an allow), the
+	// server's working directory for one that mcpwarden starts.
 	Root string
+	// ExtraRoots are further absolute directories the server may resolve a
+	// relative path against: server-filesystem, for one, resolves it against
+	// the directory it was given on its command line, not its working
+	// directory. A relative value is read once against Root and once against
+	// each of them, and the most restrictive verdict stands: a deny or ask
+	// holds if any reading matches, an allow only if every one does, and the
+	// value is outside the workspace if any reading is. The config layer
+	// finds them (the directory arguments of a stdio server); the rules do
+	// no I/O.
+	ExtraRoots []string
 	// Home is the absolute directory the server expands a leading `~` to
 	// ("" = unknown: a `~` path then never satisfies an allow).
 	Home string

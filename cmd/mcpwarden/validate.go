@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -38,7 +36,8 @@ rules on a path key a tool does not take while it takes another (use
 @path), duplicate rules; it names tool arguments called like a path
 (snapshotDir, config_file, ...) that are not in path_keys, and a stdio
 server without cwd given another directory as an argument (where
-server-filesystem reads relative paths, while the rules join them to cwd).
+server-filesystem reads relative paths; the rules read them there and
+against cwd, so an allow must hold for both).
 
 Exit status: 0 valid (lint findings are warnings, unless --strict), 1 a
 server failed to start or (with --strict) there are findings, 2 the config
@@ -121,10 +120,10 @@ is invalid.`,
 }
 
 // rootFindings warns of each stdio server without a cwd that is given an
-// existing directory other than its root as an argument. Servers such as
-// server-filesystem join a relative path to that directory, while the rules
-// join it to the root (where mcpwarden runs), so a deny on a directory
-// under it would not see `private/x` for what the server reads.
+// existing directory other than its root (config.ExtraRoots). Servers such
+// as server-filesystem join a relative path to that directory; the rules
+// read it both there and against the root (where mcpwarden runs), so denies
+// hold, but an allow on the served directory never covers a relative path.
 func (s *setup) rootFindings() []rules.Finding {
 	var fs []rules.Finding
 	for _, name := range s.cfg.ServerNames() {
@@ -132,19 +131,14 @@ func (s *setup) rootFindings() []rules.Finding {
 		if srv.EffectiveTransport() != config.TransportStdio || srv.Cwd != "" {
 			continue
 		}
-		root := s.cfg.Root(name, s.workDir)
-		for _, arg := range srv.Args {
-			if !filepath.IsAbs(arg) || filepath.Clean(arg) == root {
-				continue
-			}
-			if fi, err := os.Stat(arg); err != nil || !fi.IsDir() {
-				continue
-			}
-			fs = append(fs, rules.Finding{Where: "servers." + name, Message: fmt.Sprintf(
-				"has no cwd, so the rules join relative paths to %q (where mcpwarden runs), but it is given the directory %q, "+
-					"against which a server such as server-filesystem resolves them; set cwd: %q", root, arg, arg)})
-			break
+		extra := s.cfg.ExtraRoots(name, s.workDir)
+		if len(extra) == 0 {
+			continue
 		}
+		fs = append(fs, rules.Finding{Where: "servers." + name, Message: fmt.Sprintf(
+			"has no cwd, so the rules join relative paths to %q (where mcpwarden runs) as well as to the directory %q it is given, "+
+				"against which a server such as server-filesystem resolves them, and an allow must hold for both; set cwd: %q",
+			s.cfg.Root(name, s.workDir), extra[0], extra[0])})
 	}
 	return fs
 }

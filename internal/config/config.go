@@ -184,6 +184,10 @@ type Server struct {
 	Headers   map[string]string `koanf:"headers"`
 	// PathRoot is the directory relative path arguments are joined to for a
 	// remote server; without one a relative path never satisfies an allow.
+	// For a stdio server it is one more directory relative paths are also
+	// read against, besides its cwd and the directories it is given as
+	// arguments (see ExtraRoots): for a server told its directory another
+	// way, such as an environment variable.
 	PathRoot string `koanf:"path_root"`
 	// PathHome is the directory a leading `~` in path arguments stands for.
 	// For a stdio server it defaults to HOME in its env, else mcpwarden's

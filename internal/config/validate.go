@@ -270,7 +270,8 @@ func (c *Config) RulesSpec() rules.Spec {
 }
 
 // RulesSpecIn is RulesSpec with workDir as the directory mcpwarden runs in,
-// used as the root of stdio servers without a cwd.
+// used as the root of stdio servers without a cwd. It reads the
+// filesystem to find the directories stdio servers are given (ExtraRoots).
 func (c *Config) RulesSpecIn(workDir string) rules.Spec {
 	base := c.Dir
 	if base == "" {
@@ -291,7 +292,13 @@ func (c *Config) RulesSpecIn(workDir string) rules.Spec {
 		spec.Profiles[name] = workspaceIn(p, base)
 	}
 	for name, s := range c.Servers {
-		spec.Servers[name] = rules.ServerSpec{Policy: workspaceIn(s.Policy, base), Root: c.Root(name, workDir), Home: c.Home(name), Local: s.onThisMachine()}
+		spec.Servers[name] = rules.ServerSpec{
+			Policy:     workspaceIn(s.Policy, base),
+			Root:       c.Root(name, workDir),
+			ExtraRoots: c.ExtraRoots(name, workDir),
+			Home:       c.Home(name),
+			Local:      s.onThisMachine(),
+		}
 	}
 	return spec
 }
