@@ -218,7 +218,10 @@ func ruleName(c *call) string {
 
 // rulesCall is the call as the rules see it.
 func (c *call) rulesCall() rules.Call {
-	return rules.Call{Profile: c.profile, Principal: c.principal, Server: c.tool.Server, Tool: c.tool.Name, Arguments: c.args, Roots: c.roots}
+	// The server resolves relative paths also against the roots mcpwarden
+	// hands it (ListRoots: the server's workspace).
+	handed, _ := c.policy.Workspace(c.tool.Server)
+	return rules.Call{Profile: c.profile, Principal: c.principal, Server: c.tool.Server, Tool: c.tool.Name, Arguments: c.args, Roots: c.roots, UpstreamRoots: handed}
 }
 
 // grantKey is what a grant for c is bound to.

@@ -136,6 +136,9 @@ type serverEntry struct {
 	extra []string // ServerSpec.ExtraRoots, clean, without Root or repeats
 	home  string
 	local bool // on this machine: self-protection applies
+	// workspace joins the global and the server's workspace: what the
+	// proxy hands the server as its MCP roots (see Workspace).
+	workspace []string
 }
 
 // A Policy is a compiled Spec. It is immutable and safe for concurrent use;
@@ -222,6 +225,7 @@ func Compile(s Spec) (*Policy, error) {
 			c.gate(e.gate, where+".policy", where+".policy", srv.Policy)
 			c.p.order = append(c.p.order, e.gate)
 		}
+		e.workspace = workspaceDirs(&c.p.global, e.gate)
 		c.p.servers[name] = e
 	}
 	c.protected(s.Protected)

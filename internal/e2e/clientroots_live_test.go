@@ -20,16 +20,14 @@ func (r dirRoots) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.ListRoo
 }
 
 // TestClientRootReachesDeniedDirLive: server-filesystem replaces its
-// directories with the client's MCP roots when the client announces them
-// (mcpwarden passes roots/list_changed upstream and relays the server's
-// roots/list to the client), then resolves a relative path against the
-// client's root, which is neither its cwd nor its argument. So
-// `private/s.txt` passes a deny on PROJECT/private even with cwd set to the
-// served directory. The rules read a relative value against
-// rules.Call.UpstreamRoots; the proxy does not fill it yet.
+// directories with the MCP roots it is handed, then resolves a relative
+// path against them. mcpwarden answers the server's roots/list itself
+// (with the server's workspace, never the client's roots), and the rules
+// read a relative value also against those handed roots
+// (rules.Call.UpstreamRoots), so `private/s.txt` cannot pass a deny on
+// PROJECT/private whatever the client announces.
 func TestClientRootReachesDeniedDirLive(t *testing.T) {
 	t.Parallel()
-	t.Skip("open (found by helper 16c): the proxy must record the roots it relays to each upstream's roots/list and pass them as rules.Call.UpstreamRoots (or answer roots/list itself, DESIGN §3); a prototype of that makes this test pass")
 	project := filepath.Join(t.TempDir(), "project")
 	if err := os.MkdirAll(filepath.Join(project, "private"), 0o755); err != nil {
 		t.Fatal(err)
