@@ -61,6 +61,13 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 				}
 				call.Profile = profile
 			}
+			// Decide as the proxy does: relative paths also against the
+			// roots mcpwarden hands the server, and on disk where
+			// resolve_symlinks is on.
+			call.UpstreamRoots, _ = st.policy.Workspace(call.Server)
+			if st.resolveSymlinks()[call.Server] {
+				call.Physical = proxy.PhysicalForms(st.policy, call)
+			}
 			ex := st.policy.Explain(call)
 			printExplanation(cmd.OutOrStdout(), call, ex)
 			switch ex.Verdict.Decision {
