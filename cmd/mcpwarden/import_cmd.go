@@ -26,6 +26,7 @@ type importOptions struct {
 	force     bool
 	write     bool
 	secretsIn bool
+	workspace []string
 }
 
 func newImportCmd() *cobra.Command {
@@ -42,6 +43,14 @@ section that runs mcpwarden instead, a single stdio entry running
 "mcpwarden serve --config <absolute path>"; with --write it applies that to
 FILE, keeping every other key and a backup of the original (FILE.bak, or
 FILE.bak.N if that exists).
+
+Confinement: every server on this machine gets a workspace, and a path
+outside it is asked about (outside_workspace: ask): a filesystem server
+its own directories, the others the directories every filesystem server
+was given, else the project directory (the one holding FILE, or the
+current directory for a file of the user's such as Claude Desktop's);
+--workspace DIR (repeatable) sets it instead. Remote servers are not
+confined: their paths are not on this machine.
 
 Secrets: a literal secret in a server's env, headers, args or url (a key
 named like *TOKEN*, *KEY*, *PASSWORD*..., a well-known token format, a
@@ -80,6 +89,7 @@ unreadable client config, an existing --out without --force).`,
 	f.BoolVar(&o.force, "force", false, "overwrite --out if it exists")
 	f.BoolVar(&o.write, "write", false, "rewrite FILE to run mcpwarden, keeping a backup")
 	f.BoolVar(&o.secretsIn, "secrets-in-client", false, "with --write: put the literal secrets into the env of the client's mcpwarden entry")
+	f.StringSliceVar(&o.workspace, "workspace", nil, "directory the servers on this machine are confined to (repeatable; default: the directories the client's filesystem servers were given, else the project directory)")
 	_ = cmd.RegisterFlagCompletionFunc("from", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var names []string
 		for _, f := range clientconfig.Formats() {
@@ -146,10 +156,24 @@ func runImport(stdout, stderr io.Writer, o importOptions, args []string) error {
 		return err
 	}
 	home, _ := os.UserHomeDir()
+	project, err := projectOf(format, absPath, home)
+	if err != nil {
+		return err
+	}
+	var workspace []string
+	for _, d := range o.workspace {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return usageErr("--workspace %s: %w", d, err)
+		}
+		workspace = append(workspace, abs)
+	}
 	res, err := clientconfig.Convert(src, &clientconfig.Options{
 		SourceName:   absPath,
 		WorkspaceDir: workspaceOf(absPath),
 		Home:         home,
+		ProjectDir:   project,
+		Workspace:    workspace,
 	})
 	if errors.Is(err, clientconfig.ErrNothingToImport) {
 		return usageErr("%s: %w (it may already point at mcpwarden)", path, err)
@@ -174,6 +198,10 @@ func runImport(stdout, stderr io.Writer, o importOptions, args []string) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "wrote %s: %d servers\n", out, len(res.Names))
+	if len(res.Workspace) > 0 {
+		fmt.Fprintf(stderr, "file access is confined: the servers on this machine reach files in %s without asking; a path outside is asked about (outside_workspace: %s); change it with --workspace or a server's policy.workspace\n",
+			strings.Join(res.Workspace, ", "), clientconfig.OutsideWorkspace)
+	}
 	printImportReport(stderr, res)
 	fmt.Fprintf(stderr, "\nnext: mcpwarden tools --config %s shows every tool and its decision\n", out)
 
@@ -230,6 +258,28 @@ func clientFile(f clientconfig.Format, args []string) (string, error) {
 		}
 	}
 	return "", usageErr("no %s config found (looked in %s); give its path as FILE", f, strings.Join(candidates, ", "))
+}
+
+// projectOf is the project a client file belongs to, which the imported
+// servers are confined to when no filesystem server names its own
+// directories: the project holding the file, or, for a file of the user's
+// rather than of a project (Claude Desktop's, ~/.claude.json,
+// ~/.cursor/mcp.json, OpenCode's global file), the directory import runs in.
+func projectOf(f clientconfig.Format, path, home string) (string, error) {
+	dir := workspaceOf(path)
+	user := f == clientconfig.ClaudeDesktop
+	if home != "" {
+		for _, p := range clientconfig.DefaultPaths(f, runtime.GOOS, home, os.Getenv("APPDATA")) {
+			if filepath.IsAbs(p) && filepath.Clean(p) == path {
+				user = true
+			}
+		}
+		user = user || dir == filepath.Clean(home)
+	}
+	if !user {
+		return dir, nil
+	}
+	return os.Getwd()
 }
 
 // workspaceOf is what ${workspaceFolder} means for a client file: the

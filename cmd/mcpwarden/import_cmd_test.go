@@ -212,3 +212,40 @@ func TestImportUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestImportConfinesTheServersToTheProject(t *testing.T) {
+	t.Parallel()
+	dir, path := copySample(t, "claude-code", ".mcp.json")
+	out := filepath.Join(dir, "mcpwarden.yaml")
+	code, _, stderr := run(t, "import", "--command", "mcpwarden", "--out", out, path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if want := "file access is confined: the servers on this machine reach files in " + dir; !strings.Contains(stderr, want) {
+		t.Errorf("report lacks %q:\n%s", want, stderr)
+	}
+	cfg, err := config.Load(out, []string{"GITHUB_TOKEN=x", "SENTRY_TOKEN=x", "INTERNAL_API_KEY=x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gh := cfg.Servers["github"].Policy; len(gh.Workspace) != 1 || gh.Workspace[0] != dir || gh.OutsideWorkspace != "ask" {
+		t.Errorf("servers.github.policy = %+v, want workspace [%s], outside_workspace ask", gh, dir)
+	}
+	if s := cfg.Servers["sentry"].Policy; len(s.Workspace) != 0 {
+		t.Errorf("the remote server sentry is confined to %v", s.Workspace)
+	}
+
+	// --workspace replaces the project.
+	other := t.TempDir()
+	code, _, stderr = run(t, "import", "--command", "mcpwarden", "--force", "--workspace", other, "--out", out, path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	cfg, err = config.Load(out, []string{"GITHUB_TOKEN=x", "SENTRY_TOKEN=x", "INTERNAL_API_KEY=x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gh := cfg.Servers["github"].Policy; len(gh.Workspace) != 1 || gh.Workspace[0] != other {
+		t.Errorf("with --workspace, servers.github.policy.workspace = %v, want [%s]", gh.Workspace, other)
+	}
+}

@@ -114,7 +114,7 @@ func TestImportRoundTrip(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			res, err := Convert(src, &Options{SourceName: s.file, WorkspaceDir: "/work/project", Home: "/home/user"})
+			res, err := Convert(src, &Options{SourceName: s.file, WorkspaceDir: "/work/project", ProjectDir: "/work/project", Home: "/home/user"})
 			if err != nil {
 				t.Fatal(err)
 			}
