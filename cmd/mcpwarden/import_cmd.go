@@ -27,6 +27,9 @@ type importOptions struct {
 	write     bool
 	secretsIn bool
 	workspace []string
+	// clientPrompt says whether the client's own prompt still asks before
+	// mcpwarden's tools.
+	clientPrompt clientconfig.ClientPrompt
 }
 
 func newImportCmd() *cobra.Command {
@@ -67,6 +70,16 @@ mcp__github__create_issue is mcp:github:create_issue, mcp__github and
 mcp__github__* are mcp:github:*. Other entries (Bash(...), Read(...)) are
 reported as skipped.
 
+One prompt per call: mcpwarden decides every call and asks you itself for
+those its policy says ask, so by default (--client-prompt skip) import lets
+mcpwarden's tools through the client's own permission prompt where a file
+says so: with --write, Claude Code gets "mcp__mcpwarden" in
+permissions.allow of the --settings file (else .claude/settings.local.json
+in the project, ~/.claude/settings.json for ~/.claude.json), and OpenCode a
+"mcpwarden_*": "allow" permission when its permission would ask; for the
+other clients import says what to choose in their prompt.
+--client-prompt keep leaves the client's prompt on.
+
 Server names that are not valid mcpwarden server keys are converted (lower
 case, other characters to '-') with a note. The report goes to stderr; the
 client snippet to stdout.
@@ -89,6 +102,7 @@ unreadable client config, an existing --out without --force).`,
 	f.BoolVar(&o.force, "force", false, "overwrite --out if it exists")
 	f.BoolVar(&o.write, "write", false, "rewrite FILE to run mcpwarden, keeping a backup")
 	f.BoolVar(&o.secretsIn, "secrets-in-client", false, "with --write: put the literal secrets into the env of the client's mcpwarden entry")
+	f.Var(&o.clientPrompt, "client-prompt", "skip: let mcpwarden's tools through the client's own permission prompt, as mcpwarden decides and asks itself (Claude Code: permissions.allow in --settings or .claude/settings.local.json; OpenCode: its permission); keep: leave it on")
 	f.StringSliceVar(&o.workspace, "workspace", nil, "directory the servers on this machine are confined to (repeatable; default: the directories the client's filesystem servers were given, else the project directory)")
 	_ = cmd.RegisterFlagCompletionFunc("from", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var names []string
@@ -214,7 +228,9 @@ func runImport(stdout, stderr io.Writer, o importOptions, args []string) error {
 		Args:    []string{"serve", "--config", out},
 		Env:     clientconfig.EntryEnv(res.Vars, o.secretsIn),
 	}
+	settings := claudeSettingsFile(o.settings, absPath, project, home)
 	if !o.write {
+		reportClientPrompt(stderr, format, o, settings)
 		snippet, err := clientconfig.Snippet(format, entry)
 		if err != nil {
 			return err
@@ -227,6 +243,12 @@ func runImport(stdout, stderr io.Writer, o importOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	letThrough := false
+	if format == clientconfig.OpenCode && o.clientPrompt == clientconfig.PromptSkip {
+		if rewritten, letThrough, err = clientconfig.AllowInOpenCode(rewritten, ""); err != nil {
+			return err
+		}
+	}
 	backup, err := backupFile(path, data)
 	if err != nil {
 		return err
@@ -235,6 +257,18 @@ func runImport(stdout, stderr io.Writer, o importOptions, args []string) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "rewrote %s to run mcpwarden (the original is in %s)\n", path, backup)
+	switch {
+	case format == clientconfig.ClaudeCode && o.clientPrompt == clientconfig.PromptSkip:
+		if err := letThroughClaudeCode(stderr, settings); err != nil {
+			return err
+		}
+	case letThrough:
+		fmt.Fprintf(stderr, "one prompt per call: OpenCode's permission now lets mcpwarden's tools through (\"%s_*\": \"allow\"); mcpwarden decides every call and asks you itself. --client-prompt keep leaves OpenCode's prompt on\n", clientconfig.DefaultEntryName)
+	case format == clientconfig.OpenCode && o.clientPrompt == clientconfig.PromptSkip:
+		fmt.Fprintln(stderr, "one prompt per call: OpenCode's permission does not ask before MCP tools; mcpwarden asks for what its policy says ask")
+	default:
+		reportClientPrompt(stderr, format, o, settings)
+	}
 	if clientconfig.HasComments(data) {
 		fmt.Fprintf(stderr, "note: the comments of %s are only in the backup\n", path)
 	}

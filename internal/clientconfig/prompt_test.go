@@ -1,0 +1,103 @@
+package clientconfig
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestAllowInClaudeSettings(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		in          string
+		want        string
+		wantChanged bool
+	}{
+		{"an empty file gets just the permission", ``, `{"permissions":{"allow":["mcp__mcpwarden"]}}`, true},
+		{"other keys and entries are kept in their places",
+			`{"env":{"A":"1"},"permissions":{"deny":["Bash(rm:*)"],"allow":["Read(src/**)"],"defaultMode":"acceptEdits"},"model":"x"}`,
+			`{"env":{"A":"1"},"permissions":{"deny":["Bash(rm:*)"],"allow":["Read(src/**)","mcp__mcpwarden"],"defaultMode":"acceptEdits"},"model":"x"}`, true},
+		{"settings without permissions get them last", `{"env":{}}`, `{"env":{},"permissions":{"allow":["mcp__mcpwarden"]}}`, true},
+		{"an entry already there changes nothing", `{"permissions":{"allow":["mcp__mcpwarden"]}}`, `{"permissions":{"allow":["mcp__mcpwarden"]}}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, changed, err := AllowInClaudeSettings([]byte(tt.in), ClaudePermission(""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if changed != tt.wantChanged {
+				t.Errorf("changed = %v, want %v", changed, tt.wantChanged)
+			}
+			if diff := cmp.Diff(tt.want, compact(t, got)); diff != "" {
+				t.Errorf("settings (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, _, err := AllowInClaudeSettings([]byte(`{"permissions":{"allow":"x"}}`), "mcp__mcpwarden"); err == nil {
+		t.Error("a permissions.allow that is not a list was accepted")
+	}
+}
+
+func TestAllowInOpenCode(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		in          string
+		want        string
+		wantChanged bool
+	}{
+		{"without a permission OpenCode does not ask", `{"mcp":{}}`, `{"mcp":{}}`, false},
+		{"a catch-all allow does not ask", `{"permission":{"*":"allow","bash":"ask"}}`, `{"permission":{"*":"allow","bash":"ask"}}`, false},
+		{"permission allow does not ask", `{"permission":"allow"}`, `{"permission":"allow"}`, false},
+		{"permission ask becomes a catch-all and a last allow", `{"permission":"ask","mcp":{}}`, `{"permission":{"*":"ask","mcpwarden_*":"allow"},"mcp":{}}`, true},
+		{"a catch-all ask gets a last allow", `{"permission":{"*":"ask","bash":{"git *":"allow"}}}`, `{"permission":{"*":"ask","bash":{"git *":"allow"},"mcpwarden_*":"allow"}}`, true},
+		{"an earlier rule for mcpwarden is moved last", `{"permission":{"mcpwarden_*":"allow","*":"deny"}}`, `{"permission":{"*":"deny","mcpwarden_*":"allow"}}`, true},
+		{"a last allow already there changes nothing", `{"permission":{"*":"ask","mcpwarden_*":"allow"}}`, `{"permission":{"*":"ask","mcpwarden_*":"allow"}}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, changed, err := AllowInOpenCode([]byte(tt.in), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if changed != tt.wantChanged {
+				t.Errorf("changed = %v, want %v", changed, tt.wantChanged)
+			}
+			if diff := cmp.Diff(tt.want, compact(t, got)); diff != "" {
+				t.Errorf("config (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestClientPromptFlag(t *testing.T) {
+	t.Parallel()
+	var p ClientPrompt
+	if p != PromptSkip || p.String() != "skip" {
+		t.Errorf("zero value = %v, want skip", p)
+	}
+	if err := p.Set("keep"); err != nil || p != PromptKeep {
+		t.Errorf("Set(keep) = %v, %v", p, err)
+	}
+	if err := p.Set("never"); err == nil {
+		t.Error("Set(never) was accepted")
+	}
+}
+
+func compact(t *testing.T, data []byte) string {
+	t.Helper()
+	var v json.RawMessage
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("%v: %s", err, data)
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
