@@ -249,3 +249,87 @@ func TestImportConfinesTheServersToTheProject(t *testing.T) {
 		t.Errorf("with --workspace, servers.github.policy.workspace = %v, want [%s]", gh.Workspace, other)
 	}
 }
+
+// claudeDesktopEntryEnv reads the env of the mcpwarden entry of a Claude
+// Desktop config.
+func claudeDesktopEntryEnv(t *testing.T, path string) map[string]string {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var client struct {
+		MCPServers map[string]struct {
+			Env map[string]string `json:"env"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(got, &client); err != nil {
+		t.Fatal(err)
+	}
+	return client.MCPServers["mcpwarden"].Env
+}
+
+// TestImportedClaudeDesktopStartsWithoutTheShellsEnvironment is the third
+// finding of issue 19: Claude Desktop started from the Dock does not see the
+// shell's environment, so by default import keeps the literal secrets where
+// the client passes them on, the env of its mcpwarden entry, and the
+// imported config loads with nothing but that env.
+func TestImportedClaudeDesktopStartsWithoutTheShellsEnvironment(t *testing.T) {
+	t.Parallel()
+	dir, path := copySample(t, "claude-desktop", "claude_desktop_config.json")
+	out := filepath.Join(dir, "mcpwarden.yaml")
+	code, stdout, stderr := run(t, "import", "--command", "mcpwarden", "--out", out, "--write", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	env := claudeDesktopEntryEnv(t, path)
+	if env["GITHUB_PERSONAL_ACCESS_TOKEN"] != "ghp_R4nd0mT0k3nV4lu3F0rT3st1ngOnly00" || env["BRAVE_API_KEY"] == "" {
+		t.Errorf("entry env = %v, want the literal secrets", env)
+	}
+	if strings.Contains(stdout+stderr, "ghp_R4nd0m") {
+		t.Error("a secret was printed")
+	}
+	if cfg, _ := os.ReadFile(out); strings.Contains(string(cfg), "ghp_R4nd0m") {
+		t.Error("the token is in the mcpwarden config")
+	}
+	var environ []string
+	for k, v := range env {
+		environ = append(environ, k+"="+v)
+	}
+	if _, err := config.Load(out, environ); err != nil {
+		t.Errorf("the config does not load with the entry's env alone: %v", err)
+	}
+}
+
+func TestImportSecretsInEnvKeepsThemOutOfTheClient(t *testing.T) {
+	t.Parallel()
+	dir, path := copySample(t, "claude-desktop", "claude_desktop_config.json")
+	code, _, stderr := run(t, "import", "--command", "mcpwarden", "--secrets-in-env", "--out", filepath.Join(dir, "m.yaml"), "--write", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if env := claudeDesktopEntryEnv(t, path); len(env) != 0 {
+		t.Errorf("with --secrets-in-env the entry env = %v, want none", env)
+	}
+	if !strings.Contains(stderr, "set it in the environment mcpwarden runs in") {
+		t.Errorf("report does not say to set the variables:\n%s", stderr)
+	}
+	if code, _, _ := run(t, "import", "--secrets-in-env", "--secrets-in-client", "--write", "--out", filepath.Join(dir, "n.yaml"), path); code != exitUsage {
+		t.Errorf("both secrets flags = exit %d, want %d", code, exitUsage)
+	}
+}
+
+func TestImportWithoutWriteDoesNotPrintClaudeDesktopSecrets(t *testing.T) {
+	t.Parallel()
+	dir, path := copySample(t, "claude-desktop", "claude_desktop_config.json")
+	code, stdout, stderr := run(t, "import", "--command", "mcpwarden", "--out", filepath.Join(dir, "m.yaml"), path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stdout+stderr, "ghp_R4nd0m") {
+		t.Error("a secret was printed")
+	}
+	if !strings.Contains(stderr, "add it to the env of the mcpwarden entry") {
+		t.Errorf("report does not say where the secrets go:\n%s", stderr)
+	}
+}
