@@ -29,7 +29,7 @@ type importOptions struct {
 	// secretsEnv keeps literal secrets out of the client file too: the
 	// user sets them in the environment mcpwarden runs in.
 	secretsEnv bool
-	workspace []string
+	workspace  []string
 	// clientPrompt says whether the client's own prompt still asks before
 	// mcpwarden's tools.
 	clientPrompt clientconfig.ClientPrompt
