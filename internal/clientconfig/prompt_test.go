@@ -2,6 +2,7 @@ package clientconfig
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -100,4 +101,31 @@ func compact(t *testing.T, data []byte) string {
 		t.Fatal(err)
 	}
 	return string(out)
+}
+
+// FuzzAllowInClientSettings feeds any text to the two settings rewrites:
+// they fail or return JSON that lets mcpwarden through, never panic.
+func FuzzAllowInClientSettings(f *testing.F) {
+	f.Add([]byte(`{"permissions":{"allow":["Read(**)"]}}`))
+	f.Add([]byte(`{"permission":{"*":"ask"}}`))
+	f.Add([]byte(`{"permission":"deny" /* c */,}`))
+	f.Add([]byte(`{"permissions":{"allow":[1,{"a":2}]},"x":[]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if out, changed, err := AllowInClaudeSettings(data, "mcp__mcpwarden"); err == nil && changed {
+			var v struct {
+				Permissions struct{ Allow []any } `json:"permissions"`
+			}
+			if err := json.Unmarshal(out, &v); err != nil || !slices.Contains(v.Permissions.Allow, any("mcp__mcpwarden")) {
+				t.Errorf("AllowInClaudeSettings(%q) = %q, %v", data, out, err)
+			}
+		}
+		if out, changed, err := AllowInOpenCode(data, ""); err == nil && changed {
+			var v struct {
+				Permission map[string]json.RawMessage `json:"permission"`
+			}
+			if err := json.Unmarshal(out, &v); err != nil || string(v.Permission["mcpwarden_*"]) != `"allow"` {
+				t.Errorf("AllowInOpenCode(%q) = %q, %v", data, out, err)
+			}
+		}
+	})
 }

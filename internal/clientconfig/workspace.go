@@ -108,6 +108,11 @@ func (c *converter) confine(servers []server) []string {
 		default:
 			c.notef("servers.%s: not confined to a workspace (no project directory known): set its policy.workspace", servers[i].key)
 		}
+		for _, d := range servers[i].workspace {
+			if filepath.Dir(d) == d {
+				c.notef("servers.%s: its workspace %s is the whole filesystem, which confines nothing: narrow policy.workspace to the directories it needs", servers[i].key, d)
+			}
+		}
 	}
 	return ws
 }

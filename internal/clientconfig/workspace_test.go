@@ -1,6 +1,8 @@
 package clientconfig
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -128,5 +130,17 @@ func TestImportedConfigDoesNotAllowEtcPasswd(t *testing.T) {
 				t.Errorf("%s %v = %v by %q, want %v by %q", tt.tool, tt.args, v.Decision, v.Rule, tt.want, tt.wantRule)
 			}
 		})
+	}
+}
+
+func TestImportWarnsOfAWorkspaceThatConfinesNothing(t *testing.T) {
+	t.Parallel()
+	src := &Source{Format: ClaudeDesktop, Servers: []Server{{Name: "fs", Command: "npx", Transport: "stdio", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/"}}}}
+	res, err := Convert(src, &Options{ProjectDir: "/home/u/project"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "is the whole filesystem") }) {
+		t.Errorf("notes = %q, want one saying / confines nothing", res.Notes)
 	}
 }
