@@ -61,16 +61,15 @@ confined: their paths are not on this machine.
 Secrets: a literal secret in a server's env, headers, args or url (a key
 named like *TOKEN*, *KEY*, *PASSWORD*..., a well-known token format, a
 password in a URL) is never copied: the config gets a ${VAR} reference
-instead and import lists the variables mcpwarden needs. For Claude
-Desktop, which started from the Dock does not see your shell's
-environment, --write puts the literal values into the env of the client's
-mcpwarden entry, where the client file held them before, so that the
-imported setup starts as it is (without --write the snippet leaves them
-out and import lists them); --secrets-in-env keeps them out of the client
-file too, to be set in the environment mcpwarden runs in. For the other
-clients that is the default, and --write --secrets-in-client moves them
-into the entry's env instead. VS Code ${input:...} prompts are kept and
-passed to mcpwarden through the entry's env.
+instead and import lists the variables mcpwarden needs. --write puts the
+literal values into the env of the client's mcpwarden entry, in the file
+that held them before, which the client passes on whatever environment it
+was started in (Claude Desktop started from the Dock does not see your
+shell's), so that the imported setup starts as it is; without --write the
+snippet leaves them out and import lists them. --secrets-in-env keeps them
+out of the client file too, to be set in the environment mcpwarden runs
+in. VS Code ${input:...} prompts are kept and passed to mcpwarden through
+the entry's env.
 
 Claude Code permission rules (permissions.allow/ask/deny in FILE or in the
 settings file given with --settings) become mcpwarden rules:
@@ -109,8 +108,8 @@ unreadable client config, an existing --out without --force).`,
 	f.StringVar(&o.command, "command", "", "mcpwarden executable for the client entry (default: mcpwarden on PATH, else this binary)")
 	f.BoolVar(&o.force, "force", false, "overwrite --out if it exists")
 	f.BoolVar(&o.write, "write", false, "rewrite FILE to run mcpwarden, keeping a backup")
-	f.BoolVar(&o.secretsIn, "secrets-in-client", false, "with --write: put the literal secrets into the env of the client's mcpwarden entry (the default for claude-desktop)")
-	f.BoolVar(&o.secretsEnv, "secrets-in-env", false, "keep the literal secrets out of the client file too: set them in the environment mcpwarden runs in (the default but for claude-desktop)")
+	f.BoolVar(&o.secretsIn, "secrets-in-client", false, "with --write: put the literal secrets into the env of the client's mcpwarden entry (the default)")
+	f.BoolVar(&o.secretsEnv, "secrets-in-env", false, "keep the literal secrets out of the client file too: set them in the environment mcpwarden runs in")
 	f.Var(&o.clientPrompt, "client-prompt", "skip: let mcpwarden's tools through the client's own permission prompt, as mcpwarden decides and asks itself (Claude Code: permissions.allow in --settings or .claude/settings.local.json; OpenCode: its permission); keep: leave it on")
 	f.StringSliceVar(&o.workspace, "workspace", nil, "directory the servers on this machine are confined to (repeatable; default: the directories the client's filesystem servers were given, else the project directory)")
 	_ = cmd.RegisterFlagCompletionFunc("from", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -228,10 +227,12 @@ func runImport(stdout, stderr io.Writer, o importOptions, args []string) error {
 		fmt.Fprintf(stderr, "file access is confined: the servers on this machine reach files in %s without asking; a path outside is asked about (outside_workspace: %s); change it with --workspace or a server's policy.workspace\n",
 			strings.Join(res.Workspace, ", "), clientconfig.OutsideWorkspace)
 	}
-	// Where the literal secrets go: the client's entry for a client that
-	// does not pass the shell's environment on, unless told otherwise.
-	inClient := o.secretsIn || format == clientconfig.ClaudeDesktop && !o.secretsEnv
-	printImportReport(stderr, res, secretsHow(format, inClient, o.write))
+	// Where the literal secrets go: where the client file held them, the
+	// client's entry, which the client passes on whatever environment it
+	// was started in (Claude Desktop from the Dock sees no shell's), unless
+	// told otherwise.
+	inClient := !o.secretsEnv
+	printImportReport(stderr, res, secretsHow(inClient, o.write))
 	fmt.Fprintf(stderr, "\nnext: mcpwarden tools --config %s shows every tool and its decision\n", out)
 
 	exe, note := mcpwardenCommand(o.command)
@@ -343,14 +344,14 @@ func workspaceOf(path string) string {
 }
 
 // secretsHow says what becomes of a literal secret the client config held.
-func secretsHow(f clientconfig.Format, inClient, write bool) string {
+func secretsHow(inClient, write bool) string {
 	switch {
 	case inClient && write:
 		return "literal secret moved into the env of the client's mcpwarden entry, where the client passes it on; not in the mcpwarden config"
 	case inClient:
-		return fmt.Sprintf("literal secret, not printed: %s does not pass your shell's environment on, so add it to the env of the mcpwarden entry with the value your client file holds now (--write does it)", f)
+		return "literal secret, not printed: add it to the env of the mcpwarden entry with the value your client file holds now (--write does it), or set it in the environment mcpwarden runs in"
 	}
-	return "literal secret found in the client config, not copied: set it in the environment mcpwarden runs in (or use --write --secrets-in-client)"
+	return "literal secret found in the client config, not copied (--secrets-in-env): set it in the environment mcpwarden runs in"
 }
 
 func printImportReport(w io.Writer, res *clientconfig.Result, secretHow string) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpwarden/mcpwarden/internal/clientconfig"
 	"github.com/mcpwarden/mcpwarden/internal/config"
 )
 
@@ -331,5 +332,79 @@ func TestImportWithoutWriteDoesNotPrintClaudeDesktopSecrets(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "add it to the env of the mcpwarden entry") {
 		t.Errorf("report does not say where the secrets go:\n%s", stderr)
+	}
+}
+
+// TestEveryImportedClientStartsWithoutExtraSteps: for each client, the
+// config import --write wrote loads with nothing but the env the rewritten
+// client passes to mcpwarden (issue 19: "starts without extra steps"),
+// and is confined.
+func TestEveryImportedClientStartsWithoutExtraSteps(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		sample, file string
+		format       clientconfig.Format
+	}{
+		{"claude-desktop", "claude_desktop_config.json", clientconfig.ClaudeDesktop},
+		{"claude-code", ".mcp.json", clientconfig.ClaudeCode},
+		{"cursor", ".cursor/mcp.json", clientconfig.Cursor},
+		{"vscode", ".vscode/mcp.json", clientconfig.VSCode},
+		{"opencode", "opencode.json", clientconfig.OpenCode},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sample, func(t *testing.T) {
+			t.Parallel()
+			dir, path := copySample(t, tt.sample, tt.file)
+			// The variables the client config took from the client's own
+			// environment are in the environment it starts mcpwarden in.
+			orig, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			origSrc, err := clientconfig.Parse(tt.format, orig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, err := clientconfig.Convert(origSrc, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var environ []string
+			for _, v := range before.Vars {
+				if v.Secret == "" && v.ClientRef == "" {
+					environ = append(environ, v.Name+"=from-the-clients-environment")
+				}
+			}
+			out := filepath.Join(dir, "mcpwarden.yaml")
+			code, stdout, stderr := run(t, "import", "--from", tt.format.String(), "--command", "mcpwarden", "--out", out, "--write", path)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, err := clientconfig.Parse(tt.format, data)
+			if err != nil || len(src.Servers) != 1 {
+				t.Fatalf("rewritten client: %v, %+v", err, src)
+			}
+			for k, v := range src.Servers[0].Env {
+				environ = append(environ, k+"="+v)
+			}
+			cfg, err := config.Load(out, environ)
+			if err != nil {
+				t.Fatalf("the config does not load with the env the client passes (%q): %v", environ, err)
+			}
+			confined := false
+			for _, s := range cfg.Servers {
+				confined = confined || len(s.Policy.Workspace) > 0
+			}
+			if !confined {
+				t.Error("no server is confined to a workspace")
+			}
+			if cfgText, _ := os.ReadFile(out); strings.Contains(string(cfgText)+stdout+stderr, "ghp_R4nd0m") {
+				t.Error("a secret went into the mcpwarden config or the output")
+			}
+		})
 	}
 }
