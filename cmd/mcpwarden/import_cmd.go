@@ -224,7 +224,7 @@ func runImport(stdout, stderr io.Writer, o importOptions, args []string) error {
 	}
 	fmt.Fprintf(stderr, "wrote %s: %d servers\n", out, len(res.Names))
 	if len(res.Workspace) > 0 {
-		fmt.Fprintf(stderr, "file access is confined: the servers on this machine reach files in %s without asking; a path outside is asked about (outside_workspace: %s); change it with --workspace or a server's policy.workspace\n",
+		fmt.Fprintf(stderr, "file access is confined to %s (a filesystem server to its own directories): a path outside is asked about (outside_workspace: %s), whatever the rules allow; change it with --workspace or a server's policy.workspace\n",
 			strings.Join(res.Workspace, ", "), clientconfig.OutsideWorkspace)
 	}
 	// Where the literal secrets go: where the client file held them, the
@@ -366,7 +366,7 @@ func printImportReport(w io.Writer, res *clientconfig.Result, secretHow string) 
 	}
 	fmt.Fprintln(w, "\nmcpwarden needs these environment variables when it starts:")
 	for _, v := range res.Vars {
-		how := "set it in the environment mcpwarden runs in"
+		how := "from the environment, as the client config had it: the client passes its environment on to mcpwarden"
 		switch {
 		case v.Unexpanded:
 			how = "in args or url, where mcpwarden expands no variables: fix the config by hand, see the note"

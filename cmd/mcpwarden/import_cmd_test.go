@@ -222,7 +222,7 @@ func TestImportConfinesTheServersToTheProject(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if want := "file access is confined: the servers on this machine reach files in " + dir; !strings.Contains(stderr, want) {
+	if want := "file access is confined to " + dir + " "; !strings.Contains(stderr, want) {
 		t.Errorf("report lacks %q:\n%s", want, stderr)
 	}
 	cfg, err := config.Load(out, []string{"GITHUB_TOKEN=x", "SENTRY_TOKEN=x", "INTERNAL_API_KEY=x"})
