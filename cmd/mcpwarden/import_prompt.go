@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mcpwarden/mcpwarden/internal/clientconfig"
 )
@@ -56,6 +57,15 @@ func letThroughClaudeCode(stderr io.Writer, path string) error {
 	}
 	fmt.Fprintf(stderr, "one prompt per call: Claude Code lets mcpwarden's tools through its own prompt (%q in permissions.allow of %s); "+
 		"mcpwarden decides every call and asks you itself for those its policy says ask. --client-prompt keep leaves Claude Code's prompt on\n", perm, path)
+	// Claude Code's ask beats its allow: an ask entry on mcpwarden's tools
+	// still prompts.
+	if p, err := clientconfig.ParsePermissions(out); err == nil {
+		for _, e := range p.Ask {
+			if e == perm || strings.HasPrefix(e, perm+"__") {
+				fmt.Fprintf(stderr, "note: permissions.ask of %s holds %q, which Claude Code still asks for, before mcpwarden: remove it for one prompt per call\n", path, e)
+			}
+		}
+	}
 	return nil
 }
 

@@ -135,3 +135,19 @@ func TestImportSaysHowToSkipThePromptOfOtherClients(t *testing.T) {
 		})
 	}
 }
+
+func TestImportSaysWhenClaudeCodeStillAsks(t *testing.T) {
+	t.Parallel()
+	dir, path := copySample(t, "claude-code", ".mcp.json")
+	settings := filepath.Join(dir, "settings.json")
+	if err := os.WriteFile(settings, []byte(`{"permissions": {"ask": ["mcp__mcpwarden__fs__write_file"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(t, "import", "--command", "mcpwarden", "--settings", settings, "--out", filepath.Join(dir, "m.yaml"), "--write", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, `holds "mcp__mcpwarden__fs__write_file", which Claude Code still asks for`) {
+		t.Errorf("report does not say Claude Code still asks:\n%s", stderr)
+	}
+}

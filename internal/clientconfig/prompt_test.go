@@ -129,3 +129,22 @@ func FuzzAllowInClientSettings(f *testing.F) {
 		}
 	})
 }
+
+// TestImportingTwiceDoesNotAllowEverything: the permission import adds to
+// let mcpwarden's tools through Claude Code's prompt must not come back, on
+// the next import, as an mcpwarden rule allowing every tool.
+func TestImportingTwiceDoesNotAllowEverything(t *testing.T) {
+	t.Parallel()
+	src := &Source{Format: ClaudeCode, Servers: []Server{{Name: "fs", Command: "npx", Transport: "stdio", Args: []string{"x"}}},
+		Permissions: Permissions{Allow: []string{ClaudePermission(""), "mcp__mcpwarden__*", "mcp__mcpwarden__fs__read_file"}}}
+	res, err := Convert(src, &Options{ProjectDir: "/p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"mcp:fs:read_file"}; !slices.Equal(res.Rules.Allow, want) {
+		t.Errorf("allow rules = %q, want %q", res.Rules.Allow, want)
+	}
+	if len(res.Skipped) != 2 {
+		t.Errorf("skipped = %q, want the two entries about all of mcpwarden's tools", res.Skipped)
+	}
+}
