@@ -185,3 +185,35 @@ func TestGitHubReadOnlyExampleHidesWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestQuickstartRefusesEtcPasswdItself is the first finding of issue 19:
+// the quickstart allowed mcp:fs:read_* with no confinement, so reading
+// /etc/passwd was allowed by mcpwarden and refused only by the server.
+// mcpwarden must refuse it itself, naming the rule.
+func TestQuickstartRefusesEtcPasswdItself(t *testing.T) {
+	t.Parallel()
+	p := loadExamplePolicy(t, "quickstart.yaml")
+	tests := []struct {
+		name string
+		tool string
+		args map[string]any
+	}{
+		{"an absolute path", "read_text_file", map[string]any{"path": "/etc/passwd"}},
+		{"a traversal out of the repository", "read_text_file", map[string]any{"path": "../../../../../../etc/passwd"}},
+		{"a file URI", "read_text_file", map[string]any{"path": "file:///etc/passwd"}},
+		{"a batch with one outside path", "read_multiple_files", map[string]any{"paths": []any{"README.md", "/etc/passwd"}}},
+		{"a listing of /etc", "list_directory", map[string]any{"path": "/etc"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			v := p.Decide(rules.Call{Server: "fs", Tool: tt.tool, Arguments: tt.args})
+			if v.Decision != rules.Deny || v.Rule != "outside_workspace" {
+				t.Errorf("%s %v = %v by %q, want deny by outside_workspace", tt.tool, tt.args, v.Decision, v.Rule)
+			}
+		})
+	}
+	if v := p.Decide(rules.Call{Server: "fs", Tool: "read_text_file", Arguments: map[string]any{"path": "README.md"}}); v.Decision != rules.Allow {
+		t.Errorf("reading README.md = %v by %q, want allow", v.Decision, v.Rule)
+	}
+}

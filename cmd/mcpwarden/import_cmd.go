@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +25,13 @@ type importOptions struct {
 	force     bool
 	write     bool
 	secretsIn bool
+	// secretsEnv keeps literal secrets out of the client file too: the
+	// user sets them in the environment mcpwarden runs in.
+	secretsEnv bool
+	workspace  []string
+	// clientPrompt says whether the client's own prompt still asks before
+	// mcpwarden's tools.
+	clientPrompt clientconfig.ClientPrompt
 }
 
 func newImportCmd() *cobra.Command {
@@ -43,20 +49,42 @@ section that runs mcpwarden instead, a single stdio entry running
 FILE, keeping every other key and a backup of the original (FILE.bak, or
 FILE.bak.N if that exists).
 
+Confinement: every server on this machine gets a workspace, and a path
+outside it is asked about (outside_workspace: ask): a filesystem server
+its own directories, the others the directories every filesystem server
+was given, else the project directory (the one holding FILE, or the
+current directory for a file of the user's such as Claude Desktop's);
+--workspace DIR (repeatable) sets it instead. Remote servers are not
+confined: their paths are not on this machine.
+
 Secrets: a literal secret in a server's env, headers, args or url (a key
 named like *TOKEN*, *KEY*, *PASSWORD*..., a well-known token format, a
 password in a URL) is never copied: the config gets a ${VAR} reference
-instead and import lists the variables mcpwarden needs. With --write and
---secrets-in-client the literal values go into the env of the client's
-mcpwarden entry, where the client file held them before, for clients that
-do not pass your shell's environment on (Claude Desktop). VS Code
-${input:...} prompts are kept and passed to mcpwarden the same way.
+instead and import lists the variables mcpwarden needs. --write puts the
+literal values into the env of the client's mcpwarden entry, in the file
+that held them before, which the client passes on whatever environment it
+was started in (Claude Desktop started from the Dock does not see your
+shell's), so that the imported setup starts as it is; without --write the
+snippet leaves them out and import lists them. --secrets-in-env keeps them
+out of the client file too, to be set in the environment mcpwarden runs
+in. VS Code ${input:...} prompts are kept and passed to mcpwarden through
+the entry's env.
 
 Claude Code permission rules (permissions.allow/ask/deny in FILE or in the
 settings file given with --settings) become mcpwarden rules:
 mcp__github__create_issue is mcp:github:create_issue, mcp__github and
 mcp__github__* are mcp:github:*. Other entries (Bash(...), Read(...)) are
 reported as skipped.
+
+One prompt per call: mcpwarden decides every call and asks you itself for
+those its policy says ask, so by default (--client-prompt skip) import lets
+mcpwarden's tools through the client's own permission prompt where a file
+says so: with --write, Claude Code gets "mcp__mcpwarden" in
+permissions.allow of the --settings file (else .claude/settings.local.json
+in the project, ~/.claude/settings.json for ~/.claude.json), and OpenCode a
+"mcpwarden_*": "allow" permission when its permission would ask; for the
+other clients import says what to choose in their prompt.
+--client-prompt keep leaves the client's prompt on.
 
 Server names that are not valid mcpwarden server keys are converted (lower
 case, other characters to '-') with a note. The report goes to stderr; the
@@ -79,7 +107,10 @@ unreadable client config, an existing --out without --force).`,
 	f.StringVar(&o.command, "command", "", "mcpwarden executable for the client entry (default: mcpwarden on PATH, else this binary)")
 	f.BoolVar(&o.force, "force", false, "overwrite --out if it exists")
 	f.BoolVar(&o.write, "write", false, "rewrite FILE to run mcpwarden, keeping a backup")
-	f.BoolVar(&o.secretsIn, "secrets-in-client", false, "with --write: put the literal secrets into the env of the client's mcpwarden entry")
+	f.BoolVar(&o.secretsIn, "secrets-in-client", false, "with --write: put the literal secrets into the env of the client's mcpwarden entry (the default)")
+	f.BoolVar(&o.secretsEnv, "secrets-in-env", false, "keep the literal secrets out of the client file too: set them in the environment mcpwarden runs in")
+	f.Var(&o.clientPrompt, "client-prompt", "skip: let mcpwarden's tools through the client's own permission prompt, as mcpwarden decides and asks itself (Claude Code: permissions.allow in --settings or .claude/settings.local.json; OpenCode: its permission); keep: leave it on")
+	f.StringSliceVar(&o.workspace, "workspace", nil, "directory the servers on this machine are confined to (repeatable; default: the directories the client's filesystem servers were given, else the project directory)")
 	_ = cmd.RegisterFlagCompletionFunc("from", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var names []string
 		for _, f := range clientconfig.Formats() {
@@ -97,6 +128,9 @@ func usageErr(format string, args ...any) error {
 func runImport(stdout, stderr io.Writer, o importOptions, args []string) error {
 	if o.secretsIn && !o.write {
 		return usageErr("--secrets-in-client needs --write: import does not print secrets")
+	}
+	if o.secretsIn && o.secretsEnv {
+		return usageErr("--secrets-in-client and --secrets-in-env contradict each other: choose one")
 	}
 	switch strings.ToLower(filepath.Ext(o.out)) {
 	case ".yaml", ".yml":
@@ -146,10 +180,24 @@ func runImport(stdout, stderr io.Writer, o importOptions, args []string) error {
 		return err
 	}
 	home, _ := os.UserHomeDir()
+	project, err := projectOf(format, absPath, home)
+	if err != nil {
+		return err
+	}
+	var workspace []string
+	for _, d := range o.workspace {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return usageErr("--workspace %s: %w", d, err)
+		}
+		workspace = append(workspace, abs)
+	}
 	res, err := clientconfig.Convert(src, &clientconfig.Options{
 		SourceName:   absPath,
 		WorkspaceDir: workspaceOf(absPath),
 		Home:         home,
+		ProjectDir:   project,
+		Workspace:    workspace,
 	})
 	if errors.Is(err, clientconfig.ErrNothingToImport) {
 		return usageErr("%s: %w (it may already point at mcpwarden)", path, err)
@@ -174,7 +222,16 @@ func runImport(stdout, stderr io.Writer, o importOptions, args []string) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "wrote %s: %d servers\n", out, len(res.Names))
-	printImportReport(stderr, res)
+	if len(res.Workspace) > 0 {
+		fmt.Fprintf(stderr, "file access is confined to %s (a filesystem server to its own directories): a path outside is asked about (outside_workspace: %s), whatever the rules allow; change it with --workspace or a server's policy.workspace\n",
+			strings.Join(res.Workspace, ", "), clientconfig.OutsideWorkspace)
+	}
+	// Where the literal secrets go: where the client file held them, the
+	// client's entry, which the client passes on whatever environment it
+	// was started in (Claude Desktop from the Dock sees no shell's), unless
+	// told otherwise.
+	inClient := !o.secretsEnv
+	printImportReport(stderr, res, secretsHow(inClient, o.write))
 	fmt.Fprintf(stderr, "\nnext: mcpwarden tools --config %s shows every tool and its decision\n", out)
 
 	exe, note := mcpwardenCommand(o.command)
@@ -184,9 +241,11 @@ func runImport(stdout, stderr io.Writer, o importOptions, args []string) error {
 	entry := clientconfig.Entry{
 		Command: exe,
 		Args:    []string{"serve", "--config", out},
-		Env:     clientconfig.EntryEnv(res.Vars, o.secretsIn),
+		Env:     clientconfig.EntryEnv(res.Vars, inClient && o.write),
 	}
+	settings := claudeSettingsFile(o.settings, absPath, project, home)
 	if !o.write {
+		reportClientPrompt(stderr, format, o, settings)
 		snippet, err := clientconfig.Snippet(format, entry)
 		if err != nil {
 			return err
@@ -199,6 +258,12 @@ func runImport(stdout, stderr io.Writer, o importOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	letThrough := false
+	if format == clientconfig.OpenCode && o.clientPrompt == clientconfig.PromptSkip {
+		if rewritten, letThrough, err = clientconfig.AllowInOpenCode(rewritten, ""); err != nil {
+			return err
+		}
+	}
 	backup, err := backupFile(path, data)
 	if err != nil {
 		return err
@@ -207,6 +272,18 @@ func runImport(stdout, stderr io.Writer, o importOptions, args []string) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "rewrote %s to run mcpwarden (the original is in %s)\n", path, backup)
+	switch {
+	case format == clientconfig.ClaudeCode && o.clientPrompt == clientconfig.PromptSkip:
+		if err := letThroughClaudeCode(stderr, settings); err != nil {
+			return err
+		}
+	case letThrough:
+		fmt.Fprintf(stderr, "one prompt per call: OpenCode's permission now lets mcpwarden's tools through (\"%s_*\": \"allow\"); mcpwarden decides every call and asks you itself. --client-prompt keep leaves OpenCode's prompt on\n", clientconfig.DefaultEntryName)
+	case format == clientconfig.OpenCode && o.clientPrompt == clientconfig.PromptSkip:
+		fmt.Fprintln(stderr, "one prompt per call: OpenCode's permission does not ask before MCP tools; mcpwarden asks for what its policy says ask")
+	default:
+		reportClientPrompt(stderr, format, o, settings)
+	}
 	if clientconfig.HasComments(data) {
 		fmt.Fprintf(stderr, "note: the comments of %s are only in the backup\n", path)
 	}
@@ -232,6 +309,28 @@ func clientFile(f clientconfig.Format, args []string) (string, error) {
 	return "", usageErr("no %s config found (looked in %s); give its path as FILE", f, strings.Join(candidates, ", "))
 }
 
+// projectOf is the project a client file belongs to, which the imported
+// servers are confined to when no filesystem server names its own
+// directories: the project holding the file, or, for a file of the user's
+// rather than of a project (Claude Desktop's, ~/.claude.json,
+// ~/.cursor/mcp.json, OpenCode's global file), the directory import runs in.
+func projectOf(f clientconfig.Format, path, home string) (string, error) {
+	dir := workspaceOf(path)
+	user := f == clientconfig.ClaudeDesktop
+	if home != "" {
+		for _, p := range clientconfig.DefaultPaths(f, runtime.GOOS, home, os.Getenv("APPDATA")) {
+			if filepath.IsAbs(p) && filepath.Clean(p) == path {
+				user = true
+			}
+		}
+		user = user || dir == filepath.Clean(home)
+	}
+	if !user {
+		return dir, nil
+	}
+	return os.Getwd()
+}
+
 // workspaceOf is what ${workspaceFolder} means for a client file: the
 // project holding .vscode/ or .cursor/, else the file's directory.
 func workspaceOf(path string) string {
@@ -243,7 +342,18 @@ func workspaceOf(path string) string {
 	return dir
 }
 
-func printImportReport(w io.Writer, res *clientconfig.Result) {
+// secretsHow says what becomes of a literal secret the client config held.
+func secretsHow(inClient, write bool) string {
+	switch {
+	case inClient && write:
+		return "literal secret moved into the env of the client's mcpwarden entry, where the client passes it on; not in the mcpwarden config"
+	case inClient:
+		return "literal secret, not printed: add it to the env of the mcpwarden entry with the value your client file holds now (--write does it), or set it in the environment mcpwarden runs in"
+	}
+	return "literal secret found in the client config, not copied (--secrets-in-env): set it in the environment mcpwarden runs in"
+}
+
+func printImportReport(w io.Writer, res *clientconfig.Result, secretHow string) {
 	for _, n := range res.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}
@@ -255,14 +365,14 @@ func printImportReport(w io.Writer, res *clientconfig.Result) {
 	}
 	fmt.Fprintln(w, "\nmcpwarden needs these environment variables when it starts:")
 	for _, v := range res.Vars {
-		how := "set it in the environment mcpwarden runs in"
+		how := "from the environment, as the client config had it: the client passes its environment on to mcpwarden"
 		switch {
 		case v.Unexpanded:
 			how = "in args or url, where mcpwarden expands no variables: fix the config by hand, see the note"
 		case v.ClientRef != "":
 			how = "passed by the client from " + v.ClientRef
 		case v.Secret != "":
-			how = "literal secret found in the client config, not copied: set it in the environment (or use --write --secrets-in-client)"
+			how = secretHow
 		}
 		fmt.Fprintf(w, "  %-28s %s (%s)\n", v.Name, strings.Join(v.Where, ", "), how)
 	}
@@ -283,79 +393,4 @@ func mcpwardenCommand(flag string) (string, string) {
 		return exe, ""
 	}
 	return "mcpwarden", "mcpwarden is not on PATH: install it (go install ./cmd/mcpwarden) or pass --command /path/to/mcpwarden"
-}
-
-// writeNew writes data to path (0600: it may name servers and variables),
-// refusing to replace an existing file unless force.
-func writeNew(path string, data []byte, force bool) error {
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if force {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	}
-	f, err := os.OpenFile(path, flags, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return usageErr("%s exists: choose another --out, or --force to overwrite it", path)
-	}
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// backupFile copies data to the first free name of path.bak, path.bak.1, ...
-// and returns it. An earlier backup is never replaced, so the original of a
-// first import survives a second one.
-func backupFile(path string, data []byte) (string, error) {
-	mode := fs.FileMode(0o600)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	for i := 0; ; i++ {
-		name := path + ".bak"
-		if i > 0 {
-			name = fmt.Sprintf("%s.bak.%d", path, i)
-		}
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return "", fmt.Errorf("backing up %s: %w", path, err)
-		}
-		if _, err := f.Write(data); err != nil {
-			f.Close()
-			return "", fmt.Errorf("backing up %s: %w", path, err)
-		}
-		return name, f.Close()
-	}
-}
-
-// replaceFile writes data to path through a temporary file and a rename,
-// keeping path's permissions, so a crash leaves the old or the new file.
-func replaceFile(path string, data []byte) error {
-	mode := fs.FileMode(0o600)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after the rename: nothing there
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpwarden/mcpwarden/internal/clientconfig"
 	"github.com/mcpwarden/mcpwarden/internal/config"
 )
 
@@ -208,6 +209,201 @@ func TestImportUsageErrors(t *testing.T) {
 			code, _, stderr := run(t, tt.args...)
 			if code != exitUsage || !strings.Contains(stderr, tt.want) {
 				t.Errorf("exit %d, %q; want %d and %q", code, stderr, exitUsage, tt.want)
+			}
+		})
+	}
+}
+
+func TestImportConfinesTheServersToTheProject(t *testing.T) {
+	t.Parallel()
+	dir, path := copySample(t, "claude-code", ".mcp.json")
+	out := filepath.Join(dir, "mcpwarden.yaml")
+	code, _, stderr := run(t, "import", "--command", "mcpwarden", "--out", out, path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if want := "file access is confined to " + dir + " "; !strings.Contains(stderr, want) {
+		t.Errorf("report lacks %q:\n%s", want, stderr)
+	}
+	cfg, err := config.Load(out, []string{"GITHUB_TOKEN=x", "SENTRY_TOKEN=x", "INTERNAL_API_KEY=x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gh := cfg.Servers["github"].Policy; len(gh.Workspace) != 1 || gh.Workspace[0] != dir || gh.OutsideWorkspace != "ask" {
+		t.Errorf("servers.github.policy = %+v, want workspace [%s], outside_workspace ask", gh, dir)
+	}
+	if s := cfg.Servers["sentry"].Policy; len(s.Workspace) != 0 {
+		t.Errorf("the remote server sentry is confined to %v", s.Workspace)
+	}
+
+	// --workspace replaces the project.
+	other := t.TempDir()
+	code, _, stderr = run(t, "import", "--command", "mcpwarden", "--force", "--workspace", other, "--out", out, path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	cfg, err = config.Load(out, []string{"GITHUB_TOKEN=x", "SENTRY_TOKEN=x", "INTERNAL_API_KEY=x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gh := cfg.Servers["github"].Policy; len(gh.Workspace) != 1 || gh.Workspace[0] != other {
+		t.Errorf("with --workspace, servers.github.policy.workspace = %v, want [%s]", gh.Workspace, other)
+	}
+}
+
+// claudeDesktopEntryEnv reads the env of the mcpwarden entry of a Claude
+// Desktop config.
+func claudeDesktopEntryEnv(t *testing.T, path string) map[string]string {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var client struct {
+		MCPServers map[string]struct {
+			Env map[string]string `json:"env"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(got, &client); err != nil {
+		t.Fatal(err)
+	}
+	return client.MCPServers["mcpwarden"].Env
+}
+
+// TestImportedClaudeDesktopStartsWithoutTheShellsEnvironment is the third
+// finding of issue 19: Claude Desktop started from the Dock does not see the
+// shell's environment, so by default import keeps the literal secrets where
+// the client passes them on, the env of its mcpwarden entry, and the
+// imported config loads with nothing but that env.
+func TestImportedClaudeDesktopStartsWithoutTheShellsEnvironment(t *testing.T) {
+	t.Parallel()
+	dir, path := copySample(t, "claude-desktop", "claude_desktop_config.json")
+	out := filepath.Join(dir, "mcpwarden.yaml")
+	code, stdout, stderr := run(t, "import", "--command", "mcpwarden", "--out", out, "--write", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	env := claudeDesktopEntryEnv(t, path)
+	if env["GITHUB_PERSONAL_ACCESS_TOKEN"] != "ghp_R4nd0mT0k3nV4lu3F0rT3st1ngOnly00" || env["BRAVE_API_KEY"] == "" {
+		t.Errorf("entry env = %v, want the literal secrets", env)
+	}
+	if strings.Contains(stdout+stderr, "ghp_R4nd0m") {
+		t.Error("a secret was printed")
+	}
+	if cfg, _ := os.ReadFile(out); strings.Contains(string(cfg), "ghp_R4nd0m") {
+		t.Error("the token is in the mcpwarden config")
+	}
+	var environ []string
+	for k, v := range env {
+		environ = append(environ, k+"="+v)
+	}
+	if _, err := config.Load(out, environ); err != nil {
+		t.Errorf("the config does not load with the entry's env alone: %v", err)
+	}
+}
+
+func TestImportSecretsInEnvKeepsThemOutOfTheClient(t *testing.T) {
+	t.Parallel()
+	dir, path := copySample(t, "claude-desktop", "claude_desktop_config.json")
+	code, _, stderr := run(t, "import", "--command", "mcpwarden", "--secrets-in-env", "--out", filepath.Join(dir, "m.yaml"), "--write", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if env := claudeDesktopEntryEnv(t, path); len(env) != 0 {
+		t.Errorf("with --secrets-in-env the entry env = %v, want none", env)
+	}
+	if !strings.Contains(stderr, "set it in the environment mcpwarden runs in") {
+		t.Errorf("report does not say to set the variables:\n%s", stderr)
+	}
+	if code, _, _ := run(t, "import", "--secrets-in-env", "--secrets-in-client", "--write", "--out", filepath.Join(dir, "n.yaml"), path); code != exitUsage {
+		t.Errorf("both secrets flags = exit %d, want %d", code, exitUsage)
+	}
+}
+
+func TestImportWithoutWriteDoesNotPrintClaudeDesktopSecrets(t *testing.T) {
+	t.Parallel()
+	dir, path := copySample(t, "claude-desktop", "claude_desktop_config.json")
+	code, stdout, stderr := run(t, "import", "--command", "mcpwarden", "--out", filepath.Join(dir, "m.yaml"), path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stdout+stderr, "ghp_R4nd0m") {
+		t.Error("a secret was printed")
+	}
+	if !strings.Contains(stderr, "add it to the env of the mcpwarden entry") {
+		t.Errorf("report does not say where the secrets go:\n%s", stderr)
+	}
+}
+
+// TestEveryImportedClientStartsWithoutExtraSteps: for each client, the
+// config import --write wrote loads with nothing but the env the rewritten
+// client passes to mcpwarden (issue 19: "starts without extra steps"),
+// and is confined.
+func TestEveryImportedClientStartsWithoutExtraSteps(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		sample, file string
+		format       clientconfig.Format
+	}{
+		{"claude-desktop", "claude_desktop_config.json", clientconfig.ClaudeDesktop},
+		{"claude-code", ".mcp.json", clientconfig.ClaudeCode},
+		{"cursor", ".cursor/mcp.json", clientconfig.Cursor},
+		{"vscode", ".vscode/mcp.json", clientconfig.VSCode},
+		{"opencode", "opencode.json", clientconfig.OpenCode},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sample, func(t *testing.T) {
+			t.Parallel()
+			dir, path := copySample(t, tt.sample, tt.file)
+			// The variables the client config took from the client's own
+			// environment are in the environment it starts mcpwarden in.
+			orig, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			origSrc, err := clientconfig.Parse(tt.format, orig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, err := clientconfig.Convert(origSrc, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var environ []string
+			for _, v := range before.Vars {
+				if v.Secret == "" && v.ClientRef == "" {
+					environ = append(environ, v.Name+"=from-the-clients-environment")
+				}
+			}
+			out := filepath.Join(dir, "mcpwarden.yaml")
+			code, stdout, stderr := run(t, "import", "--from", tt.format.String(), "--command", "mcpwarden", "--out", out, "--write", path)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, err := clientconfig.Parse(tt.format, data)
+			if err != nil || len(src.Servers) != 1 {
+				t.Fatalf("rewritten client: %v, %+v", err, src)
+			}
+			for k, v := range src.Servers[0].Env {
+				environ = append(environ, k+"="+v)
+			}
+			cfg, err := config.Load(out, environ)
+			if err != nil {
+				t.Fatalf("the config does not load with the env the client passes (%q): %v", environ, err)
+			}
+			confined := false
+			for _, s := range cfg.Servers {
+				confined = confined || len(s.Policy.Workspace) > 0
+			}
+			if !confined {
+				t.Error("no server is confined to a workspace")
+			}
+			if cfgText, _ := os.ReadFile(out); strings.Contains(string(cfgText)+stdout+stderr, "ghp_R4nd0m") {
+				t.Error("a secret went into the mcpwarden config or the output")
 			}
 		})
 	}

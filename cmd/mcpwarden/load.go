@@ -39,13 +39,17 @@ func loadSetup(path string) (*setup, error) {
 	if err != nil {
 		return nil, &codeError{code: exitUsage, err: err}
 	}
+	for _, w := range cfg.Warnings {
+		fmt.Fprintln(os.Stderr, "warning:", w)
+	}
 	workDir, err := os.Getwd()
 	if err != nil {
 		return nil, err
 	}
 	st, err := newSetup(cfg, workDir)
 	if err != nil {
-		return nil, &codeError{code: exitUsage, err: fmt.Errorf("config %s: %w", path, err)}
+		// Each error names its source: the file, or the variable that set the key.
+		return nil, &codeError{code: exitUsage, err: cfg.Attribute(err)}
 	}
 	return st, nil
 }

@@ -114,7 +114,7 @@ func TestImportRoundTrip(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			res, err := Convert(src, &Options{SourceName: s.file, WorkspaceDir: "/work/project", Home: "/home/user"})
+			res, err := Convert(src, &Options{SourceName: s.file, WorkspaceDir: "/work/project", ProjectDir: "/work/project", Home: "/home/user"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -220,6 +220,10 @@ func TestPermissionRule(t *testing.T) {
 		{"Read(./.env)", "", false, "not an MCP tool permission"},
 		{"mcp__", "", false, "not an MCP tool permission"},
 		{"mcp__github__a:b", "", false, "the tool name holds characters a rule cannot express"},
+		{"mcp__mcpwarden__github__create_issue", "mcp:github:create_issue", true, ""},
+		{"mcp__mcpwarden__brave-search__brave_web_search", "mcp:brave-search:brave_web_search", true, ""},
+		{"mcp__mcpwarden", "", false, "it lets mcpwarden's tools through Claude Code's prompt; mcpwarden's policy decides them"},
+		{"mcp__mcpwarden__*", "", false, "it lets mcpwarden's tools through Claude Code's prompt; mcpwarden's policy decides them"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.entry, func(t *testing.T) {

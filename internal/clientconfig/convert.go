@@ -24,6 +24,14 @@ type Options struct {
 	WorkspaceDir string
 	// Home replaces ${userHome}; "" leaves it as written, with a note.
 	Home string
+	// ProjectDir is the project the client config belongs to: the
+	// directory servers on this machine are confined to when no filesystem
+	// server names its own ("" = none known).
+	ProjectDir string
+	// Workspace, if set, is the directories every server on this machine
+	// is confined to, in place of the filesystem servers' directories and
+	// ProjectDir (import --workspace).
+	Workspace []string
 }
 
 // A Var is an environment variable the generated config references and
@@ -60,12 +68,17 @@ type Result struct {
 	// Skipped are the permission entries that were not converted (Bash(...),
 	// Read(...), ...).
 	Skipped []string
+	// Workspace is the directories the servers on this machine that are
+	// not filesystem servers are confined to (a filesystem server is
+	// confined to the directories it was given); a path outside is decided
+	// OutsideWorkspace.
+	Workspace []string
 	// Notes say what was renamed, dropped or needs attention, one sentence
 	// each.
 	Notes []string
 }
 
-// serverKey is the form of an mcpwarden server key (DESIGN.md §1).
+// serverKey is the form of an mcpwarden server key (docs/design.md, "Names").
 var serverKey = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
 
 // ServerKey converts a client entry name into a valid mcpwarden server key:
@@ -105,7 +118,8 @@ func (c *converter) notef(format string, args ...any) {
 // Convert turns a parsed client config into an mcpwarden config: every
 // enabled server, under a valid key, with env values and headers passed
 // through, references converted to mcpwarden's ${VAR} form and literal
-// secrets replaced by ${VAR} references (see Result.Vars); and a safe
+// secrets replaced by ${VAR} references (see Result.Vars); every server on
+// this machine confined to a workspace (see Result.Workspace); and a safe
 // starting policy: default ask, secret files denied, plus the Claude Code
 // permissions of src converted into rules. Entries that already launch
 // mcpwarden are skipped. Convert does not validate the result; the caller
@@ -144,6 +158,7 @@ func Convert(src *Source, opts *Options) (*Result, error) {
 	if len(servers) == 0 {
 		return nil, ErrNothingToImport
 	}
+	res.Workspace = c.confine(servers)
 	res.Rules, res.Skipped = c.permissions(src.Permissions, res.Names)
 	for _, name := range sortedKeys(c.vars) {
 		res.Vars = append(res.Vars, *c.vars[name])
@@ -169,6 +184,8 @@ type server struct {
 	url     string
 	trans   string
 	headers [][2]string
+	// workspace is what the server's paths are confined to (nil: none).
+	workspace []string
 }
 
 func (c *converter) server(key string, s Server) server {

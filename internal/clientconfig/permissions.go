@@ -27,11 +27,28 @@ func claudeName(s string) string {
 // entry wins, so server names holding "__" are split right. ok is false for
 // entries that are not about MCP tools (Bash(...), Read(...)) or that cannot
 // be expressed, with the reason.
+//
+// An entry about mcpwarden's own tools (mcp__mcpwarden__github__create_issue,
+// from a Claude Code already pointed at mcpwarden) is about the tool behind
+// the wire name: mcp:github:create_issue. One about all of them
+// (mcp__mcpwarden, mcp__mcpwarden__*) only lets them through Claude Code's
+// prompt and is never a rule: as an allow it would allow everything.
 func PermissionRule(entry string, names map[string]string) (rule string, ok bool, why string) {
 	e := strings.TrimSpace(entry)
 	rest, isMCP := strings.CutPrefix(e, "mcp__")
 	if !isMCP || rest == "" {
 		return "", false, "not an MCP tool permission"
+	}
+	if wire, own := strings.CutPrefix(rest, claudeName(DefaultEntryName)); own && (wire == "" || strings.HasPrefix(wire, "__")) {
+		wire = strings.TrimPrefix(wire, "__")
+		if wire == "" || wire == "*" {
+			return "", false, "it lets mcpwarden's tools through Claude Code's prompt; mcpwarden's policy decides them"
+		}
+		keys := make(map[string]string, len(names))
+		for _, k := range names {
+			keys[k] = k
+		}
+		return PermissionRule("mcp__"+wire, keys)
 	}
 	var key, tool string
 	best := -1

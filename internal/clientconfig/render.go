@@ -9,12 +9,17 @@ import (
 )
 
 // SecretDenyRules are the deny rules of the generated starting policy: files
-// that hold credentials are out of reach of every tool, through a path or a
-// paths argument.
+// that hold credentials are out of reach of every tool, under whatever key
+// a tool takes a path (@path is every path-like value of a call), as in
+// examples/quickstart.yaml.
 var SecretDenyRules = func() []string {
 	var out []string
-	for _, p := range []string{"**/.env", "**/.env.*", "**/.ssh/**", "**/.aws/**", "**/.gnupg/**", "**/.netrc", "**/*.pem", "**/*.key"} {
-		out = append(out, "mcp:*:*:path="+p, "mcp:*:*:paths="+p)
+	for _, p := range []string{
+		"**/.env", "**/.env.*", "**/.git/**", "**/.ssh/**", "**/.gnupg/**", "**/.aws/**", "**/.kube/**",
+		"**/.docker/config.json", "**/*.{pem,key,p12,pfx,jks,keystore}", "**/id_{rsa,dsa,ecdsa,ed25519}*",
+		"**/{.netrc,.npmrc,.pypirc,.git-credentials,.htpasswd,credentials,credentials.json}",
+	} {
+		out = append(out, "mcp:*:*:@path="+p)
 	}
 	return out
 }()
@@ -42,7 +47,11 @@ func render(source string, f Format, servers []server, rules Permissions, vars [
 			w("#   %-*s  %s\n", width, v.Name, strings.Join(v.Where, ", "))
 		}
 	}
-	w("listen: stdio\n\nservers:\n")
+	w("listen: stdio\n\n")
+	w("# Each server on this machine is confined to its workspace: a path outside\n")
+	w("# those directories is asked about (outside_workspace: ask), whatever the\n")
+	w("# rules allow. Remote servers are not: their paths are not on this machine.\n")
+	w("servers:\n")
 	for _, s := range servers {
 		w("  %s:\n", s.key)
 		if s.trans == "stdio" {
@@ -54,6 +63,7 @@ func render(source string, f Format, servers []server, rules Permissions, vars [
 				w("    cwd: %s\n", scalar(s.cwd))
 			}
 			writeMap(&b, "env", s.env)
+			writeWorkspace(&b, s.workspace)
 			continue
 		}
 		w("    url: %s\n", scalar(s.url))
@@ -65,15 +75,26 @@ func render(source string, f Format, servers []server, rules Permissions, vars [
 	example := servers[0].key
 	w("\npolicy:\n")
 	w("  # A safe start: a call that no rule matches is decided \"ask\" (the user\n")
-	w("  # approves it), and files that hold credentials are denied to every tool.\n")
+	w("  # approves it), files that hold credentials are denied to every tool, and\n")
+	w("  # the servers on this machine are confined to their workspace above.\n")
 	w("  # Add allow rules for what is safe, e.g. \"mcp:%s:list_*\". Deny beats ask\n", example)
-	w("  # beats allow, whatever the order (DESIGN.md §2).\n")
+	w("  # beats allow, whatever the order (README, \"Rules\").\n")
 	w("  default: ask\n")
 	writeList(&b, "deny", append(append([]string{}, SecretDenyRules...), rules.Deny...))
 	writeList(&b, "ask", rules.Ask)
 	writeList(&b, "allow", rules.Allow)
 	w("\naudit:\n  path: mcpwarden-audit.jsonl    # relative to this file\n")
 	return b.Bytes()
+}
+
+// writeWorkspace writes a server's policy confining its paths to dirs.
+func writeWorkspace(b *bytes.Buffer, dirs []string) {
+	if len(dirs) == 0 {
+		return
+	}
+	b.WriteString("    policy:\n")
+	fmt.Fprintf(b, "      workspace: %s\n", flow(dirs))
+	fmt.Fprintf(b, "      outside_workspace: %s\n", OutsideWorkspace)
 }
 
 func writeMap(b *bytes.Buffer, name string, kv [][2]string) {

@@ -1,6 +1,6 @@
 // Package config loads and validates an mcpwarden configuration: a YAML,
 // JSON or TOML file, overridden by MCPWARDEN_* environment variables, in the
-// shape of DESIGN.md §5. A Config that Load returns has been validated as a
+// shape the README's "Configuration" section shows. A Config that Load returns has been validated as a
 // whole; nothing in it is half-applied.
 package config
 
@@ -62,6 +62,14 @@ type Config struct {
 	Dir string `koanf:"-"`
 	// File is the path the config was loaded from. Not read from the file.
 	File string `koanf:"-"`
+	// Warnings are problems that did not stop the load (an MCPWARDEN_
+	// variable that is no config key), one sentence each, to be logged.
+	Warnings []string `koanf:"-"`
+
+	// source names the config text in errors ("config FILE").
+	source string
+	// envSources says which keys environment variables set.
+	envSources envSources
 }
 
 // Auth holds the listener's bearer token settings.

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -30,7 +31,8 @@ const DefaultBearerTokenEnv = "MCPWARDEN_TOKEN"
 // Load reads the config file at path, applies the MCPWARDEN_* overrides found
 // in environ (as from os.Environ), expands ${VAR} in server env and headers
 // from environ, and validates the result. Every problem found is reported,
-// each naming the file and the key.
+// each naming its source: the file and the key, or the environment
+// variable and the key it sets.
 func Load(path string, environ []string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -40,9 +42,9 @@ func Load(path string, environ []string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
-	cfg, err := Parse(data, filepath.Ext(path), filepath.Dir(abs), environ)
+	cfg, err := parse(data, filepath.Ext(path), filepath.Dir(abs), environ, "config "+path)
 	if err != nil {
-		return nil, fmt.Errorf("config %s: %w", path, err)
+		return nil, err
 	}
 	cfg.File = abs
 	return cfg, nil
@@ -50,8 +52,14 @@ func Load(path string, environ []string) (*Config, error) {
 
 // Parse is Load for config text already in memory; ext (".yaml", ".yml",
 // ".json", ".toml") picks the format, and dir, an absolute directory, is
-// what relative paths in the config are relative to.
+// what relative paths in the config are relative to. Errors about the
+// text name it "config".
 func Parse(data []byte, ext, dir string, environ []string) (*Config, error) {
+	return parse(data, ext, dir, environ, "config")
+}
+
+// parse is Parse with the name errors give the text (source).
+func parse(data []byte, ext, dir string, environ []string, source string) (*Config, error) {
 	var parser koanf.Parser
 	switch strings.ToLower(ext) {
 	case ".yaml", ".yml", "":
@@ -61,26 +69,30 @@ func Parse(data []byte, ext, dir string, environ []string) (*Config, error) {
 	case ".toml":
 		parser = toml.Parser()
 	default:
-		return nil, fmt.Errorf("unknown config format %q: use .yaml, .json or .toml", ext)
+		return nil, fmt.Errorf("%s: unknown config format %q: use .yaml, .json or .toml", source, ext)
 	}
 	k := koanf.New(".")
 	if err := k.Load(rawbytes.Provider(data), parser); err != nil {
-		return nil, fmt.Errorf("parsing: %w", err)
+		return nil, fmt.Errorf("%s: parsing: %w", source, err)
 	}
 	env := envMap(environ)
-	if err := applyEnv(k, env); err != nil {
+	sources, warnings, err := applyEnv(k, env, data)
+	if err != nil {
 		return nil, err
 	}
 	cfg, err := decode(k)
 	if err != nil {
-		return nil, err
+		return nil, attribute(err, source, sources)
 	}
 	cfg.Dir = dir
+	cfg.Warnings = warnings
+	cfg.envSources = sources
+	cfg.source = source
 	if err := cfg.expand(env); err != nil {
-		return nil, err
+		return nil, attribute(err, source, sources)
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, attribute(err, source, sources)
 	}
 	return cfg, nil
 }
@@ -95,10 +107,21 @@ func envMap(environ []string) map[string]string {
 	return m
 }
 
-// applyEnv sets the keys named by MCPWARDEN_* variables. A value is read as a
-// YAML scalar or flow sequence, so "true", "8765" and "[a, b]" get their
-// types. The variable holding the bearer token is not a key and is skipped.
-func applyEnv(k *koanf.Koanf, env map[string]string) error {
+// applyEnv sets the keys named by MCPWARDEN_* variables and returns which
+// variable set which key. A value is read as a YAML scalar or flow
+// sequence, so "true", "8765" and "[a, b]" get their types. The variable
+// holding the bearer token is not a key and is skipped.
+//
+// A variable whose name is no config key is ignored if the config text
+// names it (a token or a ${VAR}). Otherwise it is an error naming it, with
+// the spelling meant, when it looks meant as a key: its first level is a
+// top-level key or spelt like one, or it is a key with single underscores
+// between levels (MCPWARDEN_AUDIT__REQUIRD, MCPWARDEN_LISTN,
+// MCPWARDEN_AUDIT_REQUIRED). Any other (MCPWARDEN_CONFIG, MCPWARDEN_HOME)
+// is no concern of the config and is ignored with a warning: mcpwarden
+// does not stop for an unrelated variable, and does not silently drop a
+// misspelt setting.
+func applyEnv(k *koanf.Koanf, env map[string]string, text []byte) (envSources, []string, error) {
 	tokenEnv := k.String("auth.bearer_token_env")
 	if tokenEnv == "" {
 		tokenEnv = DefaultBearerTokenEnv
@@ -110,20 +133,49 @@ func applyEnv(k *koanf.Koanf, env map[string]string) error {
 		}
 	}
 	slices.Sort(names)
+	sources := envSources{}
+	var warnings []string
+	var errs []error
 	for _, name := range names {
 		key := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, EnvPrefix), "__", "."))
+		path := strings.Split(key, ".")
+		if ok, at, suggest := configKeys.lookup(path); !ok {
+			var meant []string
+			switch {
+			case suggest != "":
+				meant = append(slices.Clone(path[:at]), suggest)
+			case len(path) == 1:
+				meant = configKeys.split(key) // a single underscore between levels
+			}
+			switch {
+			case bytes.Contains(text, []byte(name)):
+				// The config names it: a token or a ${VAR}, not a key.
+			case at > 0 || meant != nil:
+				msg := fmt.Sprintf("environment variable %s: %q is not a config key", name, key)
+				if meant != nil {
+					msg += fmt.Sprintf("; did you mean %s (%s)?", envVarFor(meant), strings.Join(meant, "."))
+				}
+				errs = append(errs, errors.New(msg+" (see README, \"Configuration\")"))
+			default:
+				warnings = append(warnings, fmt.Sprintf("environment variable %s is ignored: %q is not a config key (MCPWARDEN_<KEY>, with __ between levels, sets one: see README, \"Configuration\")", name, key))
+			}
+			continue
+		}
 		var v any
 		if err := yamlv3.Unmarshal([]byte(env[name]), &v); err != nil {
-			return fmt.Errorf("environment variable %s: %w", name, err)
+			errs = append(errs, fmt.Errorf("environment variable %s: %w", name, err))
+			continue
 		}
 		if v == nil {
 			v = env[name]
 		}
 		if err := k.Set(key, v); err != nil {
-			return fmt.Errorf("environment variable %s: %w", name, err)
+			errs = append(errs, fmt.Errorf("environment variable %s: %w", name, err))
+			continue
 		}
+		sources[key] = name
 	}
-	return nil
+	return sources, warnings, errors.Join(errs...)
 }
 
 // decode turns the merged keys into a Config, strictly: an unknown key or a
@@ -150,7 +202,7 @@ func decode(k *koanf.Koanf) (*Config, error) {
 		slices.Sort(md.Unused)
 		errs := make([]error, 0, len(md.Unused))
 		for _, key := range md.Unused {
-			errs = append(errs, fmt.Errorf("unknown key %q: check its spelling and place against DESIGN.md §5", keyPath(key)))
+			errs = append(errs, &keyError{key: keyPath(key), err: fmt.Errorf("unknown key %q: check its spelling and place against the README's \"Configuration\" section", keyPath(key))})
 		}
 		return nil, errors.Join(errs...)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
-// serverName is the form of a key in servers (DESIGN.md §1).
+// serverName is the form of a key in servers (docs/design.md, "Names").
 var serverName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
 
 // Validate checks the config as a whole and returns every problem found,

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -200,36 +201,49 @@ func TestFailingUpstreamIsNamedAndOthersStillWork(t *testing.T) {
 	}
 }
 
+// TestInspectorCLIThroughTheProxy drives the pinned MCP Inspector's CLI
+// (2.x, run by the pinned Node its engines field asks for) against
+// mcpwarden over streamable HTTP, as the README's quickstart shows.
 func TestInspectorCLIThroughTheProxy(t *testing.T) {
 	t.Parallel()
 	f := standardFixture(t, freeAddr(t))
 	url, _ := startHTTP(t, f)
 	inspector := filepath.Join(npmBin, "mcp-inspector")
-	run := func(args ...string) string {
+	// run runs the CLI and returns its output and whether it failed: 2.x
+	// exits non-zero for a result with isError, so a refusal fails it.
+	run := func(args ...string) (string, bool) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, inspector, append([]string{"--cli", url, "--transport", "http"}, args...)...)
+		cmd.Env = append(os.Environ(), "PATH="+npmBin+string(os.PathListSeparator)+os.Getenv("PATH"))
 		out, err := cmd.CombinedOutput()
-		if err != nil {
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
 			t.Fatalf("inspector %v: %v\n%s", args, err, out)
 		}
-		return string(out)
+		return string(out), err != nil
 	}
-	list := run("--method", "tools/list")
-	if !strings.Contains(list, `"everything__echo"`) || !strings.Contains(list, `"fs__read_text_file"`) {
-		t.Errorf("inspector tools/list lacks the wire names:\n%s", list)
+	if version, _ := run("--version"); !strings.HasPrefix(strings.TrimSpace(version), "2.") {
+		t.Errorf("the pinned inspector is %q, want 2.x", strings.TrimSpace(version))
+	}
+	list, failed := run("--method", "tools/list")
+	if failed || !strings.Contains(list, `"everything__echo"`) || !strings.Contains(list, `"fs__read_text_file"`) {
+		t.Errorf("inspector tools/list (failed %v) lacks the wire names:\n%s", failed, list)
 	}
 	if strings.Contains(list, `"fs__move_file"`) {
 		t.Errorf("inspector tools/list shows the hidden fs__move_file")
 	}
-	echo := run("--method", "tools/call", "--tool-name", "everything__echo", "--tool-arg", "message=from the inspector")
-	if !strings.Contains(echo, "from the inspector") {
-		t.Errorf("inspector echo did not return its message:\n%s", echo)
+	echo, failed := run("--method", "tools/call", "--tool-name", "everything__echo", "--tool-arg", "message=from the inspector")
+	if failed || !strings.Contains(echo, "from the inspector") {
+		t.Errorf("inspector echo (failed %v) did not return its message:\n%s", failed, echo)
 	}
-	denied := run("--method", "tools/call", "--tool-name", "fs__write_file", "--tool-arg", "path="+f.sandbox+"/protected/x", "content=x")
-	if !strings.Contains(denied, `"isError": true`) || !strings.Contains(denied, "mcp:fs:write_file") {
-		t.Errorf("inspector denied write did not come back as isError naming the tool:\n%s", denied)
+	denied, failed := run("--method", "tools/call", "--tool-name", "fs__write_file", "--tool-arg", "path="+f.sandbox+"/protected/x", "content=x")
+	if !failed || !strings.Contains(denied, `"isError": true`) || !strings.Contains(denied, "mcp:fs:write_file") {
+		t.Errorf("inspector denied write (failed %v) did not come back as isError naming the tool:\n%s", failed, denied)
+	}
+	if _, err := os.Stat(filepath.Join(f.sandbox, "protected", "x")); err == nil {
+		t.Error("the denied write reached the server")
 	}
 }
 
