@@ -130,9 +130,9 @@ func TestSessionOfAnonymousListenerStaysAnonymous(t *testing.T) {
 func TestUnownedLiveSessionIsRefused(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, rules.PolicySpec{Default: "allow"}, audit.Config{}, &memorySink{})
-	ids := newSessionIDs()
+	ids := newSessionIDs(SessionLimits{})
 	id := ids.Generate()
-	h := e.srv.sessionGuard(ids, reached)
+	h := e.srv.sessionGuard(&httpSessions{ids: ids, logger: e.srv.logger}, reached)
 	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(pingBody))
 	req.Header.Set(server.HeaderKeySessionID, id)
 	rec := httptest.NewRecorder()
@@ -140,7 +140,11 @@ func TestUnownedLiveSessionIsRefused(t *testing.T) {
 	if rec.Code != http.StatusForbidden {
 		t.Errorf("request on an unowned session: status %d, want 403", rec.Code)
 	}
-	ids.bind(id, PrincipalLocal)
+	res, err := ids.reserve(PrincipalLocal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids.claim(id, res)
 	rec = httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK {

@@ -225,6 +225,11 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 			AllowedOrigins: cfg.HTTP.AllowedOrigins,
 			MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
 		},
+		Sessions: proxy.SessionLimits{
+			IdleTimeout:     cfg.HTTP.SessionIdleTimeout,
+			Max:             cfg.HTTP.MaxSessions,
+			MaxPerPrincipal: cfg.HTTP.MaxSessionsPerPrincipal,
+		},
 	})
 }
 

@@ -1,0 +1,168 @@
+package proxy
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/rules"
+)
+
+// sessionGuard keeps each HTTP session to its principal, keeps the
+// number of sessions under the caps, tells the idle timeout which
+// sessions are in use, and answers 404 to a GET or DELETE naming a
+// session that is not live, as MCP's streamable HTTP transport asks
+// (mcp-go checks the session of a POST itself, but would open a GET
+// stream for any ID, a terminated one included).
+//
+// The principal a request was authenticated as (a token's, or
+// PrincipalAnonymous without auth) becomes the owner of the session whose
+// ID the response issues, before the ID is sent. A later request naming
+// that session as another principal — another token, or none — is refused
+// with 403 and audited: a session's grants, pending asks and upstream
+// requests are its owner's.
+//
+// A request that may open a session (a POST or GET without a session ID,
+// on a protocol that has sessions) first reserves a place under
+// http.max_sessions_per_principal and http.max_sessions, or is refused
+// with 429 or 503 naming the setting. A session issued by a request that
+// had no reservation (an initialize sent on an existing session) is
+// counted when its ID is sent and, over a cap, ended as soon as the
+// response is written.
+func (s *Server) sessionGuard(hs *httpSessions, next http.Handler) http.Handler {
+	ids := hs.ids
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		principal := s.principalOf(r.Context())
+		id := r.Header.Get(server.HeaderKeySessionID)
+		if id == "" {
+			var res *reservation
+			if mayOpenSession(r) {
+				var err error
+				if res, err = ids.reserve(principal); err != nil {
+					s.refuseSession(w, err)
+					return
+				}
+				defer ids.release(res)
+			}
+			hs.serveIssuing(w, r, "", res, principal, next)
+			return
+		}
+		live, owned := ids.begin(id, principal)
+		if owned {
+			defer ids.end(id)
+		}
+		if !live && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
+			http.Error(w, "Not Found: "+errUnknownSession.Error(), http.StatusNotFound)
+			return
+		}
+		// An unowned live session fails closed: no one can prove to own it.
+		if live && !owned {
+			s.writeAudit(r.Context(), audit.Event{
+				Event:        audit.KindDecision,
+				Session:      id,
+				Principal:    principal,
+				Profile:      s.profileOf(r.Context()),
+				Method:       r.Method + " " + EndpointPath,
+				Decision:     rules.Deny.String(),
+				Rule:         ruleSessionOwner,
+				GrantedBy:    audit.GrantedByRule,
+				Reason:       "the session belongs to another principal",
+				PolicySHA256: s.policy.Load().SHA256(),
+			})
+			http.Error(w, "Forbidden: this session was opened by another principal", http.StatusForbidden)
+			return
+		}
+		hs.serveIssuing(w, r, id, nil, principal, next)
+	})
+}
+
+// mayOpenSession reports whether mcp-go may issue a session for r: a POST
+// (an initialize) or a GET (a listening stream) without a session ID, on a
+// protocol before 2026-07-28, which has no sessions.
+func mayOpenSession(r *http.Request) bool {
+	return (r.Method == http.MethodPost || r.Method == http.MethodGet) &&
+		!mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
+}
+
+// refuseSession answers a request that would open a session over a cap.
+func (s *Server) refuseSession(w http.ResponseWriter, err error) {
+	status := http.StatusServiceUnavailable
+	var le *SessionLimitError
+	if errors.As(err, &le) {
+		status = le.Status
+	}
+	s.logger.Warn("refusing a new HTTP session", "err", err)
+	http.Error(w, "mcpwarden refused a new session: "+err.Error(), status)
+}
+
+// serveIssuing serves r through next, making the principal the owner of
+// any session ID the response issues other than current (the request's
+// own), with res's place when there is one. An issued session over a cap
+// is ended once the response is written.
+func (hs *httpSessions) serveIssuing(w http.ResponseWriter, r *http.Request, current string, res *reservation, principal string, next http.Handler) {
+	var over string
+	bw := &bindingWriter{ResponseWriter: w, bind: func(issued string) {
+		if issued == current {
+			return
+		}
+		if res == nil || !hs.ids.claim(issued, res) {
+			extra, err := hs.ids.reserve(principal)
+			if err != nil || !hs.ids.claim(issued, extra) {
+				if extra != nil {
+					hs.ids.release(extra)
+				}
+				over = issued
+			}
+		}
+	}}
+	next.ServeHTTP(bw, r)
+	if over != "" {
+		hs.ids.Terminate(over)
+		hs.end(r.Context(), over)
+	}
+}
+
+// ruleSessionOwner names the built-in rule that keeps a session to its
+// principal, in audit events.
+const ruleSessionOwner = "builtin:session-owner"
+
+// A bindingWriter calls bind with the session ID a response issues, when
+// its headers are written (before the client can learn the ID).
+type bindingWriter struct {
+	http.ResponseWriter
+	bind  func(id string)
+	bound bool
+}
+
+func (b *bindingWriter) WriteHeader(code int) {
+	if !b.bound {
+		b.bound = true
+		if id := b.Header().Get(server.HeaderKeySessionID); id != "" {
+			b.bind(id)
+		}
+	}
+	b.ResponseWriter.WriteHeader(code)
+}
+
+func (b *bindingWriter) Write(p []byte) (int, error) {
+	if !b.bound {
+		b.WriteHeader(http.StatusOK)
+	}
+	return b.ResponseWriter.Write(p)
+}
+
+// Flush passes on to the underlying writer, for SSE.
+func (b *bindingWriter) Flush() {
+	if !b.bound {
+		b.WriteHeader(http.StatusOK)
+	}
+	if f, ok := b.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (b *bindingWriter) Unwrap() http.ResponseWriter { return b.ResponseWriter }
