@@ -99,7 +99,9 @@ func sessionTables(e *telEnv, hs *httpSessions) map[string]int {
 func TestAbandonedSessionsAreReaped(t *testing.T) {
 	t.Parallel()
 	const sessions, clients = 2000, 8
-	const idle = 400 * time.Millisecond
+	// Long enough that no session is reaped between its two requests on a
+	// loaded machine, short enough to wait for.
+	const idle = 2 * time.Second
 	e, hs, ts := reapedServer(t, SessionLimits{IdleTimeout: idle, Max: 2 * sessions, MaxPerPrincipal: 2 * sessions}, Identity{})
 
 	ids := make(chan string, sessions)
@@ -162,7 +164,7 @@ func TestAbandonedSessionsAreReaped(t *testing.T) {
 // is ended under it.
 func TestSessionInUseIsNotReaped(t *testing.T) {
 	t.Parallel()
-	const idle = 300 * time.Millisecond
+	const idle = time.Second
 	_, _, ts := reapedServer(t, SessionLimits{IdleTimeout: idle}, Identity{})
 	chatty, err := abandon(t.Context(), ts, "")
 	if err != nil {
@@ -189,13 +191,13 @@ func TestSessionInUseIsNotReaped(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	for end := time.Now().Add(4 * idle); time.Now().Before(end); time.Sleep(idle / 3) {
+	for end := time.Now().Add(3 * idle); time.Now().Before(end); time.Sleep(idle / 5) {
 		if code, _, body, err := exchange(t.Context(), ts, http.MethodPost, "", chatty, pingBody); err != nil || code != http.StatusOK {
-			t.Fatalf("ping every %s with idle timeout %s: status %d, err %v: %s", idle/3, idle, code, err, body)
+			t.Fatalf("ping every %s with idle timeout %s: status %d, err %v: %s", idle/5, idle, code, err, body)
 		}
 	}
 	if code, _, body, err := exchange(t.Context(), ts, http.MethodPost, "", listening, pingBody); err != nil || code != http.StatusOK {
-		t.Errorf("ping on a session whose stream was open for %s (idle timeout %s): status %d, err %v: %s", 4*idle, idle, code, err, body)
+		t.Errorf("ping on a session whose stream was open for %s (idle timeout %s): status %d, err %v: %s", 3*idle, idle, code, err, body)
 	}
 	stopStream()
 	<-streaming
