@@ -25,8 +25,9 @@ import (
 // with 403 and audited: a session's grants, pending asks and upstream
 // requests are its owner's.
 //
-// A request that may open a session (a POST or GET without a session ID,
-// on a protocol that has sessions) first reserves a place under
+// A GET without a session ID gets 400, as MCP asks of a server that
+// issues sessions. A request that may open a session (a POST without a
+// session ID, on a protocol that has sessions) first reserves a place under
 // http.max_sessions_per_principal and http.max_sessions, or is refused
 // with 429 or 503 naming the setting. A session issued by a request that
 // had no reservation (an initialize sent on an existing session) is
@@ -38,6 +39,12 @@ func (s *Server) sessionGuard(hs *httpSessions, next http.Handler) http.Handler 
 		principal := s.principalOf(r.Context())
 		id := r.Header.Get(server.HeaderKeySessionID)
 		if id == "" {
+			if r.Method == http.MethodGet && !modern(r) {
+				// mcp-go would mint a session ID for the stream and never
+				// send it: a session no one can own, name or end.
+				http.Error(w, "Bad Request: a GET stream needs the Mcp-Session-Id that initialize issued", http.StatusBadRequest)
+				return
+			}
 			var res *reservation
 			if mayOpenSession(r) {
 				var err error
@@ -79,12 +86,16 @@ func (s *Server) sessionGuard(hs *httpSessions, next http.Handler) http.Handler 
 	})
 }
 
-// mayOpenSession reports whether mcp-go may issue a session for r: a POST
-// (an initialize) or a GET (a listening stream) without a session ID, on a
-// protocol before 2026-07-28, which has no sessions.
+// mayOpenSession reports whether mcp-go may issue a session for r, which
+// has no session ID: a POST (an initialize) on a protocol before
+// 2026-07-28, which has no sessions.
 func mayOpenSession(r *http.Request) bool {
-	return (r.Method == http.MethodPost || r.Method == http.MethodGet) &&
-		!mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
+	return r.Method == http.MethodPost && !modern(r)
+}
+
+// modern reports whether r says it speaks protocol 2026-07-28 or later.
+func modern(r *http.Request) bool {
+	return mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
 }
 
 // refuseSession answers a request that would open a session over a cap.

@@ -293,3 +293,28 @@ func TestInitializeOnASessionCannotPassTheCap(t *testing.T) {
 		return scrapeMetrics(t, e.tel)[`mcpwarden_sessions_active`] <= capacity
 	})
 }
+
+// TestGETWithoutSessionCannotFillTheSessionTable: mcp-go mints a session
+// ID for a GET stream that names none and never sends it, so each such
+// GET would leave a live session no one owns, counted against
+// http.max_sessions until the idle timeout. Such a GET gets 400, and the
+// table stays empty.
+func TestGETWithoutSessionCannotFillTheSessionTable(t *testing.T) {
+	t.Parallel()
+	const capacity = 5
+	_, hs, ts := reapedServer(t, SessionLimits{Max: capacity}, Identity{})
+	for range 2 * capacity {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second) // a stream would not end
+		code, _, body, err := exchange(ctx, ts, http.MethodGet, "", "", "")
+		cancel()
+		if err != nil || code != http.StatusBadRequest || !strings.Contains(body, "Mcp-Session-Id") {
+			t.Fatalf("GET without a session: status %d, err %v, body %q; want 400 asking for Mcp-Session-Id", code, err, body)
+		}
+	}
+	if live, _, reserved := hs.ids.counts(); live != 0 || reserved != 0 {
+		t.Errorf("after GETs without a session: %d live sessions, %d reservations; want none", live, reserved)
+	}
+	if _, err := abandon(t.Context(), ts, ""); err != nil {
+		t.Errorf("initialize after GETs without a session: %v", err)
+	}
+}
