@@ -208,6 +208,7 @@ func (m *sessionIDs) claim(id string, r *reservation) bool {
 		return false
 	}
 	ls.owner, ls.owned = r.principal, true
+	ls.idleSince = time.Now() // its idle time starts as its ID is sent
 	r.done = true
 	m.reserved-- // the principal's count now stands for the session
 	return true
