@@ -10,17 +10,48 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
-// A hangingUpstream is a stand-in for an upstream whose one tool, "sleep"
-// on server "slow", answers only when its call's context ends: it tells
-// entered when a call arrives and causes why the call's context ended.
+// A hangingUpstream is a stand-in for an upstream, server "slow", whose
+// tool "sleep" and resource file:///slow answer only when the request's
+// context ends: it tells entered when one arrives and causes why its
+// context ended. Requests other than tools/call go to an in-process
+// mcp-go server.
 type hangingUpstream struct {
 	entered chan struct{}
 	causes  chan error
+	session *client.Client
+	caps    mcp.ServerCapabilities
+}
+
+func newHangingUpstream(t *testing.T) *hangingUpstream {
+	t.Helper()
+	h := &hangingUpstream{entered: make(chan struct{}, 1), causes: make(chan error, 1)}
+	s := server.NewMCPServer("slow", "1.0", server.WithResourceCapabilities(false, false))
+	s.AddResource(mcp.NewResource("file:///slow", "slow"), func(ctx context.Context, _ mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		h.entered <- struct{}{}
+		<-ctx.Done()
+		h.causes <- context.Cause(ctx)
+		return nil, ctx.Err()
+	})
+	c, err := client.NewInProcessClient(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	init, err := c.Initialize(t.Context(), mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: "2025-11-25", ClientInfo: mcp.Implementation{Name: "proxy", Version: "0"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.session, h.caps = c, init.Capabilities
+	return h
 }
 
 func (h *hangingUpstream) Names() []string { return []string{"slow"} }
@@ -37,12 +68,13 @@ func (h *hangingUpstream) Call(ctx context.Context, _ string, _ mcp.CallToolPara
 }
 
 func (h *hangingUpstream) Session(string) (*client.Client, mcp.ServerCapabilities, error) {
-	return nil, mcp.ServerCapabilities{}, errors.New("no session")
+	return h.session, h.caps, nil
 }
 
-func TestDrainCancelsCallsStillRunningAfterGrace(t *testing.T) {
-	t.Parallel()
-	up := &hangingUpstream{entered: make(chan struct{}, 1), causes: make(chan error, 1)}
+// drainingServer is a proxy allowing everything of a hangingUpstream.
+func drainingServer(t *testing.T) (*Server, *hangingUpstream) {
+	t.Helper()
+	up := newHangingUpstream(t)
 	p, err := rules.Compile(rules.Spec{Global: rules.PolicySpec{Default: "allow"}, Servers: map[string]rules.ServerSpec{"slow": {}}})
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +83,39 @@ func TestDrainCancelsCallsStillRunningAfterGrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv, up
+}
+
+// TestDrainCancelsOtherRequestsStillRunningAfterGrace: a resources/read
+// in progress at the end of the grace period is cancelled like a call,
+// and its client is told mcpwarden is shutting down.
+func TestDrainCancelsOtherRequestsStillRunningAfterGrace(t *testing.T) {
+	t.Parallel()
+	srv, up := drainingServer(t)
+	read := make(chan error, 1)
+	go func() {
+		_, err := srv.readResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///slow"}})
+		read <- err
+	}()
+	<-up.entered
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	srv.Drain(ctx)
+	if cause := <-up.causes; cause == nil {
+		t.Error("the upstream's read was not cancelled")
+	}
+	if err := <-read; err == nil || !strings.HasPrefix(err.Error(), "mcpwarden is shutting down") || !strings.Contains(err.Error(), "mcp:slow:resources/read") {
+		t.Errorf("the read cut at the end of the grace period: %v, want it to say mcpwarden is shutting down", err)
+	}
+	_, err := srv.readResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///slow"}})
+	if err == nil || !errors.Is(err, ErrShuttingDown) {
+		t.Errorf("a read after Drain: %v, want it refused as shutting down", err)
+	}
+}
+
+func TestDrainCancelsCallsStillRunningAfterGrace(t *testing.T) {
+	t.Parallel()
+	srv, up := drainingServer(t)
 	tool, ok := srv.Lookup("slow__sleep")
 	if !ok {
 		t.Fatal("slow__sleep is not exposed")

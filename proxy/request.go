@@ -59,6 +59,9 @@ func (s *Server) request(ctx context.Context, c *call, ask asking, do func(conte
 	defer leave()
 	ctx, span := s.tel.StartRequest(ctx, telemetry.Request{Method: string(c.method), Tool: c.tool.Wire, Session: c.session})
 	res, err := s.admitAndForward(ctx, c, ask, do)
+	if cause := context.Cause(ctx); err != nil && errors.Is(cause, ErrShuttingDown) {
+		err = fmt.Errorf("%w (%s; an upstream already working on it was sent notifications/cancelled)", cause, c.tool.Canonical)
+	}
 	span.End(err)
 	return res, err
 }
