@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -44,7 +46,7 @@ SIGINT or SIGTERM shuts down: new calls are refused at once, calls in
 progress get --shutdown-grace (10s) to finish, then those still running are
 cancelled (the upstream is sent notifications/cancelled, the client gets
 "mcpwarden is shutting down"), the upstreams are stopped and mcpwarden exits
-with status 0.`,
+with status 0. A second SIGINT or SIGTERM ends the grace period at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return serve(cmd.Context(), g, f, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -212,9 +214,20 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 	watching.Go(func() {
 		select {
 		case <-ctx.Done():
-			logger.Info("shutting down", "grace", f.shutdownGrace)
+			logger.Info("shutting down; a second SIGINT or SIGTERM cancels the calls in progress at once", "grace", f.shutdownGrace)
 			grace, cancel := context.WithTimeout(context.Background(), max(f.shutdownGrace, 0))
+			again := make(chan os.Signal, 1)
+			signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+			watching.Go(func() {
+				select {
+				case <-again:
+					logger.Warn("shutting down: second signal, cancelling the calls in progress now")
+					cancel()
+				case <-grace.Done():
+				}
+			})
 			srv.Drain(grace)
+			signal.Stop(again)
 			cancel()
 			stopServing()
 		case <-serveCtx.Done():

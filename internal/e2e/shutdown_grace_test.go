@@ -225,3 +225,49 @@ func TestShutdownCancelsCallsAfterGrace(t *testing.T) {
 		})
 	}
 }
+
+// TestSecondSignalEndsTheGracePeriod: with a long grace period, a second
+// SIGTERM cancels the calls in progress at once, as the first would at
+// the end of the grace period, and mcpwarden still exits 0.
+func TestSecondSignalEndsTheGracePeriod(t *testing.T) {
+	t.Parallel()
+	const grace = time.Minute
+	f, upstreamLog := slowFixture(t, freeAddr(t))
+	p := serveForShutdown(t, f, grace, true)
+	first := make(chan sleepResult, 1)
+	go func() { first <- p.sleep(t.Context(), 30) }()
+	eventually(t, "the 30 s call reaching the upstream", func() bool {
+		data, _ := os.ReadFile(upstreamLog)
+		return strings.Contains(string(data), "tools/call ")
+	})
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "shutdown begun", func() bool { return strings.Contains(p.stderr.String(), "shutting down") })
+	second := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-first:
+		if took := got.at.Sub(second); took > 5*time.Second {
+			t.Errorf("the call was answered %s after the second SIGTERM, want within 5 s", took)
+		}
+		if !got.isError || !strings.Contains(got.text, "mcpwarden is shutting down") {
+			t.Errorf("the call in progress got %q, want an error saying mcpwarden is shutting down", got.text)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the call in progress was not answered within 20 s of the second SIGTERM")
+	}
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			t.Errorf("mcpwarden exited with %v, want status 0", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("mcpwarden did not exit within 20 s of the second SIGTERM")
+	}
+	if data, _ := os.ReadFile(upstreamLog); !strings.Contains(string(data), "notifications/cancelled") {
+		t.Errorf("the upstream never received notifications/cancelled; it received:\n%s", data)
+	}
+}
