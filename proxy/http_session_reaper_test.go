@@ -2,36 +2,92 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
+// A sessionEnv is a proxy with telemetry and no upstream, for tests of
+// the HTTP listener's sessions.
+type sessionEnv struct {
+	srv *Server
+	tel *telemetry.Telemetry
+}
+
+// active reads the sessions_active gauge.
+func (e *sessionEnv) active(tb testing.TB) float64 {
+	tb.Helper()
+	rec := httptest.NewRecorder()
+	e.tel.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, telemetry.MetricsPath, nil))
+	for line := range strings.SplitSeq(rec.Body.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, "mcpwarden_sessions_active "); ok {
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return n
+		}
+	}
+	tb.Fatalf("no mcpwarden_sessions_active in the metrics:\n%s", rec.Body)
+	return 0
+}
+
+// noUpstream is an Upstream with no servers.
+type noUpstream struct{}
+
+func (noUpstream) Names() []string                  { return nil }
+func (noUpstream) Tools(string) ([]mcp.Tool, error) { return nil, errors.New("no such server") }
+func (noUpstream) Call(context.Context, string, mcp.CallToolParams) (json.RawMessage, error) {
+	return nil, errors.New("no such server")
+}
+func (noUpstream) Session(string) (*client.Client, mcp.ServerCapabilities, error) {
+	return nil, mcp.ServerCapabilities{}, errors.New("no such server")
+}
+
 // reapedServer serves a proxy with telemetry over HTTP with limits,
 // reaping idle sessions until the test ends.
-func reapedServer(t *testing.T, limits SessionLimits, identity Identity) (*telEnv, *httpSessions, *httptest.Server) {
-	t.Helper()
-	e := newTelEnv(t, rules.PolicySpec{Default: "allow"}, &memorySink{})
-	h, hs, err := e.srv.httpHandler("127.0.0.1:0", HTTPOptions{Sessions: limits, Identity: identity})
+func reapedServer(tb testing.TB, limits SessionLimits, identity Identity) (*sessionEnv, *httpSessions, *httptest.Server) {
+	tb.Helper()
+	tel, err := telemetry.New(telemetry.Options{})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = tel.Shutdown(context.WithoutCancel(tb.Context())) })
+	p, err := rules.Compile(rules.Spec{Global: rules.PolicySpec{Default: "allow"}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv, err := New(Options{Upstream: noUpstream{}, Policy: p, Audit: audit.New(&memorySink{}, audit.Config{}), Telemetry: tel})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h, hs, err := srv.httpHandler("127.0.0.1:0", HTTPOptions{Sessions: limits, Identity: identity})
+	if err != nil {
+		tb.Fatal(err)
 	}
 	ts := httptest.NewServer(h)
-	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
+	ctx, cancel := context.WithCancel(context.WithoutCancel(tb.Context()))
 	var wg sync.WaitGroup
 	wg.Go(func() { hs.reap(ctx) })
-	t.Cleanup(func() { cancel(); wg.Wait(); ts.Close() })
-	return e, hs, ts
+	tb.Cleanup(func() { cancel(); wg.Wait(); ts.Close() })
+	return &sessionEnv{srv: srv, tel: tel}, hs, ts
 }
 
 // exchange sends one message as a client would and returns the status,
@@ -75,7 +131,7 @@ func abandon(ctx context.Context, ts *httptest.Server, token string) (string, er
 
 // sessionTables counts what the proxy holds for sessions, in every table
 // that has a row per session.
-func sessionTables(e *telEnv, hs *httpSessions) map[string]int {
+func sessionTables(e *sessionEnv, hs *httpSessions) map[string]int {
 	live, principals, reserved := hs.ids.counts()
 	e.srv.sessions.mu.Lock()
 	known := len(e.srv.sessions.byID)
@@ -129,7 +185,7 @@ func TestAbandonedSessionsAreReaped(t *testing.T) {
 	deadline := start.Add(idle + 10*time.Second)
 	for {
 		tables := sessionTables(e, hs)
-		gauge := scrapeMetrics(t, e.tel)[`mcpwarden_sessions_active`]
+		gauge := e.active(t)
 		empty := gauge == 0
 		for _, n := range tables {
 			empty = empty && n == 0
@@ -290,7 +346,7 @@ func TestInitializeOnASessionCannotPassTheCap(t *testing.T) {
 		t.Errorf("%d live sessions after initializes sent on a session, want at most %d", live, capacity)
 	}
 	waitFor(t, "the sessions over the cap unregistered", func() bool {
-		return scrapeMetrics(t, e.tel)[`mcpwarden_sessions_active`] <= capacity
+		return e.active(t) <= capacity
 	})
 }
 
