@@ -141,6 +141,10 @@ func sessionTables(e *sessionEnv, hs *httpSessions) map[string]int {
 	e.srv.asker.grants.mu.Unlock()
 	e.srv.relay.mu.Lock()
 	routes := len(e.srv.relay.tokens)
+	inFlight := 0
+	for _, calls := range e.srv.relay.active {
+		inFlight += len(calls)
+	}
 	e.srv.relay.mu.Unlock()
 	return map[string]int{
 		"live session IDs":            live,
@@ -149,6 +153,7 @@ func sessionTables(e *sessionEnv, hs *httpSessions) map[string]int {
 		"known client sessions":       known,
 		"session grants":              grants,
 		"progress routes":             routes,
+		"requests in flight":          inFlight,
 	}
 }
 
