@@ -225,7 +225,7 @@ func TestAbandonedSessionsAreReaped(t *testing.T) {
 // is ended under it.
 func TestSessionInUseIsNotReaped(t *testing.T) {
 	t.Parallel()
-	const idle = time.Second
+	const idle = 2 * time.Second
 	_, _, ts := reapedServer(t, SessionLimits{IdleTimeout: idle}, Identity{})
 	chatty, err := abandon(t.Context(), ts, "")
 	if err != nil {

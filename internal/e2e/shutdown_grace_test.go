@@ -135,7 +135,9 @@ func (p *servedProxy) sleep(ctx context.Context, seconds int) sleepResult {
 
 func TestShutdownCancelsCallsAfterGrace(t *testing.T) {
 	t.Parallel()
-	const grace = 2 * time.Second
+	// Long enough for a call sent after SIGTERM to be refused within it on
+	// a loaded machine.
+	const grace = 4 * time.Second
 	tests := []struct {
 		name     string
 		overHTTP bool
