@@ -31,8 +31,8 @@ import (
 // http.max_sessions_per_principal and http.max_sessions, or is refused
 // with 429 or 503 naming the setting. A session issued by a request that
 // had no reservation (an initialize sent on an existing session) is
-// counted when its ID is sent and, over a cap, ended as soon as the
-// response is written.
+// counted when its ID is about to be sent and, over a cap, refused the
+// same way instead of the response, and ended.
 func (s *Server) sessionGuard(hs *httpSessions, next http.Handler) http.Handler {
 	ids := hs.ids
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -100,34 +100,43 @@ func modern(r *http.Request) bool {
 
 // refuseSession answers a request that would open a session over a cap.
 func (s *Server) refuseSession(w http.ResponseWriter, err error) {
-	status := http.StatusServiceUnavailable
-	var le *SessionLimitError
-	if errors.As(err, &le) {
-		status = le.Status
-	}
 	s.logger.Warn("refusing a new HTTP session", "err", err)
-	http.Error(w, "mcpwarden refused a new session: "+err.Error(), status)
+	http.Error(w, "mcpwarden refused a new session: "+err.Error(), sessionLimitStatus(err))
+}
+
+// sessionLimitStatus is the HTTP status err is answered with.
+func sessionLimitStatus(err error) int {
+	if le, ok := errors.AsType[*SessionLimitError](err); ok {
+		return le.Status
+	}
+	return http.StatusServiceUnavailable
 }
 
 // serveIssuing serves r through next, making the principal the owner of
 // any session ID the response issues other than current (the request's
-// own), with res's place when there is one. An issued session over a cap
-// is ended once the response is written.
+// own), with res's place when there is one. A session issued over a cap
+// (by an initialize sent on an existing session, which had no
+// reservation) is refused instead of its response and ended once mcp-go
+// is done with the request.
 func (hs *httpSessions) serveIssuing(w http.ResponseWriter, r *http.Request, current string, res *reservation, principal string, next http.Handler) {
 	var over string
-	bw := &bindingWriter{ResponseWriter: w, bind: func(issued string) {
-		if issued == current {
-			return
+	bw := &bindingWriter{ResponseWriter: w, bind: func(issued string) error {
+		if issued == current || res != nil && hs.ids.claim(issued, res) {
+			return nil
 		}
-		if res == nil || !hs.ids.claim(issued, res) {
-			extra, err := hs.ids.reserve(principal)
-			if err != nil || !hs.ids.claim(issued, extra) {
-				if extra != nil {
-					hs.ids.release(extra)
-				}
-				over = issued
-			}
+		extra, err := hs.ids.reserve(principal)
+		if err == nil && hs.ids.claim(issued, extra) {
+			return nil
 		}
+		if extra != nil {
+			hs.ids.release(extra)
+		}
+		over = issued
+		if err == nil {
+			err = errUnknownSession // ended before it could be owned
+		}
+		hs.logger.Warn("refusing a new HTTP session", "err", err)
+		return err
 	}}
 	next.ServeHTTP(bw, r)
 	if over != "" {
@@ -141,18 +150,29 @@ func (hs *httpSessions) serveIssuing(w http.ResponseWriter, r *http.Request, cur
 const ruleSessionOwner = "builtin:session-owner"
 
 // A bindingWriter calls bind with the session ID a response issues, when
-// its headers are written (before the client can learn the ID).
+// its headers are written (before the client can learn the ID). When bind
+// refuses the session, the response is replaced by the refusal: the
+// client gets the error, not the ID.
 type bindingWriter struct {
 	http.ResponseWriter
-	bind  func(id string)
-	bound bool
+	bind    func(id string) error
+	bound   bool
+	refused bool
 }
 
 func (b *bindingWriter) WriteHeader(code int) {
+	if b.refused {
+		return
+	}
 	if !b.bound {
 		b.bound = true
 		if id := b.Header().Get(server.HeaderKeySessionID); id != "" {
-			b.bind(id)
+			if err := b.bind(id); err != nil {
+				b.refused = true
+				clear(b.Header()) // the session ID and the response's type go
+				http.Error(b.ResponseWriter, "mcpwarden refused a new session: "+err.Error(), sessionLimitStatus(err))
+				return
+			}
 		}
 	}
 	b.ResponseWriter.WriteHeader(code)
@@ -162,6 +182,9 @@ func (b *bindingWriter) Write(p []byte) (int, error) {
 	if !b.bound {
 		b.WriteHeader(http.StatusOK)
 	}
+	if b.refused {
+		return len(p), nil
+	}
 	return b.ResponseWriter.Write(p)
 }
 
@@ -169,6 +192,9 @@ func (b *bindingWriter) Write(p []byte) (int, error) {
 func (b *bindingWriter) Flush() {
 	if !b.bound {
 		b.WriteHeader(http.StatusOK)
+	}
+	if b.refused {
+		return
 	}
 	if f, ok := b.ResponseWriter.(http.Flusher); ok {
 		f.Flush()

@@ -321,8 +321,10 @@ func TestSessionCapRefusesWithClearError(t *testing.T) {
 }
 
 // TestInitializeOnASessionCannotPassTheCap: an initialize sent with an
-// existing session's ID makes mcp-go issue another session; it counts
-// against the cap like any other, and over it is ended at once.
+// existing session's ID makes mcp-go issue another session without the
+// guard reserving a place first; it counts against the cap like any
+// other, and over it the client gets 429 instead of the session, which is
+// ended at once.
 func TestInitializeOnASessionCannotPassTheCap(t *testing.T) {
 	t.Parallel()
 	const capacity = 2
@@ -331,28 +333,26 @@ func TestInitializeOnASessionCannotPassTheCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var issued []string
-	for range 5 {
-		_, id, _, err := exchange(t.Context(), ts, http.MethodPost, "", first, initializeBody)
+	code, second, body, err := exchange(t.Context(), ts, http.MethodPost, "", first, initializeBody)
+	if err != nil || code != http.StatusOK || second == "" {
+		t.Fatalf("initialize on a session under the cap: status %d, session %q, err %v: %s", code, second, err, body)
+	}
+	if code, _, body, err := exchange(t.Context(), ts, http.MethodPost, "", second, pingBody); err != nil || code != http.StatusOK {
+		t.Errorf("ping on the session issued under the cap: status %d, err %v: %s", code, err, body)
+	}
+	for range 4 {
+		code, issued, body, err := exchange(t.Context(), ts, http.MethodPost, "", first, initializeBody)
 		if err != nil {
 			t.Fatal(err)
 		}
-		issued = append(issued, id)
-	}
-	if code, _, body, err := exchange(t.Context(), ts, http.MethodPost, "", issued[0], pingBody); err != nil || code != http.StatusOK {
-		t.Errorf("ping on the session issued under the cap: status %d, err %v: %s", code, err, body)
-	}
-	for _, id := range issued[1:] {
-		if code, _, _, err := exchange(t.Context(), ts, http.MethodPost, "", id, pingBody); err != nil || code != http.StatusNotFound {
-			t.Errorf("ping on a session issued over the cap: status %d, err %v; want 404", code, err)
+		if code != http.StatusTooManyRequests || issued != "" || !strings.Contains(body, "http.max_sessions_per_principal") {
+			t.Errorf("initialize on a session over the cap: status %d, session %q, body %q; want 429 naming the setting and no session", code, issued, body)
 		}
 	}
-	if live, _, _ := hs.ids.counts(); live > capacity {
-		t.Errorf("%d live sessions after initializes sent on a session, want at most %d", live, capacity)
+	if live, _, reserved := hs.ids.counts(); live != capacity || reserved != 0 {
+		t.Errorf("%d live sessions and %d reservations after initializes sent on a session, want %d and 0", live, reserved, capacity)
 	}
-	waitFor(t, "the sessions over the cap unregistered", func() bool {
-		return e.active(t) <= capacity
-	})
+	waitFor(t, "the sessions over the cap unregistered", func() bool { return e.active(t) == capacity })
 }
 
 // TestGETWithoutSessionCannotFillTheSessionTable: mcp-go mints a session
