@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -70,10 +71,11 @@ func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *
 // it is decided (a pending multi round-trip ask is counted on its retry).
 func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (result *mcp.CallToolResult, err error) {
-		if !s.drain.enter() {
-			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden is shutting down; %s was not forwarded", t.Canonical)), nil
+		ctx, leave, ok := s.drain.enter(ctx)
+		if !ok {
+			return mcp.NewToolResultError(fmt.Sprintf("%v; %s was not forwarded", ErrShuttingDown, t.Canonical)), nil
 		}
-		defer s.drain.leave()
+		defer leave()
 		ctx = s.tel.ExtractMeta(ctx, req.Params.Meta)
 		c := s.newCall(ctx, t, req)
 		if c.argsErr == nil && c.policy.UsesRoots() {
@@ -159,6 +161,9 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 		ev.Error = err.Error()
 		ev.IsError = ptr(true)
 		s.writeAudit(context.WithoutCancel(ctx), ev)
+		if cause := context.Cause(ctx); errors.Is(cause, ErrShuttingDown) {
+			return mcp.NewToolResultError(fmt.Sprintf("%v (%s; an upstream already working on it was sent notifications/cancelled)", cause, c.tool.Canonical)), nil
+		}
 		return mcp.NewToolResultError(fmt.Sprintf("mcpwarden forwarded %s, but the upstream failed: %v", c.tool.Canonical, err)), nil
 	}
 	ev.IsError = ptr(res.IsError)

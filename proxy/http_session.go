@@ -3,43 +3,120 @@ package proxy
 import (
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
-
-	"github.com/mcpwarden/mcpwarden/audit"
-	"github.com/mcpwarden/mcpwarden/rules"
 )
 
 // sessionIDPrefix starts every session ID the HTTP listener issues.
 const sessionIDPrefix = "mcp-session-"
+
+// Defaults of SessionLimits. A session costs about 20 KB while it lives
+// (mcp-go's stores, its grants, the proxy's tables), so the default caps
+// bound abandoned sessions to about 20 MB.
+const (
+	DefaultSessionIdleTimeout      = 30 * time.Minute
+	DefaultMaxSessions             = 1000
+	DefaultMaxSessionsPerPrincipal = 100
+)
+
+// SessionLimits bound the HTTP listener's sessions. The zero value of each
+// field means its default.
+type SessionLimits struct {
+	// IdleTimeout ends a session that has had no request in progress for
+	// this long (config http.session_idle_timeout); 0 means
+	// DefaultSessionIdleTimeout. A request in progress, an open GET stream
+	// included, keeps its session alive however long it takes.
+	IdleTimeout time.Duration
+	// Max caps the live sessions of all principals together (config
+	// http.max_sessions); 0 means DefaultMaxSessions.
+	Max int
+	// MaxPerPrincipal caps the live sessions of one principal (config
+	// http.max_sessions_per_principal); 0 means
+	// DefaultMaxSessionsPerPrincipal.
+	MaxPerPrincipal int
+}
+
+func (l SessionLimits) withDefaults() SessionLimits {
+	if l.IdleTimeout <= 0 {
+		l.IdleTimeout = DefaultSessionIdleTimeout
+	}
+	if l.Max <= 0 {
+		l.Max = DefaultMaxSessions
+	}
+	if l.MaxPerPrincipal <= 0 {
+		l.MaxPerPrincipal = DefaultMaxSessionsPerPrincipal
+	}
+	return l
+}
 
 // errUnknownSession is what Validate returns for an ID that was never
 // issued or was already terminated; mcp-go answers it with 404, so the
 // client knows to initialize again (MCP streamable HTTP, session management).
 var errUnknownSession = errors.New("unknown or terminated session")
 
+// A SessionLimitError refuses a new session over one of the caps of
+// SessionLimits; Status is the HTTP status it is answered with (429 for a
+// principal's cap, 503 for the overall one).
+type SessionLimitError struct {
+	Setting     string // the config key of the cap
+	Limit       int
+	Principal   string // whose cap, for the per-principal one
+	IdleTimeout time.Duration
+	Status      int
+}
+
+func (e *SessionLimitError) Error() string {
+	who := "mcpwarden has"
+	if e.Principal != "" {
+		who = fmt.Sprintf("principal %q has", e.Principal)
+	}
+	return fmt.Sprintf("%s %d live sessions, the most %s allows; end one with DELETE, or wait for an idle one to expire (http.session_idle_timeout %s)",
+		who, e.Limit, e.Setting, e.IdleTimeout)
+}
+
+// A liveSession is the listener's record of one issued session ID.
+type liveSession struct {
+	owner     string // the principal that opened it, once owned
+	owned     bool
+	busy      int       // requests on it in progress
+	idleSince time.Time // when it was issued or its last request ended
+}
+
+// A reservation holds a place under the caps for a request that may open
+// a session, until the session it opens is claimed or the request ends.
+type reservation struct {
+	principal string
+	done      bool
+}
+
 // sessionIDs issues session IDs and remembers the live ones, so that a
-// request with an ID that was never issued, or whose session a DELETE
-// ended, gets 404. (mcp-go's default manager only checks an ID's format;
-// its stateful one keeps every terminated ID forever.) IDs are 128 random
-// bits from crypto/rand: unguessable, since grants are bound to them. It
-// is safe for concurrent use.
+// request with an ID that was never issued, or whose session a DELETE or
+// the idle timeout ended, gets 404. (mcp-go's default manager only checks
+// an ID's format; its stateful one keeps every terminated ID forever.) IDs
+// are 128 random bits from crypto/rand: unguessable, since grants are
+// bound to them. It also counts the sessions each principal holds, for the
+// caps, and when each went idle, for the reaper. It is safe for concurrent
+// use.
 type sessionIDs struct {
+	limits SessionLimits
+
 	mu   sync.Mutex
-	live map[string]struct{}
-	// owners maps a live session to the principal that opened it; a
-	// session is bound when its ID is first sent, in initialize's
-	// response headers.
-	owners map[string]string
+	live map[string]*liveSession
+	// held counts, per principal, its owned live sessions and its
+	// reservations; reserved counts every reservation.
+	held     map[string]int
+	reserved int
 }
 
 var _ server.SessionIdManager = (*sessionIDs)(nil)
 
-func newSessionIDs() *sessionIDs {
-	return &sessionIDs{live: make(map[string]struct{}), owners: make(map[string]string)}
+func newSessionIDs(limits SessionLimits) *sessionIDs {
+	return &sessionIDs{limits: limits.withDefaults(), live: make(map[string]*liveSession), held: make(map[string]int)}
 }
 
 // Generate issues a new session ID and marks it live.
@@ -47,7 +124,7 @@ func (m *sessionIDs) Generate() string {
 	id := sessionIDPrefix + rand.Text()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.live[id] = struct{}{}
+	m.live[id] = &liveSession{idleSince: time.Now()}
 	return id
 }
 
@@ -68,118 +145,123 @@ func (m *sessionIDs) Validate(id string) (isTerminated bool, err error) {
 func (m *sessionIDs) Terminate(id string) (isNotAllowed bool, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.live, id)
-	delete(m.owners, id)
+	m.removeLocked(id)
 	return false, nil
 }
 
-// bind records principal as the owner of a live session that has none.
-func (m *sessionIDs) bind(id, principal string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, live := m.live[id]; !live {
+func (m *sessionIDs) removeLocked(id string) {
+	ls, ok := m.live[id]
+	if !ok {
 		return
 	}
-	if _, owned := m.owners[id]; !owned {
-		m.owners[id] = principal
+	delete(m.live, id)
+	if ls.owned {
+		m.dropHeldLocked(ls.owner)
 	}
 }
 
-// owner returns the principal that opened a session; live says whether
-// the session is live at all. A live session without an owner was issued
-// in a response whose headers the guard did not see.
-func (m *sessionIDs) owner(id string) (principal string, live bool) {
+func (m *sessionIDs) dropHeldLocked(principal string) {
+	if m.held[principal]--; m.held[principal] <= 0 {
+		delete(m.held, principal)
+	}
+}
+
+// reserve holds a place for a session principal may open, or says which
+// cap refuses it. Sessions issued but not yet claimed count against the
+// overall cap too.
+func (m *sessionIDs) reserve(principal string) (*reservation, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, live = m.live[id]
-	return m.owners[id], live
+	if m.held[principal] >= m.limits.MaxPerPrincipal {
+		return nil, &SessionLimitError{Setting: "http.max_sessions_per_principal", Limit: m.limits.MaxPerPrincipal, Principal: principal, IdleTimeout: m.limits.IdleTimeout, Status: http.StatusTooManyRequests}
+	}
+	if len(m.live)+m.reserved >= m.limits.Max {
+		return nil, &SessionLimitError{Setting: "http.max_sessions", Limit: m.limits.Max, IdleTimeout: m.limits.IdleTimeout, Status: http.StatusServiceUnavailable}
+	}
+	m.held[principal]++
+	m.reserved++
+	return &reservation{principal: principal}, nil
 }
 
-// sessionGuard keeps each HTTP session to its principal and answers 404
-// to a GET or DELETE naming a session that is not live, as MCP's
-// streamable HTTP transport asks (mcp-go checks the session of a POST
-// itself, but would open a GET stream for any ID, a terminated one
-// included).
-//
-// The principal a request was authenticated as (a token's, or
-// PrincipalAnonymous without auth) becomes the owner of the session whose
-// ID the response issues, before the ID is sent. A later request naming
-// that session as another principal — another token, or none — is refused
-// with 403 and audited: a session's grants, pending asks and upstream
-// requests are its owner's.
-func (s *Server) sessionGuard(ids *sessionIDs, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		principal := s.principalOf(r.Context())
-		id := r.Header.Get(server.HeaderKeySessionID)
-		if id == "" {
-			next.ServeHTTP(&bindingWriter{ResponseWriter: w, bind: func(issued string) { ids.bind(issued, principal) }}, r)
-			return
-		}
-		if r.Method == http.MethodGet || r.Method == http.MethodDelete {
-			if _, err := ids.Validate(id); err != nil {
-				http.Error(w, "Not Found: "+err.Error(), http.StatusNotFound)
-				return
-			}
-		}
-		// An unowned live session fails closed: no one can prove to own it.
-		if owner, live := ids.owner(id); live && owner != principal {
-			s.writeAudit(r.Context(), audit.Event{
-				Event:        audit.KindDecision,
-				Session:      id,
-				Principal:    principal,
-				Profile:      s.profileOf(r.Context()),
-				Method:       r.Method + " " + EndpointPath,
-				Decision:     rules.Deny.String(),
-				Rule:         ruleSessionOwner,
-				GrantedBy:    audit.GrantedByRule,
-				Reason:       "the session belongs to another principal",
-				PolicySHA256: s.policy.Load().SHA256(),
-			})
-			http.Error(w, "Forbidden: this session was opened by another principal", http.StatusForbidden)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+// release gives back a reservation that claimed no session; releasing
+// one already claimed or released does nothing.
+func (m *sessionIDs) release(r *reservation) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r.done {
+		return
+	}
+	r.done = true
+	m.reserved--
+	m.dropHeldLocked(r.principal)
 }
 
-// ruleSessionOwner names the built-in rule that keeps a session to its
-// principal, in audit events.
-const ruleSessionOwner = "builtin:session-owner"
-
-// A bindingWriter calls bind with the session ID a response issues, when
-// its headers are written (before the client can learn the ID).
-type bindingWriter struct {
-	http.ResponseWriter
-	bind  func(id string)
-	bound bool
+// claim makes the reservation's principal the owner of a live session
+// that has none, turning the reservation into the session, and reports
+// whether it did: for an ID that is not live or already owned, or a
+// reservation already used, it does nothing.
+func (m *sessionIDs) claim(id string, r *reservation) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ls, live := m.live[id]
+	if !live || ls.owned || r.done {
+		return false
+	}
+	ls.owner, ls.owned = r.principal, true
+	ls.idleSince = time.Now() // its idle time starts as its ID is sent
+	r.done = true
+	m.reserved-- // the principal's count now stands for the session
+	return true
 }
 
-func (b *bindingWriter) WriteHeader(code int) {
-	if !b.bound {
-		b.bound = true
-		if id := b.Header().Get(server.HeaderKeySessionID); id != "" {
-			b.bind(id)
+// begin marks a request of principal on session id as in progress, if
+// the session is live and principal owns it; live and owned say which.
+// A request that began must end.
+func (m *sessionIDs) begin(id, principal string) (live, owned bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ls, live := m.live[id]
+	if !live || !ls.owned || ls.owner != principal {
+		return live, false
+	}
+	ls.busy++
+	return true, true
+}
+
+// end marks a request that began as over; the session is idle from now
+// if it was the last.
+func (m *sessionIDs) end(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if ls, ok := m.live[id]; ok {
+		if ls.busy--; ls.busy == 0 {
+			ls.idleSince = time.Now()
 		}
 	}
-	b.ResponseWriter.WriteHeader(code)
 }
 
-func (b *bindingWriter) Write(p []byte) (int, error) {
-	if !b.bound {
-		b.WriteHeader(http.StatusOK)
+// expire removes and returns the sessions idle since before now minus the
+// idle timeout. A request naming one of them from now on gets 404.
+func (m *sessionIDs) expire(now time.Time) []string {
+	cutoff := now.Add(-m.limits.IdleTimeout)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for id, ls := range m.live {
+		if ls.busy == 0 && !ls.idleSince.After(cutoff) {
+			out = append(out, id)
+		}
 	}
-	return b.ResponseWriter.Write(p)
+	for _, id := range out {
+		m.removeLocked(id)
+	}
+	return out
 }
 
-// Flush passes on to the underlying writer, for SSE.
-func (b *bindingWriter) Flush() {
-	if !b.bound {
-		b.WriteHeader(http.StatusOK)
-	}
-	if f, ok := b.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
+// counts reports the live sessions, the principals holding any and the
+// reservations, for tests and logs.
+func (m *sessionIDs) counts() (live, principals, reserved int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.live), len(m.held), m.reserved
 }
-
-// Unwrap gives http.ResponseController the underlying writer.
-func (b *bindingWriter) Unwrap() http.ResponseWriter { return b.ResponseWriter }

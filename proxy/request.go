@@ -52,12 +52,16 @@ func (s *Server) newRequest(ctx context.Context, server string, method mcp.MCPMe
 // error wrapping errRefused and naming the rule; nothing reaches the
 // upstream.
 func (s *Server) request(ctx context.Context, c *call, ask asking, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
-	if !s.drain.enter() {
-		return nil, fmt.Errorf("%w: mcpwarden is shutting down; %s was not forwarded", errRefused, c.tool.Canonical)
+	ctx, leave, ok := s.drain.enter(ctx)
+	if !ok {
+		return nil, fmt.Errorf("%w: %w; %s was not forwarded", errRefused, ErrShuttingDown, c.tool.Canonical)
 	}
-	defer s.drain.leave()
+	defer leave()
 	ctx, span := s.tel.StartRequest(ctx, telemetry.Request{Method: string(c.method), Tool: c.tool.Wire, Session: c.session})
 	res, err := s.admitAndForward(ctx, c, ask, do)
+	if cause := context.Cause(ctx); err != nil && errors.Is(cause, ErrShuttingDown) {
+		err = fmt.Errorf("%w (%s; an upstream already working on it was sent notifications/cancelled)", cause, c.tool.Canonical)
+	}
 	span.End(err)
 	return res, err
 }

@@ -41,6 +41,9 @@ type HTTPOptions struct {
 	// ServeHTTP adds the host it listens on (unless it is an unspecified
 	// address such as 0.0.0.0) to Guard.AllowedHosts.
 	Guard GuardOptions
+	// Sessions bound the sessions: their idle timeout and how many may be
+	// live; the zero value means the defaults.
+	Sessions SessionLimits
 	// Ready, when set, receives the bound address once the listener is up.
 	Ready func(addr net.Addr)
 }
@@ -74,10 +77,10 @@ func (s *Server) newHTTPServer(h http.Handler) *http.Server {
 
 // ServeHTTP serves streamable HTTP at EndpointPath on addr until ctx is
 // done, then shuts down, giving requests in flight a few seconds. Sessions
-// are stateful: initialize issues an Mcp-Session-Id, DELETE ends the
-// session, and a later request naming it gets 404.
+// are stateful: initialize issues an Mcp-Session-Id, DELETE or the idle
+// timeout ends the session, and a later request naming it gets 404.
 func (s *Server) ServeHTTP(ctx context.Context, addr string, o HTTPOptions) error {
-	handler, stream, err := s.httpHandler(addr, o)
+	handler, sessions, err := s.httpHandler(addr, o)
 	if err != nil {
 		return err
 	}
@@ -91,6 +94,14 @@ func (s *Server) ServeHTTP(ctx context.Context, addr string, o HTTPOptions) erro
 	}
 	s.logger.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+EndpointPath)
 
+	reapCtx, stopReaping := context.WithCancel(ctx)
+	reaped := make(chan struct{})
+	go func() {
+		defer close(reaped)
+		sessions.reap(reapCtx)
+	}()
+	defer func() { stopReaping(); <-reaped }()
+
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -98,16 +109,23 @@ func (s *Server) ServeHTTP(ctx context.Context, addr string, o HTTPOptions) erro
 		return fmt.Errorf("serving HTTP: %w", err)
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpShutdownTimeout)
 	defer cancel()
-	stream.CloseSessions(shutdown)
+	sessions.stream.CloseSessions(shutdown)
 	err = srv.Shutdown(shutdown)
-	<-errc
 	if err != nil {
-		return fmt.Errorf("shutting down HTTP: %w", err)
+		// Requests still running past the timeout (a client that never
+		// reads its response) are cut: stopping is what was asked.
+		s.logger.Warn("shutting down HTTP: closing the connections still open", "err", err)
+		_ = srv.Close()
 	}
+	<-errc
 	return nil
 }
+
+// httpShutdownTimeout bounds the wait for responses still being written
+// once serving stops; the calls behind them were drained (see Drain).
+const httpShutdownTimeout = 5 * time.Second
 
 // httpHandler builds the listener's handler: the guard (Host, Origin,
 // token, body), then the session check, then mcp-go's streamable HTTP
@@ -116,7 +134,7 @@ func (s *Server) ServeHTTP(ctx context.Context, addr string, o HTTPOptions) erro
 // off because the guard replaces it: mcp-go checks Host only on loopback
 // connections and knows no allowlist; the guard checks Host and Origin on
 // every connection.
-func (s *Server) httpHandler(addr string, o HTTPOptions) (http.Handler, *server.StreamableHTTPServer, error) {
+func (s *Server) httpHandler(addr string, o HTTPOptions) (http.Handler, *httpSessions, error) {
 	g := o.Guard
 	if host, _, err := net.SplitHostPort(addr); err == nil {
 		ip, err := netip.ParseAddr(host)
@@ -132,7 +150,7 @@ func (s *Server) httpHandler(addr string, o HTTPOptions) (http.Handler, *server.
 			g.AllowedHosts = append(slices.Clip(g.AllowedHosts), host)
 		}
 	}
-	ids := newSessionIDs()
+	ids := newSessionIDs(o.Sessions)
 	stream := server.NewStreamableHTTPServer(s.mcp,
 		server.WithEndpointPath(EndpointPath),
 		server.WithStreamableHTTPLogger(s.logger),
@@ -144,11 +162,12 @@ func (s *Server) httpHandler(addr string, o HTTPOptions) (http.Handler, *server.
 			return s.tel.HTTPContext(httpContext(ctx, r), r)
 		}),
 	)
+	sessions := &httpSessions{ids: ids, stream: stream, logger: s.logger}
 	mux := http.NewServeMux()
-	mux.Handle(EndpointPath, s.sessionGuard(ids, stream))
+	mux.Handle(EndpointPath, s.sessionGuard(sessions, stream))
 	handler, err := newGuard(g, o.Identity, mux)
 	if err != nil {
 		return nil, nil, fmt.Errorf("http: %w", err)
 	}
-	return handler, stream, nil
+	return handler, sessions, nil
 }

@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -38,7 +40,13 @@ retried in the background; the others are served.
 
 SIGHUP (and, with --watch, any change to the config file) reloads the
 config: it is validated whole, a bad one is refused with the reason logged
-and the running one kept; a good one is swapped in for the next call.`,
+and the running one kept; a good one is swapped in for the next call.
+
+SIGINT or SIGTERM shuts down: new calls are refused at once, calls in
+progress get --shutdown-grace (10s) to finish, then those still running are
+cancelled (the upstream is sent notifications/cancelled, the client gets
+"mcpwarden is shutting down"), the upstreams are stopped and mcpwarden exits
+with status 0. A second SIGINT or SIGTERM ends the grace period at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return serve(cmd.Context(), g, f, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -46,22 +54,25 @@ and the running one kept; a good one is swapped in for the next call.`,
 	}
 	cmd.Flags().StringVarP(&f.config, "config", "c", "", "config file (YAML, JSON or TOML)")
 	cmd.Flags().BoolVar(&f.watch, "watch", false, "reload the config when its file changes (SIGHUP always reloads)")
+	cmd.Flags().DurationVar(&f.shutdownGrace, "shutdown-grace", defaultShutdownGrace, "how long calls in progress may take to finish after SIGINT or SIGTERM before they are cancelled")
 	cmd.Flags().StringVar(&f.profile, "profile", "", "client profile for every session (stdio: one client per process); over HTTP the bearer token selects it")
 	_ = cmd.MarkFlagRequired("config")
 	return cmd
 }
 
-// serve is the whole serve command: every part is built and validated
-// before the first client is served.
-// shutdownGrace is how long calls in progress may take to finish after
-// SIGINT or SIGTERM.
-const shutdownGrace = 10 * time.Second
+// defaultShutdownGrace is how long calls in progress may take to finish
+// after SIGINT or SIGTERM, unless --shutdown-grace says otherwise.
+const defaultShutdownGrace = 10 * time.Second
 
 // serveFlags are serve's own flags.
 type serveFlags struct {
 	config, profile string
 	watch           bool
+	shutdownGrace   time.Duration
 }
+
+// serve is the whole serve command: every part is built and validated
+// before the first client is served.
 
 func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	configPath, profile := f.config, f.profile
@@ -195,15 +206,28 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 		}
 	})
 
-	// On SIGINT/SIGTERM (ctx ends) the calls in progress get a grace period
-	// to finish, new ones are refused, then serving stops.
+	// On SIGINT/SIGTERM (ctx ends) new calls are refused, the calls in
+	// progress get the grace period to finish and are cancelled at its
+	// end, then serving stops; the deferred closes stop the upstreams.
 	serveCtx, stopServing := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopServing()
 	watching.Go(func() {
 		select {
 		case <-ctx.Done():
-			grace, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+			logger.Info("shutting down; a second SIGINT or SIGTERM cancels the calls in progress at once", "grace", f.shutdownGrace)
+			grace, cancel := context.WithTimeout(context.Background(), max(f.shutdownGrace, 0))
+			again := make(chan os.Signal, 1)
+			signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+			watching.Go(func() {
+				select {
+				case <-again:
+					logger.Warn("shutting down: second signal, cancelling the calls in progress now")
+					cancel()
+				case <-grace.Done():
+				}
+			})
 			srv.Drain(grace)
+			signal.Stop(again)
 			cancel()
 			stopServing()
 		case <-serveCtx.Done():
@@ -224,6 +248,11 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 			AllowedHosts:   cfg.HTTP.AllowedHosts,
 			AllowedOrigins: cfg.HTTP.AllowedOrigins,
 			MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
+		},
+		Sessions: proxy.SessionLimits{
+			IdleTimeout:     cfg.HTTP.SessionIdleTimeout,
+			Max:             cfg.HTTP.MaxSessions,
+			MaxPerPrincipal: cfg.HTTP.MaxSessionsPerPrincipal,
 		},
 	})
 }

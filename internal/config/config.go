@@ -95,6 +95,17 @@ type HTTP struct {
 	// MaxBodyBytes caps a request body; 0 means 4 MiB. A larger body
 	// gets 413.
 	MaxBodyBytes int64 `koanf:"max_body_bytes"`
+	// SessionIdleTimeout ends a session that has had no request in
+	// progress for this long, as a DELETE would; 0 means 30m. A client
+	// that comes back after it gets 404 and initializes again.
+	SessionIdleTimeout time.Duration `koanf:"session_idle_timeout"`
+	// MaxSessions caps the live sessions of all principals together; 0
+	// means 1000. An initialize beyond it gets 503.
+	MaxSessions int `koanf:"max_sessions"`
+	// MaxSessionsPerPrincipal caps the live sessions of one principal
+	// (a token's, or anonymous without auth); 0 means 100. An initialize
+	// beyond it gets 429.
+	MaxSessionsPerPrincipal int `koanf:"max_sessions_per_principal"`
 }
 
 // Naming controls how canonical names become wire names.

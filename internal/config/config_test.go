@@ -39,6 +39,7 @@ policy:
   ask:   ["mcp:fs:write_file", "mcp:fs:edit_file"]
   allow: ["mcp:fs:read_*:path=/srv/app/**", "mcp:fs:list_directory"]
 audit: { path: mcpwarden-audit.jsonl, required: true }
+http: { session_idle_timeout: 10m, max_sessions: 500, max_sessions_per_principal: 20 }
 `
 	cfg, err := Parse([]byte(data), ".yaml", "/etc/mcpwarden", []string{"GITHUB_TOKEN=ghp_x", "FS_TOKEN=fs$1"})
 	if err != nil {
@@ -69,6 +70,9 @@ audit: { path: mcpwarden-audit.jsonl, required: true }
 	if got := cfg.Servers["legacy"].EffectiveTransport(); got != TransportSSE {
 		t.Errorf("legacy transport = %q, want sse", got)
 	}
+	if h := cfg.HTTP; h.SessionIdleTimeout != 10*time.Minute || h.MaxSessions != 500 || h.MaxSessionsPerPrincipal != 20 {
+		t.Errorf("http session limits = %v, %d, %d", h.SessionIdleTimeout, h.MaxSessions, h.MaxSessionsPerPrincipal)
+	}
 	if len(cfg.Policy.Deny) != 2 || cfg.Policy.Default != "ask" || !cfg.Audit.Required {
 		t.Errorf("policy/audit not read: %+v %+v", cfg.Policy, cfg.Audit)
 	}
@@ -96,6 +100,9 @@ func TestParseRejectsBadInputNamingTheKey(t *testing.T) {
 		{"no servers", "listen: stdio\n", nil, []string{"servers"}},
 		{"an unknown environment override", minimal, []string{"MCPWARDEN_LISTN=stdio"}, []string{`"listn"`}},
 		{"a bad log level", minimal + "log: { level: loud }\n", nil, []string{"log.level"}},
+		{"a negative session idle timeout", minimal + "http: { session_idle_timeout: -1s }\n", nil, []string{"http.session_idle_timeout"}},
+		{"a negative session cap", minimal + "http: { max_sessions: -1 }\n", nil, []string{"http.max_sessions"}},
+		{"a negative per-principal session cap", minimal + "http: { max_sessions_per_principal: -5 }\n", nil, []string{"http.max_sessions_per_principal"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

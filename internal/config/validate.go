@@ -206,6 +206,15 @@ func (h HTTP) validate() []error {
 	if h.MaxBodyBytes < 0 {
 		errs = append(errs, errors.New("http.max_body_bytes: must not be negative"))
 	}
+	if h.SessionIdleTimeout < 0 {
+		errs = append(errs, errors.New("http.session_idle_timeout: must not be negative"))
+	}
+	if h.MaxSessions < 0 {
+		errs = append(errs, errors.New("http.max_sessions: must not be negative"))
+	}
+	if h.MaxSessionsPerPrincipal < 0 {
+		errs = append(errs, errors.New("http.max_sessions_per_principal: must not be negative"))
+	}
 	return errs
 }
 

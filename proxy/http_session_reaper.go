@@ -1,0 +1,73 @@
+package proxy
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// httpSessions are the HTTP listener's sessions: the table of live IDs
+// and mcp-go's streamable HTTP server, which keeps its own state for each
+// session (its registration with the MCP server, whose unregister hook
+// clears the proxy's grants and known sessions and the session gauge; its
+// tools, resources and log level stores).
+type httpSessions struct {
+	ids    *sessionIDs
+	stream *server.StreamableHTTPServer
+	logger *slog.Logger
+}
+
+// reapInterval is how often reap looks for idle sessions: a quarter of
+// the idle timeout, at least 10 ms and at most a minute, so a session
+// lives at most that much past its timeout.
+func reapInterval(idle time.Duration) time.Duration {
+	return min(max(idle/4, 10*time.Millisecond), time.Minute)
+}
+
+// reap ends every session idle for the idle timeout, until ctx ends.
+func (hs *httpSessions) reap(ctx context.Context) {
+	tick := time.NewTicker(reapInterval(hs.ids.limits.IdleTimeout))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			expired := hs.ids.expire(now)
+			for _, id := range expired {
+				hs.end(ctx, id)
+			}
+			if len(expired) > 0 {
+				live, _, _ := hs.ids.counts()
+				hs.logger.Info("ended idle HTTP sessions", "ended", len(expired), "idle_timeout", hs.ids.limits.IdleTimeout, "sessions_live", live)
+			}
+		}
+	}
+}
+
+// end clears everything mcp-go and the proxy hold for a session whose ID
+// is no longer live. mcp-go clears its per-session stores and unregisters
+// the session (running the proxy's hook) only for a DELETE, so end hands
+// its handler one, as a client ending the session would send.
+func (hs *httpSessions) end(ctx context.Context, id string) {
+	req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodDelete, EndpointPath, http.NoBody)
+	if err != nil {
+		hs.logger.Error("ending an HTTP session", "session", id, "err", err)
+		return
+	}
+	req.Header.Set(server.HeaderKeySessionID, id)
+	hs.stream.ServeHTTP(&discardResponse{header: http.Header{}}, req)
+}
+
+// A discardResponse is the response writer of a request the listener
+// makes of mcp-go itself: nothing is sent anywhere.
+type discardResponse struct {
+	header http.Header
+}
+
+func (d *discardResponse) Header() http.Header         { return d.header }
+func (d *discardResponse) Write(p []byte) (int, error) { return len(p), nil }
+func (d *discardResponse) WriteHeader(int)             {}
