@@ -139,6 +139,9 @@ func sessionTables(e *sessionEnv, hs *httpSessions) map[string]int {
 	e.srv.asker.grants.mu.Lock()
 	grants := len(e.srv.asker.grants.sessions)
 	e.srv.asker.grants.mu.Unlock()
+	e.srv.roots.mu.Lock()
+	roots := len(e.srv.roots.sessions) + len(e.srv.roots.changes)
+	e.srv.roots.mu.Unlock()
 	e.srv.relay.mu.Lock()
 	routes := len(e.srv.relay.tokens)
 	inFlight := 0
@@ -152,6 +155,7 @@ func sessionTables(e *sessionEnv, hs *httpSessions) map[string]int {
 		"reservations":                reserved,
 		"known client sessions":       known,
 		"session grants":              grants,
+		"client roots cached":         roots,
 		"progress routes":             routes,
 		"requests in flight":          inFlight,
 	}
