@@ -31,6 +31,7 @@ type call struct {
 	verdict   rules.Verdict
 	grantedBy string // how the decision was settled (audit.GrantedBy*)
 	note      string // why a call was refused or let through, for the audit event
+	decision  string // the id of the decision event, set by decisionEvent; results name it
 }
 
 func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *call {
@@ -167,7 +168,7 @@ func (s *Server) writeAudit(ctx context.Context, e audit.Event) error {
 }
 
 func (c *call) event(kind audit.Kind) audit.Event {
-	return audit.Event{
+	e := audit.Event{
 		Event:        kind,
 		Session:      c.session,
 		Client:       c.client,
@@ -179,10 +180,18 @@ func (c *call) event(kind audit.Kind) audit.Event {
 		WireName:     c.tool.Wire,
 		PolicySHA256: c.policy.SHA256(),
 	}
+	if kind == audit.KindResult {
+		e.DecisionID = c.decision
+	}
+	return e
 }
 
+// decisionEvent returns the call's decision event, with an id of its own
+// that the call's result event names.
 func (c *call) decisionEvent() audit.Event {
 	e := c.event(audit.KindDecision)
+	c.decision = audit.NewID(time.Now())
+	e.ID = c.decision
 	e.Decision = c.verdict.Decision.String()
 	e.Rule = c.verdict.Rule
 	e.Arguments = c.args

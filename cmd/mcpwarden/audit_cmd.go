@@ -195,7 +195,7 @@ across rotations, until interrupted.`,
 	f := cmd.Flags()
 	f.StringVar(&server, "server", "", "only events of this server")
 	f.StringVar(&decision, "decision", "", "only decisions of this outcome: allow, ask or deny")
-	f.StringVar(&event, "event", "", "only events of this kind: decision, result, tools_changed, upstream")
+	f.StringVar(&event, "event", "", "only events of this kind: decision, result, tools_changed, upstream, lost")
 	f.StringVar(&session, "session", "", "only events of this session")
 	f.StringVar(&since, "since", "", "only events since a duration ago (1h, 30m, 7d) or a time (RFC 3339)")
 	f.IntVarP(&lines, "lines", "n", 0, "print only the last N matching events (0: all)")
