@@ -41,7 +41,7 @@ func (c *lostEvents) event(now time.Time) Event {
 		Event: KindLost,
 		Lost:  c.count,
 		Error: c.reason,
-		Detail: fmt.Sprintf("%d audit events were not written between %s and %s (%s); the sink failed, this is the first line it stored again",
+		Detail: fmt.Sprintf("%d events not written from %s to %s (%s)",
 			c.count, c.first.UTC().Format(time.RFC3339Nano), c.last.UTC().Format(time.RFC3339Nano), strings.Join(kinds, ", ")),
 	}
 }

@@ -77,6 +77,15 @@ func OpenFile(path string, opts FileOptions) (*FileSink, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating audit log directory: %w", err)
 	}
+	lock, err := takeLock(path)
+	if err != nil {
+		return nil, err
+	}
+	return openLocked(path, opts, lock)
+}
+
+// takeLock takes the exclusive lock of the log at path, <path>.lock.
+func takeLock(path string) (*os.File, error) {
 	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening audit lock: %w", err)
@@ -85,6 +94,12 @@ func OpenFile(path string, opts FileOptions) (*FileSink, error) {
 		lock.Close()
 		return nil, fmt.Errorf("audit log %q: %w", path, err)
 	}
+	return lock, nil
+}
+
+// openLocked is OpenFile once lock is held; the sink owns lock, which is
+// closed on error.
+func openLocked(path string, opts FileOptions, lock *os.File) (*FileSink, error) {
 	s := &FileSink{path: path, opts: opts, lock: lock}
 	if err := s.open(); err != nil {
 		lock.Close()
@@ -163,7 +178,7 @@ func (s *FileSink) findLast() (string, error) {
 	for i := len(files) - 1; i >= 0; i-- {
 		line, err := lastLine(files[i])
 		if errors.Is(err, ErrIncompleteLine) {
-			return "", fmt.Errorf("%w: a write was cut short (a crash, a full disk); run `mcpwarden audit repair %s` to move the torn tail aside into a file of its own and verify the rest, then start again", err, files[i])
+			return "", fmt.Errorf("%w: a write was cut short (a crash, a full disk); run `mcpwarden audit repair %s` to move the torn tail aside into a file of its own, record it in the log and verify the rest, then start again", err, s.path)
 		}
 		if err != nil {
 			return "", err

@@ -131,7 +131,7 @@ func Format(e Event) string {
 		}
 		field("decision_id", e.DecisionID)
 	case KindLost:
-		fmt.Fprintf(&b, " %d events", e.Lost)
+		fmt.Fprintf(&b, " lost=%d", e.Lost)
 		if e.Detail != "" {
 			b.WriteString(" " + quoteIfNeeded(e.Detail))
 		}
