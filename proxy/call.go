@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -32,6 +33,7 @@ type call struct {
 	grantedBy string // how the decision was settled (audit.GrantedBy*)
 	note      string // why a call was refused or let through, for the audit event
 	decision  string // the id of the decision event, set by decisionEvent; results name it
+	hold      *hold  // the bytes the call holds in the in-flight budget
 }
 
 func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *call {
@@ -68,8 +70,14 @@ func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden is shutting down; %s was not forwarded", t.Canonical)), nil
 		}
 		defer s.drain.leave()
+		h, err := s.inflight.admit(int64(len(req.Params.RawArguments)))
+		if err != nil {
+			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden refused %s: %v; nothing was forwarded", t.Canonical, err)), nil
+		}
+		defer h.release()
 		ctx = s.tel.ExtractMeta(ctx, req.Params.Meta)
 		c := s.newCall(ctx, t, req)
+		c.hold = h
 		ctx, span := s.tel.StartRequest(ctx, telemetry.Request{Method: string(mcp.MethodToolsCall), Tool: t.Wire, Session: c.session})
 		defer func() { span.End(spanErr(result, err)) }()
 		dctx, dspan := s.tel.StartDecision(ctx, t.Server, t.Name)
@@ -133,6 +141,9 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	var res *mcp.CallToolResult
 	var text string
 	if err == nil {
+		err = c.hold.add(int64(len(raw)), "its result")
+	}
+	if err == nil {
 		res, text, err = decodeResult(raw)
 	}
 	elapsed := time.Since(start)
@@ -146,7 +157,11 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 		ev.Error = err.Error()
 		ev.IsError = ptr(true)
 		s.writeAudit(context.WithoutCancel(ctx), ev)
-		return mcp.NewToolResultError(fmt.Sprintf("mcpwarden forwarded %s, but the upstream failed: %v", c.tool.Canonical, err)), nil
+		failed := "the upstream failed"
+		if errors.Is(err, ErrInflightFull) {
+			failed = "its result was dropped"
+		}
+		return mcp.NewToolResultError(fmt.Sprintf("mcpwarden forwarded %s, but %s: %v", c.tool.Canonical, failed, err)), nil
 	}
 	ev.IsError = ptr(res.IsError)
 	ev.ResultBytes = ptr(int64(len(raw)))

@@ -96,6 +96,7 @@ func TestParseRejectsBadInputNamingTheKey(t *testing.T) {
 		{"no servers", "listen: stdio\n", nil, []string{"servers"}},
 		{"an unknown environment override", minimal, []string{"MCPWARDEN_LISTN=stdio"}, []string{`"listn"`}},
 		{"a bad log level", minimal + "log: { level: loud }\n", nil, []string{"log.level"}},
+		{"a negative in-flight bound", minimal + "max_inflight_mb: -1\n", nil, []string{"max_inflight_mb"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

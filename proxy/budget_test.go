@@ -1,0 +1,129 @@
+package proxy
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/rules"
+)
+
+var allowAllServers = rules.Spec{Global: rules.PolicySpec{Allow: []string{"mcp:*:*"}}}
+
+func toolText(res *mcp.CallToolResult) string {
+	if len(res.Content) == 0 {
+		return ""
+	}
+	if tc, ok := res.Content[0].(mcp.TextContent); ok {
+		return tc.Text
+	}
+	return ""
+}
+
+func TestLargeArgumentsBeyondTheInflightBoundAreRefused(t *testing.T) {
+	t.Parallel()
+	e := newCatalogEnv(t, allowAllServers, Options{MaxInflightBytes: 2 << 20})
+	c := e.client(t)
+	ctx := t.Context()
+	big := strings.Repeat("a", 700<<10)
+
+	// A call holding 1.5 MiB of arguments waits in the upstream.
+	held := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "fs__hold", Arguments: map[string]any{"blob": strings.Repeat("h", 1536<<10)}}})
+		if err != nil {
+			t.Error(err)
+		}
+		held <- res
+	}()
+	<-e.fs.entered
+	echoes := e.fs.count(mcp.MethodToolsCall)
+
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "fs__echo", Arguments: map[string]any{"text": big}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(toolText(res), "max_inflight_mb exceeded: its arguments") || !strings.Contains(toolText(res), "bound of 2 MiB") || !strings.Contains(toolText(res), "nothing was forwarded") {
+		t.Errorf("a call beyond the bound got %q, want a refusal naming max_inflight_mb", toolText(res))
+	}
+	if got := e.fs.count(mcp.MethodToolsCall); got != echoes {
+		t.Errorf("the refused call reached the upstream")
+	}
+	// Small calls still fit.
+	if res := callTool(t, c, "fs__echo", map[string]any{"text": "small"}); res.IsError {
+		t.Errorf("a small call was refused: %q", toolText(res))
+	}
+
+	close(e.fs.release)
+	if res := <-held; res == nil || res.IsError {
+		t.Fatalf("the held call failed: %+v", res)
+	}
+	if res := callTool(t, c, "fs__echo", map[string]any{"text": big}); res.IsError {
+		t.Errorf("the large call was refused after the held one ended: %q", toolText(res))
+	}
+	if got := e.srv.inflight.inUse(); got != 0 {
+		t.Errorf("%d bytes still held after every call ended", got)
+	}
+}
+
+func TestLargeResultBeyondTheInflightBoundIsDropped(t *testing.T) {
+	t.Parallel()
+	e := newCatalogEnv(t, allowAllServers, Options{MaxInflightBytes: 1 << 20})
+	c := e.client(t)
+	// 600 KiB of arguments fit; the 600 KiB result echoed back does not.
+	res := callTool(t, c, "fs__echo", map[string]any{"text": strings.Repeat("b", 600<<10)})
+	if !res.IsError || !strings.Contains(toolText(res), "its result was dropped") || !strings.Contains(toolText(res), "max_inflight_mb") {
+		t.Errorf("got %q, want the result dropped, naming max_inflight_mb", toolText(res))
+	}
+	var result *audit.Event
+	for _, ev := range e.sink.events(t) {
+		if ev.Event == audit.KindResult {
+			result = &ev
+		}
+	}
+	if result == nil || result.IsError == nil || !*result.IsError || !strings.Contains(result.Error, "max_inflight_mb") {
+		t.Errorf("result event %+v, want an error naming max_inflight_mb", result)
+	}
+	if got := e.srv.inflight.inUse(); got != 0 {
+		t.Errorf("%d bytes still held after the call ended", got)
+	}
+}
+
+func TestInflightBudgetCountsAndReleases(t *testing.T) {
+	t.Parallel()
+	b := newInflightBudget(100)
+	h1, err := b.admit(60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.admit(41); !errors.Is(err, ErrInflightFull) {
+		t.Errorf("admit over the bound: got %v, want ErrInflightFull", err)
+	}
+	h2, err := b.admit(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h2.add(1, "its result"); !errors.Is(err, ErrInflightFull) {
+		t.Errorf("add over the bound: got %v, want ErrInflightFull", err)
+	}
+	h1.release()
+	h1.release() // idempotent
+	if err := h2.add(60, "its result"); err != nil {
+		t.Errorf("add after a release: %v", err)
+	}
+	h2.release()
+	var none *hold
+	none.release()
+	if err := none.add(5, "x"); err != nil {
+		t.Errorf("add on a nil hold: %v", err)
+	}
+	if got := b.inUse(); got != 0 {
+		t.Errorf("inUse = %d after every release, want 0", got)
+	}
+	if got := newInflightBudget(0).max; got != DefaultMaxInflightBytes {
+		t.Errorf("default bound = %d, want %d", got, DefaultMaxInflightBytes)
+	}
+}
