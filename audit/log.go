@@ -203,8 +203,9 @@ func (l *Log) writeLine(ctx context.Context, body []byte) error {
 // emptyPrev is how an encoded event with no prev_sha256 ends.
 const emptyPrev = `""}` + "\n"
 
-// Close closes the sink. It is idempotent; Write after Close returns
-// ErrClosed.
+// Close writes the KindLost event for events lost since the last stored
+// line, if any, and closes the sink. It is idempotent; Write after Close
+// returns ErrClosed.
 func (l *Log) Close() error {
 	if l == nil {
 		return nil
@@ -218,7 +219,11 @@ func (l *Log) Close() error {
 		l.closed = true
 		return nil
 	}
+	n := l.lost.count
 	err := l.writeLost(context.Background())
+	if err != nil {
+		err = fmt.Errorf("recording %d lost audit events at close: %w", n, err)
+	}
 	l.closed = true
 	return errors.Join(err, l.sink.Close())
 }

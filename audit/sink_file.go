@@ -239,7 +239,8 @@ func (s *FileSink) Write(_ context.Context, line []byte) error {
 }
 
 // rotate closes the file, renames it to the next backup name and opens a
-// new one. On error s.f is nil or the new file: never a closed file.
+// new one. On error s.f is nil or the new file, never a closed file; the
+// caller closes it either way, and the next Write reopens the log.
 func (s *FileSink) rotate() error {
 	err := s.f.Sync()
 	err = errors.Join(err, s.f.Close())
@@ -258,11 +259,8 @@ func (s *FileSink) rotate() error {
 	if err := os.Rename(s.path, backupName(s.path, next)); err != nil {
 		return err
 	}
-	if s.opts.Fsync {
-		if err := syncDir(filepath.Dir(s.path)); err != nil {
-			return err
-		}
-	}
+	// open syncs the directory (with Fsync) for the new, empty file, which
+	// makes the rename durable too.
 	if err := s.open(); err != nil {
 		return err
 	}

@@ -13,23 +13,25 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // runBigCalls is the "bigcalls" subcommand: the memory an mcpwarden process
 // needs for large calls in flight. It builds mcpwarden, serves the bench
-// upstream through it over stdio (audit to a file, as in production), sends
-// -n concurrent echo calls whose message is -mib MiB (so each call holds
+// upstream through it over stdio, or HTTP with -http (audit to a file, as in
+// production), sends -n concurrent echo calls whose message is -kib KiB (so each call holds
 // that much in arguments and again in its result), and prints the serving
 // process's VmRSS before and its peak RSS (VmHWM) after, with how many calls
 // succeeded or were refused. Extra arguments after -- go to the config's
 // top level as YAML lines (e.g. "limits: { max_inflight_mb: 64 }").
 //
-//	go run ./bench bigcalls -n 16 -mib 4
+//	go run ./bench bigcalls -n 16 -kib 4000 -http
 func runBigCalls(args []string) error {
 	fs := flag.NewFlagSet("bigcalls", flag.ContinueOnError)
 	n := fs.Int("n", 16, "concurrent calls")
-	mib := fs.Int("mib", 4, "MiB of each call's message (and result)")
+	kib := fs.Int("kib", 4000, "KiB of each call's message (and result); 4000 fits http.max_body_bytes' 4 MiB")
+	overHTTP := fs.Bool("http", false, "client and mcpwarden over streamable HTTP (each call its own request) instead of stdio")
 	repo := fs.String("repo", "", "repository root (default: found from the working directory)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -57,8 +59,14 @@ func runBigCalls(args []string) error {
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("building mcpwarden: %w", err)
 	}
+	listen := "stdio"
+	if *overHTTP {
+		if listen, err = freeAddr(); err != nil {
+			return err
+		}
+	}
 	spec := configSpec{
-		Listen:    "stdio",
+		Listen:    listen,
 		Servers:   map[string]string{"bench": stdioServer(self, "upstream")},
 		Order:     []string{"bench"},
 		Policy:    policyShape{Allow: []string{"mcp:bench:*"}},
@@ -72,8 +80,25 @@ func runBigCalls(args []string) error {
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		return err
 	}
-	c, pid, err := connectStdio(ctx, filepath.Join(tmp, "mcpwarden.log"), warden, "serve", "--config", cfg)
-	if err != nil {
+	var (
+		c   *client.Client
+		pid int
+	)
+	if *overHTTP {
+		p, err := startProc("mcpwarden", filepath.Join(tmp, "mcpwarden.log"), nil, warden, "serve", "--config", cfg)
+		if err != nil {
+			return err
+		}
+		defer p.Stop()
+		url := "http://" + listen + "/mcp"
+		if err := waitInitialize(ctx, p, url, 60*time.Second); err != nil {
+			return err
+		}
+		if c, err = connectHTTP(ctx, url); err != nil {
+			return err
+		}
+		pid = p.PID()
+	} else if c, pid, err = connectStdio(ctx, filepath.Join(tmp, "mcpwarden.log"), warden, "serve", "--config", cfg); err != nil {
 		return err
 	}
 	defer c.Close()
@@ -85,7 +110,7 @@ func runBigCalls(args []string) error {
 	if err != nil {
 		return err
 	}
-	message := strings.Repeat("x", *mib<<20)
+	message := strings.Repeat("x", *kib<<10)
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -116,7 +141,7 @@ func runBigCalls(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%d concurrent calls of %d MiB (arguments and result each): %d ok, %d refused in %s\n", *n, *mib, ok, len(refusals), elapsed.Round(time.Millisecond))
+	fmt.Printf("%s: %d concurrent calls of %d KiB (arguments and result each): %d ok, %d refused in %s\n", listen, *n, *kib, ok, len(refusals), elapsed.Round(time.Millisecond))
 	fmt.Printf("mcpwarden RSS before %.1f MiB, peak %.1f MiB (+%.1f MiB, %.1f MiB per call)\n",
 		mb(before), mb(peak), mb(peak-before), mb(peak-before)/float64(*n))
 	if len(refusals) > 0 {

@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 )
 
@@ -46,11 +48,11 @@ type hold struct {
 	n int64
 }
 
-// admit takes n bytes of arguments for a new call, or returns an error
-// naming the setting when they do not fit.
-func (b *inflightBudget) admit(n int64) (*hold, error) {
+// admit takes n bytes, which what names in the error, for a new call or
+// request, or returns an error naming the setting when they do not fit.
+func (b *inflightBudget) admit(n int64, what string) (*hold, error) {
 	h := &hold{b: b}
-	if err := h.add(n, "its arguments"); err != nil {
+	if err := h.add(n, what); err != nil {
 		return nil, err
 	}
 	return h, nil
@@ -82,6 +84,42 @@ func (h *hold) release() {
 	defer b.mu.Unlock()
 	b.used -= h.n
 	h.n = 0
+}
+
+// bodyCounted marks the context of an HTTP request whose body, and so the
+// arguments of the call in it, countBodies took already.
+type bodyCounted struct{}
+
+// admitCall takes n bytes of arguments for a tools/call, unless they came
+// in an HTTP request body that countBodies took already; the hold it
+// returns takes the call's result either way.
+func (b *inflightBudget) admitCall(ctx context.Context, n int64) (*hold, error) {
+	if ctx.Value(bodyCounted{}) != nil {
+		return &hold{b: b}, nil
+	}
+	return b.admit(n, "its arguments")
+}
+
+// countBodies takes the body of each HTTP request (its ContentLength; the
+// guard before it has read the body and set it) from the budget until next
+// returns, so that a body which does not fit is refused with 503 before
+// mcp-go decodes it, which is where most of the copies of a large call's
+// arguments are made.
+func (b *inflightBudget) countBodies(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength <= 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h, err := b.admit(r.ContentLength, "the request body")
+		if err != nil {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "mcpwarden refused the request: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		defer h.release()
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), bodyCounted{}, true)))
+	})
 }
 
 // inUse returns the bytes held now.

@@ -2,9 +2,11 @@ package proxy
 
 import (
 	"errors"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/audit"
@@ -14,7 +16,7 @@ import (
 var allowAllServers = rules.Spec{Global: rules.PolicySpec{Allow: []string{"mcp:*:*"}}}
 
 func toolText(res *mcp.CallToolResult) string {
-	if len(res.Content) == 0 {
+	if res == nil || len(res.Content) == 0 {
 		return ""
 	}
 	if tc, ok := res.Content[0].(mcp.TextContent); ok {
@@ -95,14 +97,14 @@ func TestLargeResultBeyondTheInflightBoundIsDropped(t *testing.T) {
 func TestInflightBudgetCountsAndReleases(t *testing.T) {
 	t.Parallel()
 	b := newInflightBudget(100)
-	h1, err := b.admit(60)
+	h1, err := b.admit(60, "its arguments")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.admit(41); !errors.Is(err, ErrInflightFull) {
+	if _, err := b.admit(41, "its arguments"); !errors.Is(err, ErrInflightFull) {
 		t.Errorf("admit over the bound: got %v, want ErrInflightFull", err)
 	}
-	h2, err := b.admit(40)
+	h2, err := b.admit(40, "its arguments")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,5 +127,54 @@ func TestInflightBudgetCountsAndReleases(t *testing.T) {
 	}
 	if got := newInflightBudget(0).max; got != DefaultMaxInflightBytes {
 		t.Errorf("default bound = %d, want %d", got, DefaultMaxInflightBytes)
+	}
+}
+
+// httpClient serves e's proxy over a loopback HTTP listener, through the
+// handler ServeHTTP uses, and connects an initialized client to it.
+func (e *catalogEnv) httpClient(t *testing.T) *client.Client {
+	t.Helper()
+	h, _, err := e.srv.httpHandler("127.0.0.1:0", HTTPOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	c, err := client.NewStreamableHttpClient(ts.URL + EndpointPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(t.Context(), mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: "2025-11-25", ClientInfo: mcp.Implementation{Name: "unit", Version: "0"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestLargeBodiesBeyondTheInflightBoundAreRefusedOverHTTP(t *testing.T) {
+	t.Parallel()
+	e := newCatalogEnv(t, allowAllServers, Options{MaxInflightBytes: 1 << 20})
+	c := e.httpClient(t)
+	calls := e.fs.count(mcp.MethodToolsCall)
+	_, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "fs__echo", Arguments: map[string]any{"text": strings.Repeat("c", 1100<<10)}}})
+	if err == nil || !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), "max_inflight_mb exceeded: the request body") {
+		t.Errorf("a body beyond the bound: got %v, want a refusal naming max_inflight_mb", err)
+	}
+	if got := e.fs.count(mcp.MethodToolsCall); got != calls {
+		t.Errorf("the refused call reached the upstream")
+	}
+	// 400 KiB of arguments and 400 KiB of result fit in 1 MiB only if the
+	// arguments are counted once, as the body, and not again by the call.
+	res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "fs__echo", Arguments: map[string]any{"text": strings.Repeat("d", 400<<10)}}})
+	if err != nil || res.IsError {
+		t.Fatalf("a call within the bound: %v, %q", err, toolText(res))
+	}
+	if got := e.srv.inflight.inUse(); got != 0 {
+		t.Errorf("%d bytes still held after every request ended", got)
 	}
 }

@@ -70,7 +70,7 @@ func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden is shutting down; %s was not forwarded", t.Canonical)), nil
 		}
 		defer s.drain.leave()
-		h, err := s.inflight.admit(int64(len(req.Params.RawArguments)))
+		h, err := s.inflight.admitCall(ctx, int64(len(req.Params.RawArguments)))
 		if err != nil {
 			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden refused %s: %v; nothing was forwarded", t.Canonical, err)), nil
 		}
@@ -131,6 +131,7 @@ func (s *Server) resolveAsk(ctx context.Context, c *call, req mcp.CallToolReques
 // upstream's parent: its trace context goes in params._meta, and in the
 // headers of an HTTP upstream.
 func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	c.args = nil // decided and audited: only c.canonical goes on, and the decoded copy can be freed
 	uctx, uspan := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
 	start := time.Now()
 	raw, err := s.callUpstream(uctx, c.tool.Server, mcp.CallToolParams{

@@ -146,7 +146,7 @@ func (s *Server) httpHandler(addr string, o HTTPOptions) (http.Handler, *server.
 	)
 	mux := http.NewServeMux()
 	mux.Handle(EndpointPath, s.sessionGuard(ids, stream))
-	handler, err := newGuard(g, o.Identity, mux)
+	handler, err := newGuard(g, o.Identity, s.inflight.countBodies(mux))
 	if err != nil {
 		return nil, nil, fmt.Errorf("http: %w", err)
 	}
