@@ -244,3 +244,46 @@ func equalKinds(a, b []Kind) bool {
 	}
 	return true
 }
+
+func TestReopenCutsAPartialLineLeftByAFailedWrite(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "logs")
+	path := filepath.Join(dir, "audit.jsonl")
+	s, err := OpenFile(path, FileOptions{MaxBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := New(s, Config{})
+	defer l.Close()
+	if err := l.Write(t.Context(), decisionEvent(0)); err != nil {
+		t.Fatal(err)
+	}
+	broken := breakDir(t, dir)
+	if err := l.Write(t.Context(), decisionEvent(1)); err == nil {
+		t.Fatal("a write into a broken directory succeeded")
+	}
+	// What a write cut short by the failure, and not cut back off then,
+	// would leave behind in the file the sink had open.
+	f, err := os.OpenFile(filepath.Join(broken.away, "audit.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"time":"2026-12-03T10:00:00Z","ev`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	broken.fix()
+	if err := l.Write(t.Context(), decisionEvent(2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files, err := Files(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := Verify(files...); err != nil || n != 3 { // 2 events and the lost one
+		t.Errorf("Verify = %d, %v; want 3 lines and no partial one", n, err)
+	}
+}
