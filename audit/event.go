@@ -24,6 +24,7 @@ const (
 	KindResult                       // "result": written after a forwarded call returns
 	KindToolsChanged                 // "tools_changed": an upstream's tool list changed
 	KindUpstream                     // "upstream": an upstream connected, crashed or restarted
+	KindLost                         // "lost": events that could not be written, counted in Lost, the first failure in Error
 )
 
 var kindNames = [...]string{
@@ -31,6 +32,7 @@ var kindNames = [...]string{
 	KindResult:       "result",
 	KindToolsChanged: "tools_changed",
 	KindUpstream:     "upstream",
+	KindLost:         "lost",
 }
 
 // String returns the JSON name of k, or "Kind(N)" for an invalid kind.
@@ -103,9 +105,10 @@ type Client struct {
 // caller passes raw values and never redacts itself. Fields are written in
 // this order; empty optional fields are omitted, prev_sha256 never is.
 type Event struct {
-	Time          time.Time      `json:"time"`  // UTC, RFC 3339 with nanoseconds
-	Event         Kind           `json:"event"` // required
-	ID            string         `json:"id"`    // unique; sortable by time when set by Log.Write
+	Time          time.Time      `json:"time"`                  // UTC, RFC 3339 with nanoseconds
+	Event         Kind           `json:"event"`                 // required
+	ID            string         `json:"id"`                    // unique; sortable by time when set by Log.Write
+	DecisionID    string         `json:"decision_id,omitempty"` // of a result: the id of its decision event
 	Session       string         `json:"session,omitempty"`
 	Client        *Client        `json:"client,omitempty"`
 	Principal     string         `json:"principal,omitempty"` // who sent the request: "token:<hash prefix>", "local", "anonymous"
@@ -123,6 +126,7 @@ type Event struct {
 	IsError       *bool          `json:"is_error,omitempty"`
 	ResultBytes   *int64         `json:"result_bytes,omitempty"`
 	ResultPreview string         `json:"result_preview,omitempty"`
+	Lost          int64          `json:"lost,omitempty"` // of a lost event: how many events were not written
 	Error         string         `json:"error,omitempty"`
 	Detail        string         `json:"detail,omitempty"` // upstream: connect|crash|restart; tools_changed: a summary
 	PolicySHA256  string         `json:"policy_sha256,omitempty"`

@@ -30,6 +30,11 @@ var ErrNoLog = errors.New("no audit log")
 // chain order is sink order, and nothing is lost at shutdown. A Log is safe
 // for concurrent use.
 //
+// An event the sink fails to store is counted, with the first failure; the
+// next Write (or Close) first writes a KindLost event saying how many events
+// of which kinds were lost, when and why, so a gap in the log is never
+// silent. Until that event is stored, no other event is.
+//
 // A nil *Log fails closed: Write returns ErrNoLog, Required reports true and
 // Redactor returns the default Redactor; Close does nothing. The proxy should
 // always build a Log (sink "none" when audit is off) and never rely on nil.
@@ -42,6 +47,7 @@ type Log struct {
 
 	mu     sync.Mutex
 	prev   string
+	lost   lostEvents // events not written since the last line that was
 	closed bool
 }
 
@@ -138,6 +144,30 @@ func (l *Log) Write(ctx context.Context, e Event) error {
 		e.Client = &Client{Name: r.String(e.Client.Name), Version: r.String(e.Client.Version)}
 	}
 
+	body, err := l.encode(e)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	if err == nil {
+		err = l.writeLost(ctx)
+	}
+	if err == nil {
+		err = l.writeLine(ctx, body)
+	}
+	if err != nil {
+		l.lost.add(e.Event, l.now(), err)
+		return err
+	}
+	return nil
+}
+
+// encode fills in e's time and id and encodes it as a line ending in an
+// empty prev_sha256 (the last field) and `"}\n`, for writeLine to complete:
+// encoding happens outside the lock, so concurrent writers wait for each
+// other's writes only.
+func (l *Log) encode(e Event) ([]byte, error) {
 	if e.Time.IsZero() {
 		e.Time = l.now()
 	}
@@ -145,26 +175,23 @@ func (l *Log) Write(ctx context.Context, e Event) error {
 	if e.ID == "" {
 		e.ID = NewID(e.Time)
 	}
-	// Encode outside the lock, with an empty prev_sha256 (the last field);
-	// under the lock only the previous line's hash is put in and the line
-	// written, so concurrent writers wait for each other's writes only.
 	e.PrevSHA256 = ""
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(e); err != nil {
-		return fmt.Errorf("encoding audit event: %w", err)
+		return nil, fmt.Errorf("encoding audit event: %w", err)
 	}
 	body, ok := bytes.CutSuffix(buf.Bytes(), []byte(emptyPrev))
 	if !ok {
-		return fmt.Errorf("encoding audit event: prev_sha256 is not the last field")
+		return nil, fmt.Errorf("encoding audit event: prev_sha256 is not the last field")
 	}
+	return body, nil
+}
 
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return ErrClosed
-	}
+// writeLine puts the previous line's hash into body, writes the line to the
+// sink and chains it. l.mu must be held.
+func (l *Log) writeLine(ctx context.Context, body []byte) error {
 	line := append(append(append(body, `"`...), l.prev...), `"}`+"\n"...)
 	if err := l.sink.Write(ctx, line); err != nil {
 		return err
@@ -176,8 +203,9 @@ func (l *Log) Write(ctx context.Context, e Event) error {
 // emptyPrev is how an encoded event with no prev_sha256 ends.
 const emptyPrev = `""}` + "\n"
 
-// Close closes the sink. It is idempotent; Write after Close returns
-// ErrClosed.
+// Close writes the KindLost event for events lost since the last stored
+// line, if any, and closes the sink. It is idempotent; Write after Close
+// returns ErrClosed.
 func (l *Log) Close() error {
 	if l == nil {
 		return nil
@@ -187,9 +215,15 @@ func (l *Log) Close() error {
 	if l.closed {
 		return nil
 	}
-	l.closed = true
 	if l.sink == nil {
+		l.closed = true
 		return nil
 	}
-	return l.sink.Close()
+	n := l.lost.count
+	err := l.writeLost(context.Background())
+	if err != nil {
+		err = fmt.Errorf("recording %d lost audit events at close: %w", n, err)
+	}
+	l.closed = true
+	return errors.Join(err, l.sink.Close())
 }

@@ -216,10 +216,13 @@ func TestFailedWriteIsNotChained(t *testing.T) {
 		t.Fatal("second Write succeeded, want an error")
 	}
 	s.mu.Lock()
-	s.ok = 2
+	s.ok = 3 // the lost event, then event 2
 	s.mu.Unlock()
 	if err := l.Write(t.Context(), decisionEvent(2)); err != nil {
 		t.Fatal(err)
+	}
+	if len(s.got) != 3 || !bytes.Contains(s.got[1], []byte(`"event":"lost"`)) {
+		t.Errorf("sink got %q, want the first event, a lost event, the third event", s.got)
 	}
 	path := filepath.Join(t.TempDir(), "log.jsonl")
 	if err := os.WriteFile(path, bytes.Join(s.got, nil), 0o600); err != nil {

@@ -38,6 +38,12 @@ type FileOptions struct {
 // <path>.lock, held until Close, keeps a second process (or a second FileSink
 // in this process) from writing the same log and forking its chain. A
 // FileSink is safe for concurrent use.
+//
+// A FileSink survives a failing disk: when a write, a sync or a rotation
+// fails, the line is not stored (any part of it already written is cut back
+// off), the file is closed, and the next Write reopens the log before
+// anything else. So writing resumes by itself once the directory works
+// again, and the Log's hash chain continues from the last line stored.
 type FileSink struct {
 	path string
 	opts FileOptions
@@ -45,8 +51,9 @@ type FileSink struct {
 	last string // hash of the last line found at open
 
 	mu     sync.Mutex
-	f      *os.File
-	size   int64
+	f      *os.File    // nil after a failure: Write reopens the log first
+	info   os.FileInfo // of the file f is or was, to recognise it on reopen
+	size   int64       // bytes of whole lines in that file
 	closed bool
 }
 
@@ -55,8 +62,9 @@ var ErrLocked = errors.New("audit log in use by another writer")
 
 // ErrIncompleteLine is returned by OpenFile when the log does not end with a
 // newline, which happens when a write was cut short (a crash, a full disk).
-// The log is not repaired automatically: look at it with `mcpwarden audit
-// verify`, then truncate the partial line or move the file away.
+// The log is not repaired automatically, since what is cut off may be
+// evidence: the error names the command that repairs it, `mcpwarden audit
+// repair FILE` (Repair), which keeps the torn tail in a file of its own.
 var ErrIncompleteLine = errors.New("audit log ends with an incomplete line")
 
 // OpenFile opens (creating it and its directory if needed) the log at path
@@ -69,6 +77,15 @@ func OpenFile(path string, opts FileOptions) (*FileSink, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating audit log directory: %w", err)
 	}
+	lock, err := takeLock(path)
+	if err != nil {
+		return nil, err
+	}
+	return openLocked(path, opts, lock)
+}
+
+// takeLock takes the exclusive lock of the log at path, <path>.lock.
+func takeLock(path string) (*os.File, error) {
 	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening audit lock: %w", err)
@@ -77,17 +94,16 @@ func OpenFile(path string, opts FileOptions) (*FileSink, error) {
 		lock.Close()
 		return nil, fmt.Errorf("audit log %q: %w", path, err)
 	}
+	return lock, nil
+}
+
+// openLocked is OpenFile once lock is held; the sink owns lock, which is
+// closed on error.
+func openLocked(path string, opts FileOptions, lock *os.File) (*FileSink, error) {
 	s := &FileSink{path: path, opts: opts, lock: lock}
 	if err := s.open(); err != nil {
 		lock.Close()
 		return nil, err
-	}
-	if opts.Fsync && s.size == 0 {
-		if err := syncDir(filepath.Dir(path)); err != nil {
-			s.f.Close()
-			lock.Close()
-			return nil, fmt.Errorf("syncing audit log directory: %w", err)
-		}
 	}
 	last, err := s.findLast()
 	if err != nil {
@@ -99,6 +115,10 @@ func OpenFile(path string, opts FileOptions) (*FileSink, error) {
 	return s, nil
 }
 
+// open opens the file at s.path, creating it if needed, as s.f. A file that
+// is the one written before a failure and holds more than the whole lines
+// written to it (a torn write that could not be cut off then) is cut back
+// to them now; any other file must end with a newline.
 func (s *FileSink) open() error {
 	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
@@ -115,8 +135,37 @@ func (s *FileSink) open() error {
 			return fmt.Errorf("audit log %q has mode %v and cannot be restricted to 0600: %w", s.path, fi.Mode().Perm(), err)
 		}
 	}
-	s.f, s.size = f, fi.Size()
+	size := fi.Size()
+	if s.info != nil && os.SameFile(s.info, fi) && size > s.size {
+		if err := f.Truncate(s.size); err != nil {
+			f.Close()
+			return fmt.Errorf("removing a partial line from audit log: %w", err)
+		}
+		size = s.size
+	} else if s.info != nil && size > 0 {
+		if _, err := lastLine(s.path); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if s.opts.Fsync && size == 0 {
+		if err := syncDir(filepath.Dir(s.path)); err != nil {
+			f.Close()
+			return fmt.Errorf("syncing audit log directory: %w", err)
+		}
+	}
+	s.f, s.info, s.size = f, fi, size
 	return nil
+}
+
+// fail closes the file after a failed write, sync or rotation, so the next
+// Write reopens it, and returns err.
+func (s *FileSink) fail(err error) error {
+	if s.f != nil {
+		s.f.Close()
+		s.f = nil
+	}
+	return err
 }
 
 // findLast returns the hash of the last line of the log, looking into the
@@ -128,6 +177,9 @@ func (s *FileSink) findLast() (string, error) {
 	}
 	for i := len(files) - 1; i >= 0; i-- {
 		line, err := lastLine(files[i])
+		if errors.Is(err, ErrIncompleteLine) {
+			return "", fmt.Errorf("%w: a write was cut short (a crash, a full disk); run `mcpwarden audit repair %s` to move the torn tail aside into a file of its own, record it in the log and verify the rest, then start again", err, s.path)
+		}
 		if err != nil {
 			return "", err
 		}
@@ -145,9 +197,10 @@ func (s *FileSink) LastSHA256() string { return s.last }
 // Path returns the path of the current file.
 func (s *FileSink) Path() string { return s.path }
 
-// Write appends line, rotating first if it would not fit. A failed write that
-// left part of the line in the file is cut back off, so the next line starts
-// clean.
+// Write appends line, rotating first if it would not fit. A log closed by
+// an earlier failure is reopened first. A failed write or sync cuts what it
+// left of the line back off, so the next line starts clean, and closes the
+// file.
 func (s *FileSink) Write(_ context.Context, line []byte) error {
 	if len(line) == 0 || line[len(line)-1] != '\n' || bytes.IndexByte(line, '\n') != len(line)-1 {
 		return errors.New("audit file sink: a line must be one line ending with a newline")
@@ -157,34 +210,42 @@ func (s *FileSink) Write(_ context.Context, line []byte) error {
 	if s.closed {
 		return ErrClosed
 	}
+	if s.f == nil {
+		if err := s.open(); err != nil {
+			return fmt.Errorf("reopening audit log after a failure: %w", err)
+		}
+	}
 	if s.opts.MaxBytes > 0 && s.size > 0 && s.size+int64(len(line)) > s.opts.MaxBytes {
 		if err := s.rotate(); err != nil {
-			return fmt.Errorf("rotating audit log: %w", err)
+			return s.fail(fmt.Errorf("rotating audit log: %w", err))
 		}
 	}
 	n, err := s.f.Write(line)
+	if err == nil && s.opts.Fsync {
+		if err = s.f.Sync(); err != nil {
+			err = fmt.Errorf("syncing: %w", err)
+		}
+	}
 	if err != nil {
 		if n > 0 {
 			if terr := s.f.Truncate(s.size); terr != nil {
 				err = errors.Join(err, fmt.Errorf("removing partial line: %w", terr))
 			}
 		}
-		return fmt.Errorf("writing audit log: %w", err)
+		return s.fail(fmt.Errorf("writing audit log: %w", err))
 	}
 	s.size += int64(n)
-	if s.opts.Fsync {
-		if err := s.f.Sync(); err != nil {
-			return fmt.Errorf("syncing audit log: %w", err)
-		}
-	}
 	return nil
 }
 
+// rotate closes the file, renames it to the next backup name and opens a
+// new one. On error s.f is nil or the new file, never a closed file; the
+// caller closes it either way, and the next Write reopens the log.
 func (s *FileSink) rotate() error {
-	if err := s.f.Sync(); err != nil {
-		return err
-	}
-	if err := s.f.Close(); err != nil {
+	err := s.f.Sync()
+	err = errors.Join(err, s.f.Close())
+	s.f = nil
+	if err != nil {
 		return err
 	}
 	backups, err := backupFiles(s.path)
@@ -198,13 +259,10 @@ func (s *FileSink) rotate() error {
 	if err := os.Rename(s.path, backupName(s.path, next)); err != nil {
 		return err
 	}
+	// open syncs the directory (with Fsync) for the new, empty file, which
+	// makes the rename durable too.
 	if err := s.open(); err != nil {
 		return err
-	}
-	if s.opts.Fsync {
-		if err := syncDir(filepath.Dir(s.path)); err != nil {
-			return err
-		}
 	}
 	if s.opts.MaxBackups > 0 {
 		backups = append(backups, backup{backupName(s.path, next), next})
@@ -226,8 +284,11 @@ func (s *FileSink) Close() error {
 		return nil
 	}
 	s.closed = true
-	err := s.f.Sync()
-	err = errors.Join(err, s.f.Close(), s.lock.Close())
+	var err error
+	if s.f != nil {
+		err = errors.Join(s.f.Sync(), s.f.Close())
+	}
+	err = errors.Join(err, s.lock.Close())
 	if err != nil {
 		return fmt.Errorf("closing audit log: %w", err)
 	}

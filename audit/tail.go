@@ -129,6 +129,12 @@ func Format(e Event) string {
 		if e.ResultBytes != nil {
 			fmt.Fprintf(&b, " %dB", *e.ResultBytes)
 		}
+		field("decision_id", e.DecisionID)
+	case KindLost:
+		fmt.Fprintf(&b, " lost=%d", e.Lost)
+		if e.Detail != "" {
+			b.WriteString(" " + quoteIfNeeded(e.Detail))
+		}
 	default:
 		b.WriteString(" " + e.Server)
 		if e.Detail != "" {

@@ -5,6 +5,7 @@
 //	go run ./bench -quick     # a smoke run, under a minute
 //	go run ./bench upstream [-http ADDR]   # the benchmark's upstream server
 //	go run -tags profile ./bench profile   # mcpwarden in-process under load, with pprof
+//	go run ./bench bigcalls [-n 16 -mib 4]  # peak RSS of large calls in flight
 package main
 
 import (
@@ -32,6 +33,8 @@ func main() {
 		err = runUpstream(os.Args[2:])
 	case len(os.Args) > 1 && os.Args[1] == "profile":
 		err = runProfile(os.Args[2:])
+	case len(os.Args) > 1 && os.Args[1] == "bigcalls":
+		err = runBigCalls(os.Args[2:])
 	default:
 		err = runBench(os.Args[1:])
 	}

@@ -39,6 +39,8 @@ type call struct {
 	grantedBy    string // how the decision was settled (audit.GrantedBy*)
 	reason       string // why a call was refused or let through, for the audit event
 	failure      string // what failed while deciding, for the audit event's error
+	decision     string // the id of the decision event, set by decisionEvent; results name it
+	hold         *hold  // the bytes the call holds in the in-flight budget
 }
 
 func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *call {
@@ -76,8 +78,14 @@ func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 			return mcp.NewToolResultError(fmt.Sprintf("%v; %s was not forwarded", ErrShuttingDown, t.Canonical)), nil
 		}
 		defer leave()
+		h, err := s.inflight.admitCall(ctx, int64(len(req.Params.RawArguments)))
+		if err != nil {
+			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden refused %s: %v; nothing was forwarded", t.Canonical, err)), nil
+		}
+		defer h.release()
 		ctx = s.tel.ExtractMeta(ctx, req.Params.Meta)
 		c := s.newCall(ctx, t, req)
+		c.hold = h
 		if c.argsErr == nil && c.policy.UsesRoots() {
 			var ask *mcp.CallToolResult
 			if c.roots, ask = s.rootsFor(ctx, c, req); ask != nil {
@@ -138,6 +146,7 @@ func (s *Server) resolveAsk(ctx context.Context, c *call, req mcp.CallToolReques
 // upstream's parent: its trace context goes in params._meta, and in the
 // headers of an HTTP upstream.
 func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	c.args = nil // decided and audited: only c.canonical goes on, and the decoded copy can be freed
 	uctx, uspan := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
 	start := time.Now()
 	raw, err := s.callUpstream(uctx, c.tool.Server, mcp.CallToolParams{
@@ -147,6 +156,9 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	})
 	var res *mcp.CallToolResult
 	var text string
+	if err == nil {
+		err = c.hold.add(int64(len(raw)), "its result")
+	}
 	if err == nil {
 		res, text, err = decodeResult(raw)
 	}
@@ -164,7 +176,11 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 		if cause := context.Cause(ctx); errors.Is(cause, ErrShuttingDown) {
 			return mcp.NewToolResultError(fmt.Sprintf("%v (%s; an upstream already working on it was sent notifications/cancelled)", cause, c.tool.Canonical)), nil
 		}
-		return mcp.NewToolResultError(fmt.Sprintf("mcpwarden forwarded %s, but the upstream failed: %v", c.tool.Canonical, err)), nil
+		failed := "the upstream failed"
+		if errors.Is(err, ErrInflightFull) {
+			failed = "its result was dropped"
+		}
+		return mcp.NewToolResultError(fmt.Sprintf("mcpwarden forwarded %s, but %s: %v", c.tool.Canonical, failed, err)), nil
 	}
 	ev.IsError = ptr(res.IsError)
 	ev.ResultBytes = ptr(int64(len(raw)))
@@ -186,7 +202,7 @@ func (s *Server) writeAudit(ctx context.Context, e audit.Event) error {
 }
 
 func (c *call) event(kind audit.Kind) audit.Event {
-	return audit.Event{
+	e := audit.Event{
 		Event:        kind,
 		Session:      c.session,
 		Client:       c.client,
@@ -198,10 +214,18 @@ func (c *call) event(kind audit.Kind) audit.Event {
 		WireName:     c.tool.Wire,
 		PolicySHA256: c.policy.SHA256(),
 	}
+	if kind == audit.KindResult {
+		e.DecisionID = c.decision
+	}
+	return e
 }
 
+// decisionEvent returns the call's decision event, with an id of its own
+// that the call's result event names.
 func (c *call) decisionEvent() audit.Event {
 	e := c.event(audit.KindDecision)
+	c.decision = audit.NewID(time.Now())
+	e.ID = c.decision
 	e.Decision = c.verdict.Decision.String()
 	e.Rule = c.verdict.Rule
 	e.Arguments = c.args

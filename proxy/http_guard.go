@@ -108,7 +108,7 @@ func (g *guard) limitBody(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Body != nil && r.Body != http.NoBody {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.maxBody))
+		body, err := readBody(http.MaxBytesReader(w, r.Body, g.maxBody), r.ContentLength)
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooBig):
@@ -119,8 +119,21 @@ func (g *guard) limitBody(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
 	}
 	g.next.ServeHTTP(w, r)
+}
+
+// readBody reads r whole into a buffer of the announced size, when there
+// is one, instead of growing it (and copying) as io.ReadAll does.
+func readBody(r io.Reader, size int64) ([]byte, error) {
+	if size <= 0 {
+		return io.ReadAll(r)
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(size) + bytes.MinRead) // ReadFrom wants MinRead free to see EOF
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
 }
 
 func tooLarge(w http.ResponseWriter, limit int64) {

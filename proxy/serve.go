@@ -165,7 +165,7 @@ func (s *Server) httpHandler(addr string, o HTTPOptions) (http.Handler, *httpSes
 	sessions := &httpSessions{ids: ids, stream: stream, logger: s.logger}
 	mux := http.NewServeMux()
 	mux.Handle(EndpointPath, s.sessionGuard(sessions, stream))
-	handler, err := newGuard(g, o.Identity, mux)
+	handler, err := newGuard(g, o.Identity, s.inflight.countBodies(mux))
 	if err != nil {
 		return nil, nil, fmt.Errorf("http: %w", err)
 	}

@@ -79,6 +79,10 @@ type Options struct {
 	// Telemetry records metrics and traces of the calls and sessions; nil
 	// records nothing.
 	Telemetry *telemetry.Telemetry
+	// MaxInflightBytes bounds the bytes of arguments and results held by
+	// tools/calls in flight (config max_inflight_mb); 0 means
+	// DefaultMaxInflightBytes. See inflightBudget.
+	MaxInflightBytes int64
 }
 
 // A Server is the MCP server clients connect to. It is safe for concurrent
@@ -103,6 +107,7 @@ type Server struct {
 	asker     *asker
 	roots     rootCache
 	tel       *telemetry.Telemetry // nil: no telemetry
+	inflight  *inflightBudget
 }
 
 // New builds the server from the tools the upstreams listed. A wire-name
@@ -119,6 +124,7 @@ func New(o Options) (*Server, error) {
 	s := &Server{
 		upstream:  o.Upstream,
 		audit:     o.Audit,
+		inflight:  newInflightBudget(o.MaxInflightBytes),
 		logger:    logger,
 		pinning:   o.Pinning,
 		profile:   o.Profile,

@@ -15,13 +15,56 @@ import (
 )
 
 // newAuditCmd returns the `audit` command: `audit verify` checks hash chains,
-// `audit tail` (alias `show`) prints events for people.
+// `audit tail` (alias `show`) prints events for people, `audit repair`
+// makes a log with a torn last line writable again.
 func newAuditCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit",
 		Short: "Verify and read audit logs",
 	}
-	cmd.AddCommand(newAuditVerifyCmd(), newAuditTailCmd())
+	cmd.AddCommand(newAuditVerifyCmd(), newAuditTailCmd(), newAuditRepairCmd())
+	return cmd
+}
+
+func newAuditRepairCmd() *cobra.Command {
+	var partial bool
+	cmd := &cobra.Command{
+		Use:   "repair FILE",
+		Short: "Move a torn last line aside so mcpwarden can write the log again",
+		Long: `Repair fixes an audit log whose last write was cut short (a crash, a full
+disk), which mcpwarden refuses to append to. It must run while mcpwarden is
+stopped (it takes the log's lock). It moves the partial last line into
+FILE.torn-<UTC time>, so nothing is destroyed, cuts the log back to its last
+whole line, records the repair in the log as a "lost" event, and then verifies
+the whole chain (FILE's rotated files first) like audit verify. A log that
+ends with a whole line is only verified.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cmd.SilenceUsage = true
+			path := args[0]
+			out := cmd.OutOrStdout()
+			res, err := audit.Repair(path, time.Now())
+			if err != nil {
+				return err
+			}
+			if res.Torn == "" {
+				fmt.Fprintf(out, "nothing to repair: %s ends with a whole line\n", path)
+			} else {
+				fmt.Fprintf(out, "moved the torn last line of %s (%d bytes) to %s and recorded it as a lost event\n", res.Torn, res.TornBytes, res.MovedTo)
+			}
+			files, err := expandRotated([]string{path})
+			if err != nil {
+				return err
+			}
+			v, err := audit.VerifyWith(audit.VerifyOptions{Partial: partial}, files...)
+			if err != nil {
+				return fmt.Errorf("the rest of the log does not verify: %w (%d lines verified before it)", err, v.Lines)
+			}
+			fmt.Fprintf(out, "ok: %d events in %d files, last sha256 %s\n", v.Lines, v.Files, v.LastSHA256)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&partial, "partial", false, "accept a first line that links to deleted lines (oldest rotated files pruned)")
 	return cmd
 }
 
@@ -195,7 +238,7 @@ across rotations, until interrupted.`,
 	f := cmd.Flags()
 	f.StringVar(&server, "server", "", "only events of this server")
 	f.StringVar(&decision, "decision", "", "only decisions of this outcome: allow, ask or deny")
-	f.StringVar(&event, "event", "", "only events of this kind: decision, result, tools_changed, upstream")
+	f.StringVar(&event, "event", "", "only events of this kind: decision, result, tools_changed, upstream, lost")
 	f.StringVar(&session, "session", "", "only events of this session")
 	f.StringVar(&since, "since", "", "only events since a duration ago (1h, 30m, 7d) or a time (RFC 3339)")
 	f.IntVarP(&lines, "lines", "n", 0, "print only the last N matching events (0: all)")

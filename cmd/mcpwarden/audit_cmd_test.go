@@ -107,3 +107,36 @@ func TestAuditTailCommand(t *testing.T) {
 		t.Error("tail accepted --decision maybe")
 	}
 }
+
+func TestAuditRepairCommand(t *testing.T) {
+	t.Parallel()
+	path := writeAuditLog(t)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"time":"2026-12-03T10:00:00Z","ev`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := audit.Open(audit.Config{Path: path}, nil); err == nil || !strings.Contains(err.Error(), "mcpwarden audit repair "+path) {
+		t.Fatalf("Open of a torn log = %v, want an error naming the repair command", err)
+	}
+	out, _, err := runAuditCmd(t, "repair", path)
+	if err != nil {
+		t.Fatalf("repair: %v (%s)", err, out)
+	}
+	for _, want := range []string{"moved the torn last line of " + path + " (34 bytes) to " + path + ".torn-", "ok: 4 events in 1 files"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("repair printed %q, want %q", out, want)
+		}
+	}
+	out, _, err = runAuditCmd(t, "repair", path)
+	if err != nil || !strings.Contains(out, "nothing to repair") || !strings.Contains(out, "ok: 4 events") {
+		t.Errorf("second repair = %q, %v; want nothing to repair and ok", out, err)
+	}
+	out, _, err = runAuditCmd(t, "tail", path)
+	if err != nil || !strings.Contains(out, "lost          lost=1") {
+		t.Errorf("tail after repair = %q, %v; want the lost event", out, err)
+	}
+}

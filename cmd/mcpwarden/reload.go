@@ -97,6 +97,7 @@ func restartOnly(old, next *config.Config) []string {
 	same("ask", old.Ask, next.Ask)
 	same("log", old.Log, next.Log)
 	same("pin", old.Pin, next.Pin)
+	same("max_inflight_mb", old.MaxInflightMB, next.MaxInflightMB)
 	same("metrics/tracing", old.Telemetry, next.Telemetry)
 	for _, name := range next.ServerNames() {
 		if o, ok := old.Servers[name]; ok && o.OnToolChange != next.Servers[name].OnToolChange {

@@ -183,6 +183,8 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 		Telemetry:       tel,
 		// ask.elicitation: false skips elicitation; unset asks as usual.
 		SkipElicitation: cfg.Ask.Elicitation != nil && !*cfg.Ask.Elicitation,
+		// max_inflight_mb bounds the bytes held by calls in flight.
+		MaxInflightBytes: int64(cfg.MaxInflightMB) << 20,
 	})
 	if err != nil {
 		return &codeError{code: exitUsage, err: fmt.Errorf("config %s: %w", configPath, err)}

@@ -53,6 +53,10 @@ type Config struct {
 	Log Log `koanf:"log"`
 	// Pin configures tool-definition pinning (the rug-pull defence).
 	Pin Pin `koanf:"pin"`
+	// MaxInflightMB bounds the MiB of arguments and results held by
+	// tools/calls in flight; a call beyond it is refused, naming this
+	// setting. 0 means 256. Read at start, not on reload.
+	MaxInflightMB int `koanf:"max_inflight_mb"`
 	// Telemetry holds the top-level keys metrics (a Prometheus endpoint)
 	// and tracing (OpenTelemetry over OTLP/HTTP); both are off by default.
 	Telemetry telemetry.Config `koanf:",squash"`

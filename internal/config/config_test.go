@@ -103,6 +103,7 @@ func TestParseRejectsBadInputNamingTheKey(t *testing.T) {
 		{"a negative session idle timeout", minimal + "http: { session_idle_timeout: -1s }\n", nil, []string{"http.session_idle_timeout"}},
 		{"a negative session cap", minimal + "http: { max_sessions: -1 }\n", nil, []string{"http.max_sessions"}},
 		{"a negative per-principal session cap", minimal + "http: { max_sessions_per_principal: -5 }\n", nil, []string{"http.max_sessions_per_principal"}},
+		{"a negative in-flight bound", minimal + "max_inflight_mb: -1\n", nil, []string{"max_inflight_mb"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -33,6 +33,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.HTTP.validate()...)
+	if c.MaxInflightMB < 0 {
+		add("max_inflight_mb: %d is negative", c.MaxInflightMB)
+	}
 	if c.Ask.Timeout < 0 {
 		add("ask.timeout: must not be negative")
 	}
