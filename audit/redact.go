@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpwarden/mcpwarden/internal/textcut"
 )
 
 // Redacted replaces every value stored under a secret key.
@@ -200,7 +202,7 @@ func (r *Redactor) String(s string) string {
 	r = r.orDefault()
 	if r.scrubOnly {
 		if n := utf8.RuneCountInString(s); n > logMaxLen {
-			return fmt.Sprintf("%s <redacted: %d chars>", scrub(cutRunes(s, logMaxLen)), n)
+			return fmt.Sprintf("%s <redacted: %d chars>", scrub(head(s, logMaxLen)), n)
 		}
 		return scrub(s)
 	}
@@ -216,22 +218,11 @@ func (r *Redactor) String(s string) string {
 	}
 	// Scrub a window wider than the prefix, so that a credential crossing
 	// the cut is still recognised, without scanning a huge string whole.
-	out = cutRunes(scrub(cutRunes(out, r.keep+200)), r.keep)
+	out = head(scrub(head(out, r.keep+200)), r.keep)
 	if out == "" {
 		return fmt.Sprintf("<redacted: %d chars>", n)
 	}
 	return fmt.Sprintf("%s <redacted: %d chars>", out, n)
-}
-
-func cutRunes(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j]
-		}
-		i++
-	}
-	return s
 }
 
 // credentialPatterns find credentials inside free text: HTTP auth headers,
@@ -354,4 +345,10 @@ func globMatch(pattern, s string) bool {
 		px++
 	}
 	return px == len(pattern)
+}
+
+// head is the first n characters of s.
+func head(s string, n int) string {
+	h, _ := textcut.Head(s, n)
+	return h
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+
+	"github.com/mcpwarden/mcpwarden/internal/textcut"
 )
 
 // approvalID keys the approval form in a multi round-trip input request.
@@ -153,7 +155,7 @@ func answerOf(res *mcp.ElicitationResult, offered []string) (ans answer, why str
 			return answerValues[s], ""
 		}
 	}
-	return answerNone, fmt.Sprintf("the client answered %q, which is not a choice of the form", cutEnd(s, 40))
+	return answerNone, fmt.Sprintf("the client answered %q, which is not a choice of the form", textcut.Tail(s, 40))
 }
 
 func argsDigest(canonical []byte) string {

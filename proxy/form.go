@@ -7,12 +7,13 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/rules"
+
+	"github.com/mcpwarden/mcpwarden/internal/textcut"
 )
 
 // formTitle starts every approval form mcpwarden sends, so that an
@@ -147,39 +148,11 @@ func valueText(v any) string {
 // cutShown cuts a value too long for the form, saying how much is hidden
 // and where to see it whole.
 func cutShown(s string) string {
-	n := utf8.RuneCountInString(s)
-	if n <= maxValueShown {
+	head, hidden := textcut.Head(s, maxValueShown)
+	if hidden == 0 {
 		return s
 	}
-	return fmt.Sprintf("%s… (%d more characters hidden; see the approvals page)", cutRunes(s, maxValueShown), n-maxValueShown)
-}
-
-func cutRunes(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j]
-		}
-		i++
-	}
-	return s
-}
-
-// cutEnd keeps the end of s, at most n characters, for texts where the end
-// is what matters (a file name): "…/notes/run.sh".
-func cutEnd(s string, n int) string {
-	c := utf8.RuneCountInString(s)
-	if c <= n {
-		return s
-	}
-	skip := c - n + 1
-	for j := range s {
-		if skip == 0 {
-			return "…" + s[j:]
-		}
-		skip--
-	}
-	return s
+	return fmt.Sprintf("%s… (%d more characters hidden; see the approvals page)", head, hidden)
 }
 
 // normalisedPaths lists c's path-like string values whose absolute, clean

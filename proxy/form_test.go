@@ -6,6 +6,8 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/rules"
+
+	"github.com/mcpwarden/mcpwarden/internal/textcut"
 )
 
 func TestSecretNamedPathKeyIsShownOnTheForm(t *testing.T) {
@@ -35,8 +37,8 @@ func TestCutEndKeepsTheFileName(t *testing.T) {
 		{"/srv/app/notes/" + strings.Repeat("x", 50) + "/run.sh", "…" + strings.Repeat("x", 32) + "/run.sh"},
 	}
 	for _, tt := range tests {
-		if got := cutEnd(tt.in, 40); got != tt.want {
-			t.Errorf("cutEnd(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := textcut.Tail(tt.in, 40); got != tt.want {
+			t.Errorf("textcut.Tail(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

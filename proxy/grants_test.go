@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcpwarden/mcpwarden/internal/textcut"
 )
 
 func TestGrantIsBoundToPrincipal(t *testing.T) {
@@ -85,9 +87,9 @@ func FuzzFormCuts(f *testing.F) {
 		if got := cutShown(s); !utf8.ValidString(got) || utf8.RuneCountInString(s) > maxValueShown && !strings.Contains(got, "more characters hidden") {
 			t.Fatalf("cutShown(%d runes) = %q", utf8.RuneCountInString(s), got)
 		}
-		got := cutEnd(s, 40)
+		got := textcut.Tail(s, 40)
 		if !utf8.ValidString(got) || utf8.RuneCountInString(got) > 40 || !strings.HasSuffix(s, strings.TrimPrefix(got, "…")) {
-			t.Fatalf("cutEnd(%q) = %q", s, got)
+			t.Fatalf("textcut.Tail(%q) = %q", s, got)
 		}
 	})
 }

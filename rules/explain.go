@@ -2,7 +2,8 @@ package rules
 
 import (
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/mcpwarden/mcpwarden/internal/textcut"
 )
 
 // An Explanation is a Verdict with the steps that led to it.
@@ -41,20 +42,9 @@ func (t *trace) rule(g *gate, r *rule, matched bool, why string) {
 const maxShown = 64
 
 func truncate(s string) string {
-	n := utf8.RuneCountInString(s)
-	if n <= maxShown {
-		return s
-	}
 	// Keep the end: a path's file name, not its first directories, is what
 	// tells the reader which file it was.
-	skip := n - maxShown
-	for i := range s {
-		if skip == 0 {
-			return "…" + s[i:]
-		}
-		skip--
-	}
-	return s
+	return textcut.Tail(s, maxShown+1)
 }
 
 func quote(s string) string {

@@ -19,12 +19,13 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/config"
+
+	"github.com/mcpwarden/mcpwarden/internal/textcut"
 )
 
 // startResolvers builds the out-of-band resolvers the config asks for, in
@@ -265,18 +266,11 @@ const maxArgShown = 2000
 // cutArg cuts a value too long for the listing, at a character boundary,
 // saying how much is hidden.
 func cutArg(s string) string {
-	n := utf8.RuneCountInString(s)
-	if n <= maxArgShown {
+	head, hidden := textcut.Head(s, maxArgShown)
+	if hidden == 0 {
 		return s
 	}
-	i := 0
-	for j := range s {
-		if i == maxArgShown {
-			return fmt.Sprintf("%s… (%d more characters hidden; see --json or the approvals page)", s[:j], n-maxArgShown)
-		}
-		i++
-	}
-	return s
+	return fmt.Sprintf("%s… (%d more characters hidden; see --json or the approvals page)", head, hidden)
 }
 
 func clean(s string) string {
