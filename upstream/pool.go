@@ -162,6 +162,7 @@ type Pool struct {
 	ctx       context.Context // ended by Close
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup // the supervisors
+	spawn     *spawner       // starts the stdio children; closed after the supervisors
 	closeOnce sync.Once
 
 	// mu is held only briefly, never across an upstream call or a stop: it
@@ -241,6 +242,7 @@ func Start(ctx context.Context, specs map[string]Spec, opts *Options) *Pool {
 		p.info = mcp.Implementation{Name: "mcpwarden", Version: "dev"}
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.spawn = newSpawner()
 	servers := make(map[string]*server, len(specs))
 	for name, spec := range specs {
 		servers[name] = p.newServer(name, spec)
@@ -462,7 +464,7 @@ func (s *server) run(startCtx context.Context, startDone func()) {
 		if startDone != nil { // the first attempt is bounded by Start's ctx too
 			stop = context.AfterFunc(startCtx, cancel)
 		}
-		sess, err := dial(dialCtx, s.dialSpec(), s.pool.info, s.logger, s.onNotification, s.clientOptions()...)
+		sess, err := dial(dialCtx, s.dialSpec(), s.pool.info, s.logger, s.pool.spawn, s.onNotification, s.clientOptions()...)
 		stop()
 		cancel()
 		if ctx.Err() != nil {
@@ -900,6 +902,7 @@ func (p *Pool) Close() error {
 		p.closed = true
 		p.mu.Unlock()
 		p.wg.Wait()
+		p.spawn.Close() // every child is stopped
 	})
 	servers := *p.servers.Load()
 	var errs []error

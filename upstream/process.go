@@ -33,10 +33,10 @@ type process struct {
 	waitErr    error         // set before exited is closed
 }
 
-// startProcess starts spec's command in a process group of its own, in
-// spec.Dir, with spec.Env added to mcpwarden's environment and its stderr
-// logged line by line.
-func startProcess(spec Spec, logger *slog.Logger) (*process, error) {
+// startProcess starts spec's command through sp, in a process group of
+// its own (see procAttr), in spec.Dir, with spec.Env added to mcpwarden's
+// environment and its stderr logged line by line.
+func startProcess(spec Spec, logger *slog.Logger, sp *spawner) (*process, error) {
 	if spec.Command == "" {
 		return nil, errors.New("no command to run")
 	}
@@ -46,7 +46,7 @@ func startProcess(spec Spec, logger *slog.Logger) (*process, error) {
 	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
 		cmd.Env = append(cmd.Env, k+"="+spec.Env[k])
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procAttr()
 
 	var files []*os.File // every pipe end, for cleanup on failure
 	pipe := func() (r, w *os.File, err error) {
@@ -76,7 +76,7 @@ func startProcess(spec Spec, logger *slog.Logger) (*process, error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
+	if err := sp.start(cmd); err != nil {
 		closeAll()
 		return nil, err
 	}

@@ -39,13 +39,13 @@ type session struct {
 // timeout. onNotify gets the upstream's notifications (from the transport's
 // reader: it must not block). The session's background work is bound to
 // life, not to the init timeout.
-func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.Logger, onNotify func(mcp.JSONRPCNotification), opts ...client.ClientOption) (*session, error) {
+func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.Logger, sp *spawner, onNotify func(mcp.JSONRPCNotification), opts ...client.ClientOption) (*session, error) {
 	timeout := spec.initTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
 	s := &session{lost: make(chan struct{})}
-	t, err := s.newTransport(spec, logger)
+	t, err := s.newTransport(spec, logger, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -124,12 +124,12 @@ func (s *session) listTools(ctx context.Context) ([]mcp.Tool, error) {
 }
 
 // newTransport builds the transport for spec without starting it. For a
-// stdio server it starts the child (the transport only frames messages on
-// its pipes) and sets s.proc.
-func (s *session) newTransport(spec Spec, logger *slog.Logger) (transport.Interface, error) {
+// stdio server it starts the child through sp (the transport only frames
+// messages on its pipes) and sets s.proc.
+func (s *session) newTransport(spec Spec, logger *slog.Logger, sp *spawner) (transport.Interface, error) {
 	switch spec.Transport {
 	case TransportStdio:
-		proc, err := startProcess(spec, logger)
+		proc, err := startProcess(spec, logger, sp)
 		if err != nil {
 			return nil, fmt.Errorf("starting: %w", err)
 		}
