@@ -52,6 +52,16 @@ var clientMethods = map[mcp.MCPMethod]methodClass{
 	mcp.MethodSetLogLevel: methodDecided,
 }
 
+// listsUpstreams are the methods answered locally from what the upstreams
+// listed: they wait for the upstreams still starting, as the decided ones
+// do (see Options.Starting).
+var listsUpstreams = map[mcp.MCPMethod]bool{
+	mcp.MethodToolsList:              true,
+	mcp.MethodResourcesList:          true,
+	mcp.MethodResourcesTemplatesList: true,
+	mcp.MethodPromptsList:            true,
+}
+
 // errUnknownMethod refuses a request method the proxy cannot decide.
 var errUnknownMethod = errors.New("mcpwarden does not forward this method")
 
@@ -80,6 +90,9 @@ func (s *Server) gateRequest(ctx context.Context, _ any, message any) error {
 	// Mcp-Session-Id header.
 	if req.Method != mcp.MethodInitialize {
 		s.heard(ctx)
+	}
+	if s.starting != nil && (clientMethods[req.Method] == methodDecided || listsUpstreams[req.Method]) {
+		s.starting(ctx)
 	}
 	switch clientMethods[req.Method] {
 	case methodUnknown:

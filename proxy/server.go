@@ -83,6 +83,13 @@ type Options struct {
 	// tools/calls in flight (config max_inflight_mb); 0 means
 	// DefaultMaxInflightBytes. See inflightBudget.
 	MaxInflightBytes int64
+	// Starting, if set, is called before a client request that lists or
+	// reaches the upstreams' tools, resources or prompts is handled: it
+	// returns once the upstreams still on their first start are up or
+	// failed, or a bound has passed, so that mcpwarden answers initialize
+	// at once and its first tools/list still shows the servers that start
+	// in time. nil waits for nothing.
+	Starting func(ctx context.Context)
 }
 
 // A Server is the MCP server clients connect to. It is safe for concurrent
@@ -108,6 +115,7 @@ type Server struct {
 	roots     rootCache
 	tel       *telemetry.Telemetry // nil: no telemetry
 	inflight  *inflightBudget
+	starting  func(ctx context.Context) // see Options.Starting; nil
 }
 
 // New builds the server from the tools the upstreams listed. A wire-name
@@ -130,6 +138,7 @@ func New(o Options) (*Server, error) {
 		profile:   o.Profile,
 		principal: cmp.Or(o.Principal, PrincipalLocal),
 		tel:       o.Telemetry,
+		starting:  o.Starting,
 	}
 	s.policy.Store(o.Policy)
 	s.settings.Store(&settings{naming: o.Naming, samplingDenied: o.SamplingDenied, resolveSymlinks: o.ResolveSymlinks})

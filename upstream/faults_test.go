@@ -38,6 +38,9 @@ func newFaultyStandIn(dir, mode string) *mcpserver.MCPServer {
 		case m == "hang-init":
 			_, _ = io.Copy(io.Discard, os.Stdin)
 			os.Exit(0)
+		case strings.HasPrefix(m, "slow-init="):
+			d, _ := time.ParseDuration(strings.TrimPrefix(m, "slow-init="))
+			time.Sleep(d)
 		case strings.HasPrefix(m, "exit-after="):
 			exitAfter, _ = strconv.Atoi(strings.TrimPrefix(m, "exit-after="))
 		}

@@ -69,6 +69,11 @@ type Options struct {
 	// MinBackoff and MaxBackoff bound the delay between restart attempts;
 	// 0 means DefaultMinBackoff and DefaultMaxBackoff.
 	MinBackoff, MaxBackoff time.Duration
+	// Background makes Start return at once, its servers' first attempts
+	// going on in the background (reported by EventConnected or
+	// EventFailed; see WaitStarted), so that one slow server delays
+	// nothing. Calls to a server still starting wait for it (see Call).
+	Background bool
 }
 
 // An EventKind says what happened to an upstream server.
@@ -202,6 +207,7 @@ type server struct {
 
 	relist  chan struct{} // tools/list_changed arrived; capacity 1
 	suspect chan struct{} // a call failed in the transport; capacity 1
+	started chan struct{} // closed when the first attempt has ended
 
 	mu        sync.Mutex
 	sess      *session // nil while down
@@ -211,8 +217,9 @@ type server struct {
 	attempt   int       // the number of the next (or current) attempt
 	retryAt   time.Time // when it is due; zero while it is in progress
 	closed    bool
-	retired   retirement // by Reconcile
-	stopError error      // from closing the last session at Close
+	retired   retirement    // by Reconcile
+	stopError error         // from closing the last session at Close
+	wake      chan struct{} // closed and replaced at every change of state (see wakeLocked)
 }
 
 // A retirement says why Reconcile stopped a server.
@@ -227,9 +234,10 @@ const (
 // Start connects to every server in specs concurrently: it starts or dials
 // it, initializes the session and lists all its tools (following
 // pagination). It returns when each has succeeded or failed its first
-// attempt; a failure is kept on its server (see Err) and does not stop the
-// others, and the server is retried in the background. ctx bounds the
-// first attempts only: the sessions live until Close.
+// attempt, or at once with Options.Background; a failure is kept on its
+// server (see Err) and does not stop the others, and the server is retried
+// in the background. ctx bounds the first attempts only: the sessions live
+// until Close.
 func Start(ctx context.Context, specs map[string]Spec, opts *Options) *Pool {
 	if opts == nil {
 		opts = &Options{}
@@ -252,7 +260,9 @@ func Start(ctx context.Context, specs map[string]Spec, opts *Options) *Pool {
 	for _, s := range servers {
 		p.startLocked(ctx, s, &first) // nothing else can see p yet
 	}
-	first.Wait()
+	if !opts.Background {
+		first.Wait()
+	}
 	return p
 }
 
@@ -266,6 +276,8 @@ func (p *Pool) newServer(name string, spec Spec) *server {
 		done:    make(chan struct{}),
 		relist:  make(chan struct{}, 1),
 		suspect: make(chan struct{}, 1),
+		started: make(chan struct{}),
+		wake:    make(chan struct{}),
 		attempt: 1,
 	}
 	s.ctx, s.cancel = context.WithCancel(p.ctx)
@@ -279,7 +291,10 @@ func (p *Pool) startLocked(ctx context.Context, s *server, first *sync.WaitGroup
 	first.Add(1)
 	p.wg.Go(func() {
 		defer s.exit()
-		s.run(ctx, first.Done)
+		s.run(ctx, func() {
+			close(s.started)
+			first.Done()
+		})
 	})
 }
 
@@ -368,6 +383,7 @@ func (p *Pool) Reconcile(ctx context.Context, specs map[string]Spec) (added, rem
 func (p *Pool) retireLocked(s *server, why retirement) {
 	s.mu.Lock()
 	s.retired = why
+	s.wakeLocked()
 	s.mu.Unlock()
 	p.retiring[s.name] = s
 }
@@ -378,6 +394,7 @@ func (s *server) exit() {
 	s.mu.Lock()
 	s.sess, s.closed = nil, true
 	why, stopErr := s.retired, s.stopError
+	s.wakeLocked()
 	s.mu.Unlock()
 	if why != notRetired && stopErr != nil {
 		s.logger.Warn("stopping upstream", "err", stopErr)
@@ -633,6 +650,7 @@ func (s *server) setUp(sess *session) Event {
 	ev.ToolsChanged = !s.everUp || !toolsEqual(s.tools, sess.tools)
 	s.sess, s.tools, s.everUp = sess, sess.tools, true
 	s.lastErr, s.attempt, s.retryAt = nil, 1, time.Time{}
+	s.wakeLocked()
 	return ev
 }
 
@@ -642,6 +660,7 @@ func (s *server) setDown(err error, attempt int, delay time.Duration) Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sess, s.lastErr, s.attempt, s.retryAt = nil, err, attempt, time.Now().Add(delay)
+	s.wakeLocked()
 	return Event{Server: s.name, Err: s.unavailableLocked(), Attempt: s.attempt, RetryIn: delay}
 }
 
@@ -649,6 +668,7 @@ func (s *server) setDown(err error, attempt int, delay time.Duration) Event {
 func (s *server) setConnecting() {
 	s.mu.Lock()
 	s.retryAt = time.Time{}
+	s.wakeLocked()
 	s.mu.Unlock()
 }
 
@@ -659,6 +679,7 @@ func (s *server) setStopError(err error) {
 		s.stopError = err
 	}
 	s.sess = nil
+	s.wakeLocked()
 	s.mu.Unlock()
 }
 
@@ -784,8 +805,11 @@ var errCallTimeout = errors.New("call_timeout expired")
 
 // Call forwards a tools/call to the server, with params as given (the
 // upstream tool name, the arguments and _meta), and returns its result
-// object as the upstream sent it (mcp.ParseCallToolResult decodes it). It
-// fails fast with ErrUnavailable while the server is down and with ErrBusy
+// object as the upstream sent it (mcp.ParseCallToolResult decodes it).
+// While an attempt to start the server is in progress it waits for it
+// (init_timeout bounds the attempt; CallTimeout and ctx the wait, which
+// then fails with a *StartingError). It fails fast with ErrUnavailable
+// while the server is down between attempts and with ErrBusy
 // when its queue is full; it waits at most the server's CallTimeout
 // (ErrTimeout) and refuses a result over its MaxResultBytes
 // (ErrResultTooLarge). A call interrupted by the upstream going down, or
@@ -796,12 +820,12 @@ func (p *Pool) Call(ctx context.Context, name string, params mcp.CallToolParams)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.current(); err != nil {
-		return nil, err
-	}
 	timeout := s.spec.callTimeout()
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errCallTimeout)
 	defer cancel()
+	if _, err := s.await(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.gate.acquire(ctx); err != nil {
 		if errors.Is(err, ErrBusy) {
 			return nil, fmt.Errorf("upstream %q is busy: %d calls in flight and %d waiting (max_concurrent_calls, max_queued_calls); try again later: %w", name, cap(s.gate.slots), s.gate.maxWaiting, ErrBusy)

@@ -24,7 +24,8 @@ import (
 // process group. With testDirEnv set too it serves newFaultyStandIn, which
 // records what happens to it in that directory; testModeEnv (a comma list)
 // makes it misbehave from the start: "garbage" writes non-JSON lines to
-// stdout first, "hang-init" never answers anything, "exit-after=N" exits
+// stdout first, "hang-init" never answers anything, "slow-init=DURATION"
+// waits that long before serving, "exit-after=N" exits
 // after answering N calls.
 const (
 	stdioServerEnv = "MCPWARDEN_UPSTREAM_TEST_SERVER"

@@ -1,0 +1,83 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Waiting for a server that is starting. A call to a server whose attempt
+// to start is in progress (its first, or a restart after its backoff)
+// waits for the attempt to end, which init_timeout bounds, rather than
+// failing at once: a server that comes up serves it. One that is down
+// between attempts still fails fast.
+
+// WaitStarted returns when every server in the pool has ended its first
+// attempt to start, succeeded or failed, or when ctx ends, with ctx's
+// error. With Options.Background it is how to learn that the pool has
+// started; without, Start has waited for it already.
+func (p *Pool) WaitStarted(ctx context.Context) error {
+	for _, s := range *p.servers.Load() {
+		select {
+		case <-s.started:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// startingLocked reports whether an attempt to start the server is in
+// progress and may still bring it up. s.mu is held.
+func (s *server) startingLocked() bool {
+	return s.sess == nil && s.retryAt.IsZero() && !s.closed && s.retired == notRetired && s.ctx.Err() == nil
+}
+
+// wakeLocked tells whoever waits for the server's state to change that it
+// did. s.mu is held.
+func (s *server) wakeLocked() {
+	close(s.wake)
+	s.wake = make(chan struct{})
+}
+
+// await returns the server's session, waiting while an attempt to start it
+// is in progress; it fails at once while the server is down between
+// attempts, and with a "still starting" error when ctx ends first.
+func (s *server) await(ctx context.Context) (*session, error) {
+	begin := time.Now()
+	for {
+		s.mu.Lock()
+		if s.sess != nil && !s.sess.isLost() {
+			sess := s.sess
+			s.mu.Unlock()
+			return sess, nil
+		}
+		if !s.startingLocked() {
+			err := s.unavailableLocked()
+			s.mu.Unlock()
+			return nil, err
+		}
+		wake, attempt := s.wake, s.attempt
+		s.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return nil, &StartingError{Server: s.name, Attempt: attempt, Waited: time.Since(begin), Err: context.Cause(ctx)}
+		}
+	}
+}
+
+// A StartingError says that a call gave up waiting for a server that is
+// still starting. It wraps ErrUnavailable and why the wait ended.
+type StartingError struct {
+	Server  string
+	Attempt int           // the attempt in progress
+	Waited  time.Duration // how long the call waited
+	Err     error         // why the wait ended (the call's timeout, or its cancellation)
+}
+
+func (e *StartingError) Error() string {
+	return fmt.Sprintf("upstream %q is still starting (attempt %d in progress; waited %s): %v", e.Server, e.Attempt, e.Waited.Round(time.Millisecond), e.Err)
+}
+
+func (e *StartingError) Unwrap() []error { return []error{ErrUnavailable, e.Err} }
