@@ -103,6 +103,11 @@ const (
 	// event. A server whose Spec changed is not removed but replaced: the
 	// replacement reports EventConnected (or EventFailed) as a new server.
 	EventRemoved
+	// EventReinitialized: a remote server answered 404 for its session (it
+	// restarted, or expired the session) and a new session was initialized
+	// at once, without backoff; it is not a crash. Tools and ToolsChanged
+	// are as for EventRestarted.
+	EventReinitialized
 )
 
 func (k EventKind) String() string {
@@ -119,6 +124,8 @@ func (k EventKind) String() string {
 		return "tools_changed"
 	case EventRemoved:
 		return "removed"
+	case EventReinitialized:
+		return "reinitialized"
 	default:
 		return "unknown"
 	}
@@ -181,9 +188,10 @@ type Pool struct {
 }
 
 // Changes counts the events after which a server's tools are to be read
-// again (EventConnected, EventRestarted, EventToolsChanged), over all
-// servers; it is counted before the event is reported. One who read the
-// tools of every server can tell from it whether any event came since.
+// again (EventConnected, EventRestarted, EventToolsChanged,
+// EventReinitialized), over all servers; it is counted before the event is
+// reported. One who read the tools of every server can tell from it
+// whether any event came since.
 func (p *Pool) Changes() uint64 { return p.changes.Load() }
 
 // A server is one upstream and its supervisor's view of it. Its spec never
@@ -475,6 +483,7 @@ func (s *server) run(startCtx context.Context, startDone func()) {
 		s.prev = nil
 	}
 	failures := 0
+	reinit := false // the attempt replaces an expired session
 	for {
 		dialCtx, cancel := context.WithCancel(ctx)
 		stop := func() bool { return false }
@@ -510,6 +519,9 @@ func (s *server) run(startCtx context.Context, startDone func()) {
 
 		up := time.Now()
 		ev := s.setUp(sess)
+		if reinit {
+			ev.Kind, reinit = EventReinitialized, false
+		}
 		s.logger.Info("upstream ready", "transport", s.spec.Transport, "upstream", sess.info.Name, "version", sess.info.Version, "tools", len(sess.tools), "event", ev.Kind)
 		s.emit(ev)
 		if startDone != nil {
@@ -521,6 +533,15 @@ func (s *server) run(startCtx context.Context, startDone func()) {
 		if ctx.Err() != nil {
 			s.setStopError(sess.stop())
 			return
+		}
+		if errors.Is(sess.lostErr, errSessionExpired) && time.Since(up) >= minSessionLife {
+			// Not a crash: the upstream forgot the session. Calls wait
+			// for the new one (see await).
+			s.logger.Info("upstream session expired; initializing a new one", "err", sess.lostErr)
+			s.setConnecting()
+			s.retireSession(ctx, sess)
+			reinit = true
+			continue
 		}
 		if time.Since(up) >= backoffReset {
 			failures = 0
@@ -630,7 +651,7 @@ func (p *Pool) backoff(failures int) time.Duration {
 
 func (s *server) emit(e Event) {
 	switch e.Kind {
-	case EventConnected, EventRestarted, EventToolsChanged:
+	case EventConnected, EventRestarted, EventToolsChanged, EventReinitialized:
 		s.pool.changes.Add(1)
 	}
 	if s.pool.opts.OnEvent != nil {
@@ -667,7 +688,7 @@ func (s *server) setDown(err error, attempt int, delay time.Duration) Event {
 // setConnecting records that an attempt is in progress.
 func (s *server) setConnecting() {
 	s.mu.Lock()
-	s.retryAt = time.Time{}
+	s.sess, s.retryAt = nil, time.Time{}
 	s.wakeLocked()
 	s.mu.Unlock()
 }
@@ -833,12 +854,23 @@ func (p *Pool) Call(ctx context.Context, name string, params mcp.CallToolParams)
 		return nil, s.callError(ctx, nil, params.Name, timeout, err)
 	}
 	defer s.gate.release()
-	sess, err := s.current()
+	sess, err := s.await(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var raw json.RawMessage
-	if _, err := sess.client.CallTool(withRawResult(ctx, &raw), mcp.CallToolRequest{Params: params}); err != nil {
+	err = sess.callTool(ctx, &raw, params)
+	if errors.Is(err, transport.ErrSessionTerminated) && ctx.Err() == nil && s.ctx.Err() == nil {
+		// The upstream answered 404 for the session: it did not run the
+		// call. Send it again, once, on the session that replaces it.
+		sess.markLost(fmt.Errorf("%w: %w", errSessionExpired, err))
+		if sess, err = s.await(ctx); err != nil {
+			return nil, err
+		}
+		raw = nil
+		err = sess.callTool(ctx, &raw, params)
+	}
+	if err != nil {
 		return nil, s.callError(ctx, sess, params.Name, timeout, err)
 	}
 	if raw == nil {

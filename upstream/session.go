@@ -2,11 +2,13 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -28,6 +30,8 @@ type session struct {
 	lostOnce sync.Once
 	lost     chan struct{} // closed by markLost
 	lostErr  error         // set before lost is closed
+
+	inflight atomic.Int64 // calls sent on the session and not yet answered
 
 	wg       sync.WaitGroup // the exit watcher
 	stopOnce sync.Once
@@ -109,6 +113,15 @@ func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.
 		s.tools = tools
 	}
 	return s, nil
+}
+
+// callTool sends a tools/call on the session, its result taken raw into
+// *raw, counted in inflight while it runs.
+func (s *session) callTool(ctx context.Context, raw *json.RawMessage, params mcp.CallToolParams) error {
+	s.inflight.Add(1)
+	defer s.inflight.Add(-1)
+	_, err := s.client.CallTool(withRawResult(ctx, raw), mcp.CallToolRequest{Params: params})
+	return err
 }
 
 // listTools lists all the upstream's tools, following pagination.

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -30,7 +31,30 @@ func (p *Pool) WaitStarted(ctx context.Context) error {
 // startingLocked reports whether an attempt to start the server is in
 // progress and may still bring it up. s.mu is held.
 func (s *server) startingLocked() bool {
-	return s.sess == nil && s.retryAt.IsZero() && !s.closed && s.retired == notRetired && s.ctx.Err() == nil
+	return (s.sess == nil || s.sess.isLost() && errors.Is(s.sess.lostErr, errSessionExpired)) && s.retryAt.IsZero() && !s.closed && s.retired == notRetired && s.ctx.Err() == nil
+}
+
+// errSessionExpired is why a remote server's session ended when the
+// server answered 404 for it: it restarted or expired the session. The
+// supervisor initializes a new one at once (EventReinitialized), unless the
+// session lived less than minSessionLife, which is then a loss like any
+// other, retried with backoff, so a server that forgets every session is
+// not re-initialized in a loop.
+var errSessionExpired = errors.New("the upstream no longer knows the session (HTTP 404)")
+
+const minSessionLife = time.Second
+
+// retireSession stops sess, which a new session replaces, once the calls
+// in flight on it have ended (or ctx has: Close or Reconcile stops the
+// server), in the background: calls that reached the upstream before it
+// forgot the session may still be answered, and those it refuses with 404
+// are sent again on the new session.
+func (s *server) retireSession(ctx context.Context, sess *session) {
+	s.pool.wg.Go(func() {
+		for sess.inflight.Load() > 0 && sleep(ctx, 20*time.Millisecond) {
+		}
+		sess.stop()
+	})
 }
 
 // wakeLocked tells whoever waits for the server's state to change that it

@@ -135,7 +135,7 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 			tel.AuditWriteFailed()
 		}
 		recordUpstreamEvent(tel, e)
-		if srv := target.Load(); srv != nil && (e.Kind == upstream.EventConnected || e.Kind == upstream.EventRestarted || e.Kind == upstream.EventToolsChanged) {
+		if srv := target.Load(); srv != nil && (e.Kind == upstream.EventConnected || e.Kind == upstream.EventRestarted || e.Kind == upstream.EventToolsChanged || e.Kind == upstream.EventReinitialized && e.ToolsChanged) {
 			srv.UpstreamChanged(ctx, e.Server)
 		}
 	}
@@ -349,6 +349,8 @@ func writeUpstreamEvent(ctx context.Context, log *audit.Log, logger *slog.Logger
 		logger.Warn("upstream lost; restarting", "server", e.Server, "err", e.Err)
 	case upstream.EventRestarted:
 		logger.Info("upstream restarted", "server", e.Server, "tools_changed", e.ToolsChanged)
+	case upstream.EventReinitialized:
+		logger.Info("upstream session re-initialized after the upstream forgot it", "server", e.Server, "tools_changed", e.ToolsChanged)
 	}
 	return written
 }
@@ -365,7 +367,7 @@ func recordUpstreamEvent(tel *telemetry.Telemetry, e upstream.Event) {
 		}
 	case upstream.EventFailed, upstream.EventLost:
 		tel.UpstreamUp(e.Server, false)
-	case upstream.EventToolsChanged:
+	case upstream.EventToolsChanged, upstream.EventReinitialized:
 		tel.SetKnownTools(e.Server, toolNames(e.Tools))
 	}
 }
