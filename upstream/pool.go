@@ -38,6 +38,11 @@ var (
 	ErrTimeout = errors.New("upstream call timed out")
 )
 
+// stopSettle is how long the supervisor of a stdio server whose child was
+// stopped by SIGTERM, SIGINT or SIGHUP waits for the pool to be closed
+// before it reports the loss (EventLost) and restarts the server.
+const stopSettle = 500 * time.Millisecond
+
 // Restart backoff defaults: the delay before a restart doubles from
 // DefaultMinBackoff with every consecutive failure up to DefaultMaxBackoff,
 // each delay jittered by ±20%. A session that stayed up for backoffReset
@@ -530,6 +535,12 @@ func (s *server) run(startCtx context.Context, startDone func()) {
 		}
 
 		s.watch(ctx, sess)
+		if sess.proc != nil && sess.proc.signalled() {
+			// Whoever stopped the child may be stopping mcpwarden too (a
+			// client ending its process tree): give Close a moment, so
+			// that a shutdown is not reported as a crash.
+			sleep(ctx, stopSettle)
+		}
 		if ctx.Err() != nil {
 			s.setStopError(sess.stop())
 			return

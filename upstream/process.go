@@ -98,6 +98,7 @@ func startProcess(spec Spec, logger *slog.Logger, sp *spawner) (*process, error)
 	go func() {
 		defer close(p.stderrDone)
 		_, _ = io.Copy(p.stderr, errR)
+		errR.Close() // not left to the finalizer: one fd per (re)start until a GC
 	}()
 	go func() {
 		p.waitErr = cmd.Wait()
@@ -123,6 +124,27 @@ func (p *process) hasExited(soon bool) bool {
 	case <-time.After(200 * time.Millisecond):
 		return false
 	}
+}
+
+// signalled reports whether the child was ended by a signal that asks a
+// process to stop (SIGTERM, SIGINT, SIGHUP): sent by whoever is stopping
+// mcpwarden too, say, rather than a crash. It is false until the child has
+// been reaped.
+func (p *process) signalled() bool {
+	select {
+	case <-p.exited:
+	default:
+		return false
+	}
+	ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return false
+	}
+	switch ws.Signal() {
+	case syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP:
+		return true
+	}
+	return false
 }
 
 // exitError describes how the child ended, with the last lines of its
