@@ -317,22 +317,27 @@ func (p *Pool) startLocked(ctx context.Context, s *server, first *sync.WaitGroup
 // (Call, Tools, Err and Session return ErrUnknownServer), its calls in
 // flight fail with ErrUnavailable, its session is closed and its process
 // group stopped, and EventRemoved is reported. A server whose Spec changed
-// is replaced: the old one is stopped like a removed one (without
-// EventRemoved) before the new one's first attempt, and the new one
-// reports EventConnected or EventFailed; calls meanwhile fail fast with
-// ErrUnavailable. A server whose Spec is unchanged keeps running
+// is replaced: new calls go to the new one, which reports EventConnected
+// or EventFailed, and wait while it starts (see Call). The old one is
+// stopped like a removed one (without EventRemoved): at once and before
+// the new one's first attempt when it has no calls in flight; otherwise
+// it drains, in the background, the new one starting meanwhile: its calls
+// in flight (and queued) run to their end, bounded by its CallTimeout,
+// then it is stopped, and it is not restarted if it goes down meanwhile.
+// A server whose Spec is unchanged keeps running
 // untouched, the same session; Specs are compared field by field, with nil
 // and empty maps and slices equal and HeaderFunc compared only as set or
 // not (a func cannot be compared; the new one is used from then on, by
 // the running session too). Reconcile returns the names added, removed
 // and restarted (replaced), each sorted, once the removed and replaced
-// servers are stopped and the new ones have succeeded or failed their
+// servers are stopped (but for those draining) and the new ones have
+// succeeded or failed their
 // first attempt; ctx bounds the first attempts only, failures are retried
 // in the background (see Err). Concurrent calls are applied one at a time,
 // each against the result of the one before; Reconcile after Close does
 // nothing and returns nil lists. It must not be called from OnEvent.
 func (p *Pool) Reconcile(ctx context.Context, specs map[string]Spec) (added, removed, restarted []string) {
-	var stopping []*server
+	var stopping, draining []*server
 	var first sync.WaitGroup
 	p.mu.Lock()
 	if p.closed {
@@ -349,15 +354,24 @@ func (p *Pool) Reconcile(ctx context.Context, specs map[string]Spec) (added, rem
 			next[name] = old
 			continue
 		}
+		earlier := p.retiring[name] // one removed or replaced by an earlier Reconcile, still stopping
+		drain := false
 		if ok {
 			restarted = append(restarted, name)
 			p.retireLocked(old, retiredReplaced)
-			stopping = append(stopping, old)
+			if drain = old.busy(); drain {
+				draining = append(draining, old)
+			} else {
+				stopping = append(stopping, old)
+			}
 		} else {
 			added = append(added, name)
 		}
 		s := p.newServer(name, spec)
 		s.prev = p.retiring[name] // the replaced one, or one removed by an earlier Reconcile
+		if drain {
+			s.prev = earlier // not the draining one: it serves its calls while the new one starts
+		}
 		next[name] = s
 		starting = append(starting, s)
 	}
@@ -371,6 +385,9 @@ func (p *Pool) Reconcile(ctx context.Context, specs map[string]Spec) (added, rem
 	p.servers.Store(&next)
 	for _, s := range stopping {
 		s.cancel()
+	}
+	for _, s := range draining {
+		p.wg.Go(s.drainThenStop)
 	}
 	for _, s := range starting {
 		p.startLocked(ctx, s, &first)
@@ -541,7 +558,7 @@ func (s *server) run(startCtx context.Context, startDone func()) {
 			// that a shutdown is not reported as a crash.
 			sleep(ctx, stopSettle)
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || s.isRetired() { // a draining server is not restarted
 			s.setStopError(sess.stop())
 			return
 		}

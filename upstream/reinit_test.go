@@ -3,6 +3,7 @@ package upstream
 import (
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -93,4 +94,51 @@ func TestLostUpstreamSessionReinitialises(t *testing.T) {
 	if kinds := evs.kinds(); slices.Contains(kinds, EventLost) || slices.Contains(kinds, EventRestarted) {
 		t.Errorf("events %v: a lost session was reported as a crash", kinds)
 	}
+}
+
+// TestReloadDrainsCallsInFlightOnAChangedServer changes a server's Spec
+// while calls are held in flight on it: a call made after the change is
+// answered by the new process while they are still held, they then finish
+// on the old one, and the old one is stopped once drained.
+func TestReloadDrainsCallsInFlightOnAChangedServer(t *testing.T) {
+	t.Parallel()
+	spec, dir := faulty(t, "")
+	pool, evs := startFaulty(t, map[string]Spec{"s": spec})
+	evs.wait(t, EventConnected, 10*time.Second)
+	oldPid := starts(t, dir)[0]
+	const inFlight = 8
+	errs := make(chan error, inFlight)
+	for range inFlight {
+		go func() {
+			_, err := pool.Call(t.Context(), "s", mcp.CallToolParams{Name: "held"})
+			errs <- err
+		}()
+	}
+	waitFor(t, func() bool { s, _ := pool.server("s"); return len(s.gate.slots) == inFlight })
+	_, _, restarted := pool.Reconcile(t.Context(), map[string]Spec{"s": withEnv(spec, "EXTRA", "1")})
+	if !slices.Equal(restarted, []string{"s"}) {
+		t.Fatalf("restarted %v", restarted)
+	}
+	raw, err := pool.Call(t.Context(), "s", mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "new"}})
+	if err != nil {
+		t.Fatalf("a call after the reload, while the old calls are held: %v", err)
+	}
+	if got := firstText(t, raw); got != "new" {
+		t.Errorf("tool0 = %q", got)
+	}
+	select {
+	case err := <-errs:
+		t.Fatalf("a held call ended before its release: %v", err)
+	default:
+	}
+	if pids := starts(t, dir); len(pids) != 2 || !alive(oldPid) {
+		t.Fatalf("starts %v (old one alive: %v), want the old one draining and a new one", pids, alive(oldPid))
+	}
+	appendFile(filepath.Join(dir, "release"), "")
+	for range inFlight {
+		if err := <-errs; err != nil {
+			t.Errorf("a call in flight across the reload: %v", err)
+		}
+	}
+	waitGone(t, oldPid, "the drained old process")
 }

@@ -44,6 +44,28 @@ var errSessionExpired = errors.New("the upstream no longer knows the session (HT
 
 const minSessionLife = time.Second
 
+// busy reports whether the server has calls in flight or queued.
+func (s *server) busy() bool {
+	return len(s.gate.slots) > 0 || s.gate.waiting.Load() > 0
+}
+
+// isRetired reports whether Reconcile removed or replaced the server.
+func (s *server) isRetired() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.retired != notRetired
+}
+
+// drainThenStop stops a server that Reconcile replaced once its calls in
+// flight and queued have ended; each is bounded by its CallTimeout, and
+// Close ends the wait.
+func (s *server) drainThenStop() {
+	s.logger.Info("upstream replaced by a reload; letting its calls in flight finish")
+	for s.busy() && sleep(s.ctx, 20*time.Millisecond) {
+	}
+	s.cancel()
+}
+
 // retireSession stops sess, which a new session replaces, once the calls
 // in flight on it have ended (or ctx has: Close or Reconcile stops the
 // server), in the background: calls that reached the upstream before it
