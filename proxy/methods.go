@@ -52,16 +52,6 @@ var clientMethods = map[mcp.MCPMethod]methodClass{
 	mcp.MethodSetLogLevel: methodDecided,
 }
 
-// listsUpstreams are the methods answered locally from what the upstreams
-// listed: they wait for the upstreams still starting, as the decided ones
-// do (see Options.Starting).
-var listsUpstreams = map[mcp.MCPMethod]bool{
-	mcp.MethodToolsList:              true,
-	mcp.MethodResourcesList:          true,
-	mcp.MethodResourcesTemplatesList: true,
-	mcp.MethodPromptsList:            true,
-}
-
 // errUnknownMethod refuses a request method the proxy cannot decide.
 var errUnknownMethod = errors.New("mcpwarden does not forward this method")
 
@@ -78,7 +68,8 @@ func (s *Server) gateRequest(ctx context.Context, _ any, message any) error {
 	var req struct {
 		Method mcp.MCPMethod `json:"method"`
 		Params struct {
-			URI string `json:"uri"`
+			URI  string `json:"uri"`
+			Name string `json:"name"` // of a tools/call
 		} `json:"params"`
 	}
 	if err := json.Unmarshal(raw, &req); err != nil {
@@ -91,9 +82,7 @@ func (s *Server) gateRequest(ctx context.Context, _ any, message any) error {
 	if req.Method != mcp.MethodInitialize {
 		s.heard(ctx)
 	}
-	if s.starting != nil && (clientMethods[req.Method] == methodDecided || listsUpstreams[req.Method]) {
-		s.starting(ctx)
-	}
+	s.awaitStarting(ctx, req.Method, req.Params.Name)
 	switch clientMethods[req.Method] {
 	case methodUnknown:
 		return fmt.Errorf("%w: %q", errUnknownMethod, req.Method)

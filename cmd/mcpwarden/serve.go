@@ -65,9 +65,11 @@ with status 0. A second SIGINT or SIGTERM ends the grace period at once.`,
 const defaultShutdownGrace = 10 * time.Second
 
 // startupWait bounds how long, after mcpwarden starts, a client request
-// other than initialize and ping waits for upstreams still on their first
-// start (see proxy.Options.Starting). initialize is answered at once; a
-// server that comes up later adds its tools with list_changed.
+// that lists the upstreams' tools, resources or prompts waits for those
+// still on their first start (see proxy.Options.Starting). initialize is
+// answered at once; a server that comes up later adds its tools with
+// list_changed. A tools/call of a tool not listed yet waits for it, or
+// for every upstream to have started or failed.
 const startupWait = 10 * time.Second
 
 // serveFlags are serve's own flags.
@@ -180,11 +182,8 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 		SkipElicitation: cfg.Ask.Elicitation != nil && !*cfg.Ask.Elicitation,
 		// max_inflight_mb bounds the bytes held by calls in flight.
 		MaxInflightBytes: int64(cfg.MaxInflightMB) << 20,
-		Starting: func(ctx context.Context) {
-			wctx, cancel := context.WithDeadline(ctx, startupDeadline)
-			defer cancel()
-			_ = pool.WaitStarted(wctx)
-		},
+		Starting:         pool.WaitStarted,
+		StartupDeadline:  startupDeadline,
 	})
 	if err != nil {
 		return &codeError{code: exitUsage, err: fmt.Errorf("config %s: %w", configPath, err)}

@@ -56,8 +56,9 @@ func TestSlowUpstreamDoesNotDelayInitialize(t *testing.T) {
 
 // TestLateUpstreamToolsAppearWithListChanged starts server-everything 11 s
 // late, past the 10 s that requests wait for upstreams at start: the first
-// tools/list answers without it, and its tools come with
-// notifications/tools/list_changed once it is up.
+// tools/list answers without it, its tools come with
+// notifications/tools/list_changed once it is up, and a call of one of
+// them made at once waits for it.
 func TestLateUpstreamToolsAppearWithListChanged(t *testing.T) {
 	t.Parallel()
 	everything := filepath.Join(npmMods, "@modelcontextprotocol", "server-everything", "dist", "index.js")
@@ -75,6 +76,17 @@ func TestLateUpstreamToolsAppearWithListChanged(t *testing.T) {
 	if took := time.Since(begin); took > 5*time.Second {
 		t.Errorf("initialize took %s", took)
 	}
+	// A call of a tool not listed yet waits for it, past the 10 s.
+	called := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "early"}}})
+		if err == nil && res.IsError {
+			err = fmt.Errorf("%s", resultText(res))
+		}
+		called <- err
+	}()
 	if names := listedNames(t, c); slices.Contains(names, "everything__echo") {
 		t.Logf("everything was up within the first tools/list (%s); cannot check list_changed", time.Since(begin))
 		return
@@ -87,5 +99,8 @@ func TestLateUpstreamToolsAppearWithListChanged(t *testing.T) {
 	}
 	if names := listedNames(t, c); !slices.Contains(names, "everything__echo") {
 		t.Errorf("tools/list after list_changed = %v, want everything's tools", names)
+	}
+	if err := <-called; err != nil {
+		t.Errorf("a call made before its server was up: %v", err)
 	}
 }
