@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -21,12 +22,17 @@ type forgetful struct {
 	mu        sync.Mutex
 	seen      []string
 	forgotten map[string]bool
+	always    bool // forget every session at once
+	fresh     int  // requests without a session: initializations
 }
 
 func (f *forgetful) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get("Mcp-Session-Id")
 	f.mu.Lock()
-	gone := f.forgotten[id]
+	gone := f.forgotten[id] || f.always && id != ""
+	if id == "" && r.Method == http.MethodPost {
+		f.fresh++
+	}
 	if id != "" && !slices.Contains(f.seen, id) {
 		f.seen = append(f.seen, id)
 	}
@@ -84,7 +90,7 @@ func TestLostUpstreamSessionReinitialises(t *testing.T) {
 				t.Errorf("round %d: a call after the upstream forgot its session failed: %v", round, err)
 			}
 		}
-		if d := time.Since(begin); d > 2*time.Second {
+		if d := time.Since(begin); d > 5*time.Second {
 			t.Errorf("round %d: the calls took %s", round, d)
 		}
 		t.Logf("round %d: 8 calls across the lost session took %s", round, time.Since(begin).Round(time.Millisecond))
@@ -141,4 +147,35 @@ func TestReloadDrainsCallsInFlightOnAChangedServer(t *testing.T) {
 		}
 	}
 	waitGone(t, oldPid, "the drained old process")
+}
+
+// TestServerForgettingEverySessionIsNotReinitialisedInALoop makes a server
+// forget each session as soon as it is made: the re-initialisation fails
+// (its tools/list gets 404) and the server is retried with backoff, as a
+// server that is down, not re-initialised again and again.
+func TestServerForgettingEverySessionIsNotReinitialisedInALoop(t *testing.T) {
+	t.Parallel()
+	srv := &forgetful{h: mcpserver.NewStreamableHTTPServer(newStandIn(2))}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	pool := Start(t.Context(), map[string]Spec{"http": {Transport: TransportHTTP, URL: ts.URL + "/mcp"}},
+		&Options{MinBackoff: time.Minute, MaxBackoff: time.Minute})
+	t.Cleanup(func() { pool.Close() })
+	time.Sleep(minSessionLife)
+	srv.mu.Lock()
+	srv.always = true
+	srv.mu.Unlock()
+	for range 5 {
+		_, _ = pool.Call(t.Context(), "http", mcp.CallToolParams{Name: "tool0"})
+	}
+	time.Sleep(500 * time.Millisecond)
+	srv.mu.Lock()
+	fresh := srv.fresh
+	srv.mu.Unlock()
+	if fresh > 2 {
+		t.Errorf("%d initializations: the server was re-initialised in a loop", fresh)
+	}
+	if err := pool.Err("http"); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Err = %v, want the server down, retried with backoff", err)
+	}
 }

@@ -60,6 +60,10 @@ func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.
 	s.client = client.NewClient(t, append([]client.ClientOption{client.WithLegacyProtocolOnly()}, opts...)...)
 	s.client.OnNotification(onNotify)
 	s.client.OnConnectionLost(func(err error) {
+		if errors.Is(err, transport.ErrSessionTerminated) { // HTTP 404: not a crash
+			s.markLost(fmt.Errorf("%w: %w", errSessionExpired, err))
+			return
+		}
 		s.markLost(fmt.Errorf("connection lost: %w", err))
 	})
 	fail := func(step string, err error) error {
