@@ -68,7 +68,8 @@ func (s *Server) gateRequest(ctx context.Context, _ any, message any) error {
 	var req struct {
 		Method mcp.MCPMethod `json:"method"`
 		Params struct {
-			URI string `json:"uri"`
+			URI  string `json:"uri"`
+			Name string `json:"name"` // of a tools/call
 		} `json:"params"`
 	}
 	if err := json.Unmarshal(raw, &req); err != nil {
@@ -81,6 +82,7 @@ func (s *Server) gateRequest(ctx context.Context, _ any, message any) error {
 	if req.Method != mcp.MethodInitialize {
 		s.heard(ctx)
 	}
+	s.awaitStarting(ctx, req.Method, req.Params.Name)
 	switch clientMethods[req.Method] {
 	case methodUnknown:
 		return fmt.Errorf("%w: %q", errUnknownMethod, req.Method)

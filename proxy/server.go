@@ -83,6 +83,17 @@ type Options struct {
 	// tools/calls in flight (config max_inflight_mb); 0 means
 	// DefaultMaxInflightBytes. See inflightBudget.
 	MaxInflightBytes int64
+	// Starting, if set, waits until the upstreams still on their first
+	// start are up or failed, or ctx ends with its error
+	// (upstream.Pool.WaitStarted). mcpwarden answers initialize at once;
+	// requests that list or reach the upstreams' tools, resources or
+	// prompts wait for the upstreams still starting, until StartupDeadline,
+	// so that the first tools/list still shows those that start in time;
+	// a tools/call of a tool not listed yet waits until it is, or until
+	// every upstream has started or failed (see awaitStarting). nil waits
+	// for nothing.
+	Starting        func(ctx context.Context) error
+	StartupDeadline time.Time
 }
 
 // A Server is the MCP server clients connect to. It is safe for concurrent
@@ -108,6 +119,8 @@ type Server struct {
 	roots     rootCache
 	tel       *telemetry.Telemetry // nil: no telemetry
 	inflight  *inflightBudget
+	starting  func(ctx context.Context) error // see Options.Starting; nil
+	startBy   time.Time                       // Options.StartupDeadline
 }
 
 // New builds the server from the tools the upstreams listed. A wire-name
@@ -130,6 +143,8 @@ func New(o Options) (*Server, error) {
 		profile:   o.Profile,
 		principal: cmp.Or(o.Principal, PrincipalLocal),
 		tel:       o.Telemetry,
+		starting:  o.Starting,
+		startBy:   o.StartupDeadline,
 	}
 	s.policy.Store(o.Policy)
 	s.settings.Store(&settings{naming: o.Naming, samplingDenied: o.SamplingDenied, resolveSymlinks: o.ResolveSymlinks})

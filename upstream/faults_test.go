@@ -23,8 +23,9 @@ import (
 
 // newFaultyStandIn is newStandIn(2) plus tools that misbehave on request:
 // crash exits mid-call, hang never answers (and records in dir/cancelled
-// that it was cancelled), huge returns a result of "size" bytes, and add
-// adds a tool (so the server sends tools/list_changed). tool0's description
+// that it was cancelled), held answers once dir/release exists, huge
+// returns a result of "size" bytes, and add adds a tool (so the server
+// sends tools/list_changed). tool0's description
 // is read from dir/description if there is one. Every start is recorded as
 // a line in dir/starts. mode is described at testModeEnv.
 func newFaultyStandIn(dir, mode string) *mcpserver.MCPServer {
@@ -38,6 +39,9 @@ func newFaultyStandIn(dir, mode string) *mcpserver.MCPServer {
 		case m == "hang-init":
 			_, _ = io.Copy(io.Discard, os.Stdin)
 			os.Exit(0)
+		case strings.HasPrefix(m, "slow-init="):
+			d, _ := time.ParseDuration(strings.TrimPrefix(m, "slow-init="))
+			time.Sleep(d)
 		case strings.HasPrefix(m, "exit-after="):
 			exitAfter, _ = strconv.Atoi(strings.TrimPrefix(m, "exit-after="))
 		}
@@ -70,6 +74,14 @@ func newFaultyStandIn(dir, mode string) *mcpserver.MCPServer {
 	})
 	s.AddTool(mcp.NewTool("huge", mcp.WithNumber("size")), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText(strings.Repeat("x", req.GetInt("size", 0))), nil
+	})
+	s.AddTool(mcp.NewTool("held"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		for !fileAppears(filepath.Join(dir, "release"), 10*time.Millisecond) {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+		}
+		return mcp.NewToolResultText("released"), nil
 	})
 	s.AddTool(mcp.NewTool("add"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		s.AddTool(mcp.NewTool("added"), echo)
@@ -217,8 +229,8 @@ func TestUpstreamKilledMidCallIsRestarted(t *testing.T) {
 		t.Errorf("Lost event = %+v", lost)
 	}
 	restarted := evs.wait(t, EventRestarted, 5*time.Second)
-	if restarted.ToolsChanged || len(restarted.Tools) != 6 {
-		t.Errorf("Restarted event: ToolsChanged = %v, %d tools; want the same 6", restarted.ToolsChanged, len(restarted.Tools))
+	if restarted.ToolsChanged || len(restarted.Tools) != 7 {
+		t.Errorf("Restarted event: ToolsChanged = %v, %d tools; want the same 7", restarted.ToolsChanged, len(restarted.Tools))
 	}
 	res, err := pool.Call(t.Context(), "fs", mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "back"}})
 	if err != nil {
@@ -270,10 +282,10 @@ func TestFailedFirstStartIsRetriedInTheBackground(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := evs.wait(t, EventConnected, 5*time.Second)
-	if len(ev.Tools) != 6 || !ev.ToolsChanged {
+	if len(ev.Tools) != 7 || !ev.ToolsChanged {
 		t.Errorf("Connected event: %d tools, ToolsChanged %v", len(ev.Tools), ev.ToolsChanged)
 	}
-	if tools, err := pool.Tools("late"); err != nil || len(tools) != 6 {
+	if tools, err := pool.Tools("late"); err != nil || len(tools) != 7 {
 		t.Errorf("Tools = %d, %v", len(tools), err)
 	}
 }
@@ -461,14 +473,14 @@ func TestToolChangesAreReportedAndPinned(t *testing.T) {
 		t.Fatal(err)
 	}
 	changed := evs.wait(t, EventToolsChanged, 5*time.Second)
-	if len(changed.Tools) != 7 {
-		t.Errorf("after add: %d tools, want 7", len(changed.Tools))
+	if len(changed.Tools) != 8 {
+		t.Errorf("after add: %d tools, want 8", len(changed.Tools))
 	}
 	if pool.Changes() <= before {
 		t.Errorf("Changes = %d after EventToolsChanged, was %d", pool.Changes(), before)
 	}
-	if tools, _ := pool.Tools("fs"); len(tools) != 7 {
-		t.Errorf("Tools after add = %d, want 7", len(tools))
+	if tools, _ := pool.Tools("fs"); len(tools) != 8 {
+		t.Errorf("Tools after add = %d, want 8", len(tools))
 	}
 
 	// A rug pull across a restart: the description changes.

@@ -24,7 +24,9 @@ import (
 // process group. With testDirEnv set too it serves newFaultyStandIn, which
 // records what happens to it in that directory; testModeEnv (a comma list)
 // makes it misbehave from the start: "garbage" writes non-JSON lines to
-// stdout first, "hang-init" never answers anything, "exit-after=N" exits
+// stdout first, "hang-init" never answers anything, "slow-init=DURATION"
+// waits that long before serving, "default-signals" leaves SIGTERM to
+// kill it (ServeStdio catches it), "exit-after=N" exits
 // after answering N calls.
 const (
 	stdioServerEnv = "MCPWARDEN_UPSTREAM_TEST_SERVER"
@@ -44,7 +46,12 @@ func TestMain(m *testing.M) {
 		if dir := os.Getenv(testDirEnv); dir != "" {
 			srv = newFaultyStandIn(dir, os.Getenv(testModeEnv))
 		}
-		if err := mcpserver.ServeStdio(srv); err != nil {
+		serve := func() error { return mcpserver.ServeStdio(srv) }
+		if strings.Contains(os.Getenv(testModeEnv), "default-signals") {
+			// No handler of SIGTERM: it kills, as it does most servers.
+			serve = func() error { return mcpserver.NewStdioServer(srv).Listen(context.Background(), os.Stdin, os.Stdout) }
+		}
+		if err := serve(); err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)

@@ -33,10 +33,10 @@ type process struct {
 	waitErr    error         // set before exited is closed
 }
 
-// startProcess starts spec's command in a process group of its own, in
-// spec.Dir, with spec.Env added to mcpwarden's environment and its stderr
-// logged line by line.
-func startProcess(spec Spec, logger *slog.Logger) (*process, error) {
+// startProcess starts spec's command through sp, in a process group of
+// its own (see procAttr), in spec.Dir, with spec.Env added to mcpwarden's
+// environment and its stderr logged line by line.
+func startProcess(spec Spec, logger *slog.Logger, sp *spawner) (*process, error) {
 	if spec.Command == "" {
 		return nil, errors.New("no command to run")
 	}
@@ -46,7 +46,7 @@ func startProcess(spec Spec, logger *slog.Logger) (*process, error) {
 	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
 		cmd.Env = append(cmd.Env, k+"="+spec.Env[k])
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procAttr()
 
 	var files []*os.File // every pipe end, for cleanup on failure
 	pipe := func() (r, w *os.File, err error) {
@@ -76,7 +76,7 @@ func startProcess(spec Spec, logger *slog.Logger) (*process, error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
+	if err := sp.start(cmd); err != nil {
 		closeAll()
 		return nil, err
 	}
@@ -98,6 +98,7 @@ func startProcess(spec Spec, logger *slog.Logger) (*process, error) {
 	go func() {
 		defer close(p.stderrDone)
 		_, _ = io.Copy(p.stderr, errR)
+		errR.Close() // not left to the finalizer: one fd per (re)start until a GC
 	}()
 	go func() {
 		p.waitErr = cmd.Wait()
@@ -123,6 +124,27 @@ func (p *process) hasExited(soon bool) bool {
 	case <-time.After(200 * time.Millisecond):
 		return false
 	}
+}
+
+// signalled reports whether the child was ended by a signal that asks a
+// process to stop (SIGTERM, SIGINT, SIGHUP): sent by whoever is stopping
+// mcpwarden too, say, rather than a crash. It is false until the child has
+// been reaped.
+func (p *process) signalled() bool {
+	select {
+	case <-p.exited:
+	default:
+		return false
+	}
+	ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return false
+	}
+	switch ws.Signal() {
+	case syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP:
+		return true
+	}
+	return false
 }
 
 // exitError describes how the child ended, with the last lines of its

@@ -2,11 +2,13 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -29,6 +31,8 @@ type session struct {
 	lost     chan struct{} // closed by markLost
 	lostErr  error         // set before lost is closed
 
+	inflight atomic.Int64 // calls sent on the session and not yet answered
+
 	wg       sync.WaitGroup // the exit watcher
 	stopOnce sync.Once
 	stopErr  error
@@ -39,13 +43,13 @@ type session struct {
 // timeout. onNotify gets the upstream's notifications (from the transport's
 // reader: it must not block). The session's background work is bound to
 // life, not to the init timeout.
-func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.Logger, onNotify func(mcp.JSONRPCNotification), opts ...client.ClientOption) (*session, error) {
+func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.Logger, sp *spawner, onNotify func(mcp.JSONRPCNotification), opts ...client.ClientOption) (*session, error) {
 	timeout := spec.initTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
 	s := &session{lost: make(chan struct{})}
-	t, err := s.newTransport(spec, logger)
+	t, err := s.newTransport(spec, logger, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -56,6 +60,10 @@ func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.
 	s.client = client.NewClient(t, append([]client.ClientOption{client.WithLegacyProtocolOnly()}, opts...)...)
 	s.client.OnNotification(onNotify)
 	s.client.OnConnectionLost(func(err error) {
+		if errors.Is(err, transport.ErrSessionTerminated) { // HTTP 404: not a crash
+			s.markLost(fmt.Errorf("%w: %w", errSessionExpired, err))
+			return
+		}
 		s.markLost(fmt.Errorf("connection lost: %w", err))
 	})
 	fail := func(step string, err error) error {
@@ -111,6 +119,15 @@ func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.
 	return s, nil
 }
 
+// callTool sends a tools/call on the session, its result taken raw into
+// *raw, counted in inflight while it runs.
+func (s *session) callTool(ctx context.Context, raw *json.RawMessage, params mcp.CallToolParams) error {
+	s.inflight.Add(1)
+	defer s.inflight.Add(-1)
+	_, err := s.client.CallTool(withRawResult(ctx, raw), mcp.CallToolRequest{Params: params})
+	return err
+}
+
 // listTools lists all the upstream's tools, following pagination.
 func (s *session) listTools(ctx context.Context) ([]mcp.Tool, error) {
 	res, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
@@ -124,12 +141,12 @@ func (s *session) listTools(ctx context.Context) ([]mcp.Tool, error) {
 }
 
 // newTransport builds the transport for spec without starting it. For a
-// stdio server it starts the child (the transport only frames messages on
-// its pipes) and sets s.proc.
-func (s *session) newTransport(spec Spec, logger *slog.Logger) (transport.Interface, error) {
+// stdio server it starts the child through sp (the transport only frames
+// messages on its pipes) and sets s.proc.
+func (s *session) newTransport(spec Spec, logger *slog.Logger, sp *spawner) (transport.Interface, error) {
 	switch spec.Transport {
 	case TransportStdio:
-		proc, err := startProcess(spec, logger)
+		proc, err := startProcess(spec, logger, sp)
 		if err != nil {
 			return nil, fmt.Errorf("starting: %w", err)
 		}

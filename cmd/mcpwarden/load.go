@@ -27,6 +27,9 @@ type setup struct {
 	// peer, when set before the upstreams start, answers their requests to
 	// the client side (serve sets it to the proxy).
 	peer upstream.Peer
+	// background, when set before the upstreams start, returns from
+	// starting them at once (serve sets it: see upstream.Options.Background).
+	background bool
 }
 
 // loadSetup loads and validates the config at path and compiles its
@@ -79,6 +82,7 @@ func (s *setup) startUpstreamsWith(ctx context.Context, logger *slog.Logger, onE
 		ClientInfo: mcp.Implementation{Name: "mcpwarden", Version: version()},
 		OnEvent:    onEvent,
 		Peer:       s.peer,
+		Background: s.background,
 	})
 }
 

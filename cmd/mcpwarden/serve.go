@@ -64,6 +64,14 @@ with status 0. A second SIGINT or SIGTERM ends the grace period at once.`,
 // after SIGINT or SIGTERM, unless --shutdown-grace says otherwise.
 const defaultShutdownGrace = 10 * time.Second
 
+// startupWait bounds how long, after mcpwarden starts, a client request
+// that lists the upstreams' tools, resources or prompts waits for those
+// still on their first start (see proxy.Options.Starting). initialize is
+// answered at once; a server that comes up later adds its tools with
+// list_changed. A tools/call of a tool not listed yet waits for it, or
+// for every upstream to have started or failed.
+const startupWait = 10 * time.Second
+
 // serveFlags are serve's own flags.
 type serveFlags struct {
 	config, profile string
@@ -129,35 +137,24 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 			tel.AuditWriteFailed()
 		}
 		recordUpstreamEvent(tel, e)
-		if srv := target.Load(); srv != nil && (e.Kind == upstream.EventConnected || e.Kind == upstream.EventRestarted || e.Kind == upstream.EventToolsChanged) {
+		if srv := target.Load(); srv != nil && (e.Kind == upstream.EventConnected || e.Kind == upstream.EventRestarted || e.Kind == upstream.EventToolsChanged || e.Kind == upstream.EventReinitialized && e.ToolsChanged) {
 			srv.UpstreamChanged(ctx, e.Server)
 		}
 	}
 	var peer proxy.PeerSlot
 	st.peer = &peer
-	pool := st.startUpstreamsWith(ctx, logger, onEvent, headerFunc)
+	// The upstreams start in the background: serving does not wait for the
+	// slowest of them (startupWait bounds how long requests do).
+	st.background = true
+	startupDeadline := time.Now().Add(startupWait)
+	// A SIGTERM does not cut their first attempts: calls may be waiting for
+	// them, and Close stops them.
+	pool := st.startUpstreamsWith(context.WithoutCancel(ctx), logger, onEvent, headerFunc)
 	defer func() {
 		if err := pool.Close(); err != nil {
 			logger.Warn("closing upstreams", "err", err)
 		}
 	}()
-	up := 0
-	for _, name := range pool.Names() {
-		if err := pool.Err(name); err != nil {
-			logger.Error("upstream failed to start; retrying in the background, its tools appear when it is up", "server", name, "err", err)
-			continue
-		}
-		up++
-		// Also reported by EventConnected; repeated in case the pool
-		// reports its first connects otherwise.
-		if tools, err := pool.Tools(name); err == nil {
-			tel.UpstreamUp(name, true)
-			tel.SetKnownTools(name, toolNames(tools))
-		}
-	}
-	if up == 0 {
-		logger.Warn("no upstream server is up yet; serving anyway, tools appear as servers come up")
-	}
 
 	resolvers, stopResolvers, err := startResolvers(ctx, cfg, stderr, logger)
 	if err != nil {
@@ -185,6 +182,8 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 		SkipElicitation: cfg.Ask.Elicitation != nil && !*cfg.Ask.Elicitation,
 		// max_inflight_mb bounds the bytes held by calls in flight.
 		MaxInflightBytes: int64(cfg.MaxInflightMB) << 20,
+		Starting:         pool.WaitStarted,
+		StartupDeadline:  startupDeadline,
 	})
 	if err != nil {
 		return &codeError{code: exitUsage, err: fmt.Errorf("config %s: %w", configPath, err)}
@@ -236,12 +235,19 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 		}
 	})
 
-	logSummary(logger, st, pool, profile, auditCfg)
+	watching.Go(func() { // once the upstreams have started, or startupWait has passed
+		wctx, cancel := context.WithDeadline(watchCtx, startupDeadline)
+		defer cancel()
+		if pool.WaitStarted(wctx) != nil && watchCtx.Err() != nil {
+			return
+		}
+		logSummary(logger, st, pool, profile, auditCfg)
+	})
 	// Starting (listing every upstream's tools, resources and prompts)
 	// leaves garbage behind; hand it back before settling in to serve.
 	debug.FreeOSMemory()
 	if cfg.Listen == "" || cfg.Listen == config.ListenStdio {
-		logger.Info("serving on stdio", "upstreams", up)
+		logger.Info("serving on stdio; upstreams start in the background", "upstreams", len(pool.Names()))
 		return srv.ServeStdio(serveCtx, stdin, stdout)
 	}
 	return srv.ServeHTTP(serveCtx, cfg.Listen, proxy.HTTPOptions{
@@ -334,10 +340,16 @@ func writeUpstreamEvent(ctx context.Context, log *audit.Log, logger *slog.Logger
 		written = false
 	}
 	switch e.Kind {
+	case upstream.EventFailed:
+		if e.Attempt == 2 { // the first attempt; the pool logs every one
+			logger.Error("upstream failed to start; retrying in the background, its tools appear when it is up", "server", e.Server, "err", e.Err)
+		}
 	case upstream.EventLost:
 		logger.Warn("upstream lost; restarting", "server", e.Server, "err", e.Err)
 	case upstream.EventRestarted:
 		logger.Info("upstream restarted", "server", e.Server, "tools_changed", e.ToolsChanged)
+	case upstream.EventReinitialized:
+		logger.Info("upstream session re-initialized after the upstream forgot it", "server", e.Server, "tools_changed", e.ToolsChanged)
 	}
 	return written
 }
@@ -354,7 +366,7 @@ func recordUpstreamEvent(tel *telemetry.Telemetry, e upstream.Event) {
 		}
 	case upstream.EventFailed, upstream.EventLost:
 		tel.UpstreamUp(e.Server, false)
-	case upstream.EventToolsChanged:
+	case upstream.EventToolsChanged, upstream.EventReinitialized:
 		tel.SetKnownTools(e.Server, toolNames(e.Tools))
 	}
 }

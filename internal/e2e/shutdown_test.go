@@ -94,6 +94,7 @@ func TestShutdownLetsACallInProgressFinish(t *testing.T) {
 	t.Parallel()
 	f := everythingFixture(t)
 	c := connectStdio(t, f, client.WithLegacyProtocolOnly())
+	listedNames(t, c) // the upstream is up: a call waiting for it to start is not yet in progress
 	done := make(chan *mcp.CallToolResult, 1)
 	go func() {
 		res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{

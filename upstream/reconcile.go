@@ -1,0 +1,164 @@
+package upstream
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"sync"
+)
+
+// Reconcile makes the pool serve specs, for a reloaded configuration. A
+// server in specs but not in the pool is added and started as Start does;
+// one in the pool but not in specs is removed: it leaves the pool at once
+// (Call, Tools, Err and Session return ErrUnknownServer), its calls in
+// flight fail with ErrUnavailable, its session is closed and its process
+// group stopped, and EventRemoved is reported. A server whose Spec changed
+// is replaced: new calls go to the new one, which reports EventConnected
+// or EventFailed, and wait while it starts (see Call). The old one is
+// stopped like a removed one (without EventRemoved): at once and before
+// the new one's first attempt when it has no calls in flight; otherwise
+// it drains, in the background, the new one starting meanwhile: its calls
+// in flight (and queued) run to their end, bounded by its CallTimeout,
+// then it is stopped, and it is not restarted if it goes down meanwhile.
+// A server whose Spec is unchanged keeps running
+// untouched, the same session; Specs are compared field by field, with nil
+// and empty maps and slices equal and HeaderFunc compared only as set or
+// not (a func cannot be compared; the new one is used from then on, by
+// the running session too). Reconcile returns the names added, removed
+// and restarted (replaced), each sorted, once the removed and replaced
+// servers are stopped (but for those draining) and the new ones have
+// succeeded or failed their
+// first attempt; ctx bounds the first attempts only, failures are retried
+// in the background (see Err). Concurrent calls are applied one at a time,
+// each against the result of the one before; Reconcile after Close does
+// nothing and returns nil lists. It must not be called from OnEvent.
+func (p *Pool) Reconcile(ctx context.Context, specs map[string]Spec) (added, removed, restarted []string) {
+	var stopping, draining []*server
+	var first sync.WaitGroup
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, nil, nil
+	}
+	cur := *p.servers.Load()
+	next := make(map[string]*server, len(specs))
+	var starting []*server
+	for name, spec := range specs {
+		old, ok := cur[name]
+		if ok && specEqual(old.spec, spec) {
+			old.setHeaderFunc(spec.HeaderFunc)
+			next[name] = old
+			continue
+		}
+		earlier := p.retiring[name] // one removed or replaced by an earlier Reconcile, still stopping
+		drain := false
+		if ok {
+			restarted = append(restarted, name)
+			p.retireLocked(old, retiredReplaced)
+			if drain = old.busy(); drain {
+				draining = append(draining, old)
+			} else {
+				stopping = append(stopping, old)
+			}
+		} else {
+			added = append(added, name)
+		}
+		s := p.newServer(name, spec)
+		s.prev = p.retiring[name] // the replaced one, or one removed by an earlier Reconcile
+		if drain {
+			s.prev = earlier // not the draining one: it serves its calls while the new one starts
+		}
+		next[name] = s
+		starting = append(starting, s)
+	}
+	for name, old := range cur {
+		if _, ok := specs[name]; !ok {
+			removed = append(removed, name)
+			p.retireLocked(old, retiredRemoved)
+			stopping = append(stopping, old)
+		}
+	}
+	p.servers.Store(&next)
+	for _, s := range stopping {
+		s.cancel()
+	}
+	for _, s := range draining {
+		p.wg.Go(s.drainThenStop)
+	}
+	for _, s := range starting {
+		p.startLocked(ctx, s, &first)
+	}
+	p.mu.Unlock()
+
+	for _, s := range stopping {
+		<-s.done
+	}
+	first.Wait()
+	slices.Sort(added)
+	slices.Sort(removed)
+	slices.Sort(restarted)
+	if len(added)+len(removed)+len(restarted) > 0 {
+		p.logger.Info("upstreams reconciled", "added", added, "removed", removed, "restarted", restarted)
+	}
+	return added, removed, restarted
+}
+
+// retireLocked marks s as stopped by Reconcile, so that calls still
+// holding it fail saying so, and records it until its supervisor has ended
+// so that a new server of the same name starts after that. p.mu is held.
+func (p *Pool) retireLocked(s *server, why retirement) {
+	s.mu.Lock()
+	s.retired = why
+	s.wakeLocked()
+	s.mu.Unlock()
+	p.retiring[s.name] = s
+}
+
+// exit is the supervisor's last act: it reports a removal, forgets a
+// retiring server, and lets whatever waits for s go on.
+func (s *server) exit() {
+	s.mu.Lock()
+	s.sess, s.closed = nil, true
+	why, stopErr := s.retired, s.stopError
+	s.wakeLocked()
+	s.mu.Unlock()
+	if why != notRetired && stopErr != nil {
+		s.logger.Warn("stopping upstream", "err", stopErr)
+	}
+	if why == retiredRemoved {
+		s.logger.Info("upstream removed")
+		s.emit(Event{Server: s.name, Kind: EventRemoved})
+	}
+	p := s.pool
+	p.mu.Lock()
+	if p.retiring[s.name] == s {
+		delete(p.retiring, s.name)
+	}
+	p.mu.Unlock()
+	close(s.done)
+}
+
+// specEqual reports whether a and b describe the same server: the same
+// fields, with nil and empty maps and slices alike and HeaderFunc only set
+// or not.
+func specEqual(a, b Spec) bool {
+	if (a.HeaderFunc == nil) != (b.HeaderFunc == nil) {
+		return false
+	}
+	return reflect.DeepEqual(a.canonical(), b.canonical())
+}
+
+// canonical is s without HeaderFunc and with empty maps and slices nil.
+func (s Spec) canonical() Spec {
+	s.HeaderFunc = nil
+	if len(s.Args) == 0 {
+		s.Args = nil
+	}
+	if len(s.Env) == 0 {
+		s.Env = nil
+	}
+	if len(s.Headers) == 0 {
+		s.Headers = nil
+	}
+	return s
+}
