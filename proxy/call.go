@@ -94,36 +94,13 @@ func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 		}
 		ctx, span := s.tel.StartRequest(ctx, telemetry.Request{Method: string(mcp.MethodToolsCall), Tool: t.Wire, Session: c.session})
 		defer func() { span.End(spanErr(result, err)) }()
-		dctx, dspan := s.tel.StartDecision(ctx, t.Server, t.Name)
-		if c.argsErr != nil {
-			// Malformed arguments are refused before any rule is consulted.
-			c.verdict = rules.Verdict{Decision: rules.Deny, Reason: c.argsErr.Error()}
-			dspan.End(c.verdict, c.grantedBy)
-			s.tel.Decision(c.profile, t.Server, t.Name, c.verdict.Decision)
-			s.writeAudit(ctx, c.decisionEvent())
-			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden refused %s: %v", t.Canonical, c.argsErr)), nil
-		}
-		c.verdict = s.pinVerdict(t, s.decide(c))
-		var res resolution
-		switch c.verdict.Decision {
-		case rules.Allow:
-			res = resolution{forward: true, grantedBy: audit.GrantedByRule}
-		case rules.Ask:
-			res = s.resolveAsk(dctx, c, req)
-			if res.pending != nil {
-				dspan.End(c.verdict, "")
-				return res.pending, nil // asked; decided when the client retries
-			}
-		default:
-			res = resolution{grantedBy: audit.GrantedByRule, reason: c.verdict.Reason, text: denyText(c)}
-		}
-		c.grantedBy, c.reason, c.failure = res.grantedBy, res.reason, res.failure
-		dspan.End(c.verdict, c.grantedBy)
-		s.tel.Decision(c.profile, t.Server, t.Name, c.verdict.Decision)
-		if err := s.writeAudit(ctx, c.decisionEvent()); err != nil && s.audit.Required() {
-			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden refused %s: the audit log cannot be written (%v), and audit.required is true, so nothing was forwarded", t.Canonical, err)), nil
-		}
-		if !res.forward {
+		res, err := s.admit(ctx, c, req, askWithRetry)
+		switch {
+		case err != nil:
+			return mcp.NewToolResultError("mcpwarden refused " + err.Error()), nil
+		case res.pending != nil:
+			return res.pending, nil // asked; decided when the client retries
+		case !res.forward:
 			s.logRefusal(c)
 			return mcp.NewToolResultError(res.text), nil
 		}

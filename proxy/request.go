@@ -8,23 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
-	"github.com/mcpwarden/mcpwarden/rules"
-)
-
-// An asking says whether a request whose verdict is ask may be put to the
-// human.
-type asking bool
-
-const (
-	// askHuman resolves an ask as a tools/call does.
-	askHuman asking = true
-	// askNever forwards only an allow: an ask is recorded and not
-	// forwarded. It is for the fan-out mcpwarden does on a client's behalf
-	// (logging/setLevel), which no one should be asked about once per
-	// server.
-	askNever asking = false
 )
 
 // errRefused marks a request mcpwarden refused, as opposed to one the
@@ -67,39 +51,11 @@ func (s *Server) request(ctx context.Context, c *call, ask asking, do func(conte
 }
 
 func (s *Server) admitAndForward(ctx context.Context, c *call, ask asking, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
-	dctx, dspan := s.tel.StartDecision(ctx, c.tool.Server, c.tool.Name)
-	var res resolution
+	res, err := s.admit(ctx, c, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: c.tool.Wire, Arguments: c.args}}, ask)
 	switch {
-	case c.argsErr != nil:
-		c.verdict = rules.Verdict{Decision: rules.Deny, Reason: c.argsErr.Error()}
-		res = resolution{grantedBy: audit.GrantedByRule, text: fmt.Sprintf("mcpwarden refused %s: %v", c.tool.Canonical, c.argsErr)}
-	default:
-		c.verdict = s.pinVerdict(c.tool, s.decide(c))
-		switch c.verdict.Decision {
-		case rules.Allow:
-			res = resolution{forward: true, grantedBy: audit.GrantedByRule}
-		case rules.Ask:
-			if ask == askNever {
-				res = resolution{grantedBy: audit.GrantedByRule, reason: "not asked: only an allow rule forwards " + string(c.method), text: fmt.Sprintf("mcpwarden did not forward %s: it needs approval (%s), and it is never asked; allow it with a rule.", c.tool.Canonical, ruleName(c))}
-				break
-			}
-			res = s.resolveAsk(dctx, c, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: c.tool.Wire, Arguments: c.args}})
-			if res.pending != nil {
-				// A multi round-trip answer comes with a retried tools/call;
-				// other requests cannot carry it.
-				res = resolution{grantedBy: audit.GrantedByNoElicitation, reason: "the client answers asks only by retrying a tool call", text: fmt.Sprintf("mcpwarden: %s needs approval (%s), and this client can only be asked during a tool call; nothing was forwarded.", c.tool.Canonical, ruleName(c))}
-			}
-		default:
-			res = resolution{grantedBy: audit.GrantedByRule, reason: c.verdict.Reason, text: denyText(c)}
-		}
-	}
-	c.grantedBy, c.reason, c.failure = res.grantedBy, res.reason, res.failure
-	dspan.End(c.verdict, c.grantedBy)
-	s.tel.Decision(c.profile, c.tool.Server, c.tool.Name, c.verdict.Decision)
-	if err := s.writeAudit(ctx, c.decisionEvent()); err != nil && s.audit.Required() {
-		return nil, fmt.Errorf("%w: %s: the audit log cannot be written (%v), and audit.required is true, so nothing was forwarded", errRefused, c.tool.Canonical, err)
-	}
-	if !res.forward {
+	case err != nil:
+		return nil, fmt.Errorf("%w: %v", errRefused, err)
+	case !res.forward:
 		return nil, fmt.Errorf("%w: %s", errRefused, res.text)
 	}
 	return s.forwardRequest(ctx, c, do)

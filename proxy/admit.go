@@ -1,0 +1,78 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/rules"
+)
+
+// An asking says how a request whose verdict is ask may be put to the
+// human.
+type asking uint8
+
+const (
+	// askNever forwards only an allow: an ask is recorded and not
+	// forwarded. It is for the fan-out mcpwarden does on a client's behalf
+	// (logging/setLevel), which no one should be asked about once per
+	// server.
+	askNever asking = iota
+	// askHuman resolves an ask with the human; a client that can answer
+	// only by retrying a tool call (a multi round-trip input request)
+	// cannot be asked, and the request is refused.
+	askHuman
+	// askWithRetry is askHuman for a tools/call, whose client may answer
+	// by retrying it: admit then returns the pending input request.
+	askWithRetry
+)
+
+// admit decides c — malformed arguments refused before any rule, else the
+// rules with every path form (s.decide) and the pins — settles an ask as
+// ask says, with req as the call the human is asked about, and records the
+// decision: the decision span, the metric and the audit event, written
+// before anything is forwarded. A pending resolution (askWithRetry) is
+// returned unrecorded: the call is decided when the client retries. The
+// error, when set, is why nothing may be forwarded although the decision
+// was to: the audit log cannot be written and audit.required is true.
+func (s *Server) admit(ctx context.Context, c *call, req mcp.CallToolRequest, ask asking) (resolution, error) {
+	dctx, dspan := s.tel.StartDecision(ctx, c.tool.Server, c.tool.Name)
+	var res resolution
+	switch {
+	case c.argsErr != nil:
+		c.verdict = rules.Verdict{Decision: rules.Deny, Reason: c.argsErr.Error()}
+		res = resolution{grantedBy: audit.GrantedByRule, text: fmt.Sprintf("mcpwarden refused %s: %v", c.tool.Canonical, c.argsErr)}
+	default:
+		c.verdict = s.pinVerdict(c.tool, s.decide(c))
+		switch c.verdict.Decision {
+		case rules.Allow:
+			res = resolution{forward: true, grantedBy: audit.GrantedByRule}
+		case rules.Ask:
+			if ask == askNever {
+				res = resolution{grantedBy: audit.GrantedByRule, reason: "not asked: only an allow rule forwards " + string(c.method), text: fmt.Sprintf("mcpwarden did not forward %s: it needs approval (%s), and it is never asked; allow it with a rule.", c.tool.Canonical, ruleName(c))}
+				break
+			}
+			res = s.resolveAsk(dctx, c, req)
+			switch {
+			case res.pending != nil && ask == askWithRetry:
+				dspan.End(c.verdict, "")
+				return res, nil // asked; decided when the client retries
+			case res.pending != nil:
+				// A multi round-trip answer comes with a retried
+				// tools/call; other requests cannot carry it.
+				res = resolution{grantedBy: audit.GrantedByNoElicitation, reason: "the client answers asks only by retrying a tool call", text: fmt.Sprintf("mcpwarden: %s needs approval (%s), and this client can only be asked during a tool call; nothing was forwarded.", c.tool.Canonical, ruleName(c))}
+			}
+		default:
+			res = resolution{grantedBy: audit.GrantedByRule, reason: c.verdict.Reason, text: denyText(c)}
+		}
+	}
+	c.grantedBy, c.reason, c.failure = res.grantedBy, res.reason, res.failure
+	dspan.End(c.verdict, c.grantedBy)
+	s.tel.Decision(c.profile, c.tool.Server, c.tool.Name, c.verdict.Decision)
+	if err := s.writeAudit(ctx, c.decisionEvent()); err != nil && s.audit.Required() && res.forward {
+		return res, fmt.Errorf("%s: the audit log cannot be written (%v), and audit.required is true, so nothing was forwarded", c.tool.Canonical, err)
+	}
+	return res, nil
+}
