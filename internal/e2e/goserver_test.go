@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,38 +15,11 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// goServerBuild is the goserver binary (./goserver), built once per run
-// next to the mcpwarden binary.
-var goServerBuild struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// goServerPath returns the goserver binary, building it on first use.
-func goServerPath(t *testing.T) string {
-	t.Helper()
-	goServerBuild.once.Do(func() {
-		path := filepath.Join(filepath.Dir(binary), "goserver")
-		build := exec.Command("go", "build", "-o", path, "./internal/e2e/goserver")
-		build.Dir = repoRoot
-		if out, err := build.CombinedOutput(); err != nil {
-			goServerBuild.err = fmt.Errorf("building goserver: %w\n%s", err, out)
-			return
-		}
-		goServerBuild.path = path
-	})
-	if goServerBuild.err != nil {
-		t.Fatal(goServerBuild.err)
-	}
-	return goServerBuild.path
-}
-
 // startGoServerHTTP starts goserver on a free loopback port and returns its
 // streamable HTTP endpoint; the server is stopped when the test ends.
 func startGoServerHTTP(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command(goServerPath(t), "-http", "127.0.0.1:0")
+	cmd := exec.Command(goServer.binary(t), "-http", "127.0.0.1:0")
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -104,7 +76,7 @@ type goUpstream struct {
 func goUpstreams() []goUpstream {
 	return []goUpstream{
 		{"stdio", func(t *testing.T) string {
-			return fmt.Sprintf("  go:\n    command: %q", goServerPath(t))
+			return fmt.Sprintf("  go:\n    command: %q", goServer.binary(t))
 		}},
 		{"http", func(t *testing.T) string {
 			return fmt.Sprintf("  go:\n    url: %q\n    resolve_symlinks: true", startGoServerHTTP(t))

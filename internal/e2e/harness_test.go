@@ -358,3 +358,37 @@ func readAudit(t *testing.T, path, kind string) []auditEvent {
 	}
 	return events
 }
+
+// A standIn is a hand-written upstream program of this package
+// (./goserver, ./slowserver), built once per run next to the mcpwarden
+// binary, on first use.
+type standIn struct {
+	pkg  string // the directory under internal/e2e
+	once sync.Once
+	path string
+	err  error
+}
+
+var (
+	goServer   = &standIn{pkg: "goserver"}
+	slowServer = &standIn{pkg: "slowserver"}
+)
+
+// binary returns the stand-in's binary, building it on first use.
+func (b *standIn) binary(t *testing.T) string {
+	t.Helper()
+	b.once.Do(func() {
+		path := filepath.Join(filepath.Dir(binary), b.pkg)
+		build := exec.Command("go", "build", "-o", path, "./internal/e2e/"+b.pkg)
+		build.Dir = repoRoot
+		if out, err := build.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("building %s: %w\n%s", b.pkg, err, out)
+			return
+		}
+		b.path = path
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}

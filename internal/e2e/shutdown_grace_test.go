@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,33 +18,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// slowServerBuild is the slowserver stand-in (./slowserver), built once
-// per run next to the mcpwarden binary.
-var slowServerBuild struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// slowServerPath returns the slowserver binary, building it on first use.
-func slowServerPath(t *testing.T) string {
-	t.Helper()
-	slowServerBuild.once.Do(func() {
-		path := filepath.Join(filepath.Dir(binary), "slowserver")
-		build := exec.Command("go", "build", "-o", path, "./internal/e2e/slowserver")
-		build.Dir = repoRoot
-		if out, err := build.CombinedOutput(); err != nil {
-			slowServerBuild.err = fmt.Errorf("building slowserver: %w\n%s", err, out)
-			return
-		}
-		slowServerBuild.path = path
-	})
-	if slowServerBuild.err != nil {
-		t.Fatal(slowServerBuild.err)
-	}
-	return slowServerBuild.path
-}
-
 // slowFixture is a world with one upstream, slowserver as "slow", whose
 // sleep tool is allowed; upstreamLog is where slowserver writes what it
 // received.
@@ -53,7 +25,7 @@ func slowFixture(t *testing.T, listen string) (f *fixture, upstreamLog string) {
 	t.Helper()
 	upstreamLog = filepath.Join(t.TempDir(), "slowserver.log")
 	f = newFixture(t, listen,
-		fmt.Sprintf("  slow:\n    command: %q\n    args: [-log, %q]", slowServerPath(t), upstreamLog),
+		fmt.Sprintf("  slow:\n    command: %q\n    args: [-log, %q]", slowServer.binary(t), upstreamLog),
 		`  default: deny
   allow:
     - "mcp:slow:sleep"`)
