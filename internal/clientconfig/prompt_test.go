@@ -112,18 +112,24 @@ func FuzzAllowInClientSettings(f *testing.F) {
 	f.Add([]byte(`{"permissions":{"allow":[1,{"a":2}]},"x":[]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if out, changed, err := AllowInClaudeSettings(data, "mcp__mcpwarden"); err == nil && changed {
-			var v struct {
-				Permissions struct{ Allow []any } `json:"permissions"`
-			}
-			if err := json.Unmarshal(out, &v); err != nil || !slices.Contains(v.Permissions.Allow, any("mcp__mcpwarden")) {
+			// The client (Node.js) reads keys exactly, not folded as
+			// encoding/json binds struct fields: decode into maps.
+			var top map[string]any
+			err := json.Unmarshal(out, &top)
+			permissions, _ := top["permissions"].(map[string]any)
+			allow, _ := permissions["allow"].([]any)
+			if err != nil || !slices.Contains(allow, any("mcp__mcpwarden")) {
 				t.Errorf("AllowInClaudeSettings(%q) = %q, %v", data, out, err)
 			}
 		}
 		if out, changed, err := AllowInOpenCode(data, ""); err == nil && changed {
-			var v struct {
-				Permission map[string]json.RawMessage `json:"permission"`
+			var top map[string]json.RawMessage
+			var permission map[string]json.RawMessage
+			err := json.Unmarshal(out, &top)
+			if err == nil {
+				err = json.Unmarshal(top["permission"], &permission)
 			}
-			if err := json.Unmarshal(out, &v); err != nil || string(v.Permission["mcpwarden_*"]) != `"allow"` {
+			if err != nil || string(permission["mcpwarden_*"]) != `"allow"` {
 				t.Errorf("AllowInOpenCode(%q) = %q, %v", data, out, err)
 			}
 		}
