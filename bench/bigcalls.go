@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -155,23 +153,3 @@ func runBigCalls(args []string) error {
 }
 
 func mb(b int64) float64 { return float64(b) / (1 << 20) }
-
-// procStatus is the value of a size field (VmRSS:, VmHWM:) of
-// /proc/PID/status, in bytes.
-func procStatus(pid int, field string) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), field); ok {
-			return parseKB(rest)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	return 0, errors.New("no " + field + " line")
-}

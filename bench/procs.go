@@ -144,7 +144,11 @@ func waitTCP(p *proc, addr string, timeout time.Duration) error {
 
 // rssBytes is VmRSS of pid from /proc/PID/status: the process itself, not
 // its children.
-func rssBytes(pid int) (int64, error) {
+func rssBytes(pid int) (int64, error) { return procStatus(pid, "VmRSS:") }
+
+// procStatus is the value of a size field (VmRSS:, VmHWM:) of
+// /proc/PID/status, in bytes.
+func procStatus(pid int, field string) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
@@ -152,14 +156,14 @@ func rssBytes(pid int) (int64, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), field); ok {
 			return parseKB(rest)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return 0, err
 	}
-	return 0, errors.New("no VmRSS line")
+	return 0, errors.New("no " + field + " line")
 }
 
 // parseKB parses a /proc status value such as "  12345 kB" into bytes.
