@@ -137,9 +137,13 @@ func FuzzEnvOverride(f *testing.F) {
 	f.Add("CONFIG", "/x")
 	f.Add("POLICY__DENY", `["mcp:*:*:@path=**/.env"]`)
 	f.Add("SERVERS____", "{a: [1, {b: 2}]}")
+	f.Add("RVERS=SE", "x") // the name ends at "=": the error names MCPWARDEN_RVERS
 	f.Fuzz(func(t *testing.T, name, value string) {
-		variable := EnvPrefix + name
-		_, err := Parse([]byte(minimal), ".yaml", "/etc/mcpwarden", []string{variable + "=" + value})
+		entry := EnvPrefix + name + "=" + value
+		// The environment holds NAME=VALUE; a name with "=" in it ends at
+		// the first one, as it does for the process.
+		variable, _, _ := strings.Cut(entry, "=")
+		_, err := Parse([]byte(minimal), ".yaml", "/etc/mcpwarden", []string{entry})
 		if err != nil && !strings.Contains(err.Error(), variable) && !strings.Contains(err.Error(), "config: ") {
 			t.Errorf("error %q names neither the variable nor the config", err)
 		}
