@@ -182,11 +182,33 @@ func TestReplaceAttrKeepsErrorsErrors(t *testing.T) {
 	}
 }
 
-func TestDefaultRedactKeysAreValid(t *testing.T) {
+func TestDefaultKeysAreTheSharedDetectors(t *testing.T) {
 	t.Parallel()
-	for _, p := range DefaultRedactKeys {
-		if err := checkPattern(p); err != nil {
-			t.Error(err)
+	r, err := NewRedactor(Config{RedactKeys: []string{"ssn"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		key                string
+		byDefault, withSSN bool
+	}{
+		{"api_key", true, true},
+		{"GITHUB_PAT", true, true},
+		{"X-Auth", true, true},
+		{"DB_DSN", true, true},
+		{"pwd", true, true},
+		{"session_id", true, true},
+		{"passphrase", true, true},
+		{"SSN", false, true},
+		{"path", false, false},
+		{"author", false, false},
+	}
+	for _, tt := range tests {
+		if got := defaultRedactor.IsSecretKey(tt.key); got != tt.byDefault {
+			t.Errorf("default IsSecretKey(%q) = %v, want %v", tt.key, got, tt.byDefault)
+		}
+		if got := r.IsSecretKey(tt.key); got != tt.withSSN {
+			t.Errorf("IsSecretKey(%q) with ssn configured = %v, want %v", tt.key, got, tt.withSSN)
 		}
 	}
 }
