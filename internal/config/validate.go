@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 
+	"github.com/mcpwarden/mcpwarden/internal/hostport"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -28,7 +28,7 @@ func (c *Config) Validate() error {
 		host, _, err := net.SplitHostPort(c.Listen)
 		if err != nil {
 			add("listen: %q is neither %q nor host:port (%v)", c.Listen, ListenStdio, err)
-		} else if !isLoopback(host) && c.Auth.BearerTokenEnv == "" && !c.profilesHaveTokens() {
+		} else if !hostport.IsLoopback(host) && c.Auth.BearerTokenEnv == "" && !c.profilesHaveTokens() {
 			add("listen: %q is not a loopback address, so auth.bearer_token_env (or profiles with tokens) is required", c.Listen)
 		}
 	}
@@ -159,7 +159,7 @@ func (a Ask) validate() []error {
 		host, _, err := net.SplitHostPort(a.ApprovalsListen)
 		if err != nil {
 			add("ask.approvals_listen: %q is not host:port (%v)", a.ApprovalsListen, err)
-		} else if !isLoopback(host) {
+		} else if !hostport.IsLoopback(host) {
 			add("ask.approvals_listen: %q must be a loopback address: the approvals page is for the local user only", a.ApprovalsListen)
 		}
 	}
@@ -176,7 +176,7 @@ func (a Ask) validate() []error {
 		case err != nil:
 			add("ask.resolver.url: %v", err)
 		case u.Scheme == "https":
-		case u.Scheme == "http" && isLoopback(u.Hostname()):
+		case u.Scheme == "http" && hostport.IsLoopback(u.Hostname()):
 		default:
 			add("ask.resolver.url: %q must be https (or http on a loopback address): it carries the asks and their answers", r.URL)
 		}
@@ -190,20 +190,19 @@ func (a Ask) validate() []error {
 	return errs
 }
 
-// validate checks the HTTP listener's settings: hosts are names or
-// name:port, origins are scheme://host[:port] with nothing after.
+// validate checks the HTTP listener's settings as the listener's guard
+// parses them (package hostport): hosts are names or name:port, origins
+// are scheme://host[:port] with nothing after.
 func (h HTTP) validate() []error {
 	var errs []error
 	for i, host := range h.AllowedHosts {
-		if host == "" || strings.ContainsAny(host, "/ @?#*") {
-			errs = append(errs, fmt.Errorf("http.allowed_hosts[%d]: %q must be a host name or name:port", i, host))
+		if _, err := hostport.ParsePattern(host); err != nil {
+			errs = append(errs, fmt.Errorf("http.allowed_hosts[%d]: %q must be a host name or name:port: %w", i, host, err))
 		}
 	}
 	for i, origin := range h.AllowedOrigins {
-		u, err := url.Parse(origin)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-			u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
-			errs = append(errs, fmt.Errorf("http.allowed_origins[%d]: %q must be an origin such as https://app.example.com", i, origin))
+		if _, err := hostport.NormalizeOrigin(origin); err != nil {
+			errs = append(errs, fmt.Errorf("http.allowed_origins[%d]: %q must be an origin such as https://app.example.com: %w", i, origin, err))
 		}
 	}
 	if h.MaxBodyBytes < 0 {
@@ -228,14 +227,6 @@ func validToolChange(v string) bool {
 		return true
 	}
 	return false
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // ServerNames returns the configured server names, sorted.
