@@ -202,7 +202,7 @@ func Compile(s Spec) (*Policy, error) {
 	for _, name := range slices.Sorted(maps.Keys(s.Servers)) {
 		srv := s.Servers[name]
 		where := "servers." + name
-		if !validServerName(name) {
+		if !ValidServerName(name) {
 			c.errorf("%s: %q is not a server name (lower-case letters, digits, _ and -, at most 32)", where, name)
 		}
 		if srv.Root != "" && !filepath.IsAbs(srv.Root) {

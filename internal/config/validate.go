@@ -7,15 +7,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 
 	"github.com/mcpwarden/mcpwarden/internal/hostport"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
-
-// serverName is the form of a key in servers (docs/design.md, "Names").
-var serverName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
 
 // Validate checks the config as a whole and returns every problem found,
 // each naming its key. It compiles the policy to check it, so a bad rule is
@@ -50,7 +46,7 @@ func (c *Config) Validate() error {
 	default:
 		add("log.format: %q is not one of text, json", c.Log.Format)
 	}
-	if sep := c.Naming.Separator; sep != "" && !wireSafe.MatchString(sep) {
+	if sep := c.Naming.Separator; sep != "" && !rules.WireSafe(sep) {
 		add("naming.separator: %q may only hold letters, digits, _ and -", sep)
 	}
 	if len(c.Servers) == 0 {
@@ -78,15 +74,13 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-var wireSafe = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
-
 func (s Server) validate(name string) []error {
 	var errs []error
 	add := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("servers.%s"+format, append([]any{name}, args...)...))
 	}
-	if !serverName.MatchString(name) {
-		add(": server name must match %s (lower case letters, digits, _ and -, at most 32)", serverName)
+	if !rules.ValidServerName(name) {
+		add(": server name must match %s (lower case letters, digits, _ and -, at most 32)", rules.ServerNameGrammar)
 	}
 	switch s.EffectiveTransport() {
 	case TransportStdio:
@@ -140,8 +134,8 @@ func (s Server) validate(name string) []error {
 		add(".on_tool_change: %q is not one of warn, ask, deny, hide", s.OnToolChange)
 	}
 	for tool, alias := range s.Aliases {
-		if !wireSafe.MatchString(alias) || len(alias) > 64 {
-			add(".aliases.%s: %q must match ^[a-zA-Z0-9_-]{1,64}$", tool, alias)
+		if !rules.ValidWireName(alias) {
+			add(".aliases.%s: %q must match %s", tool, alias, rules.WireNameGrammar)
 		}
 	}
 	return errs
