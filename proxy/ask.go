@@ -26,7 +26,7 @@ const maxPendingAsks = 1024
 // by whom and why.
 type resolution struct {
 	forward   bool
-	grantedBy string
+	grantedBy audit.GrantedBy
 	text      string // the refusal the client gets, when not forwarded
 	reason    string // why it was approved or refused, for the audit event
 	failure   string // what failed on the way, for the audit event's error
@@ -177,7 +177,7 @@ func (a *asker) timedOutAt(c *call, where string) resolution {
 }
 
 // cancelled is the refusal of a call its client cancelled while it waited.
-func (a *asker) cancelled(c *call, by string) resolution {
+func (a *asker) cancelled(c *call, by audit.GrantedBy) resolution {
 	return resolution{
 		grantedBy: by,
 		reason:    "cancelled by the client while waiting for approval",
@@ -187,7 +187,7 @@ func (a *asker) cancelled(c *call, by string) resolution {
 
 // refused is a refusal by a human or a resolver; why is how it was
 // refused ("denied on the approvals page").
-func (a *asker) refused(c *call, by, why string) resolution {
+func (a *asker) refused(c *call, by audit.GrantedBy, why string) resolution {
 	return resolution{
 		grantedBy: by,
 		reason:    why,

@@ -36,11 +36,11 @@ type call struct {
 	canonical    []byte // the arguments as forwarded
 	argsErr      error
 	verdict      rules.Verdict
-	grantedBy    string // how the decision was settled (audit.GrantedBy*)
-	reason       string // why a call was refused or let through, for the audit event
-	failure      string // what failed while deciding, for the audit event's error
-	decision     string // the id of the decision event, set by decisionEvent; results name it
-	hold         *hold  // the bytes the call holds in the in-flight budget
+	grantedBy    audit.GrantedBy // how the decision was settled
+	reason       string          // why a call was refused or let through, for the audit event
+	failure      string          // what failed while deciding, for the audit event's error
+	decision     string          // the id of the decision event, set by decisionEvent; results name it
+	hold         *hold           // the bytes the call holds in the in-flight budget
 }
 
 func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *call {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
+	"github.com/mcpwarden/mcpwarden/internal/pin"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
@@ -239,7 +240,7 @@ func (s *Server) listed(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 		if !ok || policy.Hidden(rules.Call{Profile: profile, Server: t.Server, Tool: t.Name}) {
 			continue
 		}
-		if p, changed := s.review.of(t.Canonical); !changed || p.reaction != OnChangeHide {
+		if p, changed := s.review.of(t.Canonical); !changed || p.reaction != pin.Hide {
 			out = append(out, def)
 		}
 	}

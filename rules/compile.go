@@ -190,7 +190,7 @@ func Compile(s Spec) (*Policy, error) {
 	c.p.cmdKeys = c.keySet("command_keys", cmdKeys)
 	c.p.foldPaths = s.PathsCaseInsensitive
 
-	c.gate(&c.p.global, "policy", "policy", s.Global)
+	c.gate(&c.p.global, GatePolicy, "policy", s.Global)
 	c.p.order = append(c.p.order, &c.p.global)
 	c.p.globalDefault = Ask
 	if c.p.global.hasDef {

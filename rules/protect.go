@@ -7,9 +7,12 @@ import (
 
 // RuleSelfProtection names the built-in rule that denies a call reaching
 // mcpwarden's own files (Spec.Protected); GateBuiltin is where it is.
+// GatePolicy is the global gate (a server's is "servers.<name>.policy", a
+// profile's "profiles.<name>").
 const (
 	RuleSelfProtection = "builtin:self-protection"
 	GateBuiltin        = "builtin"
+	GatePolicy         = "policy"
 )
 
 // A protectedPath is one entry of Spec.Protected: a file or directory, or

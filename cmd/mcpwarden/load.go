@@ -136,7 +136,7 @@ func (s *setup) pinning() (*proxy.Pinning, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proxy.Pinning{Lock: lock, Default: s.cfg.Pin.OnToolChange, OnChange: map[string]string{}}
+	p := &proxy.Pinning{Lock: lock, Default: s.cfg.Pin.OnToolChange, OnChange: map[string]pin.Reaction{}}
 	for name, srv := range s.cfg.Servers {
 		p.OnChange[name] = srv.OnToolChange
 	}

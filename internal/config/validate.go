@@ -56,7 +56,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, c.Servers[name].validate(name)...)
 	}
 	errs = append(errs, c.validateProfiles()...)
-	if !validToolChange(c.Pin.OnToolChange) {
+	if !c.Pin.OnToolChange.Valid() {
 		add("pin.on_tool_change: %q is not one of warn, ask, deny, hide", c.Pin.OnToolChange)
 	}
 	if err := c.PathsCaseInsensitive.validate(); err != nil {
@@ -130,7 +130,7 @@ func (s Server) validate(name string) []error {
 	if s.MaxQueuedCalls < 0 {
 		add(".max_queued_calls: must not be negative")
 	}
-	if !validToolChange(s.OnToolChange) {
+	if !s.OnToolChange.Valid() {
 		add(".on_tool_change: %q is not one of warn, ask, deny, hide", s.OnToolChange)
 	}
 	for tool, alias := range s.Aliases {
@@ -212,15 +212,6 @@ func (h HTTP) validate() []error {
 		errs = append(errs, errors.New("http.max_sessions_per_principal: must not be negative"))
 	}
 	return errs
-}
-
-// validToolChange reports whether v is an on_tool_change value ("" is the default).
-func validToolChange(v string) bool {
-	switch v {
-	case "", "warn", "ask", "deny", "hide":
-		return true
-	}
-	return false
 }
 
 // ServerNames returns the configured server names, sorted.
