@@ -44,7 +44,7 @@ type noAnswer struct {
 	failure string
 }
 
-// An asker resolves "ask" decisions with the human (DESIGN.md §3): a
+// An asker resolves "ask" decisions with the human (docs/design.md, "Asking a human"): a
 // standing session grant, else elicitation to the calling client, else
 // each out-of-band resolver in turn (the approvals page and CLI, an
 // external resolver), else the ask_fallback. A step that gives no answer

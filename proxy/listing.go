@@ -8,7 +8,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
-// Listing of the catalog is filtered like tools/list (DESIGN.md §2): a
+// Listing of the catalog is filtered like tools/list (docs/design.md, "Deciding a request"): a
 // resource or resource template of a server is hidden iff an unconditional
 // deny matches mcp:<server>:resources/read for the caller, and a prompt
 // iff one matches mcp:<server>:prompts/get — so mcp:<server>:* and a

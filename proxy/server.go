@@ -71,7 +71,7 @@ type Options struct {
 	AskTimeout time.Duration
 	// Resolvers answer the asks the calling client cannot be asked (it did
 	// not declare elicitation, or SkipElicitation is set): the approvals
-	// broker, an external resolver. The first one decides (DESIGN.md §3);
+	// broker, an external resolver. The first one decides (docs/design.md, "Asking a human");
 	// nil means none, so the ask_fallback applies.
 	Resolvers []approvals.Resolver
 	// SkipElicitation never asks through MCP elicitation, for clients that
