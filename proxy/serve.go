@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/internal/httpserve"
 )
 
 // EndpointPath is where the streamable HTTP endpoint is served.
@@ -102,24 +104,16 @@ func (s *Server) ServeHTTP(ctx context.Context, addr string, o HTTPOptions) erro
 	}()
 	defer func() { stopReaping(); <-reaped }()
 
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serving HTTP: %w", err)
-	case <-ctx.Done():
+	served, err := httpserve.Run(ctx, srv, ln, httpShutdownTimeout, sessions.stream.CloseSessions)
+	if served != nil {
+		return fmt.Errorf("serving HTTP: %w", served)
 	}
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpShutdownTimeout)
-	defer cancel()
-	sessions.stream.CloseSessions(shutdown)
-	err = srv.Shutdown(shutdown)
 	if err != nil {
 		// Requests still running past the timeout (a client that never
 		// reads its response) are cut: stopping is what was asked.
 		s.logger.Warn("shutting down HTTP: closing the connections still open", "err", err)
 		_ = srv.Close()
 	}
-	<-errc
 	return nil
 }
 

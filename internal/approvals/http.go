@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcpwarden/mcpwarden/internal/httpserve"
 )
 
 //go:embed page
@@ -261,17 +263,10 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serving the approvals page: %w", err)
-	case <-ctx.Done():
+	served, err := httpserve.Run(ctx, srv, ln, 5*time.Second, nil)
+	if served != nil {
+		return fmt.Errorf("serving the approvals page: %w", served)
 	}
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	err := srv.Shutdown(shutdown)
-	<-errc
 	if err != nil {
 		return fmt.Errorf("shutting down the approvals page: %w", err)
 	}
