@@ -14,9 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mcpwarden/mcpwarden/internal/httpserve"
+	"github.com/mcpwarden/mcpwarden/internal/textcut"
 )
 
 //go:embed page
@@ -246,13 +246,7 @@ func cut(s string, n int) string {
 		}
 		return r
 	}, strings.ToValidUTF8(s, ""))
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	return textcut.HeadBytes(s, n)
 }
 
 // Serve serves h on ln until ctx is done, then shuts down. Open event
