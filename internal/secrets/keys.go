@@ -34,23 +34,18 @@ var keyWords = []string{"pass", "pwd", "auth", "pat", "dsn"}
 // ASCII letters and digits and at lower-to-upper case changes, so
 // GITHUB_PERSONAL_ACCESS_TOKEN, apiKey and X-Api-Key are all secret keys.
 func IsSecretKey(name string) bool {
-	lower := strings.ToLower(name)
+	lower := strings.ToLower(name) // as Unicode folds: "\u212Aey" holds "key"
 	for _, f := range keyFragments {
 		if strings.Contains(lower, f) {
 			return true
 		}
 	}
-	found := false
-	eachWord(name, func(w string) bool {
-		found = slices.Contains(keyWords, w)
-		return !found
-	})
-	return found
+	return hasWord(name, keyWords)
 }
 
-// eachWord calls yield with each word of name, lower-cased, until yield
-// returns false.
-func eachWord(name string, yield func(string) bool) {
+// hasWord reports whether a word of name equals one of words (lower case),
+// ignoring case.
+func hasWord(name string, words []string) bool {
 	start := -1
 	prevLower := false
 	for i := 0; i <= len(name); i++ {
@@ -62,8 +57,9 @@ func eachWord(name string, yield func(string) bool) {
 		lower := c >= 'a' && c <= 'z'
 		alnum := upper || lower || c >= '0' && c <= '9'
 		if start >= 0 && (!alnum || upper && prevLower) {
-			if !yield(strings.ToLower(name[start:i])) {
-				return
+			w := name[start:i]
+			if slices.ContainsFunc(words, func(k string) bool { return strings.EqualFold(w, k) }) {
+				return true
 			}
 			start = -1
 		}
@@ -72,4 +68,5 @@ func eachWord(name string, yield func(string) bool) {
 		}
 		prevLower = lower
 	}
+	return false
 }

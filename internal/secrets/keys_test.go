@@ -40,6 +40,7 @@ func TestIsSecretKeyIsTheUnionOfBothDetectors(t *testing.T) {
 		{"node env", "NODE_ENV", false},
 		{"a user name", "user", false},
 		{"an empty key", "", false},
+		{"a Kelvin sign that lower-cases to k", "\u212Aey", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,5 +49,15 @@ func TestIsSecretKeyIsTheUnionOfBothDetectors(t *testing.T) {
 				t.Errorf("IsSecretKey(%q) = %v, want %v", tt.key, got, tt.want)
 			}
 		})
+	}
+}
+
+func BenchmarkIsSecretKey(b *testing.B) {
+	keys := []string{"path", "GITHUB_PERSONAL_ACCESS_TOKEN", "content", "X-Request-Id", "db_pwd"}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, k := range keys {
+			IsSecretKey(k)
+		}
 	}
 }
