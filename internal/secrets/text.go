@@ -66,8 +66,9 @@ var patterns = []pattern{
 	{PrivateKey, regexp.MustCompile(`(?P<s>-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[\s\S]*))`), "", "", []string{"private key-----"}},
 }
 
-// minLen is the length of the shortest text any pattern matches.
-const minLen = 8
+// minLen is the length of the shortest text any pattern matches: a URL
+// password, "x://:p@".
+const minLen = 7
 
 // triggered reports whether lower (the text, lower-cased) holds one of p's
 // triggers.

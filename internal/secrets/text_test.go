@@ -21,6 +21,7 @@ func TestRedactFindsTheUnionOfBothDetectors(t *testing.T) {
 		{"a URL password", "https://bob:hunter22@example.com/x", "https://bob:<m>@example.com/x", URLPassword},
 		{"a connection string", "postgres://u:pw123@h/db", "postgres://u:<m>@h/db", URLPassword},
 		{"a URL password without a user", "redis://:pw123456@h", "redis://:<m>@h", URLPassword},
+		{"the shortest URL password", "x://:p@", "x://:<m>@", URLPassword},
 		{"a key in a query", "https://a.example/x?api_key=zzz&q=1", "https://a.example/x?api_key=<m>&q=1", QueryParam},
 		{"a classic GitHub token", "ghp_abcdefghijklmnopqrstuvwxyz0123", "<m>", Token},
 		{"a short GitHub token", "gho_abcdefghijklmnop", "<m>", Token},
