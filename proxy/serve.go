@@ -8,12 +8,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"slices"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpwarden/mcpwarden/internal/hostport"
 	"github.com/mcpwarden/mcpwarden/internal/httpserve"
 )
 
@@ -131,17 +131,10 @@ const httpShutdownTimeout = 5 * time.Second
 func (s *Server) httpHandler(addr string, o HTTPOptions) (http.Handler, *httpSessions, error) {
 	g := o.Guard
 	if host, _, err := net.SplitHostPort(addr); err == nil {
-		ip, err := netip.ParseAddr(host)
-		switch {
-		case host == "" || err == nil && ip.IsUnspecified():
-			if len(g.AllowedHosts) == 0 {
-				s.logger.Warn("listening on every interface, but only the localhost names are accepted as Host; list the names clients use in http.allowed_hosts", "listen", addr)
-			}
-		default:
-			if ip.Is6() {
-				host = "[" + host + "]"
-			}
-			g.AllowedHosts = append(slices.Clip(g.AllowedHosts), host)
+		if entry, ok := hostport.ListenHost(host); ok {
+			g.AllowedHosts = append(slices.Clip(g.AllowedHosts), entry)
+		} else if len(g.AllowedHosts) == 0 {
+			s.logger.Warn("listening on every interface, but only the localhost names are accepted as Host; list the names clients use in http.allowed_hosts", "listen", addr)
 		}
 	}
 	ids := newSessionIDs(o.Sessions)

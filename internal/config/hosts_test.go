@@ -51,3 +51,23 @@ func TestValidateAcceptsHostsTheGuardAccepts(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestValidateRejectsAListenHostTheGuardRejects is the listen address's
+// variant: serve adds the listener's own host to the allowed hosts, and a
+// host the guard cannot parse failed serve after upstreams had started.
+func TestValidateRejectsAListenHostTheGuardRejects(t *testing.T) {
+	t.Parallel()
+	for _, listen := range []string{"bad*host:8765", "my host:8765", "a@b:8765"} {
+		data := minimal + "listen: \"" + listen + "\"\nauth: { bearer_token_env: MCPWARDEN_TOKEN }\n"
+		_, err := Parse([]byte(data), ".yaml", "/cfg", []string{"MCPWARDEN_TOKEN=t"})
+		if err == nil || !strings.Contains(err.Error(), "listen") {
+			t.Errorf("listen %q: Parse = %v, want an error naming listen", listen, err)
+		}
+	}
+	for _, listen := range []string{"0.0.0.0:8765", "[::]:8765", ":8765", "[fe80::1%eth0]:8765", "mcp.example.com:8765", "127.0.0.1:0"} {
+		data := minimal + "listen: \"" + listen + "\"\nauth: { bearer_token_env: MCPWARDEN_TOKEN }\n"
+		if _, err := Parse([]byte(data), ".yaml", "/cfg", []string{"MCPWARDEN_TOKEN=t"}); err != nil {
+			t.Errorf("listen %q: %v", listen, err)
+		}
+	}
+}

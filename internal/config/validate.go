@@ -26,6 +26,10 @@ func (c *Config) Validate() error {
 			add("listen: %q is neither %q nor host:port (%v)", c.Listen, ListenStdio, err)
 		} else if !hostport.IsLoopback(host) && c.Auth.BearerTokenEnv == "" && !c.profilesHaveTokens() {
 			add("listen: %q is not a loopback address, so auth.bearer_token_env (or profiles with tokens) is required", c.Listen)
+		} else if entry, ok := hostport.ListenHost(host); ok {
+			if _, err := hostport.ParsePattern(entry); err != nil {
+				add("listen: %q: the listener's host is not one a Host header can name: %v", c.Listen, err)
+			}
 		}
 	}
 	errs = append(errs, c.HTTP.validate()...)

@@ -109,3 +109,19 @@ func IsLoopback(host string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+// ListenHost returns the allowed host entry that a listener on host (the
+// host of a listen address, IPv6 without brackets) adds to the allowlist,
+// so that clients may use the address they connect to: host itself, IPv6
+// in brackets. An unspecified address (0.0.0.0, ::, "") adds none, and ok
+// is false: it names no host a client would send.
+func ListenHost(host string) (entry string, ok bool) {
+	ip, err := netip.ParseAddr(host)
+	switch {
+	case host == "" || err == nil && ip.IsUnspecified():
+		return "", false
+	case err == nil && ip.Is6():
+		return "[" + host + "]", true
+	}
+	return host, true
+}

@@ -140,3 +140,30 @@ func FuzzSplit(f *testing.F) {
 		}
 	})
 }
+
+func TestListenHost(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		host, entry string
+		ok          bool
+	}{
+		{"", "", false},
+		{"0.0.0.0", "", false},
+		{"::", "", false},
+		{"127.0.0.1", "127.0.0.1", true},
+		{"::1", "[::1]", true},
+		{"fe80::1%eth0", "[fe80::1%eth0]", true},
+		{"mcp.example.com", "mcp.example.com", true},
+	}
+	for _, tt := range tests {
+		entry, ok := ListenHost(tt.host)
+		if entry != tt.entry || ok != tt.ok {
+			t.Errorf("ListenHost(%q) = %q, %v; want %q, %v", tt.host, entry, ok, tt.entry, tt.ok)
+		}
+		if ok {
+			if _, err := ParsePattern(entry); err != nil {
+				t.Errorf("ParsePattern(%q) of a listen host: %v", entry, err)
+			}
+		}
+	}
+}
