@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -139,19 +138,6 @@ func TestCloseLeavesNoOrphanedProcesses(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("grandchild %d of the stdio server outlived Close", pid)
-}
-
-// alive reports whether pid is a running (not zombie) process.
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	fields := strings.Fields(string(stat))
-	return len(fields) > 2 && fields[2] != "Z"
 }
 
 func TestFailedServerIsReportedAndOthersWork(t *testing.T) {

@@ -22,7 +22,7 @@ func startGoServerHTTP(t *testing.T) string {
 	cmd := exec.Command(goServer.binary(t), "-http", "127.0.0.1:0")
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = groupAttr()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +37,7 @@ func startGoServerHTTP(t *testing.T) string {
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = killGroup(cmd.Process.Pid)
 			<-done
 		}
 		if t.Failed() {

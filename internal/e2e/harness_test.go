@@ -176,7 +176,7 @@ func connectStdioWithStderr(t *testing.T, f *fixture, stderr *syncBuffer, opts .
 			started = cmd
 			cmd.Env = append(os.Environ(), env...)
 			cmd.Stderr = stderr
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			cmd.SysProcAttr = groupAttr()
 			return cmd, nil
 		}))
 	c := client.NewClient(tr, opts...)
@@ -203,7 +203,7 @@ func startHTTP(t *testing.T, f *fixture, env ...string) (string, *syncBuffer) {
 	cmd := exec.Command(binary, append([]string{"serve", "--config", f.config}, f.serveArgs...)...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = groupAttr()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func startHTTP(t *testing.T, f *fixture, env ...string) (string, *syncBuffer) {
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = killGroup(cmd.Process.Pid)
 			<-done
 			t.Errorf("mcpwarden did not exit within 10s of SIGTERM")
 		}

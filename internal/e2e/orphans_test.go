@@ -38,7 +38,7 @@ func marked(mark string) []int {
 // killMarked kills what is left of a test's upstreams.
 func killMarked(mark string) {
 	for _, pid := range marked(mark) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+		_ = signalPID(pid, syscall.SIGKILL)
 	}
 }
 
@@ -79,7 +79,7 @@ func startServe(t *testing.T, f *fixture, stderr *syncBuffer) (*exec.Cmd, *os.Fi
 	}
 	cmd := exec.Command(binary, "serve", "--config", f.config)
 	cmd.Stdin, cmd.Stderr = inR, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = groupAttr()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func TestReloadThatChangesAnUpstreamCutsNoCalls(t *testing.T) {
 	if err := os.WriteFile(f.config, []byte(changed), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(f.pid, syscall.SIGHUP); err != nil {
+	if err := signalPID(f.pid, syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(4 * time.Second)

@@ -61,7 +61,7 @@ func TestReload(t *testing.T) {
 		trigger func(t *testing.T, f *fixture)
 	}{
 		{"on SIGHUP", false, func(t *testing.T, f *fixture) {
-			if err := syscall.Kill(f.pid, syscall.SIGHUP); err != nil {
+			if err := signalPID(f.pid, syscall.SIGHUP); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -149,7 +149,7 @@ func TestReloadStartsAndStopsServers(t *testing.T) {
 	if err := os.WriteFile(f.config, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(f.pid, syscall.SIGHUP); err != nil {
+	if err := signalPID(f.pid, syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the added server's tools appearing", func() bool { return listed("fs__list_allowed_directories") })

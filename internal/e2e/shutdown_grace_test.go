@@ -49,7 +49,7 @@ func serveForShutdown(t *testing.T, f *fixture, grace time.Duration, overHTTP bo
 	p := &servedProxy{stderr: &syncBuffer{}, exited: make(chan error, 1)}
 	p.cmd = exec.Command(binary, "serve", "--config", f.config, "--shutdown-grace", grace.String())
 	p.cmd.Stderr = p.stderr
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.cmd.SysProcAttr = groupAttr()
 	var c *client.Client
 	if overHTTP {
 		if err := p.cmd.Start(); err != nil {
@@ -71,7 +71,7 @@ func serveForShutdown(t *testing.T, f *fixture, grace time.Duration, overHTTP bo
 	}
 	go func() { p.exited <- p.cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		_ = killGroup(p.cmd.Process.Pid)
 		if t.Failed() {
 			t.Logf("mcpwarden stderr:\n%s", p.stderr.String())
 		}

@@ -106,7 +106,7 @@ func TestShutdownLetsACallInProgressFinish(t *testing.T) {
 		done <- res
 	}()
 	time.Sleep(700 * time.Millisecond)
-	if err := syscall.Kill(f.pid, syscall.SIGTERM); err != nil {
+	if err := signalPID(f.pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
