@@ -29,15 +29,16 @@ var ErrNoPeer = errors.New("no client is attached to answer this request")
 // roots capabilities, so the upstream may use them; the proxy refuses what
 // the calling client cannot do.
 type peerHandlers struct {
-	pool   *Pool
+	env    *supervisorEnv
 	server string
 }
 
 func (h peerHandlers) peer() (Peer, error) {
-	if h.pool.opts.Peer == nil {
+	p := h.env.peer()
+	if p == nil {
 		return nil, ErrNoPeer
 	}
-	return h.pool.opts.Peer, nil
+	return p, nil
 }
 
 func (h peerHandlers) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
@@ -66,7 +67,7 @@ func (h peerHandlers) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (
 
 // clientOptions are the handlers every upstream session gets.
 func (s *server) clientOptions() []client.ClientOption {
-	h := peerHandlers{pool: s.pool, server: s.name}
+	h := peerHandlers{env: s.env, server: s.name}
 	return []client.ClientOption{
 		client.WithSamplingHandler(h),
 		client.WithElicitationHandler(h),
