@@ -109,10 +109,8 @@ func startProcess(spec Spec, logger *slog.Logger, sp *spawner) (*process, error)
 // hasExited reports whether the child has exited; when soon is set (its
 // stdout was just closed) it waits briefly for that.
 func (p *process) hasExited(soon bool) bool {
-	select {
-	case <-p.exited:
+	if isClosed(p.exited) {
 		return true
-	default:
 	}
 	if !soon {
 		return false
@@ -130,12 +128,7 @@ func (p *process) hasExited(soon bool) bool {
 // mcpwarden too, say, rather than a crash. It is false until the child has
 // been reaped, and always outside Unix (see stopRequested).
 func (p *process) signalled() bool {
-	select {
-	case <-p.exited:
-	default:
-		return false
-	}
-	return stopRequested(p.cmd.ProcessState)
+	return isClosed(p.exited) && stopRequested(p.cmd.ProcessState)
 }
 
 // exitError describes how the child ended, with the last lines of its

@@ -108,14 +108,11 @@ func (p *Pool) Reconcile(ctx context.Context, specs map[string]Spec) (added, rem
 	return added, removed, restarted
 }
 
-// retireLocked marks s as stopped by Reconcile, so that calls still
-// holding it fail saying so, and records it until its supervisor has ended
-// so that a new server of the same name starts after that. p.mu is held.
+// retireLocked retires s (see server.retire) and records it until its
+// supervisor has ended, so that a new server of the same name starts after
+// that. p.mu is held.
 func (p *Pool) retireLocked(s *server, why retirement) {
-	s.mu.Lock()
-	s.retired = why
-	s.wakeLocked()
-	s.mu.Unlock()
+	s.retire(why)
 	p.retiring[s.name] = s
 }
 

@@ -13,6 +13,9 @@ import (
 
 // A server is one upstream and its supervisor's view of it. Its spec never
 // changes: Reconcile replaces a server whose Spec changed with a new one.
+// Its state is guarded by its own mu, which only its methods take; it holds
+// no pointer to its Pool (see supervisorEnv), so the pool looks servers up
+// and asks them, and a supervisor never waits for the pool's lock.
 type server struct {
 	name   string
 	spec   Spec
@@ -209,6 +212,15 @@ func (s *server) unavailableLocked() error {
 	return e
 }
 
+// retire marks s as stopped by Reconcile, so that calls still holding it
+// fail saying so and its supervisor does not restart it.
+func (s *server) retire(why retirement) {
+	s.mu.Lock()
+	s.retired = why
+	s.wakeLocked()
+	s.mu.Unlock()
+}
+
 // exit is the supervisor's last act: it reports a removal and lets
 // whatever waits for s go on (the pool forgets a retiring server once it
 // has ended: see Reconcile).
@@ -229,11 +241,4 @@ func (s *server) exit() {
 }
 
 // ended reports whether s's supervisor has ended.
-func (s *server) ended() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
-	}
-}
+func (s *server) ended() bool { return isClosed(s.done) }

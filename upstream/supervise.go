@@ -175,6 +175,16 @@ func poke(ch chan struct{}) {
 	}
 }
 
+// isClosed reports whether ch, which is only ever closed, is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
 // sleep waits d or until ctx ends, reporting whether it waited d.
 func sleep(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
