@@ -11,8 +11,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 )
 
-// Errors callers branch on. Each is wrapped in an error naming the server
-// (and the tool, for a call).
+// Errors callers branch on. Each but ErrNoPeer is wrapped in an error
+// naming the server (and the tool, for a call).
 var (
 	// ErrUnknownServer is returned for a server name the pool was not
 	// given, or that Reconcile removed.
@@ -31,6 +31,9 @@ var (
 	// exceeds the server's MaxResultBytes. The answer was discarded while
 	// it was read.
 	ErrResultTooLarge = errors.New("upstream result too large")
+	// ErrNoPeer is returned to an upstream's request when no client side
+	// is attached to answer it (see Peer).
+	ErrNoPeer = errors.New("no client is attached to answer this request")
 )
 
 // An UnavailableError says why a server cannot take calls right now. It

@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"context"
-	"errors"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -19,10 +18,6 @@ type Peer interface {
 	Elicit(ctx context.Context, server string, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error)
 	ListRoots(ctx context.Context, server string, req mcp.ListRootsRequest) (*mcp.ListRootsResult, error)
 }
-
-// ErrNoPeer is returned to an upstream's request when no client side is
-// attached to answer it.
-var ErrNoPeer = errors.New("no client is attached to answer this request")
 
 // peerHandlers adapt a Peer to mcp-go's client handlers for one server.
 // With them the upstream session declares the sampling, elicitation and
