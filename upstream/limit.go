@@ -12,8 +12,10 @@ import (
 )
 
 // tooLargeCode is the JSON-RPC error code of the response a lineLimiter
-// puts in place of a message that is too large. It is outside the codes
-// mcp-go maps to sentinels, so the message text reaches the caller.
+// puts in place of a message that is too large; the transports turn such a
+// response to a tools/call into ErrResultTooLarge (see tooLargeResponse).
+// It is outside the codes mcp-go maps to sentinels, so for other requests
+// the message text reaches the caller.
 const tooLargeCode = -32070
 
 // tooLargeMarker starts the message of that response.
