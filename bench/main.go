@@ -6,6 +6,8 @@
 //	go run ./bench upstream [-http ADDR]   # the benchmark's upstream server
 //	go run -tags profile ./bench profile   # mcpwarden in-process under load, with pprof
 //	go run ./bench bigcalls [-n 16 -mib 4]  # peak RSS of large calls in flight
+//	go run ./bench relay -mode bytes|decode -- CMD ARGS...  # a stdio floor route
+//	go run ./bench rproxy -listen ADDR -to URL  # the HTTP floor route
 package main
 
 import (
@@ -35,6 +37,10 @@ func main() {
 		err = runProfile(os.Args[2:])
 	case len(os.Args) > 1 && os.Args[1] == "bigcalls":
 		err = runBigCalls(os.Args[2:])
+	case len(os.Args) > 1 && os.Args[1] == "relay":
+		err = runRelay(os.Args[2:])
+	case len(os.Args) > 1 && os.Args[1] == "rproxy":
+		err = runReverseProxy(os.Args[2:])
 	default:
 		err = runBench(os.Args[1:])
 	}
@@ -203,6 +209,7 @@ func (b *bench) run(ctx context.Context) error {
 	b.openStdio(ctx, routeDirectStdio, 0, benchWorkloads, upstreamTool, b.self, "upstream")
 	b.openStdio(ctx, routeDirectStdio, 0, []workload{workloadEvr}, upstreamTool, "node", b.everyJS, "stdio")
 	b.openHTTP(ctx, routeDirectHTTP, 0, benchWorkloads, upstreamTool, b.httpUpURL, b.httpUp.PID())
+	b.openFloors(ctx)
 	for _, n := range b.o.ruleSizes {
 		if err := b.openWardenStdio(ctx, n); err != nil {
 			return err
@@ -251,6 +258,8 @@ func (b *bench) run(ctx context.Context) error {
 
 	var out strings.Builder
 	writeTable(&out, b.results, b.extras)
+	out.WriteString("\nAgainst the floors (what mcpwarden adds to direct p50 ÷ what the floor route adds):\n\n")
+	writeFloors(&out, b.results)
 	out.WriteString("\nGoals:\n\n")
 	writeGoals(&out, checkGoals(b.results, b.idleRSS, b.cold))
 	fmt.Fprintf(&out, "\nRun: %s; %d cores, %s, %s; cells of %s after %s warm-up (at least %d calls); total %s; load average %s before, %s after.\n",
