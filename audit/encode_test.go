@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -391,5 +392,50 @@ func TestInjectedQuotesAndNewlinesDoNotForgeAuditFields(t *testing.T) {
 	}
 	if _, ok := got.Arguments[forged]; !ok || len(got.Arguments) != 1 {
 		t.Fatalf("arguments decoded as %v", got.Arguments)
+	}
+}
+
+// lineSink hides every method of a Sink but Write and Close: a Log on it
+// writes line by line, without group commit, as before it.
+type lineSink struct{ s Sink }
+
+func (s lineSink) Write(ctx context.Context, line []byte) error { return s.s.Write(ctx, line) }
+func (s lineSink) Close() error                                 { return s.s.Close() }
+
+// BenchmarkLogWriteParallel is Log.Write from many goroutines at once, as
+// a proxy with many calls in flight writes: into a discarding sink, into a
+// file with group commit, and into the same file line by line (the path
+// before group commit), each also with fsync.
+func BenchmarkLogWriteParallel(b *testing.B) {
+	events := benchEvents()
+	for _, sink := range []string{"none", "file", "file_line_by_line", "file_fsync", "file_fsync_line_by_line"} {
+		b.Run(sink, func(b *testing.B) {
+			var s Sink = DiscardSink{}
+			if sink != "none" {
+				fs, err := OpenFile(b.TempDir()+"/audit.jsonl", FileOptions{Fsync: strings.Contains(sink, "fsync")})
+				if err != nil {
+					b.Fatal(err)
+				}
+				s = fs
+				if strings.HasSuffix(sink, "line_by_line") {
+					s = lineSink{fs}
+				}
+			}
+			l := New(s, Config{})
+			defer l.Close()
+			b.ReportAllocs()
+			b.SetParallelism(8)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					for _, e := range events {
+						e.ID = ""
+						if err := l.Write(context.Background(), e); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}
+			})
+		})
 	}
 }
