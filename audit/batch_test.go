@@ -71,6 +71,18 @@ func verifyBytes(t *testing.T, lines []byte) int {
 	return n
 }
 
+// holdFirstWrite starts a Write on l and waits until it is in s, held at
+// s's gate; the Write's outcome arrives on the channel returned.
+func holdFirstWrite(t *testing.T, l *Log) chan error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- l.Write(t.Context(), decisionEvent(0)) }()
+	for !l.writing() {
+		time.Sleep(time.Millisecond)
+	}
+	return done
+}
+
 // queued is how many events wait in l's queue.
 func queued(l *Log) int {
 	l.mu.Lock()
@@ -85,11 +97,8 @@ func TestWritesQueuedDuringAWriteAreStoredTogether(t *testing.T) {
 	t.Parallel()
 	s := &gateSink{gate: make(chan struct{}), storeLines: -1}
 	l := New(s, Config{})
-	errs := make(chan error, 6)
-	go func() { errs <- l.Write(t.Context(), decisionEvent(0)) }()
-	for queued(l) != 0 || !l.writing() {
-		time.Sleep(time.Millisecond)
-	}
+	first := holdFirstWrite(t, l)
+	errs := make(chan error, 5)
 	for i := 1; i <= 5; i++ {
 		go func() { errs <- l.Write(t.Context(), decisionEvent(i)) }()
 	}
@@ -98,7 +107,10 @@ func TestWritesQueuedDuringAWriteAreStoredTogether(t *testing.T) {
 	}
 	s.gate <- struct{}{} // the first line
 	s.gate <- struct{}{} // the five queued behind it, in one call
-	for range 6 {
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
@@ -122,11 +134,7 @@ func TestABatchCutShortChainsOnlyWhatWasStored(t *testing.T) {
 	t.Parallel()
 	s := &gateSink{gate: make(chan struct{}), storeLines: -1}
 	l := New(s, Config{})
-	first := make(chan error, 1)
-	go func() { first <- l.Write(t.Context(), decisionEvent(0)) }()
-	for !l.writing() {
-		time.Sleep(time.Millisecond)
-	}
+	first := holdFirstWrite(t, l)
 	errs := make(chan error, 4)
 	for i := 1; i <= 4; i++ {
 		go func() { errs <- l.Write(t.Context(), decisionEvent(i)) }()
@@ -175,11 +183,7 @@ func TestCloseWaitsForTheBatchBeingWritten(t *testing.T) {
 	t.Parallel()
 	s := &gateSink{gate: make(chan struct{}), storeLines: -1}
 	l := New(s, Config{})
-	written := make(chan error, 1)
-	go func() { written <- l.Write(t.Context(), decisionEvent(0)) }()
-	for !l.writing() {
-		time.Sleep(time.Millisecond)
-	}
+	written := holdFirstWrite(t, l)
 	closed := make(chan error, 1)
 	go func() { closed <- l.Close() }()
 	select {

@@ -145,17 +145,7 @@ func runReverseProxy(args []string) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: newReverseProxy(u), ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	return srv.Shutdown(shut)
+	return serveUntilDone(ctx, ln, newReverseProxy(u))
 }
 
 // newReverseProxy is the bare reverse proxy to u's host.
