@@ -52,9 +52,9 @@ func runRelay(args []string) error {
 	if fs.NArg() == 0 {
 		return errors.New("relay: no command to relay to")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	cmd := exec.CommandContext(ctx, fs.Arg(0), fs.Args()[1:]...)
+	// No signal handling: SIGTERM ends the relay at once, and the child
+	// then reads the end of its stdin and exits by itself.
+	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
 	cmd.Stderr = os.Stderr
 	cmd.WaitDelay = 2 * time.Second
 	in, err := cmd.StdinPipe()
