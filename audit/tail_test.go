@@ -159,7 +159,7 @@ func testFollow(t *testing.T, pause, poll time.Duration) {
 		if err := l.Write(t.Context(), decisionEvent(i)); err != nil {
 			t.Fatal(err)
 		}
-		want = append(want, l.prev)
+		want = append(want, string(l.prev))
 		if i == 0 {
 			// Follow starts at the current file: let it open it first.
 			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {

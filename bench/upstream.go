@@ -74,7 +74,13 @@ func runUpstream(args []string) error {
 		server.WithStreamableHTTPLogger(slog.New(slog.DiscardHandler)))
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", stream)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	return serveUntilDone(ctx, ln, mux)
+}
+
+// serveUntilDone serves h on ln until ctx is done, then shuts the server
+// down, giving requests in flight two seconds.
+func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
