@@ -194,3 +194,18 @@ func TestTextJoinsTextContents(t *testing.T) {
 		})
 	}
 }
+
+func TestScrapeReadsEverySample(t *testing.T) {
+	t.Parallel()
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte("# HELP calls_total Calls.\n# TYPE calls_total counter\ncalls_total{server=\"up\",tool=\"echo\"} 3\n\nup 1\nlatency_seconds_sum 0.25\n"))
+	})
+	want := map[string]float64{`calls_total{server="up",tool="echo"}`: 3, "up": 1, "latency_seconds_sum": 0.25}
+	if diff := cmp.Diff(want, Scrape(t, h, "/metrics")); diff != "" {
+		t.Errorf("samples (-want +got):\n%s", diff)
+	}
+}
