@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -38,19 +39,8 @@ func newHangingUpstream(t *testing.T) *hangingUpstream {
 		h.causes <- context.Cause(ctx)
 		return nil, ctx.Err()
 	})
-	c, err := client.NewInProcessClient(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	init, err := c.Initialize(t.Context(), mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: "2025-11-25", ClientInfo: mcp.Implementation{Name: "proxy", Version: "0"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.session, h.caps = c, init.Capabilities
+	c := testkit.Connect(t, s, "2025-11-25")
+	h.session, h.caps = c, c.GetServerCapabilities()
 	return h
 }
 
@@ -141,8 +131,8 @@ func TestDrainCancelsCallsStillRunningAfterGrace(t *testing.T) {
 		srv.Drain(ctx)
 	}()
 	time.Sleep(grace / 4)
-	if res := call(); !res.IsError || !strings.Contains(resultText(res), "mcpwarden is shutting down") || !strings.Contains(resultText(res), "not forwarded") {
-		t.Errorf("a call while draining: %q, want it refused as shutting down", resultText(res))
+	if res := call(); !res.IsError || !strings.Contains(testkit.Text(res), "mcpwarden is shutting down") || !strings.Contains(testkit.Text(res), "not forwarded") {
+		t.Errorf("a call while draining: %q, want it refused as shutting down", testkit.Text(res))
 	}
 	select {
 	case <-drained:
@@ -156,7 +146,7 @@ func TestDrainCancelsCallsStillRunningAfterGrace(t *testing.T) {
 		t.Errorf("the upstream call's context ended with %v, want ErrShuttingDown", cause)
 	}
 	res := <-first
-	if text := resultText(res); !res.IsError || !strings.HasPrefix(text, "mcpwarden is shutting down") {
+	if text := testkit.Text(res); !res.IsError || !strings.HasPrefix(text, "mcpwarden is shutting down") {
 		t.Errorf("the call cut at the end of the grace period: %q, want it to say mcpwarden is shutting down", text)
 	}
 }
@@ -195,13 +185,4 @@ func TestDrainLetsCallsFinishWithinGrace(t *testing.T) {
 	if err != nil || !res.IsError {
 		t.Errorf("a call after Drain: %v, %v; want it refused", res, err)
 	}
-}
-
-// resultText is the text of a tool result's first content, "" if none.
-func resultText(res *mcp.CallToolResult) string {
-	if len(res.Content) == 0 {
-		return ""
-	}
-	tc, _ := res.Content[0].(mcp.TextContent)
-	return tc.Text
 }

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"cmp"
 	"strings"
 	"testing"
 
@@ -9,10 +10,11 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// Connect returns an in-process client of s, started and initialised with
-// the latest protocol version as client "unit"; it is closed when the test
-// ends. opts add to the client's options.
-func Connect(t testing.TB, s *server.MCPServer, opts ...client.ClientOption) *client.Client {
+// Connect returns an in-process client of s, started and initialised as
+// client "unit" with protocol version (mcp.LATEST_PROTOCOL_VERSION if
+// empty); it is closed when the test ends. opts add to the client's
+// options.
+func Connect(t testing.TB, s *server.MCPServer, version string, opts ...client.ClientOption) *client.Client {
 	t.Helper()
 	c, err := client.NewInProcessClientWithOptions(s, opts...)
 	if err != nil {
@@ -24,7 +26,7 @@ func Connect(t testing.TB, s *server.MCPServer, opts ...client.ClientOption) *cl
 		t.Fatalf("starting the in-process client: %v", err)
 	}
 	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION, ClientInfo: mcp.Implementation{Name: "unit", Version: "0"},
+		ProtocolVersion: cmp.Or(version, mcp.LATEST_PROTOCOL_VERSION), ClientInfo: mcp.Implementation{Name: "unit", Version: "0"},
 	}}); err != nil {
 		t.Fatalf("initialising the in-process client: %v", err)
 	}

@@ -125,7 +125,7 @@ func TestStandInRecordsCallsInOrder(t *testing.T) {
 	s := NewStandIn()
 	s.AddTool(mcp.NewTool("echo", mcp.WithString("text")), Echo)
 	s.AddTool(mcp.NewTool("write", mcp.WithString("path")), Reply("written"))
-	c := Connect(t, s.MCP())
+	c := Connect(t, s.MCP(), "")
 	if got := Text(CallTool(t, c, "echo", map[string]any{"text": "hi"})); got != "hi" {
 		t.Errorf("echo = %q, want %q", got, "hi")
 	}
