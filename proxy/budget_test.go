@@ -135,15 +135,7 @@ func (e *catalogEnv) httpClient(t *testing.T) *client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(t.Context(), mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: "2025-11-25", ClientInfo: mcp.Implementation{Name: "unit", Version: "0"},
-	}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Initialize(t, c, "2025-11-25")
 	return c
 }
 

@@ -11,26 +11,32 @@ import (
 )
 
 // Connect returns an in-process client of s, started and initialised as
-// client "unit" with protocol version (mcp.LATEST_PROTOCOL_VERSION if
-// empty); it is closed when the test ends. opts add to the client's
-// options.
+// Initialize does. opts add to the client's options.
 func Connect(t testing.TB, s *server.MCPServer, version string, opts ...client.ClientOption) *client.Client {
 	t.Helper()
 	c, err := client.NewInProcessClientWithOptions(s, opts...)
 	if err != nil {
 		t.Fatalf("creating an in-process client: %v", err)
 	}
+	Initialize(t, c, version)
+	return c
+}
+
+// Initialize starts c, of any transport, and initialises it as client
+// "unit" with protocol version (mcp.LATEST_PROTOCOL_VERSION if empty). c
+// is closed when the test ends.
+func Initialize(t testing.TB, c *client.Client, version string) {
+	t.Helper()
 	t.Cleanup(func() { c.Close() })
 	ctx := t.Context()
 	if err := c.Start(ctx); err != nil {
-		t.Fatalf("starting the in-process client: %v", err)
+		t.Fatalf("starting the client: %v", err)
 	}
 	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
 		ProtocolVersion: cmp.Or(version, mcp.LATEST_PROTOCOL_VERSION), ClientInfo: mcp.Implementation{Name: "unit", Version: "0"},
 	}}); err != nil {
-		t.Fatalf("initialising the in-process client: %v", err)
+		t.Fatalf("initialising the client: %v", err)
 	}
-	return c
 }
 
 // CallTool calls the tool name with args through c and fails the test if

@@ -40,3 +40,4 @@ func Scrape(t testing.TB, h http.Handler, path string) map[string]float64 {
 	}
 	return samples
 }
+

@@ -156,13 +156,7 @@ func TestStandInServesStreamableHTTPThroughWrappers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(t.Context(), mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION}}); err != nil {
-		t.Fatal(err)
-	}
+	Initialize(t, c, "")
 	if got := Text(CallTool(t, c, "echo", map[string]any{"text": "over http"})); got != "over http" {
 		t.Errorf("echo = %q", got)
 	}
