@@ -40,4 +40,3 @@ func Scrape(t testing.TB, h http.Handler, path string) map[string]float64 {
 	}
 	return samples
 }
-
