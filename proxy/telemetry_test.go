@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,7 +64,7 @@ func newTelEnv(t *testing.T, policy rules.PolicySpec, sink *memorySink, resolver
 	t.Cleanup(func() { _ = tel.Shutdown(context.WithoutCancel(t.Context())) })
 
 	seen := &traceSeen{}
-	s := server.NewMCPServer("stand-in", "1.0", server.WithToolCapabilities(false))
+	s := testkit.NewStandIn()
 	text := func(text string) server.ToolHandlerFunc {
 		return func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			if req.Params.Meta != nil {
@@ -83,16 +82,16 @@ func newTelEnv(t *testing.T, policy rules.PolicySpec, sink *memorySink, resolver
 	s.AddTool(mcp.NewTool("fail"), text(""))
 	s.AddTool(mcp.NewTool("write", mcp.WithString("path")), text("written"))
 	s.AddTool(mcp.NewTool("rich"), text("rich"))
-	stream := server.NewStreamableHTTPServer(s)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if tp := r.Header.Get("traceparent"); tp != "" {
-			seen.add(&seen.headers, tp)
-		}
-		stream.ServeHTTP(w, r)
-	}))
-	t.Cleanup(hs.Close)
+	url := s.URL(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if tp := r.Header.Get("traceparent"); tp != "" {
+				seen.add(&seen.headers, tp)
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
 	pool := upstream.Start(t.Context(), map[string]upstream.Spec{
-		"up": {Transport: upstream.TransportHTTP, URL: hs.URL + "/mcp", HeaderFunc: tel.Headers},
+		"up": {Transport: upstream.TransportHTTP, URL: url, HeaderFunc: tel.Headers},
 	}, nil)
 	t.Cleanup(func() { pool.Close() })
 	if err := pool.Err("up"); err != nil {
