@@ -56,30 +56,32 @@ func TestDecideAnswersThePendingAsk(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			b := NewBroker(nil)
-			defer b.Close()
-			got := resolveAsync(t.Context(), b, Request{ID: "abc", Tool: "mcp:fs:write_file", Arguments: map[string]any{"path": "/x"}})
-			p := waitPending(t, b, 1)
-			if p[0].ID != "abc" || p[0].Tool != "mcp:fs:write_file" {
-				t.Fatalf("pending = %+v", p[0])
-			}
-			if err := b.Decide("abc", tt.answer, tt.via, "tester"); err != nil {
-				t.Fatal(err)
-			}
-			r := <-got
-			if r.err != nil || r.d != (Decision{Answer: tt.answer, Via: tt.via, Who: "tester"}) {
-				t.Errorf("Resolve = %+v, %v", r.d, r.err)
-			}
-			s, _ := b.Snapshot()
-			if len(s.Pending) != 0 || len(s.Recent) != 1 || s.Recent[0].Outcome != tt.answer.String() || s.Recent[0].Via != tt.via {
-				t.Errorf("after deciding: %+v", s)
-			}
-			if s.Recent[0].Arguments != nil {
-				t.Errorf("the history keeps the arguments: %v", s.Recent[0].Arguments)
-			}
-			if err := b.Decide("abc", AllowOnce, ViaPage, ""); !errors.Is(err, ErrUnknownAsk) {
-				t.Errorf("a second answer to the same ask: %v, want ErrUnknownAsk", err)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				b := NewBroker(nil)
+				defer b.Close()
+				got := resolveAsync(t.Context(), b, Request{ID: "abc", Tool: "mcp:fs:write_file", Arguments: map[string]any{"path": "/x"}})
+				p := waitPending(t, b, 1)
+				if p[0].ID != "abc" || p[0].Tool != "mcp:fs:write_file" {
+					t.Fatalf("pending = %+v", p[0])
+				}
+				if err := b.Decide("abc", tt.answer, tt.via, "tester"); err != nil {
+					t.Fatal(err)
+				}
+				r := <-got
+				if r.err != nil || r.d != (Decision{Answer: tt.answer, Via: tt.via, Who: "tester"}) {
+					t.Errorf("Resolve = %+v, %v", r.d, r.err)
+				}
+				s, _ := b.Snapshot()
+				if len(s.Pending) != 0 || len(s.Recent) != 1 || s.Recent[0].Outcome != tt.answer.String() || s.Recent[0].Via != tt.via {
+					t.Errorf("after deciding: %+v", s)
+				}
+				if s.Recent[0].Arguments != nil {
+					t.Errorf("the history keeps the arguments: %v", s.Recent[0].Arguments)
+				}
+				if err := b.Decide("abc", AllowOnce, ViaPage, ""); !errors.Is(err, ErrUnknownAsk) {
+					t.Errorf("a second answer to the same ask: %v, want ErrUnknownAsk", err)
+				}
+			})
 		})
 	}
 }
