@@ -12,8 +12,9 @@ const maxPoll = 200 * time.Millisecond
 // still does not hold after within. It checks at once, then after 1 ms,
 // doubling the pause up to a twentieth of within (at most 200 ms), so a
 // condition that holds soon is seen soon and a slow one is not polled
-// hard. cond runs on the test's goroutine and must not call t.Fatal from
-// another one.
+// hard. Eventually must be called from the test's goroutine (it may call
+// t.Fatalf). In a testing/synctest bubble its pauses run on the bubble's
+// fake clock.
 func Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(within)
