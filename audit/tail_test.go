@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -122,7 +123,10 @@ func TestFollowSeesNewLinesAcrossRotation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			testFollow(t, tt.pause, tt.poll)
+			// In a bubble the polls and pauses run on a fake clock, so
+			// a burst of writes is between two polls however slow the
+			// machine.
+			synctest.Test(t, func(t *testing.T) { testFollow(t, tt.pause, tt.poll) })
 		})
 	}
 }

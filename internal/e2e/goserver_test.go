@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // startGoServerHTTP starts goserver on a free loopback port and returns its
@@ -20,7 +22,7 @@ import (
 func startGoServerHTTP(t *testing.T) string {
 	t.Helper()
 	cmd := exec.Command(goServer.binary(t), "-http", "127.0.0.1:0")
-	stderr := &syncBuffer{}
+	stderr := &testkit.LockedBuffer{}
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = groupAttr()
 	out, err := cmd.StdoutPipe()
@@ -124,7 +126,7 @@ func tryTool(t *testing.T, c *client.Client, name string, args map[string]any) (
 	if err != nil {
 		return err.Error(), true
 	}
-	return resultText(res), res.IsError
+	return testkit.Text(res), res.IsError
 }
 
 // writeFile writes a test file, failing the test on error.

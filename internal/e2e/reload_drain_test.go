@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // TestReloadThatChangesAnUpstreamCutsNoCalls reloads a config that changes
@@ -40,7 +42,7 @@ func TestReloadThatChangesAnUpstreamCutsNoCalls(t *testing.T) {
 		case err != nil:
 			fail(err)
 		case res.IsError:
-			fail(fmt.Errorf("%s: %s", name, resultText(res)))
+			fail(fmt.Errorf("%s: %s", name, testkit.Text(res)))
 		}
 	}
 	stop := make(chan struct{})
