@@ -17,6 +17,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/net v0.59.0
 	golang.org/x/text v0.42.0
+	golang.org/x/tools v0.49.0
 )
 
 require github.com/fsnotify/fsnotify v1.9.0

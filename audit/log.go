@@ -1,9 +1,9 @@
 package audit
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -28,7 +28,10 @@ var ErrNoLog = errors.New("no audit log")
 // Write redacts, encodes and hands one line to the sink under a mutex, and
 // returns only once the sink has stored it, so lines are never interleaved,
 // chain order is sink order, and nothing is lost at shutdown. A Log is safe
-// for concurrent use.
+// for concurrent use. With a file sink that syncs every line (audit.fsync),
+// the lines of Writes that arrive while another Write is writing are stored
+// together by the next one, in one write and one sync (group commit); each
+// of those Writes still returns only once its own line is synced.
 //
 // An event the sink fails to store is counted, with the first failure; the
 // next Write (or Close) first writes a KindLost event saying how many events
@@ -45,10 +48,13 @@ type Log struct {
 	now      func() time.Time
 	err      error // a configuration error, returned by every Write
 
+	bufs sync.Pool // of *[]byte: line buffers, reused once the sink has returned
+
 	mu     sync.Mutex
-	prev   string
+	prev   []byte     // hex SHA-256 of the last line stored; empty before the first
 	lost   lostEvents // events not written since the last line that was
 	closed bool
+	batch  *batcher // group commit, when the sink is a lineBatcher; nil otherwise
 }
 
 // Open validates cfg and returns a Log writing to the sink it selects. A file
@@ -101,7 +107,11 @@ func New(s Sink, cfg Config) *Log {
 		l.err = errors.New("audit log without a sink")
 	}
 	if c, ok := s.(interface{ LastSHA256() string }); ok {
-		l.prev = c.LastSHA256()
+		l.prev = []byte(c.LastSHA256())
+	}
+	if lb, ok := s.(lineBatcher); ok && lb.syncs() {
+		l.batch = &batcher{sink: lb}
+		l.batch.cond.L = &l.mu
 	}
 	return l
 }
@@ -144,17 +154,23 @@ func (l *Log) Write(ctx context.Context, e Event) error {
 		e.Client = &Client{Name: r.String(e.Client.Name), Version: r.String(e.Client.Version)}
 	}
 
-	body, err := l.encode(e)
+	buf, err := l.encode(e)
+	if buf != nil {
+		defer l.putBuf(buf)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return ErrClosed
 	}
+	if err == nil && l.batch != nil {
+		return l.writeBatched(ctx, buf, e.Event)
+	}
 	if err == nil {
 		err = l.writeLost(ctx)
 	}
 	if err == nil {
-		err = l.writeLine(ctx, body)
+		err = l.writeLine(ctx, buf)
 	}
 	if err != nil {
 		l.lost.add(e.Event, l.now(), err)
@@ -163,11 +179,12 @@ func (l *Log) Write(ctx context.Context, e Event) error {
 	return nil
 }
 
-// encode fills in e's time and id and encodes it as a line ending in an
-// empty prev_sha256 (the last field) and `"}\n`, for writeLine to complete:
-// encoding happens outside the lock, so concurrent writers wait for each
-// other's writes only.
-func (l *Log) encode(e Event) ([]byte, error) {
+// encode fills in e's time and id and encodes it into a buffer from l.bufs
+// as a line that ends with the prev_sha256 key (the last field), for
+// writeLine to complete: encoding happens outside the lock, so concurrent
+// writers wait for each other's writes only. The caller gives the buffer
+// back with putBuf once the sink has returned.
+func (l *Log) encode(e Event) (*[]byte, error) {
 	if e.Time.IsZero() {
 		e.Time = l.now()
 	}
@@ -175,33 +192,43 @@ func (l *Log) encode(e Event) ([]byte, error) {
 	if e.ID == "" {
 		e.ID = NewID(e.Time)
 	}
-	e.PrevSHA256 = ""
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil {
+	buf, _ := l.bufs.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	b, err := appendEvent((*buf)[:0], &e)
+	*buf = b
+	if err != nil {
+		l.putBuf(buf)
 		return nil, fmt.Errorf("encoding audit event: %w", err)
 	}
-	body, ok := bytes.CutSuffix(buf.Bytes(), []byte(emptyPrev))
-	if !ok {
-		return nil, fmt.Errorf("encoding audit event: prev_sha256 is not the last field")
-	}
-	return body, nil
+	return buf, nil
 }
 
-// writeLine puts the previous line's hash into body, writes the line to the
-// sink and chains it. l.mu must be held.
-func (l *Log) writeLine(ctx context.Context, body []byte) error {
-	line := append(append(append(body, `"`...), l.prev...), `"}`+"\n"...)
+// maxPooledBuf is the largest line buffer kept for reuse: a rare huge line
+// (arguments near the redaction limits times many keys) is not held on to.
+const maxPooledBuf = 64 << 10
+
+// putBuf gives buf back to l.bufs for the next encode.
+func (l *Log) putBuf(buf *[]byte) {
+	if cap(*buf) <= maxPooledBuf {
+		l.bufs.Put(buf)
+	}
+}
+
+// writeLine completes the line in buf with the previous line's hash, writes
+// it to the sink and chains it, hashing the bytes it wrote. l.mu must be
+// held.
+func (l *Log) writeLine(ctx context.Context, buf *[]byte) error {
+	line := append(append(append(*buf, '"'), l.prev...), `"}`+"\n"...)
+	*buf = line
 	if err := l.sink.Write(ctx, line); err != nil {
 		return err
 	}
-	l.prev = hashLine(line[:len(line)-1])
+	sum := sha256.Sum256(line[:len(line)-1])
+	l.prev = hex.AppendEncode(l.prev[:0], sum[:])
 	return nil
 }
-
-// emptyPrev is how an encoded event with no prev_sha256 ends.
-const emptyPrev = `""}` + "\n"
 
 // Close writes the KindLost event for events lost since the last stored
 // line, if any, and closes the sink. It is idempotent; Write after Close
@@ -212,6 +239,9 @@ func (l *Log) Close() error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	for l.batch != nil && l.batch.writing {
+		l.batch.cond.Wait()
+	}
 	if l.closed {
 		return nil
 	}

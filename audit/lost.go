@@ -54,11 +54,12 @@ func (l *Log) writeLost(ctx context.Context) error {
 	}
 	e := l.lost.event(l.now())
 	e.Error = l.red.String(e.Error)
-	body, err := l.encode(e)
+	buf, err := l.encode(e)
 	if err != nil {
 		return err
 	}
-	if err := l.writeLine(ctx, body); err != nil {
+	defer l.putBuf(buf)
+	if err := l.writeLine(ctx, buf); err != nil {
 		return err
 	}
 	l.lost = lostEvents{}

@@ -201,26 +201,77 @@ func (s *FileSink) Path() string { return s.path }
 // an earlier failure is reopened first. A failed write or sync cuts what it
 // left of the line back off, so the next line starts clean, and closes the
 // file.
-func (s *FileSink) Write(_ context.Context, line []byte) error {
+func (s *FileSink) Write(ctx context.Context, line []byte) error {
 	if len(line) == 0 || line[len(line)-1] != '\n' || bytes.IndexByte(line, '\n') != len(line)-1 {
 		return errors.New("audit file sink: a line must be one line ending with a newline")
+	}
+	_, err := s.WriteLines(ctx, line)
+	return err
+}
+
+// WriteLines appends lines, one or more whole lines, as Write would append
+// each in turn, but with one write (and one sync, with Fsync) for each run
+// of lines that fits before a rotation. It returns how many bytes of lines
+// are stored: on error, the lines before that point are stored (and
+// synced) and the rest are not, and the file is closed as after a failed
+// Write.
+func (s *FileSink) WriteLines(_ context.Context, lines []byte) (int, error) {
+	if len(lines) == 0 || lines[len(lines)-1] != '\n' {
+		return 0, errors.New("audit file sink: lines must be whole lines, each ending with a newline")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return ErrClosed
+		return 0, ErrClosed
 	}
 	if s.f == nil {
 		if err := s.open(); err != nil {
-			return fmt.Errorf("reopening audit log after a failure: %w", err)
+			return 0, fmt.Errorf("reopening audit log after a failure: %w", err)
 		}
 	}
-	if s.opts.MaxBytes > 0 && s.size > 0 && s.size+int64(len(line)) > s.opts.MaxBytes {
-		if err := s.rotate(); err != nil {
-			return s.fail(fmt.Errorf("rotating audit log: %w", err))
+	stored := 0
+	for stored < len(lines) {
+		run := s.fitting(lines[stored:])
+		if run == 0 {
+			if err := s.rotate(); err != nil {
+				return stored, s.fail(fmt.Errorf("rotating audit log: %w", err))
+			}
+			continue
 		}
+		if err := s.append(lines[stored : stored+run]); err != nil {
+			return stored, err
+		}
+		stored += run
 	}
-	n, err := s.f.Write(line)
+	return stored, nil
+}
+
+// syncs reports whether every write is synced (Fsync): the Log then
+// stores lines that wait for each other with one WriteLines.
+func (s *FileSink) syncs() bool { return s.opts.Fsync }
+
+// fitting is how many bytes of whole lines from the start of lines fit in
+// the file before it must rotate: 0 when the first line does not fit in a
+// file that is not empty; the whole of lines without MaxBytes.
+func (s *FileSink) fitting(lines []byte) int {
+	if s.opts.MaxBytes <= 0 {
+		return len(lines)
+	}
+	n := 0
+	for n < len(lines) {
+		end := n + bytes.IndexByte(lines[n:], '\n') + 1
+		if s.size+int64(end) > s.opts.MaxBytes && (s.size > 0 || n > 0) {
+			break
+		}
+		n = end
+	}
+	return n
+}
+
+// append writes run, whole lines, to the file and syncs it with Fsync. A
+// failed write or sync cuts what it left back off and closes the file.
+func (s *FileSink) append(run []byte) error {
+	n, err := s.f.Write(run)
 	if err == nil && s.opts.Fsync {
 		if err = s.f.Sync(); err != nil {
 			err = fmt.Errorf("syncing: %w", err)

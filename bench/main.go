@@ -6,6 +6,8 @@
 //	go run ./bench upstream [-http ADDR]   # the benchmark's upstream server
 //	go run -tags profile ./bench profile   # mcpwarden in-process under load, with pprof
 //	go run ./bench bigcalls [-n 16 -mib 4]  # peak RSS of large calls in flight
+//	go run ./bench relay -mode bytes|decode -- CMD ARGS...  # a stdio floor route
+//	go run ./bench rproxy -listen ADDR -to URL  # the HTTP floor route
 package main
 
 import (
@@ -19,6 +21,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -35,6 +38,10 @@ func main() {
 		err = runProfile(os.Args[2:])
 	case len(os.Args) > 1 && os.Args[1] == "bigcalls":
 		err = runBigCalls(os.Args[2:])
+	case len(os.Args) > 1 && os.Args[1] == "relay":
+		err = runRelay(os.Args[2:])
+	case len(os.Args) > 1 && os.Args[1] == "rproxy":
+		err = runReverseProxy(os.Args[2:])
 	default:
 		err = runBench(os.Args[1:])
 	}
@@ -56,6 +63,7 @@ type options struct {
 	cell      budget
 	concs     []int
 	ruleSizes []int
+	only      []string // workloads to measure; all when empty
 }
 
 func runBench(args []string) error {
@@ -67,8 +75,13 @@ func runBench(args []string) error {
 	fs.BoolVar(&o.noPeers, "no-peers", false, "skip the peer proxies")
 	fs.BoolVar(&o.noSetup, "no-setup", false, "do not run bench/setup and .ci/setup")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temp dir (configs, logs, audit logs)")
+	concs := fs.String("c", "", "measure only these comma-separated concurrencies, such as `1,16`")
+	only := fs.String("workloads", "", "measure only these comma-separated workloads, such as `echo,everything echo`")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *only != "" {
+		o.only = strings.Split(*only, ",")
 	}
 	o.concs = []int{1, 16, 64}
 	o.ruleSizes = []int{10, 1000}
@@ -79,6 +92,16 @@ func runBench(args []string) error {
 		o.ruleSizes = []int{10}
 		o.cell = budget{Warmup: 30 * time.Millisecond, Duration: 150 * time.Millisecond, MinCalls: 5, MaxCalls: 1 << 20, Hard: 3 * time.Second}
 		o.coldRuns = 3
+	}
+	if *concs != "" {
+		o.concs = nil
+		for _, c := range strings.Split(*concs, ",") {
+			n, err := strconv.Atoi(c)
+			if err != nil || n < 1 {
+				return fmt.Errorf("-c: %q is not a concurrency", c)
+			}
+			o.concs = append(o.concs, n)
+		}
 	}
 	if o.repo == "" {
 		var err error
@@ -203,6 +226,7 @@ func (b *bench) run(ctx context.Context) error {
 	b.openStdio(ctx, routeDirectStdio, 0, benchWorkloads, upstreamTool, b.self, "upstream")
 	b.openStdio(ctx, routeDirectStdio, 0, []workload{workloadEvr}, upstreamTool, "node", b.everyJS, "stdio")
 	b.openHTTP(ctx, routeDirectHTTP, 0, benchWorkloads, upstreamTool, b.httpUpURL, b.httpUp.PID())
+	b.openFloors(ctx)
 	for _, n := range b.o.ruleSizes {
 		if err := b.openWardenStdio(ctx, n); err != nil {
 			return err
@@ -217,6 +241,9 @@ func (b *bench) run(ctx context.Context) error {
 		b.openPeers(ctx)
 	}
 	for _, name := range []string{workloadEcho.Name, workload1K.Name, workload1M.Name, workloadEvr.Name} {
+		if len(b.o.only) > 0 && !slices.Contains(b.o.only, name) {
+			continue
+		}
 		for _, conc := range b.o.concs {
 			for _, t := range b.targets {
 				if w, ok := t.workload(name); ok && ctx.Err() == nil {
@@ -251,6 +278,8 @@ func (b *bench) run(ctx context.Context) error {
 
 	var out strings.Builder
 	writeTable(&out, b.results, b.extras)
+	out.WriteString("\nAgainst the floors (what mcpwarden adds to direct p50 ÷ what the floor route adds):\n\n")
+	writeFloors(&out, b.results)
 	out.WriteString("\nGoals:\n\n")
 	writeGoals(&out, checkGoals(b.results, b.idleRSS, b.cold))
 	fmt.Fprintf(&out, "\nRun: %s; %d cores, %s, %s; cells of %s after %s warm-up (at least %d calls); total %s; load average %s before, %s after.\n",
@@ -429,72 +458,4 @@ func (b *bench) openWardenHTTP(ctx context.Context, n int) error {
 	b.openHTTP(ctx, routeWardenHTTP, n, viaHTTP(benchWorkloads), wardenTool, url, p.PID())
 	b.openHTTP(ctx, routeWardenBrdg, n, allWorkloads, wardenTool, url, p.PID())
 	return nil
-}
-
-// coldStart times mcpwarden from exec until its HTTP port answers
-// initialize, with one upstream that is already running (the bench
-// upstream over HTTP), so the upstream's own start is not counted.
-func (b *bench) coldStart(ctx context.Context) error {
-	var times []time.Duration
-	for i := range b.o.coldRuns {
-		addr, err := freeAddr()
-		if err != nil {
-			return err
-		}
-		spec := configSpec{
-			Listen:    addr,
-			Servers:   map[string]string{"bench-http": httpServer(b.httpUpURL)},
-			Order:     []string{"bench-http"},
-			Policy:    genPolicy(10),
-			AuditPath: filepath.Join(b.tmp, fmt.Sprintf("cold-%d-audit.jsonl", i)),
-		}
-		cfg := filepath.Join(b.tmp, fmt.Sprintf("cold-%d.yaml", i))
-		if err := os.WriteFile(cfg, []byte(spec.YAML()), 0o600); err != nil {
-			return err
-		}
-		t0 := time.Now()
-		p, err := b.start(fmt.Sprintf("cold-%d", i), nil, b.warden, "serve", "--config", cfg)
-		if err != nil {
-			return err
-		}
-		err = waitInitialize(ctx, p, "http://"+addr+"/mcp", 30*time.Second)
-		d := time.Since(t0)
-		p.Stop()
-		if err != nil {
-			return err
-		}
-		times = append(times, d)
-	}
-	slices.Sort(times)
-	b.cold = times[len(times)/2]
-	b.logf("cold start %v (runs %v)", b.cold, times)
-	return nil
-}
-
-// loadAvg is the 1-minute load average from /proc/loadavg: how busy the
-// machine was besides the benchmark is part of reading its figures.
-func loadAvg() string {
-	data, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(data))
-	if len(f) == 0 {
-		return "?"
-	}
-	return f[0]
-}
-
-// cpuModel is the first "model name" of /proc/cpuinfo.
-func cpuModel() string {
-	data, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return "unknown CPU"
-	}
-	for line := range strings.Lines(string(data)) {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown CPU"
 }

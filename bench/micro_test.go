@@ -23,8 +23,17 @@ import (
 )
 
 // TestMain lets the test binary act as the benchmark's stdio upstream, so
-// that BenchmarkUpstreamProtocol can spawn it without the network.
+// that BenchmarkUpstreamProtocol can spawn it without the network, and as
+// a stdio floor relay (MCPWARDEN_BENCH_RELAY=bytes|decode, the command to
+// relay to in its arguments).
 func TestMain(m *testing.M) {
+	if mode := os.Getenv("MCPWARDEN_BENCH_RELAY"); mode != "" {
+		if err := runRelay(append([]string{"-mode", mode, "--"}, os.Args[1:]...)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv("MCPWARDEN_BENCH_UPSTREAM") == "1" {
 		if err := runUpstream(nil); err != nil {
 			fmt.Fprintln(os.Stderr, err)

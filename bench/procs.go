@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -33,7 +32,7 @@ func startProc(name, logPath string, env []string, command string, args ...strin
 	cmd := exec.Command(command, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
@@ -61,20 +60,20 @@ func (p *proc) Exited() bool {
 }
 
 // Stop sends SIGTERM to the process group, then SIGKILL after a grace
-// period, and waits for the process. It is idempotent.
+// period, and waits for the process. It is idempotent. (Outside Unix it
+// kills the process alone: see procs_other.go.)
 func (p *proc) Stop() {
 	if p == nil || p.Exited() {
 		return
 	}
-	pgid := -p.cmd.Process.Pid
-	_ = syscall.Kill(pgid, syscall.SIGTERM)
+	p.terminateGroup()
 	select {
 	case <-p.done:
 	case <-time.After(3 * time.Second):
-		_ = syscall.Kill(pgid, syscall.SIGKILL)
+		p.killGroup()
 		<-p.done
 	}
-	_ = syscall.Kill(pgid, syscall.SIGKILL) // stragglers in the group
+	p.killGroup() // stragglers in the group
 }
 
 // freeAddr returns a loopback address with a port that was free a moment ago.

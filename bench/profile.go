@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/audit"
@@ -39,6 +42,7 @@ func runProfile(args []string) error {
 	dur := fs.Duration("d", 10*time.Second, "load duration")
 	wlName := fs.String("workload", "echo", "echo, 1k or 1m")
 	upKind := fs.String("upstream", "stdio", "how the proxy reaches the upstream: stdio or http (a child process either way)")
+	clientKind := fs.String("client", "http", "how the client reaches the proxy: http, or stdio (pipes to ServeStdio)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -116,20 +120,37 @@ func runProfile(args []string) error {
 	if err != nil {
 		return err
 	}
-	ready := make(chan net.Addr, 1)
 	served := make(chan error, 1)
-	go func() {
-		served <- srv.ServeHTTP(ctx, "127.0.0.1:0", proxy.HTTPOptions{Ready: func(a net.Addr) { ready <- a }})
-	}()
-	var addr net.Addr
-	select {
-	case addr = <-ready:
-	case err := <-served:
-		return err
-	}
-	c, err := connectHTTP(ctx, "http://"+addr.String()+proxy.EndpointPath)
-	if err != nil {
-		return err
+	var c *client.Client
+	switch *clientKind {
+	case "http":
+		ready := make(chan net.Addr, 1)
+		go func() {
+			served <- srv.ServeHTTP(ctx, "127.0.0.1:0", proxy.HTTPOptions{Ready: func(a net.Addr) { ready <- a }})
+		}()
+		var addr net.Addr
+		select {
+		case addr = <-ready:
+		case err := <-served:
+			return err
+		}
+		if c, err = connectHTTP(ctx, "http://"+addr.String()+proxy.EndpointPath); err != nil {
+			return err
+		}
+	case "stdio":
+		// The client talks to ServeStdio over pipes, as a client that
+		// spawned mcpwarden would over its stdin and stdout.
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		go func() {
+			served <- srv.ServeStdio(ctx, inR, outW)
+			outW.Close()
+		}()
+		if c, err = start(ctx, client.NewClient(transport.NewIO(outR, inW, nil), client.WithProtocolVersion(protocolVersion))); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("unknown client %q: want http or stdio", *clientKind)
 	}
 	defer c.Close()
 
@@ -163,6 +184,9 @@ func runProfile(args []string) error {
 		w.Name, *conc, *nRules, s.Calls, s.CallsPerSec(), ms(s.P(0.5)), ms(s.P(0.99)), s.Errors, s.FirstErr)
 	fmt.Printf("profiles: %s %s %s\n", *cpuOut, *memOut, *mutexOut)
 	cancel()
+	if *clientKind == "stdio" {
+		c.Close() // ends ServeStdio's input
+	}
 	<-served
 	return nil
 }

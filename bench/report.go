@@ -9,14 +9,17 @@ import (
 
 // Routes, as shown in the table.
 const (
-	routeDirectStdio = "direct stdio"
-	routeDirectHTTP  = "direct HTTP"
-	routeWardenStdio = "mcpwarden stdio"
-	routeWardenHTTP  = "mcpwarden HTTP"
-	routeWardenBrdg  = "mcpwarden HTTP, stdio upstream"
-	routeSupergw     = "supergateway"
-	routeMCPProxy    = "mcp-proxy"
-	routeToolHive    = "ToolHive"
+	routeDirectStdio  = "direct stdio"
+	routeDirectHTTP   = "direct HTTP"
+	routeWardenStdio  = "mcpwarden stdio"
+	routeWardenHTTP   = "mcpwarden HTTP"
+	routeWardenBrdg   = "mcpwarden HTTP, stdio upstream"
+	routeSupergw      = "supergateway"
+	routeMCPProxy     = "mcp-proxy"
+	routeToolHive     = "ToolHive"
+	routeByteRelay    = "byte relay stdio"
+	routeDecodeRelay  = "decode relay stdio"
+	routeReverseProxy = "reverse proxy HTTP"
 )
 
 // peers are the peer proxies mcpwarden HTTP is compared with, in column order.
@@ -34,7 +37,13 @@ type result struct {
 }
 
 // httpRoute reports whether route is reached over streamable HTTP.
-func httpRoute(route string) bool { return route != routeDirectStdio && route != routeWardenStdio }
+func httpRoute(route string) bool {
+	switch route {
+	case routeDirectStdio, routeWardenStdio, routeByteRelay, routeDecodeRelay:
+		return false
+	}
+	return true
+}
 
 // baseline returns the direct result r is compared with: direct HTTP for
 // HTTP routes, direct stdio for stdio routes, falling back to direct stdio
@@ -221,7 +230,7 @@ func checkGoals(all []result, idleRSS int64, coldStart time.Duration) []goal {
 	goals = append(goals,
 		goal{Name: "idle RSS with 3 upstreams < 25 MB", Met: idleRSS > 0 && idleRSS < 25e6, Got: megabytes(idleRSS)},
 		goal{Name: "cold start < 300 ms", Met: coldStart > 0 && coldStart < 300*time.Millisecond, Got: ms(coldStart) + " ms"})
-	return goals
+	return append(goals, floorGoals(all)...)
 }
 
 func findCell(all []result, workload string, conc int, route string, rules int) (result, bool) {

@@ -17,6 +17,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/internal/httpserve"
 )
 
 // newUpstream is the benchmark's minimal upstream: an echo tool and a
@@ -74,15 +76,16 @@ func runUpstream(args []string) error {
 		server.WithStreamableHTTPLogger(slog.New(slog.DiscardHandler)))
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", stream)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
+	return serveUntilDone(ctx, ln, mux)
+}
+
+// serveUntilDone serves h on ln until ctx is done, then shuts the server
+// down, giving requests in flight two seconds.
+func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	served, err := httpserve.Run(ctx, srv, ln, 2*time.Second, nil)
+	if served != nil {
+		return served
 	}
-	shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	return srv.Shutdown(shut)
+	return err
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -56,8 +57,8 @@ func TestFailingResolverPassesTheAskOn(t *testing.T) {
 				t.Fatal(err)
 			}
 			e := &env{pool: pool, srv: srv, rec: rec, sink: sink}
-			res := callTool(t, e.client(t), "up__write", map[string]any{"path": "/x"})
-			if called := len(rec.got()) == 1; called != tt.wantCalled {
+			res := testkit.CallTool(t, e.client(t), "up__write", map[string]any{"path": "/x"})
+			if called := len(rec.Arguments()) == 1; called != tt.wantCalled {
 				t.Errorf("forwarded = %v, want %v (result %v)", called, tt.wantCalled, res.Content)
 			}
 			if first.asked.Load() != 1 || tt.second.asked.Load() != 1 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -71,19 +72,19 @@ func TestFailedAuditRotationRecoversForCalls(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "logs")
 			e := newFileEnv(t, dir, tt.required)
 			c := e.client(t)
-			if res := callTool(t, c, "up__echo", map[string]any{"text": "before"}); res.IsError {
+			if res := testkit.CallTool(t, c, "up__echo", map[string]any{"text": "before"}); res.IsError {
 				t.Fatalf("call before: %+v", res)
 			}
 			restore := swapDirForFile(t, dir)
 			for range 3 {
-				res := callTool(t, c, "up__echo", map[string]any{"text": "broken"})
+				res := testkit.CallTool(t, c, "up__echo", map[string]any{"text": "broken"})
 				if res.IsError == tt.forwardBroken {
 					t.Errorf("call while broken: isError %v, want %v: %+v", res.IsError, !tt.forwardBroken, res.Content)
 				}
 			}
 			restore()
 			for range 3 {
-				if res := callTool(t, c, "up__echo", map[string]any{"text": "after"}); res.IsError {
+				if res := testkit.CallTool(t, c, "up__echo", map[string]any{"text": "after"}); res.IsError {
 					t.Errorf("call after the directory came back refused: %+v", res.Content)
 				}
 			}
@@ -91,7 +92,7 @@ func TestFailedAuditRotationRecoversForCalls(t *testing.T) {
 			if tt.forwardBroken {
 				want = 7
 			}
-			if got := len(e.rec.got()); got != want {
+			if got := len(e.rec.Arguments()); got != want {
 				t.Errorf("upstream got %d calls, want %d", got, want)
 			}
 			files, err := audit.Files(filepath.Join(dir, "audit.jsonl"))

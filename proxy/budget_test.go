@@ -10,20 +10,11 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
 var allowAllServers = rules.Spec{Global: rules.PolicySpec{Allow: []string{"mcp:*:*"}}}
-
-func toolText(res *mcp.CallToolResult) string {
-	if res == nil || len(res.Content) == 0 {
-		return ""
-	}
-	if tc, ok := res.Content[0].(mcp.TextContent); ok {
-		return tc.Text
-	}
-	return ""
-}
 
 func TestLargeArgumentsBeyondTheInflightBoundAreRefused(t *testing.T) {
 	t.Parallel()
@@ -48,23 +39,23 @@ func TestLargeArgumentsBeyondTheInflightBoundAreRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.IsError || !strings.Contains(toolText(res), "max_inflight_mb exceeded: its arguments") || !strings.Contains(toolText(res), "bound of 2 MiB") || !strings.Contains(toolText(res), "nothing was forwarded") {
-		t.Errorf("a call beyond the bound got %q, want a refusal naming max_inflight_mb", toolText(res))
+	if !res.IsError || !strings.Contains(testkit.Text(res), "max_inflight_mb exceeded: its arguments") || !strings.Contains(testkit.Text(res), "bound of 2 MiB") || !strings.Contains(testkit.Text(res), "nothing was forwarded") {
+		t.Errorf("a call beyond the bound got %q, want a refusal naming max_inflight_mb", testkit.Text(res))
 	}
 	if got := e.fs.count(mcp.MethodToolsCall); got != echoes {
 		t.Errorf("the refused call reached the upstream")
 	}
 	// Small calls still fit.
-	if res := callTool(t, c, "fs__echo", map[string]any{"text": "small"}); res.IsError {
-		t.Errorf("a small call was refused: %q", toolText(res))
+	if res := testkit.CallTool(t, c, "fs__echo", map[string]any{"text": "small"}); res.IsError {
+		t.Errorf("a small call was refused: %q", testkit.Text(res))
 	}
 
 	close(e.fs.release)
 	if res := <-held; res == nil || res.IsError {
 		t.Fatalf("the held call failed: %+v", res)
 	}
-	if res := callTool(t, c, "fs__echo", map[string]any{"text": big}); res.IsError {
-		t.Errorf("the large call was refused after the held one ended: %q", toolText(res))
+	if res := testkit.CallTool(t, c, "fs__echo", map[string]any{"text": big}); res.IsError {
+		t.Errorf("the large call was refused after the held one ended: %q", testkit.Text(res))
 	}
 	if got := e.srv.inflight.inUse(); got != 0 {
 		t.Errorf("%d bytes still held after every call ended", got)
@@ -76,9 +67,9 @@ func TestLargeResultBeyondTheInflightBoundIsDropped(t *testing.T) {
 	e := newCatalogEnv(t, allowAllServers, Options{MaxInflightBytes: 1 << 20})
 	c := e.client(t)
 	// 600 KiB of arguments fit; the 600 KiB result echoed back does not.
-	res := callTool(t, c, "fs__echo", map[string]any{"text": strings.Repeat("b", 600<<10)})
-	if !res.IsError || !strings.Contains(toolText(res), "its result was dropped") || !strings.Contains(toolText(res), "max_inflight_mb") {
-		t.Errorf("got %q, want the result dropped, naming max_inflight_mb", toolText(res))
+	res := testkit.CallTool(t, c, "fs__echo", map[string]any{"text": strings.Repeat("b", 600<<10)})
+	if !res.IsError || !strings.Contains(testkit.Text(res), "its result was dropped") || !strings.Contains(testkit.Text(res), "max_inflight_mb") {
+		t.Errorf("got %q, want the result dropped, naming max_inflight_mb", testkit.Text(res))
 	}
 	var result *audit.Event
 	for _, ev := range e.sink.events(t) {
@@ -144,15 +135,7 @@ func (e *catalogEnv) httpClient(t *testing.T) *client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(t.Context(), mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: "2025-11-25", ClientInfo: mcp.Implementation{Name: "unit", Version: "0"},
-	}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Initialize(t, c, "2025-11-25")
 	return c
 }
 
@@ -172,7 +155,7 @@ func TestLargeBodiesBeyondTheInflightBoundAreRefusedOverHTTP(t *testing.T) {
 	// arguments are counted once, as the body, and not again by the call.
 	res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "fs__echo", Arguments: map[string]any{"text": strings.Repeat("d", 400<<10)}}})
 	if err != nil || res.IsError {
-		t.Fatalf("a call within the bound: %v, %q", err, toolText(res))
+		t.Fatalf("a call within the bound: %v, %q", err, testkit.Text(res))
 	}
 	if got := e.srv.inflight.inUse(); got != 0 {
 		t.Errorf("%d bytes still held after every request ended", got)

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -163,19 +164,7 @@ func newCatalogEnv(t testing.TB, spec rules.Spec, o Options) *catalogEnv {
 // subscribes with resources/subscribe and is asked by elicitation.
 func (e *catalogEnv) client(t *testing.T, opts ...client.ClientOption) *client.Client {
 	t.Helper()
-	c, err := client.NewInProcessClientWithOptions(e.srv.MCP(), append(opts, client.WithLegacyProtocolOnly())...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(t.Context(), mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: "2025-11-25", ClientInfo: mcp.Implementation{Name: "unit", Version: "0"},
-	}}); err != nil {
-		t.Fatal(err)
-	}
+	c := testkit.Connect(t, e.srv.MCP(), "2025-11-25", append(opts, client.WithLegacyProtocolOnly())...)
 	// A request after initialize makes the session reachable at once; the
 	// initialized notification does too, but asynchronously.
 	if err := c.Ping(t.Context()); err != nil {

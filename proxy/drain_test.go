@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -13,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -38,19 +40,8 @@ func newHangingUpstream(t *testing.T) *hangingUpstream {
 		h.causes <- context.Cause(ctx)
 		return nil, ctx.Err()
 	})
-	c, err := client.NewInProcessClient(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	init, err := c.Initialize(t.Context(), mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: "2025-11-25", ClientInfo: mcp.Implementation{Name: "proxy", Version: "0"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.session, h.caps = c, init.Capabilities
+	c := testkit.Connect(t, s, "2025-11-25")
+	h.session, h.caps = c, c.GetServerCapabilities()
 	return h
 }
 
@@ -91,74 +82,78 @@ func drainingServer(t *testing.T) (*Server, *hangingUpstream) {
 // and its client is told mcpwarden is shutting down.
 func TestDrainCancelsOtherRequestsStillRunningAfterGrace(t *testing.T) {
 	t.Parallel()
-	srv, up := drainingServer(t)
-	read := make(chan error, 1)
-	go func() {
+	synctest.Test(t, func(t *testing.T) {
+		srv, up := drainingServer(t)
+		read := make(chan error, 1)
+		go func() {
+			_, err := srv.readResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///slow"}})
+			read <- err
+		}()
+		<-up.entered
+		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+		defer cancel()
+		srv.Drain(ctx)
+		if cause := <-up.causes; cause == nil {
+			t.Error("the upstream's read was not cancelled")
+		}
+		if err := <-read; err == nil || !strings.HasPrefix(err.Error(), "mcpwarden is shutting down") || !strings.Contains(err.Error(), "mcp:slow:resources/read") {
+			t.Errorf("the read cut at the end of the grace period: %v, want it to say mcpwarden is shutting down", err)
+		}
 		_, err := srv.readResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///slow"}})
-		read <- err
-	}()
-	<-up.entered
-	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
-	defer cancel()
-	srv.Drain(ctx)
-	if cause := <-up.causes; cause == nil {
-		t.Error("the upstream's read was not cancelled")
-	}
-	if err := <-read; err == nil || !strings.HasPrefix(err.Error(), "mcpwarden is shutting down") || !strings.Contains(err.Error(), "mcp:slow:resources/read") {
-		t.Errorf("the read cut at the end of the grace period: %v, want it to say mcpwarden is shutting down", err)
-	}
-	_, err := srv.readResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///slow"}})
-	if err == nil || !errors.Is(err, ErrShuttingDown) {
-		t.Errorf("a read after Drain: %v, want it refused as shutting down", err)
-	}
+		if err == nil || !errors.Is(err, ErrShuttingDown) {
+			t.Errorf("a read after Drain: %v, want it refused as shutting down", err)
+		}
+	})
 }
 
 func TestDrainCancelsCallsStillRunningAfterGrace(t *testing.T) {
 	t.Parallel()
-	srv, up := drainingServer(t)
-	tool, ok := srv.Lookup("slow__sleep")
-	if !ok {
-		t.Fatal("slow__sleep is not exposed")
-	}
-	call := func() *mcp.CallToolResult {
-		res, err := srv.handler(tool)(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "slow__sleep"}})
-		if err != nil {
-			return mcp.NewToolResultError(err.Error())
+	synctest.Test(t, func(t *testing.T) {
+		srv, up := drainingServer(t)
+		tool, ok := srv.Lookup("slow__sleep")
+		if !ok {
+			t.Fatal("slow__sleep is not exposed")
 		}
-		return res
-	}
-	first := make(chan *mcp.CallToolResult, 1)
-	go func() { first <- call() }()
-	<-up.entered
+		call := func() *mcp.CallToolResult {
+			res, err := srv.handler(tool)(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "slow__sleep"}})
+			if err != nil {
+				return mcp.NewToolResultError(err.Error())
+			}
+			return res
+		}
+		first := make(chan *mcp.CallToolResult, 1)
+		go func() { first <- call() }()
+		<-up.entered
 
-	const grace = 200 * time.Millisecond
-	ctx, cancel := context.WithTimeout(t.Context(), grace)
-	defer cancel()
-	start := time.Now()
-	drained := make(chan struct{})
-	go func() {
-		defer close(drained)
-		srv.Drain(ctx)
-	}()
-	time.Sleep(grace / 4)
-	if res := call(); !res.IsError || !strings.Contains(resultText(res), "mcpwarden is shutting down") || !strings.Contains(resultText(res), "not forwarded") {
-		t.Errorf("a call while draining: %q, want it refused as shutting down", resultText(res))
-	}
-	select {
-	case <-drained:
-	case <-time.After(grace + cancelWait + time.Second):
-		t.Fatal("Drain did not return after the grace period")
-	}
-	if took := time.Since(start); took < grace {
-		t.Errorf("Drain returned after %s, before the %s grace period ended", took, grace)
-	}
-	if cause := <-up.causes; !errors.Is(cause, ErrShuttingDown) {
-		t.Errorf("the upstream call's context ended with %v, want ErrShuttingDown", cause)
-	}
-	res := <-first
-	if text := resultText(res); !res.IsError || !strings.HasPrefix(text, "mcpwarden is shutting down") {
-		t.Errorf("the call cut at the end of the grace period: %q, want it to say mcpwarden is shutting down", text)
-	}
+		const grace = 200 * time.Millisecond
+		ctx, cancel := context.WithTimeout(t.Context(), grace)
+		defer cancel()
+		start := time.Now()
+		drained := make(chan struct{})
+		go func() {
+			defer close(drained)
+			srv.Drain(ctx)
+		}()
+		time.Sleep(grace / 4)
+		if res := call(); !res.IsError || !strings.Contains(testkit.Text(res), "mcpwarden is shutting down") || !strings.Contains(testkit.Text(res), "not forwarded") {
+			t.Errorf("a call while draining: %q, want it refused as shutting down", testkit.Text(res))
+		}
+		select {
+		case <-drained:
+		case <-time.After(grace + cancelWait + time.Second):
+			t.Fatal("Drain did not return after the grace period")
+		}
+		if took := time.Since(start); took < grace {
+			t.Errorf("Drain returned after %s, before the %s grace period ended", took, grace)
+		}
+		if cause := <-up.causes; !errors.Is(cause, ErrShuttingDown) {
+			t.Errorf("the upstream call's context ended with %v, want ErrShuttingDown", cause)
+		}
+		res := <-first
+		if text := testkit.Text(res); !res.IsError || !strings.HasPrefix(text, "mcpwarden is shutting down") {
+			t.Errorf("the call cut at the end of the grace period: %q, want it to say mcpwarden is shutting down", text)
+		}
+	})
 }
 
 func TestDrainLetsCallsFinishWithinGrace(t *testing.T) {
@@ -195,13 +190,4 @@ func TestDrainLetsCallsFinishWithinGrace(t *testing.T) {
 	if err != nil || !res.IsError {
 		t.Errorf("a call after Drain: %v, %v; want it refused", res, err)
 	}
-}
-
-// resultText is the text of a tool result's first content, "" if none.
-func resultText(res *mcp.CallToolResult) string {
-	if len(res.Content) == 0 {
-		return ""
-	}
-	tc, _ := res.Content[0].(mcp.TextContent)
-	return tc.Text
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -356,7 +357,7 @@ func TestInitializeOnASessionCannotPassTheCap(t *testing.T) {
 	if live, _, reserved := hs.ids.counts(); live != capacity || reserved != 0 {
 		t.Errorf("%d live sessions and %d reservations after initializes sent on a session, want %d and 0", live, reserved, capacity)
 	}
-	waitFor(t, "the sessions over the cap unregistered", func() bool { return e.active(t) == capacity })
+	testkit.Eventually(t, 5*time.Second, "the sessions over the cap unregistered", func() bool { return e.active(t) == capacity })
 }
 
 // TestGETWithoutSessionCannotFillTheSessionTable: mcp-go mints a session

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -15,57 +14,30 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
-
-// recorder is an in-process upstream MCP server, served over streamable
-// HTTP, that records the raw arguments of every call it gets.
-type recorder struct {
-	mu    sync.Mutex
-	calls []string // raw arguments, in order
-}
-
-func (r *recorder) record(req mcp.CallToolRequest) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.calls = append(r.calls, string(req.Params.RawArguments))
-}
-
-func (r *recorder) got() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.calls...)
-}
 
 // richResult is what the upstream's "rich" tool returns: every field a
 // result can carry, to check the proxy passes it through unchanged.
 const richResult = `{"_meta":{"trace":"t-1"},"content":[{"type":"text","text":"done","annotations":{"audience":["user"],"priority":0.5}},{"type":"image","data":"aGk=","mimeType":"image/png"}],"structuredContent":{"n":12345678901234567890,"ok":true},"isError":true}`
 
-func startUpstream(t *testing.T) (*upstream.Pool, *recorder) {
+// startUpstream starts a pool of one upstream, "up": a stand-in with the
+// tools echo, write and rich, served over streamable HTTP.
+func startUpstream(t *testing.T) (*upstream.Pool, *testkit.StandIn) {
 	t.Helper()
-	rec := &recorder{}
-	s := server.NewMCPServer("stand-in", "1.0", server.WithToolCapabilities(false))
-	s.AddTool(mcp.NewTool("echo", mcp.WithString("text")), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		rec.record(req)
-		return mcp.NewToolResultText(req.GetString("text", "")), nil
-	})
-	s.AddTool(mcp.NewTool("write", mcp.WithString("path")), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		rec.record(req)
-		return mcp.NewToolResultText("written"), nil
-	})
-	s.AddTool(mcp.NewTool("rich"), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		rec.record(req)
+	rec := testkit.NewStandIn()
+	rec.AddTool(mcp.NewTool("echo", mcp.WithString("text")), testkit.Echo)
+	rec.AddTool(mcp.NewTool("write", mcp.WithString("path")), testkit.Reply("written"))
+	rec.AddTool(mcp.NewTool("rich"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		raw := json.RawMessage(richResult)
 		return mcp.ParseCallToolResult(&raw)
 	})
-	hs := httptest.NewServer(server.NewStreamableHTTPServer(s))
-	t.Cleanup(hs.Close)
 	pool := upstream.Start(t.Context(), map[string]upstream.Spec{
-		"up": {Transport: upstream.TransportHTTP, URL: hs.URL + "/mcp"},
+		"up": {Transport: upstream.TransportHTTP, URL: rec.URL(t)},
 	}, nil)
 	t.Cleanup(func() { pool.Close() })
 	if err := pool.Err("up"); err != nil {
@@ -111,7 +83,7 @@ func (m *memorySink) events(t *testing.T) []audit.Event {
 type env struct {
 	pool *upstream.Pool
 	srv  *Server
-	rec  *recorder
+	rec  *testkit.StandIn
 	sink *memorySink
 }
 
@@ -132,29 +104,7 @@ func newEnv(t *testing.T, policy rules.PolicySpec, auditCfg audit.Config, sink *
 
 func (e *env) client(t *testing.T) *client.Client {
 	t.Helper()
-	c, err := client.NewInProcessClient(e.srv.MCP())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(t.Context(), mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION, ClientInfo: mcp.Implementation{Name: "unit", Version: "0"},
-	}}); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func callTool(t *testing.T, c *client.Client, name string, args any) *mcp.CallToolResult {
-	t.Helper()
-	res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return testkit.Connect(t, e.srv.MCP(), "")
 }
 
 var allowAll = rules.PolicySpec{Allow: []string{"mcp:up:*"}}
@@ -163,9 +113,9 @@ func TestArgumentsAreForwardedAsChecked(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, allowAll, audit.Config{}, &memorySink{})
 	c := e.client(t)
-	callTool(t, c, "up__echo", map[string]any{"text": "hi", "big": json.Number("12345678901234567890"), "nested": map[string]any{"z": 1, "a": []any{true, nil}}})
+	testkit.CallTool(t, c, "up__echo", map[string]any{"text": "hi", "big": json.Number("12345678901234567890"), "nested": map[string]any{"z": 1, "a": []any{true, nil}}})
 	want := `{"big":12345678901234567890,"nested":{"a":[true,null],"z":1},"text":"hi"}`
-	if got := e.rec.got(); len(got) != 1 || got[0] != want {
+	if got := e.rec.Arguments(); len(got) != 1 || got[0] != want {
 		t.Errorf("upstream got arguments %q, want %q", got, want)
 	}
 }
@@ -178,7 +128,7 @@ func TestResultIsReturnedUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxied := callTool(t, c, "up__rich", nil)
+	proxied := testkit.CallTool(t, c, "up__rich", nil)
 	want, got := normalJSON(t, direct), normalJSON(t, proxied)
 	if got != want {
 		t.Errorf("result through the proxy:\n got %s\nwant %s", got, want)
@@ -225,12 +175,12 @@ func TestDenyNamesTheRuleAndDoesNotForward(t *testing.T) {
 	sink := &memorySink{}
 	e := newEnv(t, rules.PolicySpec{Deny: []string{"mcp:up:write:path=/etc/**"}, Allow: []string{"mcp:up:*"}}, audit.Config{}, sink)
 	c := e.client(t)
-	res := callTool(t, c, "up__write", map[string]any{"path": "/etc/passwd"})
+	res := testkit.CallTool(t, c, "up__write", map[string]any{"path": "/etc/passwd"})
 	text := res.Content[0].(mcp.TextContent).Text
 	if !res.IsError || !strings.Contains(text, "mcp:up:write") || !strings.Contains(text, "mcp:up:write:path=/etc/**") {
 		t.Errorf("deny result = %q (isError %v), want isError naming tool and rule", text, res.IsError)
 	}
-	if n := len(e.rec.got()); n != 0 {
+	if n := len(e.rec.Arguments()); n != 0 {
 		t.Errorf("upstream was called %d times for a denied call", n)
 	}
 	events := sink.events(t)
@@ -257,8 +207,8 @@ func TestRequiredAuditFailureFailsClosed(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, allowAll, audit.Config{Required: tt.required}, &memorySink{fail: true})
 			c := e.client(t)
-			res := callTool(t, c, "up__echo", map[string]any{"text": "x"})
-			if got := len(e.rec.got()); got != tt.wantCalls {
+			res := testkit.CallTool(t, c, "up__echo", map[string]any{"text": "x"})
+			if got := len(e.rec.Arguments()); got != tt.wantCalls {
 				t.Errorf("upstream called %d times, want %d", got, tt.wantCalls)
 			}
 			if tt.required && (!res.IsError || !strings.Contains(res.Content[0].(mcp.TextContent).Text, "audit")) {
@@ -322,7 +272,7 @@ func TestDuplicateKeysAreRefused(t *testing.T) {
 	if result == nil || result["isError"] != true || !strings.Contains(mustJSON(t, result), "duplicate key") {
 		t.Fatalf("response = %v, want an isError result about the duplicate key", resp)
 	}
-	if n := len(e.rec.got()); n != 0 {
+	if n := len(e.rec.Arguments()); n != 0 {
 		t.Errorf("upstream was called %d times", n)
 	}
 	if ev := sink.events(t); len(ev) != 1 || ev[0].Decision != "deny" || ev[0].Error == "" {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -22,7 +23,7 @@ func TestReloadSwapsPolicyAndNames(t *testing.T) {
 	sink := &memorySink{}
 	e := newEnv(t, allowAll, audit.Config{}, sink)
 	c := e.client(t)
-	if res := callTool(t, c, "up__echo", map[string]any{"text": "before"}); res.IsError {
+	if res := testkit.CallTool(t, c, "up__echo", map[string]any{"text": "before"}); res.IsError {
 		t.Fatalf("echo before the reload refused: %+v", res)
 	}
 
@@ -35,7 +36,7 @@ func TestReloadSwapsPolicyAndNames(t *testing.T) {
 	if _, ok := e.srv.Lookup("up__rich"); ok {
 		t.Error("the old wire name is still routable after the naming changed")
 	}
-	if res := callTool(t, c, "up-write", map[string]any{"path": "/tmp/x"}); res.IsError {
+	if res := testkit.CallTool(t, c, "up-write", map[string]any{"path": "/tmp/x"}); res.IsError {
 		t.Errorf("a call under the new name was refused: %+v", res)
 	}
 	var reloaded bool

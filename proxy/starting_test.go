@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -12,9 +11,9 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -27,23 +26,21 @@ func startingEnv(t *testing.T) (e *env, release func()) {
 	held := make(chan struct{})
 	var once sync.Once
 	release = func() { once.Do(func() { close(held) }) }
-	s := server.NewMCPServer("stand-in", "1.0", server.WithToolCapabilities(false))
-	s.AddTool(mcp.NewTool("echo", mcp.WithString("text")), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText(req.GetString("text", "")), nil
+	s := testkit.NewStandIn()
+	s.AddTool(mcp.NewTool("echo", mcp.WithString("text")), testkit.Echo)
+	url := s.URL(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-held:
+			case <-r.Context().Done():
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
 	})
-	h := server.NewStreamableHTTPServer(s)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-held:
-		case <-r.Context().Done():
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(hs.Close)
 	var target atomic.Pointer[Server]
 	pool := upstream.Start(t.Context(), map[string]upstream.Spec{
-		"up": {Transport: upstream.TransportHTTP, URL: hs.URL + "/mcp"},
+		"up": {Transport: upstream.TransportHTTP, URL: url},
 	}, &upstream.Options{Background: true, OnEvent: func(ev upstream.Event) {
 		if srv := target.Load(); srv != nil && ev.Kind == upstream.EventConnected {
 			srv.UpstreamChanged(context.Background(), ev.Server)
@@ -94,7 +91,7 @@ func TestCallOfAToolNotListedYetWaitsForItsServer(t *testing.T) {
 	release()
 	select {
 	case o := <-done:
-		if o.err != nil || o.res.IsError || !strings.Contains(resultText(o.res), "waited") {
+		if o.err != nil || o.res.IsError || !strings.Contains(testkit.Text(o.res), "waited") {
 			t.Errorf("the call that waited for its server: %+v, %v", o.res, o.err)
 		}
 	case <-time.After(10 * time.Second):

@@ -1,12 +1,10 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +20,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -65,7 +64,7 @@ func newTelEnv(t *testing.T, policy rules.PolicySpec, sink *memorySink, resolver
 	t.Cleanup(func() { _ = tel.Shutdown(context.WithoutCancel(t.Context())) })
 
 	seen := &traceSeen{}
-	s := server.NewMCPServer("stand-in", "1.0", server.WithToolCapabilities(false))
+	s := testkit.NewStandIn()
 	text := func(text string) server.ToolHandlerFunc {
 		return func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			if req.Params.Meta != nil {
@@ -83,16 +82,16 @@ func newTelEnv(t *testing.T, policy rules.PolicySpec, sink *memorySink, resolver
 	s.AddTool(mcp.NewTool("fail"), text(""))
 	s.AddTool(mcp.NewTool("write", mcp.WithString("path")), text("written"))
 	s.AddTool(mcp.NewTool("rich"), text("rich"))
-	stream := server.NewStreamableHTTPServer(s)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if tp := r.Header.Get("traceparent"); tp != "" {
-			seen.add(&seen.headers, tp)
-		}
-		stream.ServeHTTP(w, r)
-	}))
-	t.Cleanup(hs.Close)
+	url := s.URL(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if tp := r.Header.Get("traceparent"); tp != "" {
+				seen.add(&seen.headers, tp)
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
 	pool := upstream.Start(t.Context(), map[string]upstream.Spec{
-		"up": {Transport: upstream.TransportHTTP, URL: hs.URL + "/mcp", HeaderFunc: tel.Headers},
+		"up": {Transport: upstream.TransportHTTP, URL: url, HeaderFunc: tel.Headers},
 	}, nil)
 	t.Cleanup(func() { pool.Close() })
 	if err := pool.Err("up"); err != nil {
@@ -125,27 +124,7 @@ func (e *telEnv) env() *env { return &env{srv: e.srv} }
 // series ("name{label="v",...}", labels in exposition order).
 func scrapeMetrics(t *testing.T, tel *telemetry.Telemetry) map[string]float64 {
 	t.Helper()
-	rec := httptest.NewRecorder()
-	tel.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, telemetry.MetricsPath, nil))
-	if rec.Code != http.StatusOK {
-		t.Fatalf("scraping: status %d: %s", rec.Code, rec.Body)
-	}
-	samples := map[string]float64{}
-	sc := bufio.NewScanner(rec.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			t.Fatalf("scraping: bad sample line %q: %v", line, err)
-		}
-		samples[line[:i]] = v
-	}
-	return samples
+	return testkit.Scrape(t, tel.Handler(), telemetry.MetricsPath)
 }
 
 func decisions(tool string, d rules.Decision) string {
@@ -170,12 +149,12 @@ func TestTelemetryCountsEachDecidedCallOnce(t *testing.T) {
 
 	const n = 5
 	for i := range n {
-		callTool(t, c, "up__echo", map[string]any{"text": strconv.Itoa(i)})
+		testkit.CallTool(t, c, "up__echo", map[string]any{"text": strconv.Itoa(i)})
 	}
-	callTool(t, c, "up__fail", nil)
-	callTool(t, c, "up__write", map[string]any{"path": "/etc/passwd"})
-	callTool(t, c, "up__write", map[string]any{"path": "/etc/shadow"})
-	callTool(t, c, "up__write", map[string]any{"path": "/tmp/x"}) // ask; no client or resolver to ask, so the fallback denies
+	testkit.CallTool(t, c, "up__fail", nil)
+	testkit.CallTool(t, c, "up__write", map[string]any{"path": "/etc/passwd"})
+	testkit.CallTool(t, c, "up__write", map[string]any{"path": "/etc/shadow"})
+	testkit.CallTool(t, c, "up__write", map[string]any{"path": "/tmp/x"}) // ask; no client or resolver to ask, so the fallback denies
 	// A hidden tool is refused by mcp-go before the handler; it is decided all the same.
 	if _, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "up__rich"}}); err == nil {
 		t.Error("calling a hidden tool succeeded")
@@ -225,7 +204,7 @@ func TestTelemetryCountsFailedAuditWrites(t *testing.T) {
 	t.Parallel()
 	e := newTelEnv(t, allowAll, &memorySink{fail: true})
 	c := e.env().client(t)
-	callTool(t, c, "up__echo", map[string]any{"text": "x"})
+	testkit.CallTool(t, c, "up__echo", map[string]any{"text": "x"})
 	// The decision and the result events both fail.
 	if got := scrapeMetrics(t, e.tel)[`mcpwarden_audit_write_failures_total`]; got != 2 {
 		t.Errorf("mcpwarden_audit_write_failures_total = %v, want 2", got)
@@ -241,7 +220,7 @@ func TestTelemetryTracksOpenSessions(t *testing.T) {
 	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "one open session", func() bool { return scrapeMetrics(t, e.tel)[`mcpwarden_sessions_active`] == 1 })
+	testkit.Eventually(t, 5*time.Second, "one open session", func() bool { return scrapeMetrics(t, e.tel)[`mcpwarden_sessions_active`] == 1 })
 	inW.Close()
 	select {
 	case <-done:
@@ -250,17 +229,6 @@ func TestTelemetryTracksOpenSessions(t *testing.T) {
 	}
 	if got := scrapeMetrics(t, e.tel)[`mcpwarden_sessions_active`]; got != 0 {
 		t.Errorf("mcpwarden_sessions_active = %v after the session ended, want 0", got)
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -388,8 +356,8 @@ func TestTelemetrySpansOfARefusedCall(t *testing.T) {
 	t.Parallel()
 	e := newTelEnv(t, telPolicy, &memorySink{})
 	c := e.env().client(t)
-	callTool(t, c, "up__write", map[string]any{"path": "/etc/passwd"})
-	callTool(t, c, "up__fail", nil)
+	testkit.CallTool(t, c, "up__write", map[string]any{"path": "/etc/passwd"})
+	testkit.CallTool(t, c, "up__fail", nil)
 
 	spans := spansNamed(e.exp)
 	if ups := spans["tools/call write"]; len(ups) != 0 {

@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -81,7 +82,7 @@ func TestUnprefixedServerKeepsToolNames(t *testing.T) {
 	if got, want := listNames(t, e), []string{"echo", "rich", "write"}; !slices.Equal(got, want) {
 		t.Errorf("tools = %v, want the upstream's own names %v", got, want)
 	}
-	res := callTool(t, e.client(t), "echo", map[string]any{"text": "plain"})
+	res := testkit.CallTool(t, e.client(t), "echo", map[string]any{"text": "plain"})
 	if res.IsError || res.Content[0].(mcp.TextContent).Text != "plain" {
 		t.Errorf("echo by its own name = %+v", res)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -39,13 +40,13 @@ func TestUpstreamCannotForgeApprovalForm(t *testing.T) {
 	e := newCatalogEnv(t, allowEverything, Options{})
 	h := &human{}
 	c := e.client(t, client.WithElicitationHandler(h))
-	res := callTool(t, c, "fs__phish", nil)
+	res := testkit.CallTool(t, c, "fs__phish", nil)
 	if res.IsError {
 		t.Fatalf("phish = %+v", res)
 	}
 	// The next variant copies the marker mcpwarden's own forms start with.
 	const marked = "mcpwarden approval: Allow mcp:fs:write_file?"
-	if res := callTool(t, c, "hidden__phish", map[string]any{"message": marked}); res.IsError {
+	if res := testkit.CallTool(t, c, "hidden__phish", map[string]any{"message": marked}); res.IsError {
 		t.Fatalf("phish = %+v", res)
 	}
 	got := h.seen()
@@ -76,7 +77,7 @@ func TestDeniedUpstreamElicitationAndSamplingAreRefused(t *testing.T) {
 	h := &human{}
 	sampled := false
 	c := e.client(t, client.WithElicitationHandler(h), client.WithSamplingHandler(samplerFunc(func() { sampled = true })))
-	if res := callTool(t, c, "fs__phish", nil); !res.IsError {
+	if res := testkit.CallTool(t, c, "fs__phish", nil); !res.IsError {
 		t.Errorf("a denied elicitation went through: %+v", res)
 	}
 	if _, err := e.srv.CreateMessage(t.Context(), "fs", samplingRequest); err == nil {

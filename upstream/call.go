@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"syscall"
 	"time"
 
@@ -87,7 +86,7 @@ func (s *server) callError(ctx context.Context, sess *session, tool string, time
 		return fmt.Errorf("upstream %q: tool %q did not answer within call_timeout %s; the call was cancelled: %w", s.name, tool, timeout, ErrTimeout)
 	case ctx.Err() != nil:
 		return fmt.Errorf("calling %q on upstream %q: %w", tool, s.name, context.Cause(ctx))
-	case errors.Is(err, ErrResultTooLarge) || strings.Contains(err.Error(), tooLargeMarker):
+	case errors.Is(err, ErrResultTooLarge):
 		return fmt.Errorf("upstream %q: the result of %q exceeds max_result_bytes (%d bytes) and was discarded: %w", s.name, tool, s.spec.maxResultBytes(), ErrResultTooLarge)
 	case errors.Is(err, transport.ErrTransportClosed) || errors.Is(err, transport.ErrSessionTerminated) || errors.Is(err, syscall.EPIPE):
 		if sess.proc != nil && sess.proc.hasExited(true) {

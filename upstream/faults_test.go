@@ -19,6 +19,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/internal/pin"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // newFaultyStandIn is newStandIn(2) plus tools that misbehave on request:
@@ -188,13 +189,7 @@ func readPid(t *testing.T, path string) int {
 
 func waitGone(t *testing.T, pid int, what string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s (pid %d) is still running", what, pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Eventually(t, 5*time.Second, fmt.Sprintf("%s (pid %d) to stop running", what, pid), func() bool { return !alive(pid) })
 }
 
 func TestUpstreamKilledMidCallIsRestarted(t *testing.T) {
@@ -441,13 +436,7 @@ func TestCallsBeyondTheQueueAreBusy(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Eventually(t, 5*time.Second, "the condition", cond)
 }
 
 func TestToolChangesAreReportedAndPinned(t *testing.T) {

@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -12,16 +11,14 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/rawjson"
 )
 
-// ErrResultTooLarge is returned by Call when the upstream's answer exceeds
-// the server's MaxResultBytes. The answer was discarded while it was read.
-var ErrResultTooLarge = errors.New("upstream result too large")
-
 // tooLargeCode is the JSON-RPC error code of the response a lineLimiter
-// puts in place of a message that is too large. It is outside the codes
-// mcp-go maps to sentinels, so the message text reaches the caller.
+// puts in place of a message that is too large; the transports turn such a
+// response to a tools/call into ErrResultTooLarge (see tooLargeResponse).
+// It is outside the codes mcp-go maps to sentinels, so for other requests
+// the message text reaches the caller.
 const tooLargeCode = -32070
 
-// tooLargeMarker starts the message of that response; Call recognises it.
+// tooLargeMarker starts the message of that response.
 const tooLargeMarker = "mcpwarden: upstream message exceeds max_result_bytes"
 
 // A lineLimiter passes a stream of newline-delimited messages through,

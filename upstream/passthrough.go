@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"context"
-	"errors"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -20,24 +19,21 @@ type Peer interface {
 	ListRoots(ctx context.Context, server string, req mcp.ListRootsRequest) (*mcp.ListRootsResult, error)
 }
 
-// ErrNoPeer is returned to an upstream's request when no client side is
-// attached to answer it.
-var ErrNoPeer = errors.New("no client is attached to answer this request")
-
 // peerHandlers adapt a Peer to mcp-go's client handlers for one server.
 // With them the upstream session declares the sampling, elicitation and
 // roots capabilities, so the upstream may use them; the proxy refuses what
 // the calling client cannot do.
 type peerHandlers struct {
-	pool   *Pool
+	env    *supervisorEnv
 	server string
 }
 
 func (h peerHandlers) peer() (Peer, error) {
-	if h.pool.opts.Peer == nil {
+	p := h.env.peer()
+	if p == nil {
 		return nil, ErrNoPeer
 	}
-	return h.pool.opts.Peer, nil
+	return p, nil
 }
 
 func (h peerHandlers) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
@@ -66,7 +62,7 @@ func (h peerHandlers) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (
 
 // clientOptions are the handlers every upstream session gets.
 func (s *server) clientOptions() []client.ClientOption {
-	h := peerHandlers{pool: s.pool, server: s.name}
+	h := peerHandlers{env: s.env, server: s.name}
 	return []client.ClientOption{
 		client.WithSamplingHandler(h),
 		client.WithElicitationHandler(h),

@@ -10,12 +10,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // The test binary doubles as a stdio MCP server when stdioServerEnv is set:
@@ -62,13 +63,11 @@ func TestMain(m *testing.M) {
 // newStandIn is an MCP server with n tools, tool0 … tool<n-1>, each echoing
 // its "text" argument, listed two to a page.
 func newStandIn(n int) *mcpserver.MCPServer {
-	s := mcpserver.NewMCPServer("stand-in", "1.0", mcpserver.WithToolCapabilities(false), mcpserver.WithPaginationLimit(2))
+	s := testkit.NewStandIn(mcpserver.WithPaginationLimit(2))
 	for i := range n {
-		s.AddTool(mcp.NewTool(fmt.Sprintf("tool%d", i), mcp.WithString("text")), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultText(req.GetString("text", "")), nil
-		})
+		s.AddTool(mcp.NewTool(fmt.Sprintf("tool%d", i), mcp.WithString("text")), testkit.Echo)
 	}
-	return s
+	return s.MCP()
 }
 
 func TestStartConnectsEveryTransportAndFollowsPagination(t *testing.T) {
@@ -131,27 +130,7 @@ func TestCloseLeavesNoOrphanedProcesses(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 	// The grandchild is not ours to reap; wait for it to be gone or a zombie.
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if !alive(pid) {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("grandchild %d of the stdio server outlived Close", pid)
-}
-
-// alive reports whether pid is a running (not zombie) process.
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	fields := strings.Fields(string(stat))
-	return len(fields) > 2 && fields[2] != "Z"
+	testkit.Eventually(t, 5*time.Second, fmt.Sprintf("grandchild %d of the stdio server to end after Close", pid), func() bool { return !alive(pid) })
 }
 
 func TestFailedServerIsReportedAndOthersWork(t *testing.T) {

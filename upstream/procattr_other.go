@@ -1,13 +1,13 @@
-//go:build !linux
+//go:build !unix
 
 package upstream
 
 import "syscall"
 
-// procAttr puts a stdio child in a process group of its own, so that
-// stopping it stops what it started. Outside Linux there is no
-// parent-death signal: a child outlives a mcpwarden killed with SIGKILL
+// procAttr is nil outside Unix: the child gets no process group of its
+// own (Windows would need a Job object for that), so stopping it is best
+// effort — its stdin is closed and it is killed, and what it started
+// itself is left to exit when its own stdin or stdout closes. There is no
+// parent-death signal either: a child outlives a mcpwarden that is killed
 // unless it exits when its stdin closes, as MCP stdio servers should.
-func procAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
-}
+func procAttr() *syscall.SysProcAttr { return nil }

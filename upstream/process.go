@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -110,10 +109,8 @@ func startProcess(spec Spec, logger *slog.Logger, sp *spawner) (*process, error)
 // hasExited reports whether the child has exited; when soon is set (its
 // stdout was just closed) it waits briefly for that.
 func (p *process) hasExited(soon bool) bool {
-	select {
-	case <-p.exited:
+	if isClosed(p.exited) {
 		return true
-	default:
 	}
 	if !soon {
 		return false
@@ -129,22 +126,9 @@ func (p *process) hasExited(soon bool) bool {
 // signalled reports whether the child was ended by a signal that asks a
 // process to stop (SIGTERM, SIGINT, SIGHUP): sent by whoever is stopping
 // mcpwarden too, say, rather than a crash. It is false until the child has
-// been reaped.
+// been reaped, and always outside Unix (see stopRequested).
 func (p *process) signalled() bool {
-	select {
-	case <-p.exited:
-	default:
-		return false
-	}
-	ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
-	if !ok || !ws.Signaled() {
-		return false
-	}
-	switch ws.Signal() {
-	case syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP:
-		return true
-	}
-	return false
+	return isClosed(p.exited) && stopRequested(p.cmd.ProcessState)
 }
 
 // exitError describes how the child ended, with the last lines of its
@@ -172,7 +156,8 @@ func (p *process) stderrTail() string {
 
 // stop ends the child: it closes its stdin (the MCP way to ask a stdio
 // server to exit), gives it grace to exit, then sends SIGTERM and, after
-// the same grace, SIGKILL to its whole process group. Whatever is left of
+// the same grace, SIGKILL to its whole process group (outside Unix it
+// kills the child alone: see terminateGroup). Whatever is left of
 // the group is killed even when the child exited by itself, and the pipes
 // are closed, so that no reader of them is left behind. stop returns when
 // the child has been reaped and stderr drained; it is idempotent.
@@ -181,13 +166,13 @@ func (p *process) stop(grace time.Duration) {
 	select {
 	case <-p.exited:
 	case <-time.After(grace):
-		p.signalGroup(syscall.SIGTERM)
+		p.terminateGroup()
 		select {
 		case <-p.exited:
 		case <-time.After(grace):
 		}
 	}
-	p.signalGroup(syscall.SIGKILL)
+	p.killGroup()
 	<-p.exited
 	select {
 	case <-p.stderrDone:
@@ -196,14 +181,6 @@ func (p *process) stop(grace time.Duration) {
 		<-p.stderrDone
 	}
 	p.stdout.Close()
-}
-
-// signalGroup sends sig to whatever is left of the child's process group.
-func (p *process) signalGroup(sig syscall.Signal) {
-	err := syscall.Kill(-p.cmd.Process.Pid, sig)
-	if err != nil && !errors.Is(err, syscall.ESRCH) {
-		p.logger.Debug("signalling upstream process group", "pid", p.cmd.Process.Pid, "signal", sig, "err", err)
-	}
 }
 
 // A stderrLog logs a child's stderr line by line and keeps the last lines,

@@ -40,6 +40,11 @@ func (p *Pool) Reconcile(ctx context.Context, specs map[string]Spec) (added, rem
 		p.mu.Unlock()
 		return nil, nil, nil
 	}
+	for name, s := range p.retiring { // forget those whose supervisor has ended
+		if s.ended() {
+			delete(p.retiring, name)
+		}
+	}
 	cur := *p.servers.Load()
 	next := make(map[string]*server, len(specs))
 	var starting []*server
@@ -63,7 +68,7 @@ func (p *Pool) Reconcile(ctx context.Context, specs map[string]Spec) (added, rem
 		} else {
 			added = append(added, name)
 		}
-		s := p.newServer(name, spec)
+		s := newServer(p.ctx, p.env, name, spec)
 		s.prev = p.retiring[name] // the replaced one, or one removed by an earlier Reconcile
 		if drain {
 			s.prev = earlier // not the draining one: it serves its calls while the new one starts
@@ -83,10 +88,10 @@ func (p *Pool) Reconcile(ctx context.Context, specs map[string]Spec) (added, rem
 		s.cancel()
 	}
 	for _, s := range draining {
-		p.wg.Go(s.drainThenStop)
+		p.env.group.Go(s.drainThenStop)
 	}
 	for _, s := range starting {
-		p.startLocked(ctx, s, &first)
+		s.start(ctx, &first)
 	}
 	p.mu.Unlock()
 
@@ -103,39 +108,12 @@ func (p *Pool) Reconcile(ctx context.Context, specs map[string]Spec) (added, rem
 	return added, removed, restarted
 }
 
-// retireLocked marks s as stopped by Reconcile, so that calls still
-// holding it fail saying so, and records it until its supervisor has ended
-// so that a new server of the same name starts after that. p.mu is held.
+// retireLocked retires s (see server.retire) and records it until its
+// supervisor has ended, so that a new server of the same name starts after
+// that. p.mu is held.
 func (p *Pool) retireLocked(s *server, why retirement) {
-	s.mu.Lock()
-	s.retired = why
-	s.wakeLocked()
-	s.mu.Unlock()
+	s.retire(why)
 	p.retiring[s.name] = s
-}
-
-// exit is the supervisor's last act: it reports a removal, forgets a
-// retiring server, and lets whatever waits for s go on.
-func (s *server) exit() {
-	s.mu.Lock()
-	s.sess, s.closed = nil, true
-	why, stopErr := s.retired, s.stopError
-	s.wakeLocked()
-	s.mu.Unlock()
-	if why != notRetired && stopErr != nil {
-		s.logger.Warn("stopping upstream", "err", stopErr)
-	}
-	if why == retiredRemoved {
-		s.logger.Info("upstream removed")
-		s.emit(Event{Server: s.name, Kind: EventRemoved})
-	}
-	p := s.pool
-	p.mu.Lock()
-	if p.retiring[s.name] == s {
-		delete(p.retiring, s.name)
-	}
-	p.mu.Unlock()
-	close(s.done)
 }
 
 // specEqual reports whether a and b describe the same server: the same

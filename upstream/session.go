@@ -203,14 +203,7 @@ func (s *session) markLost(err error) {
 }
 
 // isLost reports whether the session has been lost.
-func (s *session) isLost() bool {
-	select {
-	case <-s.lost:
-		return true
-	default:
-		return false
-	}
-}
+func (s *session) isLost() bool { return isClosed(s.lost) }
 
 // stopGrace is how long a stdio child gets to exit after its stdin is
 // closed, and again after SIGTERM.

@@ -72,7 +72,7 @@ func (s *server) drainThenStop() {
 // forgot the session may still be answered, and those it refuses with 404
 // are sent again on the new session.
 func (s *server) retireSession(ctx context.Context, sess *session) {
-	s.pool.wg.Go(func() {
+	s.env.group.Go(func() {
 		for sess.inflight.Load() > 0 && sleep(ctx, 20*time.Millisecond) {
 		}
 		sess.stop()

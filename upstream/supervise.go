@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
+
+// stopSettle is how long the supervisor of a stdio server whose child was
+// stopped by SIGTERM, SIGINT or SIGHUP waits for the pool to be closed
+// before it reports the loss (EventLost) and restarts the server.
+const stopSettle = 500 * time.Millisecond
 
 // run is the server's supervisor: it (re)starts the server until the pool
 // is closed or Reconcile stops it. startDone is called once the first
@@ -32,7 +36,7 @@ func (s *server) run(startCtx context.Context, startDone func()) {
 		if startDone != nil { // the first attempt is bounded by Start's ctx too
 			stop = context.AfterFunc(startCtx, cancel)
 		}
-		sess, err := dial(dialCtx, s.dialSpec(), s.pool.info, s.logger, s.pool.spawn, s.onNotification, s.clientOptions()...)
+		sess, err := dial(dialCtx, s.dialSpec(), s.env.opts.ClientInfo, s.logger, s.env.spawn, s.onNotification, s.clientOptions()...)
 		stop()
 		cancel()
 		if ctx.Err() != nil {
@@ -43,7 +47,7 @@ func (s *server) run(startCtx context.Context, startDone func()) {
 		}
 		if err != nil {
 			failures++
-			delay := s.pool.backoff(failures)
+			delay := s.env.backoff(failures)
 			ev := s.setDown(err, failures+1, delay)
 			ev.Kind = EventFailed
 			s.logger.Warn("upstream failed to start", "failures", failures, "retry_in", delay.Round(time.Millisecond), "err", err)
@@ -95,7 +99,7 @@ func (s *server) run(startCtx context.Context, startDone func()) {
 			failures = 0
 		}
 		failures++
-		delay := s.pool.backoff(failures)
+		delay := s.env.backoff(failures)
 		ev = s.setDown(sess.lostErr, failures+1, delay)
 		ev.Kind = EventLost
 		s.logger.Warn("upstream lost; restarting", "retry_in", delay.Round(time.Millisecond), "err", sess.lostErr)
@@ -159,7 +163,7 @@ func (s *server) onNotification(n mcp.JSONRPCNotification) {
 	if n.Method == mcp.MethodNotificationToolsListChanged {
 		poke(s.relist)
 	}
-	if p := s.pool.opts.Peer; p != nil {
+	if p := s.env.peer(); p != nil {
 		p.Notify(s.name, n)
 	}
 }
@@ -168,6 +172,16 @@ func poke(ch chan struct{}) {
 	select {
 	case ch <- struct{}{}:
 	default:
+	}
+}
+
+// isClosed reports whether ch, which is only ever closed, is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -186,89 +200,12 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// backoff is the delay after the given number of consecutive failures.
-func (p *Pool) backoff(failures int) time.Duration {
-	lo, hi := orDefault(p.opts.MinBackoff, DefaultMinBackoff), orDefault(p.opts.MaxBackoff, DefaultMaxBackoff)
-	d := lo
-	for i := 1; i < failures && d < hi; i++ {
-		d *= 2
-	}
-	d = min(d, hi)
-	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
-}
-
 func (s *server) emit(e Event) {
 	switch e.Kind {
 	case EventConnected, EventRestarted, EventToolsChanged, EventReinitialized:
-		s.pool.changes.Add(1)
+		s.env.changes.Add(1)
 	}
-	if s.pool.opts.OnEvent != nil {
-		s.pool.opts.OnEvent(e)
+	if s.env.opts.OnEvent != nil {
+		s.env.opts.OnEvent(e)
 	}
-}
-
-// setUp records sess as the server's session and returns the event to
-// report.
-func (s *server) setUp(sess *session) Event {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ev := Event{Server: s.name, Kind: EventRestarted, Tools: sess.tools}
-	if !s.everUp {
-		ev.Kind = EventConnected
-	}
-	ev.ToolsChanged = !s.everUp || !toolsEqual(s.tools, sess.tools)
-	s.sess, s.tools, s.everUp = sess, sess.tools, true
-	s.lastErr, s.attempt, s.retryAt = nil, 1, time.Time{}
-	s.wakeLocked()
-	return ev
-}
-
-// setDown records that the server is down because of err, with attempt
-// due after delay, and returns the event to report (without Kind).
-func (s *server) setDown(err error, attempt int, delay time.Duration) Event {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sess, s.lastErr, s.attempt, s.retryAt = nil, err, attempt, time.Now().Add(delay)
-	s.wakeLocked()
-	return Event{Server: s.name, Err: s.unavailableLocked(), Attempt: s.attempt, RetryIn: delay}
-}
-
-// setConnecting records that an attempt is in progress.
-func (s *server) setConnecting() {
-	s.mu.Lock()
-	s.sess, s.retryAt = nil, time.Time{}
-	s.wakeLocked()
-	s.mu.Unlock()
-}
-
-func (s *server) setStopError(err error) {
-	s.mu.Lock()
-	s.closed = true
-	if err != nil && !isShutdownNoise(err) {
-		s.stopError = err
-	}
-	s.sess = nil
-	s.wakeLocked()
-	s.mu.Unlock()
-}
-
-// current returns the server's session, or why there is none.
-func (s *server) current() (*session, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.sess != nil && !s.sess.isLost() {
-		return s.sess, nil
-	}
-	return nil, s.unavailableLocked()
-}
-
-func (s *server) unavailableLocked() error {
-	e := &UnavailableError{Server: s.name, Attempt: s.attempt, EverUp: s.everUp, Err: s.lastErr, Closed: s.closed, Removed: s.retired != notRetired}
-	if !s.retryAt.IsZero() {
-		e.RetryIn = max(time.Until(s.retryAt), 0)
-	}
-	if s.sess != nil && s.lastErr == nil { // lost, not yet noticed by the supervisor
-		e.Err = s.sess.lostErr
-	}
-	return e
 }

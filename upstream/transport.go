@@ -58,6 +58,20 @@ func takeRawResult(ctx context.Context, req transport.JSONRPCRequest, resp *tran
 	resp.Result = emptyCallResult
 }
 
+// finishCall is what a transport returns for req: the response with the
+// raw result of a tools/call taken (see takeRawResult), or, for a
+// tools/call whose response was cut for being too large, ErrResultTooLarge
+// (see tooLargeResponse).
+func finishCall(ctx context.Context, req transport.JSONRPCRequest, resp *transport.JSONRPCResponse, err error) (*transport.JSONRPCResponse, error) {
+	if err == nil && req.Method == string(mcp.MethodToolsCall) && rawResultDst(ctx) != nil {
+		if err := tooLargeResponse(resp); err != nil {
+			return nil, err
+		}
+	}
+	takeRawResult(ctx, req, resp)
+	return resp, err
+}
+
 // The wrappers embed mcp-go's concrete transports, so every optional
 // interface the client looks for (server-to-client requests, lost
 // connections, HTTP protocol headers) is still there; only SendRequest is
@@ -90,8 +104,7 @@ func (t rawStdio) SendRequest(ctx context.Context, req transport.JSONRPCRequest)
 		*dst, resp.Result = raw, emptyCallResult
 		return resp, err
 	}
-	takeRawResult(ctx, req, resp) // the limiter passed the response on whole
-	return resp, err
+	return finishCall(ctx, req, resp, err) // the limiter passed the response on whole, or cut it
 }
 
 // A resultStash holds the results the lineLimiter took out of responses,
@@ -175,8 +188,7 @@ func (t rawStreamableHTTP) SendRequest(ctx context.Context, req transport.JSONRP
 	if err != nil {
 		cancelOverHTTP(ctx, t, req)
 	}
-	takeRawResult(ctx, req, resp)
-	return resp, err
+	return finishCall(ctx, req, resp, err)
 }
 
 type rawSSE struct{ *transport.SSE }
@@ -195,8 +207,7 @@ func (t rawSSE) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (
 	if err != nil {
 		cancelOverHTTP(ctx, t, req)
 	}
-	takeRawResult(ctx, req, resp)
-	return resp, err
+	return finishCall(ctx, req, resp, err)
 }
 
 // cancelNotificationTimeout bounds sending a notifications/cancelled.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // runCLI runs the whole CLI with args and returns its exit code and output.
@@ -84,11 +85,7 @@ func TestApprovalsCommands(t *testing.T) {
 		return ch
 	}
 	first, second := ask("aaa111"), ask("bbb222")
-	for deadline := time.Now().Add(5 * time.Second); len(broker.Pending()) < 2; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the asks are not pending")
-		}
-	}
+	testkit.Eventually(t, 5*time.Second, "the asks to be pending", func() bool { return len(broker.Pending()) >= 2 })
 
 	code, out, errOut := runCLI(t, "approvals", "--config", configPath)
 	if code != 0 {

@@ -2,13 +2,14 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // The test binary doubles as a stdio MCP server when this variable is set,
@@ -35,13 +36,11 @@ func TestMain(m *testing.M) {
 
 // newStandIn is a small filesystem-like MCP server.
 func newStandIn() *mcpserver.MCPServer {
-	s := mcpserver.NewMCPServer("stand-in", "1.0", mcpserver.WithToolCapabilities(false))
+	s := testkit.NewStandIn()
 	for _, name := range []string{"read_file", "write_file", "delete_file", "echo", "get.status"} {
-		s.AddTool(mcp.NewTool(name, mcp.WithString("path")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultText("ok"), nil
-		})
+		s.AddTool(mcp.NewTool(name, mcp.WithString("path")), testkit.Reply("ok"))
 	}
-	return s
+	return s.MCP()
 }
 
 // run runs the whole CLI with args and returns its exit code and output.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -19,25 +18,9 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the logger and the test at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // collector stands in for an OTLP/HTTP collector: it counts the exports.
 type collector struct {
@@ -59,16 +42,6 @@ func (c *collector) count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.exports
-}
-
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 func get(url string) (int, string, error) {
@@ -105,7 +78,7 @@ func TestServeWiresTelemetry(t *testing.T) {
 	defer otlp.Close()
 
 	dir := t.TempDir()
-	listen, metrics := freeLoopbackAddr(t), freeLoopbackAddr(t)
+	listen, metrics := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	cfg := fmt.Sprintf(`listen: %q
 servers:
   up: { url: %q }
@@ -123,7 +96,7 @@ tracing: { otlp_endpoint: %q }
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	stderr := &lockedBuffer{}
+	stderr := &testkit.LockedBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- serve(ctx, &globals{}, serveFlags{config: path}, strings.NewReader(""), io.Discard, stderr)
@@ -227,7 +200,7 @@ func TestServeFailsOnAMetricsPortInUse(t *testing.T) {
 	defer up.Close()
 	dir := t.TempDir()
 	cfg := fmt.Sprintf("listen: %q\nservers:\n  up: { url: %q }\naudit: { path: audit.jsonl }\nmetrics: { listen: %q }\n",
-		freeLoopbackAddr(t), up.URL+"/mcp", ln.Addr().String())
+		testkit.FreeAddr(t), up.URL+"/mcp", ln.Addr().String())
 	path := filepath.Join(dir, "mcpwarden.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

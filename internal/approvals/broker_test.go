@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -55,74 +56,82 @@ func TestDecideAnswersThePendingAsk(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			b := NewBroker(nil)
-			defer b.Close()
-			got := resolveAsync(t.Context(), b, Request{ID: "abc", Tool: "mcp:fs:write_file", Arguments: map[string]any{"path": "/x"}})
-			p := waitPending(t, b, 1)
-			if p[0].ID != "abc" || p[0].Tool != "mcp:fs:write_file" {
-				t.Fatalf("pending = %+v", p[0])
-			}
-			if err := b.Decide("abc", tt.answer, tt.via, "tester"); err != nil {
-				t.Fatal(err)
-			}
-			r := <-got
-			if r.err != nil || r.d != (Decision{Answer: tt.answer, Via: tt.via, Who: "tester"}) {
-				t.Errorf("Resolve = %+v, %v", r.d, r.err)
-			}
-			s, _ := b.Snapshot()
-			if len(s.Pending) != 0 || len(s.Recent) != 1 || s.Recent[0].Outcome != tt.answer.String() || s.Recent[0].Via != tt.via {
-				t.Errorf("after deciding: %+v", s)
-			}
-			if s.Recent[0].Arguments != nil {
-				t.Errorf("the history keeps the arguments: %v", s.Recent[0].Arguments)
-			}
-			if err := b.Decide("abc", AllowOnce, ViaPage, ""); !errors.Is(err, ErrUnknownAsk) {
-				t.Errorf("a second answer to the same ask: %v, want ErrUnknownAsk", err)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				b := NewBroker(nil)
+				defer b.Close()
+				got := resolveAsync(t.Context(), b, Request{ID: "abc", Tool: "mcp:fs:write_file", Arguments: map[string]any{"path": "/x"}})
+				p := waitPending(t, b, 1)
+				if p[0].ID != "abc" || p[0].Tool != "mcp:fs:write_file" {
+					t.Fatalf("pending = %+v", p[0])
+				}
+				if err := b.Decide("abc", tt.answer, tt.via, "tester"); err != nil {
+					t.Fatal(err)
+				}
+				r := <-got
+				if r.err != nil || r.d != (Decision{Answer: tt.answer, Via: tt.via, Who: "tester"}) {
+					t.Errorf("Resolve = %+v, %v", r.d, r.err)
+				}
+				s, _ := b.Snapshot()
+				if len(s.Pending) != 0 || len(s.Recent) != 1 || s.Recent[0].Outcome != tt.answer.String() || s.Recent[0].Via != tt.via {
+					t.Errorf("after deciding: %+v", s)
+				}
+				if s.Recent[0].Arguments != nil {
+					t.Errorf("the history keeps the arguments: %v", s.Recent[0].Arguments)
+				}
+				if err := b.Decide("abc", AllowOnce, ViaPage, ""); !errors.Is(err, ErrUnknownAsk) {
+					t.Errorf("a second answer to the same ask: %v, want ErrUnknownAsk", err)
+				}
+			})
 		})
 	}
 }
 
 func TestUnansweredAskTimesOut(t *testing.T) {
 	t.Parallel()
-	b := NewBroker(nil)
-	defer b.Close()
-	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-	defer cancel()
-	d, err := b.Resolve(ctx, Request{Tool: "mcp:fs:write_file"})
-	if !errors.Is(err, context.DeadlineExceeded) || d.Answer != Deny {
-		t.Fatalf("Resolve = %+v, %v; want Deny, DeadlineExceeded", d, err)
-	}
-	s, _ := b.Snapshot()
-	if len(s.Pending) != 0 || len(s.Recent) != 1 || s.Recent[0].Outcome != OutcomeTimeout {
-		t.Errorf("after the timeout: %+v", s)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBroker(nil)
+		defer b.Close()
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
+		d, err := b.Resolve(ctx, Request{Tool: "mcp:fs:write_file"})
+		if !errors.Is(err, context.DeadlineExceeded) || d.Answer != Deny {
+			t.Fatalf("Resolve = %+v, %v; want Deny, DeadlineExceeded", d, err)
+		}
+		s, _ := b.Snapshot()
+		if len(s.Pending) != 0 || len(s.Recent) != 1 || s.Recent[0].Outcome != OutcomeTimeout {
+			t.Errorf("after the timeout: %+v", s)
+		}
+	})
 }
 
 func TestCloseDeniesPendingAsks(t *testing.T) {
 	t.Parallel()
-	b := NewBroker(nil)
-	got := resolveAsync(t.Context(), b, Request{})
-	waitPending(t, b, 1)
-	b.Close()
-	b.Close() // idempotent
-	if r := <-got; !errors.Is(r.err, ErrClosed) || r.d.Answer != Deny {
-		t.Errorf("pending ask at Close: %+v, %v", r.d, r.err)
-	}
-	if _, err := b.Resolve(t.Context(), Request{}); !errors.Is(err, ErrClosed) {
-		t.Errorf("ask after Close: %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBroker(nil)
+		got := resolveAsync(t.Context(), b, Request{})
+		waitPending(t, b, 1)
+		b.Close()
+		b.Close() // idempotent
+		if r := <-got; !errors.Is(r.err, ErrClosed) || r.d.Answer != Deny {
+			t.Errorf("pending ask at Close: %+v, %v", r.d, r.err)
+		}
+		if _, err := b.Resolve(t.Context(), Request{}); !errors.Is(err, ErrClosed) {
+			t.Errorf("ask after Close: %v", err)
+		}
+	})
 }
 
 func TestTooManyPendingAsksAreRefused(t *testing.T) {
 	t.Parallel()
-	b := NewBroker(&BrokerOptions{MaxPending: 1})
-	defer b.Close()
-	resolveAsync(t.Context(), b, Request{})
-	waitPending(t, b, 1)
-	if _, err := b.Resolve(t.Context(), Request{}); !errors.Is(err, ErrFull) {
-		t.Errorf("second ask: %v, want ErrFull", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBroker(&BrokerOptions{MaxPending: 1})
+		defer b.Close()
+		resolveAsync(t.Context(), b, Request{})
+		waitPending(t, b, 1)
+		if _, err := b.Resolve(t.Context(), Request{}); !errors.Is(err, ErrFull) {
+			t.Errorf("second ask: %v, want ErrFull", err)
+		}
+	})
 }
 
 func TestHistoryKeepsTheLastN(t *testing.T) {

@@ -16,6 +16,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 var updateScreenshot = flag.Bool("update-screenshot", false, "write the approvals page screenshot to docs/approvals.png")
@@ -30,7 +32,7 @@ func approvalsFixture(t *testing.T, timeout string) *fixture {
 	f := newFixture(t, "stdio", "  fs:\n"+serverFilesystem("SANDBOX"), `  default: deny
   ask: ["mcp:fs:write_file"]
   allow: ["mcp:fs:list_allowed_directories"]`)
-	f.appendConfig(t, fmt.Sprintf("ask:\n  timeout: %s\n  approvals: local\n  approvals_listen: %q\n", timeout, freeAddr(t)))
+	f.appendConfig(t, fmt.Sprintf("ask:\n  timeout: %s\n  approvals: local\n  approvals_listen: %q\n", timeout, testkit.FreeAddr(t)))
 	return f
 }
 
@@ -223,7 +225,7 @@ func TestApprovalPageInBrowser(t *testing.T) {
 	}
 	within(t, browser, 5*time.Second, chromedp.Click(chromedp.CSS("li.ask button.allow_once")))
 	if res := result(t, first); res.IsError || !exists(target) {
-		t.Fatalf("allowed once: %q, written %v", resultText(res), exists(target))
+		t.Fatalf("allowed once: %q, written %v", testkit.Text(res), exists(target))
 	}
 	if err := os.Remove(target); err != nil {
 		t.Fatal(err)
@@ -258,7 +260,7 @@ func TestApprovalPageInBrowser(t *testing.T) {
 	}
 	within(t, browser, 5*time.Second, chromedp.Click(chromedp.CSS("li.ask button.allow_session")))
 	if res := result(t, second); res.IsError || !exists(target) {
-		t.Fatalf("allowed for the session: %q, written %v", resultText(res), exists(target))
+		t.Fatalf("allowed for the session: %q, written %v", testkit.Text(res), exists(target))
 	}
 
 	// 3. The session grant lets the next one through without asking.
@@ -269,7 +271,7 @@ func TestApprovalPageInBrowser(t *testing.T) {
 	select {
 	case res := <-third:
 		if res.IsError || !exists(target) {
-			t.Errorf("under the session grant: %q, written %v", resultText(res), exists(target))
+			t.Errorf("under the session grant: %q, written %v", testkit.Text(res), exists(target))
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("a call under the session grant was held for approval")
@@ -281,8 +283,8 @@ func TestApprovalPageInBrowser(t *testing.T) {
 	within(t, browser, 5*time.Second, chromedp.WaitVisible(chromedp.CSS("li.ask button.deny")))
 	within(t, browser, 5*time.Second, chromedp.Click(chromedp.CSS("li.ask button.deny")))
 	res := result(t, fourth)
-	if !res.IsError || !strings.Contains(resultText(res), "denied on the approvals page") || exists(other) {
-		t.Errorf("denied: %q (isError %v), written %v", resultText(res), res.IsError, exists(other))
+	if !res.IsError || !strings.Contains(testkit.Text(res), "denied on the approvals page") || exists(other) {
+		t.Errorf("denied: %q (isError %v), written %v", testkit.Text(res), res.IsError, exists(other))
 	}
 
 	within(t, browser, 5*time.Second,
@@ -373,7 +375,7 @@ func TestApprovalTimesOutAndRefusesForgedAnswers(t *testing.T) {
 	}
 
 	res := result(t, pending)
-	text := resultText(res)
+	text := testkit.Text(res)
 	if !res.IsError || !strings.Contains(text, "no answer came within 3s") || !strings.Contains(text, "Approvals are made at "+tok.URL) || strings.Contains(text, tok.Token) {
 		t.Errorf("timed-out result = %q", text)
 	}
@@ -405,10 +407,10 @@ func TestApprovalByResolverCommand(t *testing.T) {
 	c := connectStdio(t, f, client.WithElicitationHandler(h))
 	ok, no := filepath.Join(f.sandbox, "ok.txt"), filepath.Join(f.sandbox, "no.txt")
 	if res := write(t, c, ok, "x"); res.IsError || !exists(ok) {
-		t.Errorf("the resolver's allow: %q, written %v", resultText(res), exists(ok))
+		t.Errorf("the resolver's allow: %q, written %v", testkit.Text(res), exists(ok))
 	}
-	if res := write(t, c, no, "x"); !res.IsError || exists(no) || !strings.Contains(resultText(res), "denied by the external resolver") {
-		t.Errorf("the resolver's deny: %q, written %v", resultText(res), exists(no))
+	if res := write(t, c, no, "x"); !res.IsError || exists(no) || !strings.Contains(testkit.Text(res), "denied by the external resolver") {
+		t.Errorf("the resolver's deny: %q, written %v", testkit.Text(res), exists(no))
 	}
 	if h.times() != 0 {
 		t.Errorf("with ask.elicitation false the client was asked %d times", h.times())

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // cancels is a headless client's answer to every form: cancel at once.
@@ -100,7 +101,7 @@ func TestCancelledFormFallsThroughToApprove(t *testing.T) {
 		id := pendingAskID(t, tok)
 		runCLI(t, "approve", id, "--config", f.config)
 		if res := result(t, pending); res.IsError || !exists(target) {
-			t.Fatalf("a cancelled form then mcpwarden approve: %q, written %v", resultText(res), exists(target))
+			t.Fatalf("a cancelled form then mcpwarden approve: %q, written %v", testkit.Text(res), exists(target))
 		}
 		if h.times() != 1 {
 			t.Errorf("the client was asked %d times, want 1", h.times())
@@ -150,10 +151,10 @@ func TestEmptyAcceptIsNoAnswer(t *testing.T) {
 				target := filepath.Join(f.sandbox, "x.txt")
 				res := write(t, c, target, "x")
 				if !res.IsError || exists(target) {
-					t.Fatalf("no answer and ask_fallback deny: %q, written %v", resultText(res), exists(target))
+					t.Fatalf("no answer and ask_fallback deny: %q, written %v", testkit.Text(res), exists(target))
 				}
-				if strings.Contains(resultText(res), "denied on") {
-					t.Errorf("result %q reports a denial; no one denied", resultText(res))
+				if strings.Contains(testkit.Text(res), "denied on") {
+					t.Errorf("result %q reports a denial; no one denied", testkit.Text(res))
 				}
 				events := decisionEvents(t, f.auditPath)
 				if len(events) != 1 {

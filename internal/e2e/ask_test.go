@@ -11,6 +11,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // A human answers mcpwarden's approval requests through the client's
@@ -108,10 +110,10 @@ func TestAskAnswers(t *testing.T) {
 				target := filepath.Join(f.sandbox, "out.txt")
 				res := write(t, c, target, "hello")
 				if got := exists(target); got != tt.wantWritten {
-					t.Errorf("file written = %v, want %v (result %q)", got, tt.wantWritten, resultText(res))
+					t.Errorf("file written = %v, want %v (result %q)", got, tt.wantWritten, testkit.Text(res))
 				}
-				if res.IsError == tt.wantWritten || !strings.Contains(resultText(res), tt.wantText) {
-					t.Errorf("result = %q (isError %v), want it to contain %q", resultText(res), res.IsError, tt.wantText)
+				if res.IsError == tt.wantWritten || !strings.Contains(testkit.Text(res), tt.wantText) {
+					t.Errorf("result = %q (isError %v), want it to contain %q", testkit.Text(res), res.IsError, tt.wantText)
 				}
 				if h.times() != 1 {
 					t.Fatalf("the human was asked %d times, want 1", h.times())
@@ -168,7 +170,7 @@ func TestSessionGrantCoversThatPathOnly(t *testing.T) {
 		other := filepath.Join(f.sandbox, "other.txt")
 		write(t, c, granted, "1")
 		if res := write(t, c, granted, "2"); res.IsError {
-			t.Errorf("second write under the session grant refused: %s", resultText(res))
+			t.Errorf("second write under the session grant refused: %s", testkit.Text(res))
 		}
 		if data, _ := os.ReadFile(granted); string(data) != "2" {
 			t.Errorf("granted file holds %q, want the second write", data)
@@ -197,8 +199,8 @@ func TestUnansweredAskTimesOut(t *testing.T) {
 	target := filepath.Join(f.sandbox, "late.txt")
 	start := time.Now()
 	res := write(t, c, target, "x")
-	if !res.IsError || !strings.Contains(resultText(res), "no answer came within 2s") {
-		t.Errorf("result = %q, want a timeout refusal", resultText(res))
+	if !res.IsError || !strings.Contains(testkit.Text(res), "no answer came within 2s") {
+		t.Errorf("result = %q, want a timeout refusal", testkit.Text(res))
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("the timed-out ask took %v", d)
@@ -221,7 +223,7 @@ func TestLateRoundTripAnswerTimesOut(t *testing.T) {
 	c := connectStdio(t, f, client.WithElicitationHandler(h))
 	target := filepath.Join(f.sandbox, "late.txt")
 	if res := write(t, c, target, "x"); !res.IsError || exists(target) {
-		t.Errorf("a late answer was honoured: %q, written %v", resultText(res), exists(target))
+		t.Errorf("a late answer was honoured: %q, written %v", testkit.Text(res), exists(target))
 	}
 	if got := grantedBy(t, f); len(got) != 1 || got[0] != "ask/timeout" {
 		t.Errorf("audit decisions = %v, want [ask/timeout]", got)
@@ -234,7 +236,7 @@ func TestClientWithoutElicitationFallsBack(t *testing.T) {
 	c := connectStdio(t, f, client.WithLegacyProtocolOnly())
 	target := filepath.Join(f.sandbox, "x.txt")
 	res := write(t, c, target, "x")
-	text := resultText(res)
+	text := testkit.Text(res)
 	for _, want := range []string{"needs approval", `"mcp:fs:write_file"`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("refusal %q lacks %q", text, want)
@@ -262,7 +264,7 @@ func TestAskFallbackAllowForwards(t *testing.T) {
 	c := connectStdio(t, f, client.WithLegacyProtocolOnly())
 	target := filepath.Join(f.sandbox, "x.txt")
 	if res := write(t, c, target, "x"); res.IsError || !exists(target) {
-		t.Errorf("with ask_fallback allow the write was refused: %q", resultText(res))
+		t.Errorf("with ask_fallback allow the write was refused: %q", testkit.Text(res))
 	}
 }
 
@@ -294,7 +296,7 @@ func TestSessionGrantResolvesAConcurrentAsk(t *testing.T) {
 	wg.Wait()
 	for i, res := range results {
 		if res.IsError {
-			t.Errorf("call %d refused: %s", i, resultText(res))
+			t.Errorf("call %d refused: %s", i, testkit.Text(res))
 		}
 	}
 	if got := grantedBy(t, f); len(got) != 2 || got[0] != "ask/user_session" || got[1] != "ask/user_session" {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // TestFormShowsWholePathAndContent is the attack from issue 17: a path
@@ -27,7 +29,7 @@ func TestFormShowsWholePathAndContent(t *testing.T) {
 		c := connectStdio(t, f, append(opts, client.WithElicitationHandler(h))...)
 		res := callTool(t, c, "fs__write_file", map[string]any{"path": path, "content": content, "api_key": "sk-live-123456789"})
 		if !res.IsError {
-			t.Fatalf("the denied write was forwarded: %q", resultText(res))
+			t.Fatalf("the denied write was forwarded: %q", testkit.Text(res))
 		}
 		if h.times() != 1 {
 			t.Fatalf("asked %d times, want 1", h.times())

@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // startGoServerHTTP starts goserver on a free loopback port and returns its
@@ -20,9 +22,9 @@ import (
 func startGoServerHTTP(t *testing.T) string {
 	t.Helper()
 	cmd := exec.Command(goServer.binary(t), "-http", "127.0.0.1:0")
-	stderr := &syncBuffer{}
+	stderr := &testkit.LockedBuffer{}
 	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = groupAttr()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +39,7 @@ func startGoServerHTTP(t *testing.T) string {
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = killGroup(cmd.Process.Pid)
 			<-done
 		}
 		if t.Failed() {
@@ -124,7 +126,7 @@ func tryTool(t *testing.T, c *client.Client, name string, args map[string]any) (
 	if err != nil {
 		return err.Error(), true
 	}
-	return resultText(res), res.IsError
+	return testkit.Text(res), res.IsError
 }
 
 // writeFile writes a test file, failing the test on error.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // A chooser answers the n-th form with answers[n-1] (declining after the
@@ -149,7 +151,7 @@ func TestFolderGrantCoversSiblingFile(t *testing.T) {
 		first, sibling := filepath.Join(docs, "a.txt"), filepath.Join(docs, "b.txt")
 		write(t, c, first, "1")
 		if res := write(t, c, sibling, "2"); res.IsError || !exists(sibling) {
-			t.Errorf("the folder grant on %s did not cover %s: %q", docs, sibling, resultText(res))
+			t.Errorf("the folder grant on %s did not cover %s: %q", docs, sibling, testkit.Text(res))
 		}
 		if h.asked() != 1 {
 			t.Errorf("asked %d times, want once for the folder", h.asked())
@@ -194,14 +196,14 @@ func TestFolderGrantByApproveDoesNotFollowSymlinkOut(t *testing.T) {
 	pending := callAsync(t, c, map[string]any{"path": first, "content": "1"})
 	runCLI(t, "approve", pendingAskID(t, tok), "--folder", "--config", f.config)
 	if res := result(t, pending); res.IsError || !exists(first) {
-		t.Fatalf("approve --folder: %q", resultText(res))
+		t.Fatalf("approve --folder: %q", testkit.Text(res))
 	}
 	sibling := filepath.Join(docs, "sub", "b.txt")
 	mkdir(t, filepath.Dir(sibling))
 	select {
 	case res := <-callAsync(t, c, map[string]any{"path": sibling, "content": "2"}):
 		if res.IsError || !exists(sibling) {
-			t.Errorf("under the folder grant: %q", resultText(res))
+			t.Errorf("under the folder grant: %q", testkit.Text(res))
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("a file under the granted folder was held for approval")
@@ -210,7 +212,7 @@ func TestFolderGrantByApproveDoesNotFollowSymlinkOut(t *testing.T) {
 	id := pendingAskID(t, tok) // asked again: the link leads out of the folder
 	runCLI(t, "deny", id, "--config", f.config)
 	if res := result(t, escape); !res.IsError || exists(filepath.Join(secret, "s.txt")) {
-		t.Errorf("a write through a link out of the granted folder: %q", resultText(res))
+		t.Errorf("a write through a link out of the granted folder: %q", testkit.Text(res))
 	}
 }
 

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,6 +19,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // Set up once by TestMain.
@@ -142,32 +143,14 @@ func standardFixture(t *testing.T, listen string) *fixture {
     - "mcp:fs:list_allowed_directories"`)
 }
 
-// syncBuffer is a goroutine-safe bytes.Buffer for a child's stderr.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // connectStdio starts mcpwarden serve as the client's stdio server.
 func connectStdio(t *testing.T, f *fixture, opts ...client.ClientOption) *client.Client {
 	t.Helper()
-	return connectStdioWithStderr(t, f, &syncBuffer{}, opts...)
+	return connectStdioWithStderr(t, f, &testkit.LockedBuffer{}, opts...)
 }
 
 // connectStdioWithStderr is connectStdio keeping mcpwarden's stderr in stderr.
-func connectStdioWithStderr(t *testing.T, f *fixture, stderr *syncBuffer, opts ...client.ClientOption) *client.Client {
+func connectStdioWithStderr(t *testing.T, f *fixture, stderr *testkit.LockedBuffer, opts ...client.ClientOption) *client.Client {
 	t.Helper()
 	var started *exec.Cmd
 	tr := transport.NewStdioWithOptions(binary, nil, []string{"serve", "--config", f.config},
@@ -176,7 +159,7 @@ func connectStdioWithStderr(t *testing.T, f *fixture, stderr *syncBuffer, opts .
 			started = cmd
 			cmd.Env = append(os.Environ(), env...)
 			cmd.Stderr = stderr
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			cmd.SysProcAttr = groupAttr()
 			return cmd, nil
 		}))
 	c := client.NewClient(tr, opts...)
@@ -197,13 +180,13 @@ func connectStdioWithStderr(t *testing.T, f *fixture, stderr *syncBuffer, opts .
 
 // startHTTP starts mcpwarden serve on a free loopback port and returns its
 // /mcp URL and stderr once it is serving.
-func startHTTP(t *testing.T, f *fixture, env ...string) (string, *syncBuffer) {
+func startHTTP(t *testing.T, f *fixture, env ...string) (string, *testkit.LockedBuffer) {
 	t.Helper()
-	stderr := &syncBuffer{}
+	stderr := &testkit.LockedBuffer{}
 	cmd := exec.Command(binary, append([]string{"serve", "--config", f.config}, f.serveArgs...)...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = groupAttr()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +198,7 @@ func startHTTP(t *testing.T, f *fixture, env ...string) (string, *syncBuffer) {
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = killGroup(cmd.Process.Pid)
 			<-done
 			t.Errorf("mcpwarden did not exit within 10s of SIGTERM")
 		}
@@ -256,17 +239,6 @@ func listenAddr(t *testing.T, f *fixture) string {
 	return addr
 }
 
-// freeAddr returns a loopback address with a port that was free just now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 func connectHTTP(t *testing.T, url string) *client.Client {
 	t.Helper()
 	c, err := client.NewStreamableHttpClient(url)
@@ -303,16 +275,6 @@ func callTool(t *testing.T, c *client.Client, name string, args map[string]any) 
 		t.Fatalf("calling %s: %v", name, err)
 	}
 	return res
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 // auditEvent is the part of an audit line the tests check.

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // httpToken is the bearer token the hardened listener's config asks for.
@@ -15,7 +17,7 @@ const httpToken = "e2e-http-secret"
 // 64 KiB body limit, in front of the everything server.
 func startHardenedHTTP(t *testing.T) string {
 	t.Helper()
-	f := newFixture(t, freeAddr(t), "  everything:\n"+serverEverything(), `  default: deny
+	f := newFixture(t, testkit.FreeAddr(t), "  everything:\n"+serverEverything(), `  default: deny
   allow: ["mcp:everything:echo"]`)
 	f.appendConfig(t, "auth:\n  bearer_token_env: E2E_HTTP_TOKEN\nhttp:\n  max_body_bytes: 65536\n")
 	url, _ := startHTTP(t, f, "E2E_HTTP_TOKEN="+httpToken)

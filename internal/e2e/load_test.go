@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // hammer makes calls echo calls on each client concurrently and returns how
@@ -27,8 +28,8 @@ func hammer(t *testing.T, clients []*client.Client, calls int) (failed int64, fi
 			for j := range calls {
 				msg := fmt.Sprintf("client %d call %d", i, j)
 				res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": msg}}})
-				if err == nil && (res.IsError || !strings.Contains(resultText(res), msg)) {
-					err = fmt.Errorf("echo %q = %q (isError %v)", msg, resultText(res), res.IsError)
+				if err == nil && (res.IsError || !strings.Contains(testkit.Text(res), msg)) {
+					err = fmt.Errorf("echo %q = %q (isError %v)", msg, testkit.Text(res), res.IsError)
 				}
 				if err != nil {
 					n.Add(1)
@@ -58,7 +59,7 @@ func checkAudited(t *testing.T, f *fixture, want int) {
 func TestLoadOverHTTP(t *testing.T) {
 	t.Parallel()
 	const clients, calls = 64, 100
-	f := newFixture(t, freeAddr(t), "  everything:\n"+serverEverything(), `  allow: ["mcp:everything:echo"]`)
+	f := newFixture(t, testkit.FreeAddr(t), "  everything:\n"+serverEverything(), `  allow: ["mcp:everything:echo"]`)
 	url, _ := startHTTP(t, f)
 	cs := make([]*client.Client, clients)
 	for i := range cs {

@@ -6,15 +6,17 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // With metrics.listen set, the running proxy serves /metrics, and a call
 // through it moves the decision counter and the upstream call histogram.
 func TestMetricsEndpointCountsCalls(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, freeAddr(t), "  everything:\n"+serverEverything(), `  default: deny
+	f := newFixture(t, testkit.FreeAddr(t), "  everything:\n"+serverEverything(), `  default: deny
   allow: ["mcp:everything:echo"]`)
-	metrics := freeAddr(t)
+	metrics := testkit.FreeAddr(t)
 	f.appendConfig(t, fmt.Sprintf("metrics:\n  listen: %q\n", metrics))
 	url, _ := startHTTP(t, f)
 	c := connectHTTP(t, url)

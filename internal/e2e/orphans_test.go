@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // markEnv is set, to a value unique to the test, in the environment of the
@@ -38,7 +40,7 @@ func marked(mark string) []int {
 // killMarked kills what is left of a test's upstreams.
 func killMarked(mark string) {
 	for _, pid := range marked(mark) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+		_ = signalPID(pid, syscall.SIGKILL)
 	}
 }
 
@@ -71,7 +73,7 @@ func stubbornServer(mark string) string {
 
 // startServe starts mcpwarden serve on f's config with its stdin a pipe
 // the caller holds, and returns the command and that pipe.
-func startServe(t *testing.T, f *fixture, stderr *syncBuffer) (*exec.Cmd, *os.File) {
+func startServe(t *testing.T, f *fixture, stderr *testkit.LockedBuffer) (*exec.Cmd, *os.File) {
 	t.Helper()
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -79,7 +81,7 @@ func startServe(t *testing.T, f *fixture, stderr *syncBuffer) (*exec.Cmd, *os.Fi
 	}
 	cmd := exec.Command(binary, "serve", "--config", f.config)
 	cmd.Stdin, cmd.Stderr = inR, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = groupAttr()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -99,9 +101,9 @@ func TestUpstreamDiesWithKilledProxy(t *testing.T) {
 	mark := t.Name() + "-" + strconv.Itoa(os.Getpid())
 	t.Cleanup(func() { killMarked(mark) })
 	f := newFixture(t, "stdio", "  stubborn:\n"+stubbornServer(mark), `  allow: ["mcp:stubborn:*"]`)
-	stderr := &syncBuffer{}
+	stderr := &testkit.LockedBuffer{}
 	cmd, _ := startServe(t, f, stderr)
-	eventually(t, "the stubborn upstream started", func() bool { return len(marked(mark)) > 0 })
+	testkit.Eventually(t, 10*time.Second, "the stubborn upstream started", func() bool { return len(marked(mark)) > 0 })
 	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no chance to stop anything
 		t.Fatal(err)
 	}
@@ -118,7 +120,7 @@ func TestEarlyClientDisconnectLeavesNoChild(t *testing.T) {
 	mark := t.Name() + "-" + strconv.Itoa(os.Getpid())
 	t.Cleanup(func() { killMarked(mark) })
 	f := newFixture(t, "stdio", "  everything:\n"+serverEverything()+fmt.Sprintf("\n    env: {%s: %q}", markEnv, mark), `  allow: ["mcp:everything:*"]`)
-	stderr := &syncBuffer{}
+	stderr := &testkit.LockedBuffer{}
 	cmd, stdin := startServe(t, f, stderr)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()

@@ -9,6 +9,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // everythingFixture fronts server-everything alone, with everything allowed.
@@ -78,18 +80,18 @@ func TestUpstreamRequestsReachTheCallingClient(t *testing.T) {
 	c := connectStdio(t, f, client.WithLegacyProtocolOnly(), client.WithSamplingHandler(model{}), client.WithRootsHandler(roots{}), client.WithElicitationHandler(h))
 
 	res := callTool(t, c, "everything__trigger-sampling-request", map[string]any{"prompt": "say hi", "maxTokens": 20})
-	if res.IsError || !strings.Contains(resultText(res), "sampled by the test client") {
-		t.Errorf("sampling through the proxy = %q (isError %v)", resultText(res), res.IsError)
+	if res.IsError || !strings.Contains(testkit.Text(res), "sampled by the test client") {
+		t.Errorf("sampling through the proxy = %q (isError %v)", testkit.Text(res), res.IsError)
 	}
 	// mcpwarden answers roots/list itself, with the server's workspace or
 	// root: the client's own roots are not passed to a shared server.
 	res = callTool(t, c, "everything__get-roots-list", nil)
-	if strings.Contains(resultText(res), "file:///work/the-clients-root") {
-		t.Errorf("the client's roots reached the upstream: %q", resultText(res))
+	if strings.Contains(testkit.Text(res), "file:///work/the-clients-root") {
+		t.Errorf("the client's roots reached the upstream: %q", testkit.Text(res))
 	}
 	res = callTool(t, c, "everything__trigger-elicitation-request", nil)
-	if res.IsError || h.times() != 1 || !strings.Contains(resultText(res), "accept") || !strings.HasPrefix(firstAsked(h), "[everything] ") {
-		t.Errorf("elicitation through the proxy = %q, asked %d times", resultText(res), h.times())
+	if res.IsError || h.times() != 1 || !strings.Contains(testkit.Text(res), "accept") || !strings.HasPrefix(firstAsked(h), "[everything] ") {
+		t.Errorf("elicitation through the proxy = %q, asked %d times", testkit.Text(res), h.times())
 	}
 	var sampling []auditEvent
 	for _, e := range readAudit(t, f.auditPath, "decision") {
@@ -107,8 +109,8 @@ func TestSamplingDeniedByPolicy(t *testing.T) {
 	f := newFixture(t, "stdio", "  everything:\n"+serverEverything()+"\n    policy: { sampling: deny }", `  allow: ["mcp:everything:*"]`)
 	c := connectStdio(t, f, client.WithLegacyProtocolOnly(), client.WithSamplingHandler(model{}))
 	res := callTool(t, c, "everything__trigger-sampling-request", map[string]any{"prompt": "say hi", "maxTokens": 20})
-	if strings.Contains(resultText(res), "sampled by the test client") {
-		t.Errorf("sampling went through despite policy.sampling: deny: %q", resultText(res))
+	if strings.Contains(testkit.Text(res), "sampled by the test client") {
+		t.Errorf("sampling went through despite policy.sampling: deny: %q", testkit.Text(res))
 	}
 	var denied bool
 	for _, e := range readAudit(t, f.auditPath, "decision") {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // TestGrantIsBoundToPrincipal: alice allows her session to write a file;
@@ -20,7 +22,7 @@ import (
 // grant is alice's: mallory's call is asked again (and denied here).
 func TestGrantIsBoundToPrincipal(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, freeAddr(t), "  fs:\n"+serverFilesystem("SANDBOX"), `  default: deny
+	f := newFixture(t, testkit.FreeAddr(t), "  fs:\n"+serverFilesystem("SANDBOX"), `  default: deny
   ask: ["mcp:fs:write_file"]`)
 	f.appendConfig(t, fmt.Sprintf(`ask:
   timeout: 20s
@@ -33,7 +35,7 @@ profiles:
   mallory:
     servers: [fs]
     tokens_env: [MALLORY_TOKEN]
-`, freeAddr(t)))
+`, testkit.FreeAddr(t)))
 	url, _ := startHTTP(t, f, "ALICE_TOKEN=alice-secret", "MALLORY_TOKEN=mallory-secret")
 	tok := readPageToken(t, f)
 	// Legacy protocol: 2026-07-28 has no sessions, so no session grants.
@@ -49,10 +51,10 @@ profiles:
 	first := callAsync(t, alice, map[string]any{"path": target, "content": "alice"})
 	runCLI(t, "approve", pendingAskID(t, tok), "--session", "--config", f.config)
 	if res := result(t, first); res.IsError {
-		t.Fatalf("alice's approved write: %s", resultText(res))
+		t.Fatalf("alice's approved write: %s", testkit.Text(res))
 	}
 	if res := write(t, alice, target, "alice again"); res.IsError {
-		t.Fatalf("alice's session grant did not cover her next write: %s", resultText(res))
+		t.Fatalf("alice's session grant did not cover her next write: %s", testkit.Text(res))
 	}
 
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"fs__write_file","arguments":{"path":%q,"content":"mallory"}}}`, target)

@@ -9,6 +9,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 func connectHTTPWithToken(t *testing.T, url, token string) *client.Client {
@@ -37,7 +39,7 @@ func toolNames(t *testing.T, c *client.Client) []string {
 
 func TestProfilesOverHTTPSeeOnlyTheirTools(t *testing.T) {
 	t.Parallel()
-	f := standardFixture(t, freeAddr(t))
+	f := standardFixture(t, testkit.FreeAddr(t))
 	f.appendConfig(t, `profiles:
   echoer:
     servers: [everything]
@@ -66,7 +68,7 @@ func TestProfilesOverHTTPSeeOnlyTheirTools(t *testing.T) {
 		t.Error("the echoer called an fs tool by guessing its name")
 	}
 	if res := callTool(t, echoer, "everything__echo", map[string]any{"message": "hi"}); res.IsError {
-		t.Errorf("echoer echo refused: %s", resultText(res))
+		t.Errorf("echoer echo refused: %s", testkit.Text(res))
 	}
 	var sawRefusal bool
 	for _, e := range readAudit(t, f.auditPath, "decision") {

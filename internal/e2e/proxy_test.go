@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // transports runs fn against a standard fixture over stdio and over
@@ -25,7 +27,7 @@ func transports(t *testing.T, fn func(t *testing.T, f *fixture, c *client.Client
 	})
 	t.Run("http", func(t *testing.T) {
 		t.Parallel()
-		f := standardFixture(t, freeAddr(t))
+		f := standardFixture(t, testkit.FreeAddr(t))
 		url, _ := startHTTP(t, f)
 		fn(t, f, connectHTTP(t, url))
 	})
@@ -62,7 +64,7 @@ func TestAllowedCallsReachTheUpstream(t *testing.T) {
 	t.Parallel()
 	transports(t, func(t *testing.T, f *fixture, c *client.Client) {
 		res := callTool(t, c, "everything__echo", map[string]any{"message": "hello through the warden"})
-		if res.IsError || !strings.Contains(resultText(res), "hello through the warden") {
+		if res.IsError || !strings.Contains(testkit.Text(res), "hello through the warden") {
 			t.Errorf("echo = %+v, want its message back", res)
 		}
 
@@ -71,8 +73,8 @@ func TestAllowedCallsReachTheUpstream(t *testing.T) {
 			t.Fatal(err)
 		}
 		res = callTool(t, c, "fs__read_text_file", map[string]any{"path": file})
-		if res.IsError || resultText(res) != "line one\nline two\n" {
-			t.Errorf("read_text_file = %q (isError %v), want the file's content", resultText(res), res.IsError)
+		if res.IsError || testkit.Text(res) != "line one\nline two\n" {
+			t.Errorf("read_text_file = %q (isError %v), want the file's content", testkit.Text(res), res.IsError)
 		}
 		if res.StructuredContent == nil {
 			t.Errorf("read_text_file lost structuredContent on the way through")
@@ -124,7 +126,7 @@ func TestDeniedWriteIsNotForwarded(t *testing.T) {
 			if !res.IsError {
 				t.Fatalf("write_file to %s was not refused: %+v", path, res)
 			}
-			text := resultText(res)
+			text := testkit.Text(res)
 			if !strings.Contains(text, "mcp:fs:write_file") || !strings.Contains(text, rule) {
 				t.Errorf("denial %q does not name the tool and the rule %q", text, rule)
 			}
@@ -136,7 +138,7 @@ func TestDeniedWriteIsNotForwarded(t *testing.T) {
 		// An allowed write next to it goes through, so the deny is what stopped it.
 		ok := filepath.Join(f.sandbox, "ok.txt")
 		if res := callTool(t, c, "fs__write_file", map[string]any{"path": ok, "content": "fine"}); res.IsError {
-			t.Fatalf("allowed write_file failed: %s", resultText(res))
+			t.Fatalf("allowed write_file failed: %s", testkit.Text(res))
 		}
 		if data, err := os.ReadFile(ok); err != nil || string(data) != "fine" {
 			t.Errorf("allowed write wrote %q, %v", data, err)
@@ -186,10 +188,10 @@ func TestFailingUpstreamIsNamedAndOthersStillWork(t *testing.T) {
 	f := newFixture(t, "stdio",
 		"  everything:\n"+serverEverything()+"\n  broken:\n    command: node\n    args: [-e, \"console.error('cannot open database'); process.exit(3)\"]",
 		"  allow: [\"mcp:everything:echo\"]")
-	stderr := &syncBuffer{}
+	stderr := &testkit.LockedBuffer{}
 	c := connectStdioWithStderr(t, f, stderr)
 	res := callTool(t, c, "everything__echo", map[string]any{"message": "still here"})
-	if res.IsError || !strings.Contains(resultText(res), "still here") {
+	if res.IsError || !strings.Contains(testkit.Text(res), "still here") {
 		t.Errorf("echo with a broken sibling = %+v", res)
 	}
 	log := stderr.String()
@@ -206,7 +208,7 @@ func TestFailingUpstreamIsNamedAndOthersStillWork(t *testing.T) {
 // mcpwarden over streamable HTTP, as the README's quickstart shows.
 func TestInspectorCLIThroughTheProxy(t *testing.T) {
 	t.Parallel()
-	f := standardFixture(t, freeAddr(t))
+	f := standardFixture(t, testkit.FreeAddr(t))
 	url, _ := startHTTP(t, f)
 	inspector := filepath.Join(npmBin, "mcp-inspector")
 	// run runs the CLI and returns its output and whether it failed: 2.x
@@ -262,8 +264,8 @@ func TestSymlinkDoesNotEscapeAllow(t *testing.T) {
 	}
 	c := connectStdio(t, f)
 	res := callTool(t, c, "fs__read_text_file", map[string]any{"path": filepath.Join(f.sandbox, "link", "secret.txt")})
-	if !res.IsError || strings.Contains(resultText(res), "top secret") {
-		t.Fatalf("a read through a symlink out of the allowed directory = %q", resultText(res))
+	if !res.IsError || strings.Contains(testkit.Text(res), "top secret") {
+		t.Fatalf("a read through a symlink out of the allowed directory = %q", testkit.Text(res))
 	}
 	d := readAudit(t, f.auditPath, "decision")
 	if len(d) != 1 || d[0].Decision != "deny" {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // TestReloadThatChangesAnUpstreamCutsNoCalls reloads a config that changes
@@ -40,7 +42,7 @@ func TestReloadThatChangesAnUpstreamCutsNoCalls(t *testing.T) {
 		case err != nil:
 			fail(err)
 		case res.IsError:
-			fail(fmt.Errorf("%s: %s", name, resultText(res)))
+			fail(fmt.Errorf("%s: %s", name, testkit.Text(res)))
 		}
 	}
 	stop := make(chan struct{})
@@ -74,7 +76,7 @@ func TestReloadThatChangesAnUpstreamCutsNoCalls(t *testing.T) {
 	if err := os.WriteFile(f.config, []byte(changed), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(f.pid, syscall.SIGHUP); err != nil {
+	if err := signalPID(f.pid, syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(4 * time.Second)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // rewritePolicy replaces the policy block of the fixture's config.
@@ -34,18 +36,6 @@ func rewritePolicy(t *testing.T, f *fixture, policy string) {
 	}
 }
 
-// eventually retries check until it holds or 10 s pass.
-func eventually(t *testing.T, what string, check func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !check() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not happen within 10s", what)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
 // echoAllowed reports whether echo is listed and its call goes through.
 func echoAllowed(t *testing.T, c *client.Client) bool {
 	t.Helper()
@@ -61,7 +51,7 @@ func TestReload(t *testing.T) {
 		trigger func(t *testing.T, f *fixture)
 	}{
 		{"on SIGHUP", false, func(t *testing.T, f *fixture) {
-			if err := syscall.Kill(f.pid, syscall.SIGHUP); err != nil {
+			if err := signalPID(f.pid, syscall.SIGHUP); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -70,7 +60,7 @@ func TestReload(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, freeAddr(t), "  everything:\n"+serverEverything(), `  allow: ["mcp:everything:*"]`)
+			f := newFixture(t, testkit.FreeAddr(t), "  everything:\n"+serverEverything(), `  allow: ["mcp:everything:*"]`)
 			if tt.watch {
 				f.serveArgs = []string{"--watch"}
 			}
@@ -97,15 +87,15 @@ func TestReload(t *testing.T) {
 			rewritePolicy(t, f, `  deny: ["mcp:everything:echo", "mcp:everything:trigger-long-running-operation"]
   allow: ["mcp:everything:*"]`)
 			tt.trigger(t, f)
-			eventually(t, "the new policy taking effect", func() bool { return !echoAllowed(t, c) })
+			testkit.Eventually(t, 10*time.Second, "the new policy taking effect", func() bool { return !echoAllowed(t, c) })
 			if res := <-inflight; res.IsError {
-				t.Errorf("the call in flight during the reload was cut: %s", resultText(res))
+				t.Errorf("the call in flight during the reload was cut: %s", testkit.Text(res))
 			}
 
 			// A bad config is refused; the running one stays.
 			rewritePolicy(t, f, `  deny: ["not a rule"]`)
 			tt.trigger(t, f)
-			eventually(t, "the bad config being refused", func() bool { return strings.Contains(stderr.String(), "config reload refused") })
+			testkit.Eventually(t, 10*time.Second, "the bad config being refused", func() bool { return strings.Contains(stderr.String(), "config reload refused") })
 			if echoAllowed(t, c) {
 				t.Error("after a refused reload the policy before it no longer holds")
 			}
@@ -125,7 +115,7 @@ func TestReload(t *testing.T) {
 
 func TestReloadStartsAndStopsServers(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, freeAddr(t), "  everything:\n"+serverEverything(), `  allow: ["mcp:*:*"]`)
+	f := newFixture(t, testkit.FreeAddr(t), "  everything:\n"+serverEverything(), `  allow: ["mcp:*:*"]`)
 	url, _ := startHTTP(t, f)
 	c := connectHTTP(t, url)
 	listed := func(name string) bool {
@@ -149,12 +139,12 @@ func TestReloadStartsAndStopsServers(t *testing.T) {
 	if err := os.WriteFile(f.config, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(f.pid, syscall.SIGHUP); err != nil {
+	if err := signalPID(f.pid, syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the added server's tools appearing", func() bool { return listed("fs__list_allowed_directories") })
-	eventually(t, "the removed server's tools going", func() bool { return !listed("everything__echo") })
-	if res := callTool(t, c, "fs__list_allowed_directories", nil); res.IsError || !strings.Contains(resultText(res), f.sandbox) {
-		t.Errorf("the added server does not answer: %q", resultText(res))
+	testkit.Eventually(t, 10*time.Second, "the added server's tools appearing", func() bool { return listed("fs__list_allowed_directories") })
+	testkit.Eventually(t, 10*time.Second, "the removed server's tools going", func() bool { return !listed("everything__echo") })
+	if res := callTool(t, c, "fs__list_allowed_directories", nil); res.IsError || !strings.Contains(testkit.Text(res), f.sandbox) {
+		t.Errorf("the added server does not answer: %q", testkit.Text(res))
 	}
 }

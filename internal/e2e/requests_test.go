@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // Requests other than tools/call, end to end: two server-everything
@@ -217,7 +219,7 @@ func TestDeniedServerIsUnlistedAndUnreadableOverStdio(t *testing.T) {
 
 func TestDeniedServerIsUnlistedAndUnreadableOverHTTP(t *testing.T) {
 	t.Parallel()
-	f := catalogFixture(t, freeAddr(t))
+	f := catalogFixture(t, testkit.FreeAddr(t))
 	url, _ := startHTTP(t, f)
 	c := connectHTTP(t, url)
 	checkDeniedServer(t, f, c)
@@ -225,7 +227,7 @@ func TestDeniedServerIsUnlistedAndUnreadableOverHTTP(t *testing.T) {
 
 func TestTwoTokensSeeAndReadOnlyTheirServers(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, freeAddr(t), "  everything:\n"+serverEverything()+"\n  hidden:\n"+serverEverything(), `  default: deny
+	f := newFixture(t, testkit.FreeAddr(t), "  everything:\n"+serverEverything()+"\n  hidden:\n"+serverEverything(), `  default: deny
   allow: ["mcp:*:*"]`)
 	f.appendConfig(t, `profiles:
   a:
@@ -286,11 +288,11 @@ func TestFilesystemRootsAreAnsweredWithTheWorkspace(t *testing.T) {
 	if err := os.Mkdir(work, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	stderr := &syncBuffer{}
+	stderr := &testkit.LockedBuffer{}
 	c := connectStdioWithStderr(t, f, stderr, client.WithLegacyProtocolOnly())
 	var got string
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		got = resultText(callTool(t, c, "fs__list_allowed_directories", nil))
+		got = testkit.Text(callTool(t, c, "fs__list_allowed_directories", nil))
 		if strings.Contains(got, work) {
 			break
 		}
@@ -312,7 +314,7 @@ func TestFilesystemWithoutWorkspaceKeepsItsDirectories(t *testing.T) {
   allow: ["mcp:fs:list_allowed_directories"]`)
 	c := connectStdio(t, f, client.WithLegacyProtocolOnly())
 	time.Sleep(time.Second) // the roots exchange at start
-	got := resultText(callTool(t, c, "fs__list_allowed_directories", nil))
+	got := testkit.Text(callTool(t, c, "fs__list_allowed_directories", nil))
 	if !strings.Contains(got, f.sandbox) {
 		t.Errorf("server-filesystem allows %q, want its own %s", got, f.sandbox)
 	}
@@ -326,7 +328,7 @@ func TestFilesystemWithoutWorkspaceKeepsItsDirectories(t *testing.T) {
 // token's client is refused to another token, end to end.
 func TestSessionOpenedWithOneTokenRefusesAnother(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, freeAddr(t), "  everything:\n"+serverEverything(), `  default: deny
+	f := newFixture(t, testkit.FreeAddr(t), "  everything:\n"+serverEverything(), `  default: deny
   allow: ["mcp:everything:echo"]`)
 	f.appendConfig(t, `profiles:
   a:

@@ -11,6 +11,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // A rootsClient answers roots/list with its current root and counts the
@@ -62,7 +64,7 @@ func rootsDriveWorkspace(t *testing.T, _ bool, opts ...client.ClientOption) {
 	c := connectStdio(t, f, append(opts, client.WithRootsHandler(roots))...)
 	read := func(p string) (ok bool, text string) {
 		res := callTool(t, c, "fs__read_text_file", map[string]any{"path": p})
-		return !res.IsError, resultText(res)
+		return !res.IsError, testkit.Text(res)
 	}
 	if ok, text := read(inA); !ok {
 		t.Errorf("a file under the client's root was refused: %s", text)
@@ -102,7 +104,7 @@ func TestClientWithoutRootsHasNoWorkspace(t *testing.T) {
 	}
 	c := connectStdio(t, f, client.WithLegacyProtocolOnly())
 	if res := callTool(t, c, "fs__read_text_file", map[string]any{"path": target}); !res.IsError {
-		t.Errorf("without roots every path is outside the workspace; the read was allowed: %s", resultText(res))
+		t.Errorf("without roots every path is outside the workspace; the read was allowed: %s", testkit.Text(res))
 	}
 }
 
@@ -118,14 +120,14 @@ func TestRootsAndAskInOneCall(t *testing.T) {
 		c := connectStdio(t, f, append(opts, client.WithRootsHandler(roots), client.WithElicitationHandler(h))...)
 		target := filepath.Join(f.sandbox, "asked.txt")
 		if res := write(t, c, target, "x"); res.IsError || !exists(target) {
-			t.Errorf("a write inside the roots, allowed once: %q", resultText(res))
+			t.Errorf("a write inside the roots, allowed once: %q", testkit.Text(res))
 		}
 		if h.times() != 1 {
 			t.Errorf("asked %d times, want 1", h.times())
 		}
 		outside := filepath.Join(f.dir, "outside.txt")
 		if res := write(t, c, outside, "x"); !res.IsError || exists(outside) {
-			t.Errorf("a write outside the roots: %q", resultText(res))
+			t.Errorf("a write outside the roots: %q", testkit.Text(res))
 		}
 	})
 }

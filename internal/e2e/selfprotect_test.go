@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // TestOwnFilesAreOffLimits gives the filesystem server mcpwarden's own
@@ -19,7 +21,7 @@ func TestOwnFilesAreOffLimits(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, "stdio", "  fs:\n    command: node\n    args: [SERVER, DIR, STATE]\n    cwd: DIR\n  nolinks:\n    command: node\n    args: [SERVER, DIR, STATE]\n    resolve_symlinks: false", `  default: allow
   allow: ["mcp:fs:*", "mcp:nolinks:*"]`)
-	f.appendConfig(t, fmt.Sprintf("ask:\n  approvals: local\n  approvals_listen: %q\n", freeAddr(t)))
+	f.appendConfig(t, fmt.Sprintf("ask:\n  approvals: local\n  approvals_listen: %q\n", testkit.FreeAddr(t)))
 	token := tokenPath(t, f)
 	state := filepath.Dir(token)
 	if err := os.MkdirAll(state, 0o700); err != nil {
@@ -52,7 +54,7 @@ func TestOwnFilesAreOffLimits(t *testing.T) {
 	c := connectStdio(t, f, client.WithLegacyProtocolOnly())
 	readPageToken(t, f) // the instance is up and its token written
 	if res := callTool(t, c, "fs__read_text_file", map[string]any{"path": ok}); res.IsError {
-		t.Fatalf("an ordinary file was refused: %s", resultText(res))
+		t.Fatalf("an ordinary file was refused: %s", testkit.Text(res))
 	}
 	tests := []struct {
 		name string
@@ -86,8 +88,8 @@ func TestOwnFilesAreOffLimits(t *testing.T) {
 			server, tool = "fs", tt.tool
 		}
 		res := callTool(t, c, server+"__"+tool, tt.args)
-		if !res.IsError || !strings.Contains(resultText(res), "builtin:self-protection") {
-			t.Errorf("%s: %q (isError %v), want refused by builtin:self-protection", tt.name, resultText(res), res.IsError)
+		if !res.IsError || !strings.Contains(testkit.Text(res), "builtin:self-protection") {
+			t.Errorf("%s: %q (isError %v), want refused by builtin:self-protection", tt.name, testkit.Text(res), res.IsError)
 		}
 	}
 	if data, _ := os.ReadFile(f.config); string(data) != cfg {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 const initializeMessage = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"abandoner","version":"0"}}}`
@@ -69,8 +71,8 @@ func TestAbandonedHTTPSessionsAreReapedLive(t *testing.T) {
 	// The sessions must all be open before the first one expires.
 	const capacity = 40
 	const idle = 6 * time.Second
-	f, _ := slowFixture(t, freeAddr(t))
-	metrics := freeAddr(t)
+	f, _ := slowFixture(t, testkit.FreeAddr(t))
+	metrics := testkit.FreeAddr(t)
 	f.appendConfig(t, fmt.Sprintf("metrics:\n  listen: %q\nhttp:\n  session_idle_timeout: %s\n  max_sessions_per_principal: %d\n", metrics, idle, capacity))
 	url, _ := startHTTP(t, f)
 

@@ -16,6 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // slowFixture is a world with one upstream, slowserver as "slow", whose
@@ -37,7 +39,7 @@ func slowFixture(t *testing.T, listen string) (f *fixture, upstreamLog string) {
 type servedProxy struct {
 	cmd    *exec.Cmd
 	client *client.Client
-	stderr *syncBuffer
+	stderr *testkit.LockedBuffer
 	exited chan error // receives cmd.Wait's result once
 }
 
@@ -46,10 +48,10 @@ type servedProxy struct {
 // fixture listens on an address).
 func serveForShutdown(t *testing.T, f *fixture, grace time.Duration, overHTTP bool) *servedProxy {
 	t.Helper()
-	p := &servedProxy{stderr: &syncBuffer{}, exited: make(chan error, 1)}
+	p := &servedProxy{stderr: &testkit.LockedBuffer{}, exited: make(chan error, 1)}
 	p.cmd = exec.Command(binary, "serve", "--config", f.config, "--shutdown-grace", grace.String())
 	p.cmd.Stderr = p.stderr
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.cmd.SysProcAttr = groupAttr()
 	var c *client.Client
 	if overHTTP {
 		if err := p.cmd.Start(); err != nil {
@@ -71,13 +73,13 @@ func serveForShutdown(t *testing.T, f *fixture, grace time.Duration, overHTTP bo
 	}
 	go func() { p.exited <- p.cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		_ = killGroup(p.cmd.Process.Pid)
 		if t.Failed() {
 			t.Logf("mcpwarden stderr:\n%s", p.stderr.String())
 		}
 	})
 	if overHTTP {
-		eventually(t, "mcpwarden serving HTTP", func() bool { return strings.Contains(p.stderr.String(), "serving streamable HTTP") })
+		testkit.Eventually(t, 10*time.Second, "mcpwarden serving HTTP", func() bool { return strings.Contains(p.stderr.String(), "serving streamable HTTP") })
 		var err error
 		if c, err = client.NewStreamableHttpClient("http://" + listenAddr(t, f) + "/mcp"); err != nil {
 			t.Fatal(err)
@@ -102,7 +104,7 @@ func (p *servedProxy) sleep(ctx context.Context, seconds int) sleepResult {
 	if err != nil {
 		return sleepResult{text: "client error: " + err.Error(), isError: true, at: time.Now()}
 	}
-	return sleepResult{text: resultText(res), isError: res.IsError, at: time.Now()}
+	return sleepResult{text: testkit.Text(res), isError: res.IsError, at: time.Now()}
 }
 
 func TestShutdownCancelsCallsAfterGrace(t *testing.T) {
@@ -122,14 +124,14 @@ func TestShutdownCancelsCallsAfterGrace(t *testing.T) {
 			t.Parallel()
 			listen := "stdio"
 			if tt.overHTTP {
-				listen = freeAddr(t)
+				listen = testkit.FreeAddr(t)
 			}
 			f, upstreamLog := slowFixture(t, listen)
 			p := serveForShutdown(t, f, grace, tt.overHTTP)
 
 			first := make(chan sleepResult, 1)
 			go func() { first <- p.sleep(t.Context(), 30) }()
-			eventually(t, "the 30 s call reaching the upstream", func() bool {
+			testkit.Eventually(t, 10*time.Second, "the 30 s call reaching the upstream", func() bool {
 				data, _ := os.ReadFile(upstreamLog)
 				return strings.Contains(string(data), "tools/call ")
 			})
@@ -206,18 +208,18 @@ func TestShutdownCancelsCallsAfterGrace(t *testing.T) {
 func TestSecondSignalEndsTheGracePeriod(t *testing.T) {
 	t.Parallel()
 	const grace = time.Minute
-	f, upstreamLog := slowFixture(t, freeAddr(t))
+	f, upstreamLog := slowFixture(t, testkit.FreeAddr(t))
 	p := serveForShutdown(t, f, grace, true)
 	first := make(chan sleepResult, 1)
 	go func() { first <- p.sleep(t.Context(), 30) }()
-	eventually(t, "the 30 s call reaching the upstream", func() bool {
+	testkit.Eventually(t, 10*time.Second, "the 30 s call reaching the upstream", func() bool {
 		data, _ := os.ReadFile(upstreamLog)
 		return strings.Contains(string(data), "tools/call ")
 	})
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "shutdown begun", func() bool { return strings.Contains(p.stderr.String(), "shutting down") })
+	testkit.Eventually(t, 10*time.Second, "shutdown begun", func() bool { return strings.Contains(p.stderr.String(), "shutting down") })
 	second := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // descendants returns the pids of every process below pid.
@@ -46,8 +48,8 @@ func descendants(pid int) []int {
 
 func TestShutdownLeavesNoOrphans(t *testing.T) {
 	t.Parallel()
-	f := standardFixture(t, freeAddr(t))
-	stderr := &syncBuffer{}
+	f := standardFixture(t, testkit.FreeAddr(t))
+	stderr := &testkit.LockedBuffer{}
 	cmd := exec.Command(binary, "serve", "--config", f.config)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
@@ -55,7 +57,7 @@ func TestShutdownLeavesNoOrphans(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	eventually(t, "mcpwarden serving", func() bool { return strings.Contains(stderr.String(), "serving streamable HTTP") })
+	testkit.Eventually(t, 10*time.Second, "mcpwarden serving", func() bool { return strings.Contains(stderr.String(), "serving streamable HTTP") })
 	children := descendants(cmd.Process.Pid)
 	if len(children) < 2 {
 		t.Fatalf("found %d processes under mcpwarden, want its two node upstreams", len(children))
@@ -69,7 +71,7 @@ func TestShutdownLeavesNoOrphans(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatalf("mcpwarden did not exit within 15s of SIGTERM\n%s", stderr.String())
 	}
-	eventually(t, "every upstream process gone", func() bool {
+	testkit.Eventually(t, 10*time.Second, "every upstream process gone", func() bool {
 		for _, pid := range children {
 			if alive(pid) {
 				return false
@@ -106,13 +108,13 @@ func TestShutdownLetsACallInProgressFinish(t *testing.T) {
 		done <- res
 	}()
 	time.Sleep(700 * time.Millisecond)
-	if err := syscall.Kill(f.pid, syscall.SIGTERM); err != nil {
+	if err := signalPID(f.pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case res := <-done:
 		if res.IsError {
-			t.Errorf("the call in progress at SIGTERM was cut: %s", resultText(res))
+			t.Errorf("the call in progress at SIGTERM was cut: %s", testkit.Text(res))
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("the call in progress at SIGTERM never returned")

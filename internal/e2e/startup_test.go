@@ -12,6 +12,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // listedNames lists the tools mcpwarden exposes.
@@ -50,7 +52,7 @@ func TestSlowUpstreamDoesNotDelayInitialize(t *testing.T) {
 		t.Errorf("tools/list = %v, want everything's tools", names)
 	}
 	if res := callTool(t, c, "everything__echo", map[string]any{"message": "hi"}); res.IsError {
-		t.Errorf("echo: %s", resultText(res))
+		t.Errorf("echo: %s", testkit.Text(res))
 	}
 }
 
@@ -83,7 +85,7 @@ func TestLateUpstreamToolsAppearWithListChanged(t *testing.T) {
 		defer cancel()
 		res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "early"}}})
 		if err == nil && res.IsError {
-			err = fmt.Errorf("%s", resultText(res))
+			err = fmt.Errorf("%s", testkit.Text(res))
 		}
 		called <- err
 	}()

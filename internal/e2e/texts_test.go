@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // TestRefusalShowsFileNameNotAdvice: what the model is told names the tool
@@ -29,7 +31,7 @@ func TestRefusalShowsFileNameNotAdvice(t *testing.T) {
 	}
 	for _, tt := range tests {
 		res := callTool(t, c, tt.tool, tt.args)
-		text := resultText(res)
+		text := testkit.Text(res)
 		t.Logf("%s: %s", tt.name, text)
 		if !res.IsError {
 			t.Fatalf("%s: not refused: %s", tt.name, text)

@@ -1,17 +1,16 @@
 package telemetry
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -35,36 +34,7 @@ func newTestTelemetry(t *testing.T, o Options) *Telemetry {
 // its series ("name{label="v",...}", labels as the exposition orders them).
 func scrape(t *testing.T, h http.Handler) map[string]float64 {
 	t.Helper()
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	resp, err := srv.Client().Get(srv.URL + MetricsPath)
-	if err != nil {
-		t.Fatalf("scraping: %v", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(resp.Body)
-		t.Fatalf("scraping: status %d: %s", resp.StatusCode, body)
-	}
-	samples := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			t.Fatalf("scraping: bad sample line %q: %v", line, err)
-		}
-		samples[line[:i]] = v
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("scraping: %v", err)
-	}
-	return samples
+	return testkit.Scrape(t, h, MetricsPath)
 }
 
 func decisionSeries(server, tool string, d rules.Decision, profile string) string {

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -292,15 +293,7 @@ func blackhole(t *testing.T) string {
 
 func TestOTLPShutdownDoesNotHang(t *testing.T) {
 	t.Parallel()
-	refused := func(t *testing.T) string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		return addr
-	}
+	refused := func(t *testing.T) string { return testkit.FreeAddr(t) }
 	tests := []struct {
 		name string
 		addr func(t *testing.T) string
