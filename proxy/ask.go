@@ -156,7 +156,7 @@ func (a *asker) byGrant(c *call, ans answer) resolution {
 // fallback resolves an ask no one answered: ask_fallback allow forwards
 // it, anything else refuses it.
 func (a *asker) fallback(c *call) resolution {
-	if c.policy.AskFallback(c.rulesCall()) == "allow" {
+	if c.policy.AskFallback(c.rulesCall()) == rules.FallbackAllow {
 		return resolution{forward: true, grantedBy: audit.GrantedByNoElicitation, reason: "no one answered; ask_fallback is allow"}
 	}
 	return resolution{

@@ -126,7 +126,7 @@ type gate struct {
 	workspace   []string // clean absolute directories
 	fromRoots   bool
 	outside     Decision // Ask or Deny
-	askFallback string
+	askFallback Fallback
 }
 
 // A serverEntry is what a Policy keeps per configured server.
@@ -309,9 +309,9 @@ func (c *compiler) gate(g *gate, name, where string, spec PolicySpec) {
 	default:
 		c.errorf("%s.outside_workspace: %q is not ask or deny (to allow every path, drop the workspace)", where, spec.OutsideWorkspace)
 	}
-	switch spec.AskFallback {
-	case "", "deny", "allow":
-		g.askFallback = spec.AskFallback
+	switch f := spec.AskFallback; f {
+	case FallbackNone, FallbackDeny, FallbackAllow:
+		g.askFallback = f
 	default:
 		c.errorf("%s.ask_fallback: %q is not deny or allow", where, spec.AskFallback)
 	}

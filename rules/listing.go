@@ -25,26 +25,38 @@ func (p *Policy) Hidden(c Call) bool {
 	return false
 }
 
-// AskFallback returns the effective ask_fallback for the call's gates: "deny"
-// if any applicable gate says deny (a nil policy and an unknown profile count
-// as deny), else "allow" if the global or the server gate says allow, else
-// "". A profile can only narrow, so its "allow" is ignored.
-func (p *Policy) AskFallback(c Call) string {
+// A Fallback is what becomes of an ask that no one answered: the value
+// of ask_fallback.
+type Fallback string
+
+// The fallbacks. FallbackNone (not set) refuses, as FallbackDeny does.
+const (
+	FallbackNone  Fallback = ""
+	FallbackDeny  Fallback = "deny"
+	FallbackAllow Fallback = "allow"
+)
+
+// AskFallback returns the effective ask_fallback for the call's gates:
+// FallbackDeny if any applicable gate says deny (a nil policy and an
+// unknown profile count as deny), else FallbackAllow if the global or the
+// server gate says allow, else FallbackNone. A profile can only narrow, so
+// its allow is ignored.
+func (p *Policy) AskFallback(c Call) Fallback {
 	if p == nil {
-		return "deny"
+		return FallbackDeny
 	}
 	gs, n, ok := p.gates(&c)
 	if !ok {
-		return "deny"
+		return FallbackDeny
 	}
-	fallback := ""
+	fallback := FallbackNone
 	for i, g := range gs[:n] {
 		profile := c.Profile != "" && i == n-1
 		switch {
-		case g.askFallback == "deny":
-			return "deny"
-		case g.askFallback == "allow" && !profile:
-			fallback = "allow"
+		case g.askFallback == FallbackDeny:
+			return FallbackDeny
+		case g.askFallback == FallbackAllow && !profile:
+			fallback = FallbackAllow
 		}
 	}
 	return fallback
