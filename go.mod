@@ -20,6 +20,7 @@ require (
 )
 
 require (
+	github.com/coreos/go-oidc/v3 v3.21.0
 	github.com/fsnotify/fsnotify v1.9.0
 	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/zitadel/oidc/v3 v3.52.0

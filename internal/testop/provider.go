@@ -146,6 +146,16 @@ func (p *Provider) IntrospectionURL() string {
 // PKCE and returns the access token the token endpoint issues, as a
 // client of mcpwarden would get it. scopes are requested besides openid.
 func (p *Provider) Token(ctx context.Context, user string, client Client, scopes ...string) (string, error) {
+	tok, err := p.Login(ctx, user, client, scopes...)
+	if err != nil {
+		return "", err
+	}
+	return tok.AccessToken, nil
+}
+
+// Login is Token, returning the token endpoint's whole answer (the ID
+// token is its Extra("id_token")).
+func (p *Provider) Login(ctx context.Context, user string, client Client, scopes ...string) (*oauth2.Token, error) {
 	cfg := oauth2.Config{
 		ClientID:     client.ID,
 		ClientSecret: client.Secret,
@@ -160,13 +170,13 @@ func (p *Provider) Token(ctx context.Context, user string, client Client, scopes
 	verifier, state := oauth2.GenerateVerifier(), newID()
 	code, err := p.authorize(ctx, cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier)), user, state)
 	if err != nil {
-		return "", fmt.Errorf("signing %q in through %q: %w", user, client.ID, err)
+		return nil, fmt.Errorf("signing %q in through %q: %w", user, client.ID, err)
 	}
 	tok, err := cfg.Exchange(ctx, code, oauth2.VerifierOption(verifier))
 	if err != nil {
-		return "", fmt.Errorf("exchanging the code of %q: %w", user, err)
+		return nil, fmt.Errorf("exchanging the code of %q: %w", user, err)
 	}
-	return tok.AccessToken, nil
+	return tok, nil
 }
 
 // authorize follows the redirects of an authorization request as a
@@ -215,3 +225,6 @@ func (p *Provider) authorize(ctx context.Context, next, user, state string) (str
 	}
 	return "", errors.New("too many redirects")
 }
+
+// KeysURL is the provider's JWKS endpoint.
+func (p *Provider) KeysURL() string { return p.handler.KeysEndpoint().Absolute(p.Issuer) }

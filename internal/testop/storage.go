@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -255,14 +256,18 @@ func (s *storage) liveToken(id string) (token, error) {
 	return t, nil
 }
 
-// GetPrivateClaimsFromScopes puts the user's email and groups in JWT
-// access tokens.
-func (s *storage) GetPrivateClaimsFromScopes(_ context.Context, userID, _ string, _ []string) (map[string]any, error) {
-	u, ok := s.users[userID]
-	if !ok {
-		return nil, nil
+// GetPrivateClaimsFromScopes puts the user's email and groups and the
+// granted scopes (besides openid and the userinfo ones) in JWT access
+// tokens.
+func (s *storage) GetPrivateClaimsFromScopes(_ context.Context, userID, _ string, scopes []string) (map[string]any, error) {
+	claims := map[string]any{}
+	if len(scopes) > 0 {
+		claims["scope"] = strings.Join(scopes, " ")
 	}
-	return map[string]any{"email": u.Email, "email_verified": u.EmailVerified, claimGroups: u.Groups}, nil
+	if u, ok := s.users[userID]; ok {
+		claims["email"], claims["email_verified"], claims[claimGroups] = u.Email, u.EmailVerified, u.Groups
+	}
+	return claims, nil
 }
 
 func (s *storage) GetKeyByIDAndClientID(context.Context, string, string) (*jose.JSONWebKey, error) {

@@ -1,0 +1,78 @@
+package oauth
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// WellKnownPath is the prefix of protected resource metadata paths
+// (RFC 9728 §3).
+const WellKnownPath = "/.well-known/oauth-protected-resource"
+
+// Metadata is a protected resource metadata document (RFC 9728 §2): what
+// a client reads, after a 401, to find where to get a token.
+type Metadata struct {
+	Resource               string   `json:"resource"`
+	AuthorizationServers   []string `json:"authorization_servers"`
+	ScopesSupported        []string `json:"scopes_supported,omitempty"`
+	BearerMethodsSupported []string `json:"bearer_methods_supported"`
+}
+
+// Metadata is the document for this verifier's resource: the audience as
+// the resource, the issuer as its one authorization server, the required
+// scopes, and the Authorization header as the one way to send a token.
+func (v *Verifier) Metadata() Metadata {
+	return Metadata{
+		Resource:               v.cfg.Audience,
+		AuthorizationServers:   []string{v.cfg.Issuer},
+		ScopesSupported:        v.RequiredScopes(),
+		BearerMethodsSupported: []string{"header"},
+	}
+}
+
+// MetadataURL is where the metadata of the resource at resourceURL is
+// served: the well-known prefix inserted between its host and its path
+// (RFC 9728 §3.1), https://h/mcp → https://h/.well-known/oauth-protected-resource/mcp.
+func MetadataURL(resourceURL string) (string, error) {
+	u, err := url.Parse(resourceURL)
+	if err != nil {
+		return "", fmt.Errorf("parsing resource URL %q: %w", resourceURL, err)
+	}
+	if (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("resource URL %q: want an absolute http(s) URL without query or fragment", resourceURL)
+	}
+	u.Path = MetadataPath(u.Path)
+	u.RawPath = ""
+	return u.String(), nil
+}
+
+// MetadataPath is the path the metadata of a resource at resourcePath is
+// served at (RFC 9728 §3.1).
+func MetadataPath(resourcePath string) string {
+	return WellKnownPath + strings.TrimSuffix(resourcePath, "/")
+}
+
+// MetadataHandler serves m as JSON to GET and HEAD; other methods get 405.
+// The document is public, so any origin may read it (a browser-based
+// client needs to).
+func MetadataHandler(m Metadata) http.Handler {
+	body, err := json.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("oauth: marshalling metadata: %v", err)) // only strings: cannot fail
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "use GET", http.StatusMethodNotAllowed)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("Cache-Control", "max-age=3600")
+		h.Set("Access-Control-Allow-Origin", "*")
+		_, _ = w.Write(body)
+	})
+}
