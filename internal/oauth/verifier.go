@@ -49,13 +49,13 @@ type Options struct {
 // first asked (discovery, keys) when a token arrives, and asked again
 // after a failure. It is safe for concurrent use.
 type Verifier struct {
-	cfg     Config
-	claims  ClaimNames
-	now     func() time.Time
-	leeway  time.Duration
-	keys    *keySet
-	jwt     *oidc.IDTokenVerifier
-	opaque  *introspector // nil: opaque tokens are refused
+	cfg    Config
+	claims ClaimNames
+	now    func() time.Time
+	leeway time.Duration
+	keys   *keySet
+	jwt    *oidc.IDTokenVerifier
+	opaque *introspector // nil: opaque tokens are refused
 }
 
 // New checks cfg and builds its Verifier. An introspection client secret

@@ -1,0 +1,141 @@
+package oauth
+
+import (
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/mcpwarden/mcpwarden/internal/testop"
+)
+
+func TestTokenSignedByRetiredKeyIsRefused(t *testing.T) {
+	t.Parallel()
+	p := testop.Start(t, nil)
+	old := token(t, p, testop.Alice.ID, testop.ClientJWT)
+	if err := p.RotateKey(true); err != nil {
+		t.Fatal(err)
+	}
+	v := newVerifier(t, p, nil, nil)
+	_, err := v.Verify(t.Context(), old)
+	wantRefused(t, err, CodeInvalidToken)
+	if _, err := v.Verify(t.Context(), token(t, p, testop.Alice.ID, testop.ClientJWT)); err != nil {
+		t.Fatalf("token signed by the new key: %v", err)
+	}
+}
+
+func TestRetiredKeyStopsVerifyingAfterKeyMaxAge(t *testing.T) {
+	t.Parallel()
+	p := testop.Start(t, nil)
+	clock := newClock()
+	v := newVerifier(t, p, &Options{Now: clock.now, KeyMaxAge: time.Minute}, nil)
+	old := token(t, p, testop.Alice.ID, testop.ClientJWT)
+	if _, err := v.Verify(t.Context(), old); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.RotateKey(true); err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(time.Minute + time.Second)
+	_, err := v.Verify(t.Context(), old)
+	wantRefused(t, err, CodeInvalidToken)
+}
+
+// publicKeyPEM is the PEM of the provider's signing key, as its JWKS
+// publishes it.
+func publicKeyPEM(t *testing.T, p *testop.Provider) []byte {
+	t.Helper()
+	resp, err := http.Get(p.KeysURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var set jose.JSONWebKeySet
+	if err := json.NewDecoder(resp.Body).Decode(&set); err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(set.Keys[0].Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+}
+
+func TestHMACKeyedWithThePublicKeyIsRefused(t *testing.T) {
+	t.Parallel()
+	p := testop.Start(t, nil)
+	v := newVerifier(t, p, nil, nil)
+	payload := unb64(t, segments(t, token(t, p, testop.Alice.ID, testop.ClientJWT))[1])
+	for _, alg := range []jose.SignatureAlgorithm{jose.HS256, jose.HS384, jose.HS512} {
+		t.Run(string(alg), func(t *testing.T) {
+			t.Parallel()
+			signer, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: publicKeyPEM(t, p)},
+				(&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", "key1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			jws, err := signer.Sign([]byte(payload))
+			if err != nil {
+				t.Fatal(err)
+			}
+			forged, err := jws.CompactSerialize()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = v.Verify(t.Context(), forged)
+			wantRefused(t, err, CodeInvalidToken)
+		})
+	}
+}
+
+// countingTransport counts the requests whose path contains part.
+type countingTransport struct {
+	part string
+	n    atomic.Int64
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if strings.Contains(r.URL.Path, c.part) {
+		c.n.Add(1)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestTokensNamingUnknownKeysDoNotFloodTheIssuer(t *testing.T) {
+	t.Parallel()
+	p := testop.Start(t, nil)
+	keys := &countingTransport{part: "keys"}
+	v := newVerifier(t, p, &Options{HTTPClient: &http.Client{Transport: keys}}, nil)
+	s := segments(t, token(t, p, testop.Alice.ID, testop.ClientJWT))
+	for i := range 20 {
+		header := b64(fmt.Sprintf(`{"alg":"RS256","kid":"forged%d","typ":"JWT"}`, i))
+		_, err := v.Verify(t.Context(), header+"."+s[1]+"."+s[2])
+		wantRefused(t, err, CodeInvalidToken)
+	}
+	if n := keys.n.Load(); n > 1 {
+		t.Errorf("the keys were fetched %d times for 20 tokens naming unknown keys, want at most 1", n)
+	}
+}
+
+func TestUnreachableIssuerRefusesTokens(t *testing.T) {
+	t.Parallel()
+	p := testop.Start(t, nil)
+	tok := token(t, p, testop.Alice.ID, testop.ClientJWT)
+	v, err := New(Config{Issuer: "http://127.0.0.1:1", Audience: testop.Resource}, &Options{HTTPClient: &http.Client{Timeout: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = v.Verify(t.Context(), tok)
+	wantRefused(t, err, CodeInvalidToken)
+	if !errors.Is(err, errUnavailable) {
+		t.Errorf("err = %v, want it to say the issuer could not be reached", err)
+	}
+}
