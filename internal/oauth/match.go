@@ -30,7 +30,10 @@ type ProfileMatch struct {
 }
 
 // A Matcher picks the profile of an identity: the first whose match it
-// satisfies, else the fallback, else none. Its globs are compiled once, by
+// satisfies, else the fallback, else none (refused). A Matcher without
+// any match and without a fallback gives every identity no profile ("",
+// true): the global and server policies alone apply, as they do to the
+// holder of auth.bearer_token_env. Its globs are compiled once, by
 // NewMatcher; it is immutable and safe for concurrent use.
 type Matcher struct {
 	rules    []compiledMatch
@@ -86,8 +89,12 @@ func compileGlobs(key string, patterns []string, fold bool, errs *[]error) []*gl
 	return out
 }
 
-// Profile is the profile id selects, and whether it selects one.
+// Profile is the profile id selects ("" for none) and whether id is
+// admitted at all.
 func (m *Matcher) Profile(id Identity) (string, bool) {
+	if len(m.rules) == 0 && m.fallback == "" {
+		return "", true
+	}
 	email := strings.ToLower(id.Email)
 	for _, r := range m.rules {
 		if matchKey(r.groups, id.Groups) && matchKey(r.email, nonEmpty(email)) && matchKey(r.sub, nonEmpty(id.Subject)) {

@@ -52,6 +52,17 @@ func TestMatcherPicksTheFirstMatchingProfile(t *testing.T) {
 	}
 }
 
+func TestMatcherWithoutMatchesAdmitsEveryoneWithoutAProfile(t *testing.T) {
+	t.Parallel()
+	m, err := NewMatcher(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := m.Profile(Identity{Subject: "a"}); got != "" || !ok {
+		t.Errorf("Profile = %q, %v; want no profile, admitted", got, ok)
+	}
+}
+
 func TestMatcherErrorsNameTheKey(t *testing.T) {
 	t.Parallel()
 	_, err := NewMatcher([]ProfileMatch{
