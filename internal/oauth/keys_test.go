@@ -139,3 +139,82 @@ func TestUnreachableIssuerRefusesTokens(t *testing.T) {
 		t.Errorf("err = %v, want it to say the issuer could not be reached", err)
 	}
 }
+
+// switchTransport is a network that can be cut: while down, every request
+// fails; it counts the requests made.
+type switchTransport struct {
+	down atomic.Bool
+	n    atomic.Int64
+}
+
+func (s *switchTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	s.n.Add(1)
+	if s.down.Load() {
+		return nil, errors.New("network is down")
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestIssuerBackAfterAnOutageIsAskedAgain(t *testing.T) {
+	t.Parallel()
+	p := testop.Start(t, nil)
+	net := &switchTransport{}
+	net.down.Store(true)
+	clock := newClock()
+	v := newVerifier(t, p, &Options{HTTPClient: &http.Client{Transport: net}, Now: clock.now}, nil)
+	tok := token(t, p, testop.Alice.ID, testop.ClientJWT)
+	for range 5 {
+		_, err := v.Verify(t.Context(), tok)
+		wantRefused(t, err, CodeInvalidToken)
+	}
+	if n := net.n.Load(); n != 1 {
+		t.Errorf("%d requests to the issuer for 5 tokens during an outage, want 1", n)
+	}
+	net.down.Store(false)
+	clock.advance(minRefetch + time.Second)
+	if _, err := v.Verify(t.Context(), tok); err != nil {
+		t.Fatalf("after the outage: %v", err)
+	}
+}
+
+func TestKeysPastTheirAgeAreNotUsedWhileTheIssuerIsDown(t *testing.T) {
+	t.Parallel()
+	p := testop.Start(t, nil)
+	net := &switchTransport{}
+	clock := newClock()
+	v := newVerifier(t, p, &Options{HTTPClient: &http.Client{Transport: net}, Now: clock.now, KeyMaxAge: time.Minute}, nil)
+	tok := token(t, p, testop.Alice.ID, testop.ClientJWT)
+	if _, err := v.Verify(t.Context(), tok); err != nil {
+		t.Fatal(err)
+	}
+	net.down.Store(true)
+	clock.advance(time.Minute + time.Second)
+	_, err := v.Verify(t.Context(), tok)
+	wantRefused(t, err, CodeInvalidToken)
+	if !errors.Is(err, errUnavailable) {
+		t.Errorf("err = %v, want it to say the issuer could not be reached", err)
+	}
+}
+
+func TestConcurrentFirstTokensFetchTheKeysOnce(t *testing.T) {
+	t.Parallel()
+	p := testop.Start(t, nil)
+	keys := &countingTransport{part: "keys"}
+	v := newVerifier(t, p, &Options{HTTPClient: &http.Client{Transport: keys}}, nil)
+	tok := token(t, p, testop.Alice.ID, testop.ClientJWT)
+	errs := make(chan error, 16)
+	for range cap(errs) {
+		go func() {
+			_, err := v.Verify(t.Context(), tok)
+			errs <- err
+		}()
+	}
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if n := keys.n.Load(); n != 1 {
+		t.Errorf("keys fetched %d times, want 1", n)
+	}
+}

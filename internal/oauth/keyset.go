@@ -52,6 +52,8 @@ type keySet struct {
 	jwksURL string
 	keys    []jose.JSONWebKey
 	fetched time.Time // when keys were fetched; zero: never
+	tried   time.Time // when a fetch was last tried; zero: never
+	lastErr error     // why the last fetch failed; nil if it did not
 }
 
 var _ oidc.KeySet = (*keySet)(nil)
@@ -94,23 +96,34 @@ func (k *keySet) VerifySignature(ctx context.Context, raw string) ([]byte, error
 }
 
 // keysFor returns the keys to try for a token naming kid, fetching them
-// when none are held, they are too old, or kid is new to them.
+// when none are held, they are too old, or kid is new to them, but not
+// within minRefetch of the last attempt, successful or not: while the
+// issuer is down, requests are refused at once instead of each waiting on
+// a fetch of its own.
 func (k *keySet) keysFor(ctx context.Context, kid string) ([]jose.JSONWebKey, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	now := k.now()
-	age := now.Sub(k.fetched)
-	stale := k.fetched.IsZero() || age > k.maxAge
-	unknown := kid != "" && !hasKey(k.keys, kid) && age > k.minRefetch
-	if stale || unknown {
-		if err := k.fetch(ctx); err != nil {
-			if stale {
-				k.keys = nil
-			}
-			return nil, err
-		}
-		k.fetched = now
+	stale := k.fetched.IsZero() || now.Sub(k.fetched) > k.maxAge
+	unknown := kid != "" && !hasKey(k.keys, kid)
+	if !stale && !unknown {
+		return k.keys, nil
 	}
+	if !k.tried.IsZero() && now.Sub(k.tried) <= k.minRefetch {
+		if stale {
+			return nil, k.lastErr
+		}
+		return k.keys, nil
+	}
+	k.tried = now
+	if err := k.fetch(ctx); err != nil {
+		k.lastErr = err
+		if stale {
+			k.keys = nil
+		}
+		return nil, err
+	}
+	k.fetched, k.lastErr = now, nil
 	return k.keys, nil
 }
 

@@ -82,8 +82,9 @@ func New(cfg Config, opts *Options) (*Verifier, error) {
 	}
 	v.keys = &keySet{
 		issuer: cfg.Issuer, jwksURL: cfg.JWKSURL, client: client, now: v.now,
-		maxAge: cmp.Or(opts.KeyMaxAge, DefaultKeyMaxAge), minRefetch: minRefetch,
+		maxAge: cmp.Or(opts.KeyMaxAge, DefaultKeyMaxAge),
 	}
+	v.keys.minRefetch = min(minRefetch, v.keys.maxAge)
 	v.jwt = oidc.NewVerifier(cfg.Issuer, v.keys, &oidc.Config{
 		ClientID:             cfg.Audience,
 		SupportedSigningAlgs: allowedAlgNames(),
