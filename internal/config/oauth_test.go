@@ -81,23 +81,25 @@ func TestBadOAuthIsRefusedNamingTheKey(t *testing.T) {
 		name, yaml, want string
 	}{
 		{"An issuer over plain http to another host is refused.",
-			"auth: { oauth: { issuer: http://idp.example, audience: a } }", "auth.oauth.issuer: \"http://idp.example\" must be https"},
+			"auth: { oauth: { issuer: http://idp.example, audience: https://h.example/mcp } }", "auth.oauth.issuer: \"http://idp.example\" must be https"},
+		{"An api:// audience without the public resource URL is refused.",
+			"auth: { oauth: { issuer: https://i.example, audience: \"api://mcpwarden\" } }", "auth.oauth.resource: required when audience"},
 		{"A missing audience is refused.",
 			"auth: { oauth: { issuer: https://idp.example } }", "auth.oauth.audience: required"},
 		{"A missing issuer is refused.",
-			"auth: { oauth: { audience: a } }", "auth.oauth.issuer: required"},
+			"auth: { oauth: { audience: https://h.example/mcp } }", "auth.oauth.issuer: required"},
 		{"Introspection without its secret variable is refused.",
-			"auth: { oauth: { issuer: https://i.example, audience: a, introspection: { url: https://i.example/x, client_id: c } } }", "auth.oauth.introspection.client_secret_env: required"},
+			"auth: { oauth: { issuer: https://i.example, audience: https://h.example/mcp, introspection: { url: https://i.example/x, client_id: c } } }", "auth.oauth.introspection.client_secret_env: required"},
 		{"A fallback profile that does not exist is refused.",
-			"auth: { oauth: { issuer: https://i.example, audience: a, fallback_profile: nobody } }", "auth.oauth.fallback_profile: \"nobody\" is not a profile"},
+			"auth: { oauth: { issuer: https://i.example, audience: https://h.example/mcp, fallback_profile: nobody } }", "auth.oauth.fallback_profile: \"nobody\" is not a profile"},
 		{"A match without auth.oauth is refused.",
 			"profiles: { p: { match: { groups: [eng] } } }", "profiles.p.match: selects profiles for OAuth identities, so it needs auth.oauth"},
 		{"An empty match is refused.",
-			"auth: { oauth: { issuer: https://i.example, audience: a } }\nprofiles: { p: { match: {} } }", "profiles.p.match: set at least one"},
+			"auth: { oauth: { issuer: https://i.example, audience: https://h.example/mcp } }\nprofiles: { p: { match: {} } }", "profiles.p.match: set at least one"},
 		{"A bad glob in a match is refused.",
-			"auth: { oauth: { issuer: https://i.example, audience: a } }\nprofiles: { p: { match: { email: [\"[x\"] } } }", "profiles.p.match.email[0]"},
+			"auth: { oauth: { issuer: https://i.example, audience: https://h.example/mcp } }\nprofiles: { p: { match: { email: [\"[x\"] } } }", "profiles.p.match.email[0]"},
 		{"A misspelt key in the block is refused.",
-			"auth: { oauth: { issuer: https://i.example, audience: a, isuer: x } }", "auth.oauth.isuer"},
+			"auth: { oauth: { issuer: https://i.example, audience: https://h.example/mcp, isuer: x } }", "auth.oauth.isuer"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

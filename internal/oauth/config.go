@@ -20,6 +20,11 @@ type Config struct {
 	// Audience is this resource's identifier, which a token's aud must
 	// contain: usually mcpwarden's public /mcp URL (RFC 8707).
 	Audience string `koanf:"audience"`
+	// Resource is mcpwarden's public /mcp URL, as clients reach it: the
+	// resource of the metadata document, whose URL the 401 challenge
+	// names. "" means Audience, which must then be that URL; set it when
+	// the issuer puts another identifier (api://…) in aud.
+	Resource string `koanf:"resource"`
 	// JWKSURL overrides the key set URL discovery would find; with it,
 	// no discovery is done.
 	JWKSURL string `koanf:"jwks_url"`
@@ -67,6 +72,9 @@ func (n ClaimNames) withDefaults() ClaimNames {
 	return n
 }
 
+// resource is the public URL of the protected resource.
+func (c Config) resource() string { return cmp.Or(c.Resource, c.Audience) }
+
 // keyPrefix is where a Config sits in mcpwarden's config, for errors.
 const keyPrefix = "auth.oauth."
 
@@ -81,6 +89,13 @@ func (c Config) Validate() error {
 	}
 	if c.Audience == "" {
 		add("audience: required: this resource's identifier as the issuer puts it in aud (usually mcpwarden's public /mcp URL)")
+	}
+	if c.Resource != "" {
+		if err := checkURL(c.Resource); err != nil {
+			add("resource: %v", err)
+		}
+	} else if c.Audience != "" && checkURL(c.Audience) != nil {
+		add("resource: required when audience (%q) is not mcpwarden's public /mcp URL: set it to that URL", c.Audience)
 	}
 	if c.JWKSURL != "" {
 		if err := checkURL(c.JWKSURL); err != nil {

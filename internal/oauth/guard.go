@@ -8,16 +8,15 @@ import (
 
 // A Guard puts OAuth in front of an HTTP handler: a request whose bearer
 // token Verifier does not accept is answered with the Challenge (401 or
-// 403, pointing at MetadataURL), one whose identity Matcher gives no
+// 403, pointing at the verifier's MetadataURL), one whose identity Matcher gives no
 // profile with 403, and any other reaches the handler with its identity
 // and profile in its context (IdentityFrom). The token itself goes no
 // further than Verify: the handler is never given it. Log, when set,
 // records each refusal's cause. A Guard is safe for concurrent use.
 type Guard struct {
-	Verifier    *Verifier
-	Matcher     *Matcher
-	MetadataURL string
-	Log         *slog.Logger
+	Verifier *Verifier
+	Matcher  *Matcher
+	Log      *slog.Logger
 }
 
 type callerKey struct{}
@@ -35,28 +34,30 @@ func CallerFrom(ctx context.Context) (Caller, bool) {
 	return c, ok
 }
 
-// Wrap returns next behind the guard. The Authorization header is removed
-// from the request next sees.
+// Wrap returns next behind the guard, with the caller in the context of
+// the requests it admits (CallerFrom).
 func (g Guard) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, ok := g.admit(w, r)
+		c, ok := g.Admit(w, r)
 		if !ok {
 			return
 		}
-		r = r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
-		r.Header.Del("Authorization")
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 	})
 }
 
-// admit authenticates r, answering it itself when it is refused.
-func (g Guard) admit(w http.ResponseWriter, r *http.Request) (Caller, bool) {
+// Admit authenticates r and returns its caller, removing the
+// Authorization header from r so that the token goes no further; a
+// request it refuses it answers itself (false). It is Wrap for a listener
+// that keeps callers in a context of its own.
+func (g Guard) Admit(w http.ResponseWriter, r *http.Request) (Caller, bool) {
 	id, err := g.Authenticate(r)
+	r.Header.Del("Authorization")
 	if err != nil {
 		if g.Log != nil {
 			g.Log.LogAttrs(r.Context(), slog.LevelInfo, "oauth token refused", slog.String("remote", r.RemoteAddr), slog.String("error", err.Error()))
 		}
-		NewChallenge(err, g.MetadataURL, g.Verifier.RequiredScopes()).Write(w)
+		NewChallenge(err, g.Verifier.MetadataURL(), g.Verifier.RequiredScopes()).Write(w)
 		return Caller{}, false
 	}
 	profile, ok := g.Matcher.Profile(id)

@@ -29,8 +29,8 @@ func guarded(t *testing.T, p *testop.Provider, opts *Options) *httptest.Server {
 		fmt.Fprintf(w, "%s %s %v %q", c.Identity.Principal(), c.Profile, ok, r.Header.Get("Authorization"))
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", Guard{Verifier: v, Matcher: m, MetadataURL: "https://h/.well-known/oauth-protected-resource/mcp"}.Wrap(next))
-	mux.Handle(MetadataPath("/mcp"), MetadataHandler(v.Metadata()))
+	mux.Handle("/mcp", Guard{Verifier: v, Matcher: m}.Wrap(next))
+	mux.Handle(v.MetadataPath(), MetadataHandler(v.Metadata()))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv
@@ -92,7 +92,7 @@ func TestGuardRefusesBadTokensWithAChallenge(t *testing.T) {
 			t.Parallel()
 			resp, _ := post(t, srv.URL+"/mcp", tt.token)
 			h := resp.Header.Get("WWW-Authenticate")
-			if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(h, `Bearer resource_metadata="https://h/.well-known/oauth-protected-resource/mcp"`) {
+			if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(h, `Bearer resource_metadata="https://mcpwarden.test/.well-known/oauth-protected-resource/mcp"`) {
 				t.Fatalf("got %d %q, want 401 pointing at the metadata", resp.StatusCode, h)
 			}
 			if tt.wantErr == "" && strings.Contains(h, "error=") || tt.wantErr != "" && !strings.Contains(h, `error="`+tt.wantErr+`"`) {

@@ -21,16 +21,33 @@ type Metadata struct {
 	BearerMethodsSupported []string `json:"bearer_methods_supported"`
 }
 
-// Metadata is the document for this verifier's resource: the audience as
-// the resource, the issuer as its one authorization server, the required
+// Metadata is the document for this verifier's resource: the resource
+// URL (Config.Resource, else the audience), the issuer as its one authorization server, the required
 // scopes, and the Authorization header as the one way to send a token.
 func (v *Verifier) Metadata() Metadata {
 	return Metadata{
-		Resource:               v.cfg.Audience,
+		Resource:               v.cfg.resource(),
 		AuthorizationServers:   []string{v.cfg.Issuer},
 		ScopesSupported:        v.RequiredScopes(),
 		BearerMethodsSupported: []string{"header"},
 	}
+}
+
+// MetadataURL is where this verifier's resource metadata is served, for
+// the challenge.
+func (v *Verifier) MetadataURL() string {
+	u, err := MetadataURL(v.cfg.resource())
+	if err != nil {
+		panic(fmt.Sprintf("oauth: resource URL checked by Validate: %v", err))
+	}
+	return u
+}
+
+// MetadataPath is the path of this verifier's resource metadata, for the
+// listener's mux.
+func (v *Verifier) MetadataPath() string {
+	u, _ := url.Parse(v.MetadataURL())
+	return u.Path
 }
 
 // MetadataURL is where the metadata of the resource at resourceURL is

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -62,5 +63,37 @@ func TestMetadataHandlerServesRFC9728(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", nil))
 	if rec.Code != http.StatusMethodNotAllowed {
 		t.Errorf("POST got %d, want 405", rec.Code)
+	}
+}
+
+func TestResourceURLIsTheAudienceUnlessSet(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, audience, resource, wantResource, wantURL, wantErr string
+	}{
+		{"An audience that is the /mcp URL is the resource.", "https://h.example/mcp", "", "https://h.example/mcp", "https://h.example/.well-known/oauth-protected-resource/mcp", ""},
+		{"A resource set apart from an api:// audience is used.", "api://mcpwarden", "https://h.example/mcp", "https://h.example/mcp", "https://h.example/.well-known/oauth-protected-resource/mcp", ""},
+		{"An api:// audience without a resource is refused.", "api://mcpwarden", "", "", "", "auth.oauth.resource: required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			v, err := New(Config{Issuer: "https://idp.example", Audience: tt.audience, Resource: tt.resource}, nil)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := v.Metadata().Resource; got != tt.wantResource {
+				t.Errorf("resource = %q, want %q", got, tt.wantResource)
+			}
+			if got := v.MetadataURL(); got != tt.wantURL {
+				t.Errorf("metadata URL = %q, want %q", got, tt.wantURL)
+			}
+		})
 	}
 }
