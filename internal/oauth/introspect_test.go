@@ -2,8 +2,10 @@ package oauth
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -120,5 +122,28 @@ func TestTokenWithoutRequiredScopeGetsInsufficientScope(t *testing.T) {
 	}
 	if !slices.Contains(got.Scopes, "mcp:tools") {
 		t.Errorf("scopes = %v", got.Scopes)
+	}
+}
+
+func TestIntrospectionRedirectDoesNotCarryTheTokenElsewhere(t *testing.T) {
+	t.Parallel()
+	p := testop.Start(t, nil)
+	var leaked atomic.Int64
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"active":true,"sub":"mallory","aud":"` + testop.Resource + `","exp":4102444800}`))
+	}))
+	t.Cleanup(sink.Close)
+	redirector := httptest.NewServer(http.RedirectHandler(sink.URL, http.StatusTemporaryRedirect))
+	t.Cleanup(redirector.Close)
+	v := newVerifier(t, p, &Options{Getenv: getenv(testop.ClientIntrospector.Secret)}, func(c *Config) {
+		introspecting(p)(c)
+		c.Introspection.URL = redirector.URL
+	})
+	_, err := v.Verify(t.Context(), token(t, p, testop.Bob.ID, testop.ClientOpaque))
+	wantRefused(t, err, CodeInvalidToken)
+	if n := leaked.Load(); n != 0 {
+		t.Errorf("the token followed the redirect %d times", n)
 	}
 }

@@ -100,8 +100,12 @@ func New(cfg Config, opts *Options) (*Verifier, error) {
 		if secret == "" {
 			return nil, fmt.Errorf(keyPrefix+"introspection.client_secret_env: environment variable %s is empty or not set", in.ClientSecretEnv)
 		}
+		// The token and the secret are sent to the configured URL only:
+		// a redirect is a failure, not a second destination.
+		noRedirect := *client
+		noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 		v.opaque = &introspector{
-			url: in.URL, clientID: in.ClientID, secret: secret, client: client,
+			url: in.URL, clientID: in.ClientID, secret: secret, client: &noRedirect,
 			cache: newTokenCache(cmp.Or(opts.CacheSize, DefaultCacheSize)),
 		}
 	}
