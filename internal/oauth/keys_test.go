@@ -1,12 +1,15 @@
 package oauth
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -216,5 +219,52 @@ func TestConcurrentFirstTokensFetchTheKeysOnce(t *testing.T) {
 	}
 	if n := keys.n.Load(); n != 1 {
 		t.Errorf("keys fetched %d times, want 1", n)
+	}
+}
+
+func TestKeyNamedByTheTokenItselfIsNotTrusted(t *testing.T) {
+	t.Parallel()
+	p := testop.Start(t, nil)
+	v := newVerifier(t, p, nil, nil)
+	payload := unb64(t, segments(t, token(t, p, testop.Alice.ID, testop.ClientJWT))[1])
+	attacker, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fetched atomic.Int64
+	jku := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetched.Add(1)
+		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &attacker.PublicKey, KeyID: "key1", Algorithm: "RS256", Use: "sig"}}})
+	}))
+	t.Cleanup(jku.Close)
+	tests := []struct {
+		name string
+		opts *jose.SignerOptions
+	}{
+		{"A key embedded in the header (jwk) is not trusted.", (&jose.SignerOptions{EmbedJWK: true}).WithType("JWT")},
+		{"A key set the header points at (jku) is not fetched.", (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", "key1").WithHeader("jku", jku.URL)},
+		{"A certificate URL in the header (x5u) is not fetched.", (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", "key1").WithHeader("x5u", jku.URL)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: attacker}, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			jws, err := signer.Sign([]byte(payload))
+			if err != nil {
+				t.Fatal(err)
+			}
+			forged, err := jws.CompactSerialize()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = v.Verify(t.Context(), forged)
+			wantRefused(t, err, CodeInvalidToken)
+		})
+	}
+	if n := fetched.Load(); n != 0 {
+		t.Errorf("the URL the token named was fetched %d times", n)
 	}
 }
