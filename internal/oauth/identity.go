@@ -4,8 +4,8 @@
 // introspected), Challenge builds the WWW-Authenticate answer to a request
 // it refuses, MetadataHandler serves the protected resource metadata
 // (RFC 9728) that answer points at, and a Matcher picks the client profile
-// an identity's claims select. Tokens never leave this package's caller
-// toward an upstream.
+// an identity's claims select. It knows nothing of MCP beyond borrowing
+// mcp-go's metadata handler.
 package oauth
 
 import (

@@ -1,16 +1,12 @@
 package oauth
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
-)
 
-// WellKnownPath is the prefix of protected resource metadata paths
-// (RFC 9728 §3).
-const WellKnownPath = "/.well-known/oauth-protected-resource"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+)
 
 // Metadata is a protected resource metadata document (RFC 9728 §2): what
 // a client reads, after a 401, to find where to get a token.
@@ -61,35 +57,19 @@ func MetadataURL(resourceURL string) (string, error) {
 	if (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return "", fmt.Errorf("resource URL %q: want an absolute http(s) URL without query or fragment", resourceURL)
 	}
-	u.Path = MetadataPath(u.Path)
+	u.Path = mcpserver.ProtectedResourceMetadataPath(resourceURL)
 	u.RawPath = ""
 	return u.String(), nil
 }
 
-// MetadataPath is the path the metadata of a resource at resourcePath is
-// served at (RFC 9728 §3.1).
-func MetadataPath(resourcePath string) string {
-	return WellKnownPath + strings.TrimSuffix(resourcePath, "/")
-}
-
-// MetadataHandler serves m as JSON to GET and HEAD; other methods get 405.
-// The document is public, so any origin may read it (a browser-based
-// client needs to).
+// MetadataHandler serves m as JSON, through mcp-go's handler: GET and
+// HEAD, OPTIONS for a CORS preflight, any origin (a browser-based client
+// needs to read it), not cached (so a change is seen at once).
 func MetadataHandler(m Metadata) http.Handler {
-	body, err := json.Marshal(m)
-	if err != nil {
-		panic(fmt.Sprintf("oauth: marshalling metadata: %v", err)) // only strings: cannot fail
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "use GET", http.StatusMethodNotAllowed)
-			return
-		}
-		h := w.Header()
-		h.Set("Content-Type", "application/json")
-		h.Set("Cache-Control", "max-age=3600")
-		h.Set("Access-Control-Allow-Origin", "*")
-		_, _ = w.Write(body)
+	return mcpserver.NewProtectedResourceMetadataHandler(mcpserver.ProtectedResourceMetadataConfig{
+		Resource:               m.Resource,
+		AuthorizationServers:   m.AuthorizationServers,
+		ScopesSupported:        m.ScopesSupported,
+		BearerMethodsSupported: m.BearerMethodsSupported,
 	})
 }

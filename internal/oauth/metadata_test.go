@@ -42,7 +42,7 @@ func TestMetadataHandlerServesRFC9728(t *testing.T) {
 	}
 	h := MetadataHandler(v.Metadata())
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, MetadataPath("/mcp"), nil))
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, v.MetadataPath(), nil))
 	if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/json" {
 		t.Fatalf("got %d %q", rec.Code, rec.Header().Get("Content-Type"))
 	}
