@@ -106,7 +106,7 @@ func Start(t testing.TB, opts *Options) *Provider {
 	p.Issuer = p.server.URL
 
 	cfg := &op.Config{
-		CryptoKey:      sha256.Sum256([]byte(rand32())),
+		CryptoKey:      sha256.Sum256([]byte(newID())), // encrypts opaque tokens and codes
 		CodeMethodS256: true,
 	}
 	handler, err := op.NewProvider(cfg, s, op.StaticIssuer(p.Issuer), op.WithAllowInsecure())
@@ -119,8 +119,6 @@ func Start(t testing.TB, opts *Options) *Provider {
 	mux.Handle("/", handler)
 	return p
 }
-
-func rand32() string { return newID() }
 
 // login signs in the user named in the request and sends the browser back
 // to the op: the test stand-in for a login form.
