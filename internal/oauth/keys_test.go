@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -266,5 +267,18 @@ func TestKeyNamedByTheTokenItselfIsNotTrusted(t *testing.T) {
 	}
 	if n := fetched.Load(); n != 0 {
 		t.Errorf("the URL the token named was fetched %d times", n)
+	}
+}
+
+func TestClientGoingAwayDoesNotFailTheKeyFetchForOthers(t *testing.T) {
+	t.Parallel()
+	p := testop.Start(t, nil)
+	v := newVerifier(t, p, nil, nil)
+	tok := token(t, p, testop.Alice.ID, testop.ClientJWT)
+	gone, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, _ = v.Verify(gone, tok)
+	if _, err := v.Verify(t.Context(), tok); err != nil {
+		t.Fatalf("after a cancelled first request: %v", err)
 	}
 }

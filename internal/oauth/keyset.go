@@ -116,7 +116,9 @@ func (k *keySet) keysFor(ctx context.Context, kid string) ([]jose.JSONWebKey, er
 		return k.keys, nil
 	}
 	k.tried = now
-	if err := k.fetch(ctx); err != nil {
+	// The fetch serves every request waiting on it, so one client going
+	// away must not fail it for all; the HTTP client's timeout bounds it.
+	if err := k.fetch(context.WithoutCancel(ctx)); err != nil {
 		k.lastErr = err
 		if stale {
 			k.keys = nil
