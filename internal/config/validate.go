@@ -60,6 +60,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, c.Servers[name].validate(name)...)
 	}
 	errs = append(errs, c.validateProfiles()...)
+	errs = append(errs, c.validateOAuth()...)
 	if !validToolChange(c.Pin.OnToolChange) {
 		add("pin.on_tool_change: %q is not one of warn, ask, deny, hide", c.Pin.OnToolChange)
 	}
