@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/oauth"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -109,7 +110,7 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 	var identity proxy.Identity
 	principal := proxy.PrincipalLocal
 	if cfg.Listen != "" && cfg.Listen != config.ListenStdio {
-		if identity, err = httpIdentity(cfg); err != nil {
+		if identity, err = httpIdentity(cfg, logger); err != nil {
 			return &codeError{code: exitUsage, err: err}
 		}
 		principal = proxy.PrincipalAnonymous
@@ -311,8 +312,9 @@ func logSummary(logger *slog.Logger, st *setup, pool *upstream.Pool, profile str
 }
 
 // httpIdentity reads the HTTP listener's tokens: the global one named by
-// auth.bearer_token_env and the profiles' tokens.
-func httpIdentity(cfg *config.Config) (proxy.Identity, error) {
+// auth.bearer_token_env, the profiles' tokens, and OAuth access tokens
+// when auth.oauth is set.
+func httpIdentity(cfg *config.Config, logger *slog.Logger) (proxy.Identity, error) {
 	var id proxy.Identity
 	if env := cfg.Auth.BearerTokenEnv; env != "" {
 		if id.Token = os.Getenv(env); id.Token == "" {
@@ -324,6 +326,17 @@ func httpIdentity(cfg *config.Config) (proxy.Identity, error) {
 		return id, err
 	}
 	id.Profiles = profiles
+	if o := cfg.Auth.OAuth; o != nil {
+		v, err := oauth.New(*o, &oauth.Options{})
+		if err != nil {
+			return id, fmt.Errorf("auth.oauth: %w", err)
+		}
+		m, err := cfg.ProfileMatcher()
+		if err != nil {
+			return id, err
+		}
+		id.OAuth = oauth.Guard{Verifier: v, Matcher: m, Log: logger}
+	}
 	return id, nil
 }
 

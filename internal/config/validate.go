@@ -28,8 +28,8 @@ func (c *Config) Validate() error {
 		host, _, err := net.SplitHostPort(c.Listen)
 		if err != nil {
 			add("listen: %q is neither %q nor host:port (%v)", c.Listen, ListenStdio, err)
-		} else if !isLoopback(host) && c.Auth.BearerTokenEnv == "" && !c.profilesHaveTokens() {
-			add("listen: %q is not a loopback address, so auth.bearer_token_env (or profiles with tokens) is required", c.Listen)
+		} else if !isLoopback(host) && c.Auth.BearerTokenEnv == "" && !c.profilesHaveTokens() && c.Auth.OAuth == nil {
+			add("listen: %q is not a loopback address, so auth.oauth, auth.bearer_token_env or profiles with tokens are required", c.Listen)
 		}
 	}
 	errs = append(errs, c.HTTP.validate()...)

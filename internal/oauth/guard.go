@@ -79,3 +79,21 @@ func (g Guard) Authenticate(r *http.Request) (Identity, error) {
 	}
 	return g.Verifier.Verify(r.Context(), tok)
 }
+
+// AdmitRequest is Admit for a listener that keeps callers in a context of
+// its own (proxy.Identity's OAuth): the caller's principal and profile
+// ("" for none).
+func (g Guard) AdmitRequest(w http.ResponseWriter, r *http.Request) (principal, profile string, ok bool) {
+	c, ok := g.Admit(w, r)
+	if !ok {
+		return "", "", false
+	}
+	return c.Identity.Principal(), c.Profile, true
+}
+
+// MetadataPath is the path the listener serves Metadata at.
+func (g Guard) MetadataPath() string { return g.Verifier.MetadataPath() }
+
+// Metadata serves the protected resource metadata document (RFC 9728)
+// that the challenges of Admit point to.
+func (g Guard) Metadata() http.Handler { return MetadataHandler(g.Verifier.Metadata()) }
