@@ -123,9 +123,10 @@ type Server struct {
 	startBy   time.Time                       // Options.StartupDeadline
 }
 
-// New builds the server from the tools the upstreams listed. A wire-name
-// collision is an error; an upstream that failed to start contributes no
-// tools (its error was reported when it failed).
+// New builds the server. It does no I/O: it exposes no tools until it is
+// told an upstream is up (UpstreamChanged), so the upstream pool is built
+// first, then the proxy on it, then the pool is started with the proxy as
+// its peer, and no event of an upstream comes before the proxy exists.
 func New(o Options) (*Server, error) {
 	if o.Upstream == nil || o.Policy == nil || o.Audit == nil {
 		return nil, errors.New("proxy: Upstream, Policy and Audit are required")
@@ -193,17 +194,6 @@ func New(o Options) (*Server, error) {
 			s.roots.forget(cs.SessionID()) // asked again at the next call
 		}
 	})
-	for _, name := range o.Upstream.Names() {
-		listed, err := o.Upstream.Tools(name)
-		if err != nil {
-			continue // reported when it failed; it has no tools to show
-		}
-		s.checkPins(context.Background(), name, listed)
-		if _, _, _, err := s.setTools(name, listed); err != nil {
-			return nil, err
-		}
-		s.refreshCatalog(context.Background(), name)
-	}
 	timeout := o.AskTimeout
 	if timeout <= 0 {
 		timeout = DefaultAskTimeout
