@@ -104,7 +104,7 @@ func (s *Server) checkPins(ctx context.Context, server string, tools []mcp.Tool)
 		canonical := Canonical(server, ch.Tool)
 		diff := ch.String()
 		s.logger.Warn("tool definition differs from the pinned one", "tool", canonical, "reaction", reaction, "change", diff)
-		s.writeAudit(ctx, audit.Event{Event: audit.KindToolsChanged, Server: server, Tool: canonical, Detail: "definition changed (on_tool_change: " + reaction + "): " + diff, PolicySHA256: s.policy.Load().SHA256()})
+		s.writeAudit(ctx, audit.Event{Event: audit.KindToolsChanged, Server: server, Tool: canonical, Detail: "definition changed (on_tool_change: " + reaction + "): " + diff, PolicySHA256: s.current().policy.SHA256()})
 		if reaction != OnChangeWarn {
 			entries[canonical] = pinned{reaction: reaction, change: diff}
 		}

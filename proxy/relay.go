@@ -155,7 +155,7 @@ func (s *Server) Notify(server string, n mcp.JSONRPCNotification) {
 			params["uri"] = s.catalog.exposedURI(server, uri)
 		}
 		// To every session that may read the server's resources.
-		policy := s.policy.Load()
+		policy := s.current().policy
 		for _, k := range s.sessions.all() {
 			if !policy.Hidden(rules.Call{Profile: k.profile, Server: server, Tool: string(mcp.MethodResourcesRead)}) {
 				_ = s.mcp.SendNotificationToClient(k.ctx, n.Method, params)

@@ -102,8 +102,7 @@ type Server struct {
 	upstream  Upstream
 	audit     *audit.Log
 	logger    *slog.Logger
-	policy    atomic.Pointer[rules.Policy]
-	settings  atomic.Pointer[settings]
+	snap      atomic.Pointer[snapshot] // see snapshot; replaced whole
 	pinning   *Pinning
 	review    review
 	relay     relay
@@ -113,7 +112,6 @@ type Server struct {
 	profile   string
 	principal string
 	tools     toolset
-	names     atomic.Pointer[Names]
 	mcp       *server.MCPServer
 	asker     *asker
 	roots     rootCache
@@ -147,9 +145,7 @@ func New(o Options) (*Server, error) {
 		starting:  o.Starting,
 		startBy:   o.StartupDeadline,
 	}
-	s.policy.Store(o.Policy)
-	s.settings.Store(&settings{naming: o.Naming, samplingDenied: o.SamplingDenied, resolveSymlinks: o.ResolveSymlinks})
-	s.names.Store(&Names{})
+	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &Names{}, samplingDenied: o.SamplingDenied, resolveSymlinks: o.ResolveSymlinks})
 
 	hooks := &server.Hooks{}
 	hooks.AddOnError(s.auditHiddenCall)
@@ -209,7 +205,7 @@ func (s *Server) Close() {
 }
 
 // Policy returns the policy in force.
-func (s *Server) Policy() *rules.Policy { return s.policy.Load() }
+func (s *Server) Policy() *rules.Policy { return s.current().policy }
 
 // MCP returns the underlying mcp-go server, for transports and tests.
 func (s *Server) MCP() *server.MCPServer { return s.mcp }
@@ -221,12 +217,12 @@ func (s *Server) Lookup(wire string) (Tool, bool) { return s.lookup(wire) }
 // hides. mcp-go applies the same filter to tools/call, so a hidden tool
 // cannot be called by guessing its wire name either (see auditHiddenCall).
 func (s *Server) listed(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-	policy := s.policy.Load()
+	snap := s.current()
 	profile := s.profileOf(ctx)
 	out := tools[:0:0]
 	for _, def := range tools {
-		t, ok := s.lookup(def.Name)
-		if !ok || policy.Hidden(rules.Call{Profile: profile, Server: t.Server, Tool: t.Name}) {
+		t, ok := snap.names.Lookup(def.Name)
+		if !ok || snap.policy.Hidden(rules.Call{Profile: profile, Server: t.Server, Tool: t.Name}) {
 			continue
 		}
 		if p, changed := s.review.of(t.Canonical); !changed || p.reaction != OnChangeHide {

@@ -22,7 +22,7 @@ func (s *Server) decide(c *call) rules.Verdict {
 	if c.policy.ReadsAnnotations() {
 		rc.Facts = s.toolFacts(c.tool)
 	}
-	if s.settings.Load().resolveSymlinks[c.tool.Server] {
+	if c.snap.resolveSymlinks[c.tool.Server] {
 		rc.Physical = PhysicalForms(c.policy, rc)
 		return c.policy.Decide(rc)
 	}

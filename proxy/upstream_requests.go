@@ -54,7 +54,7 @@ func (s *Server) recipient(server string, method mcp.MCPMethod) (context.Context
 		}
 		return newest.ctx, nil
 	}
-	policy := s.policy.Load()
+	policy := s.current().policy
 	var best *knownSession
 	for _, k := range s.sessions.all() {
 		if policy.Hidden(rules.Call{Profile: k.profile, Server: server, Tool: string(method)}) {
@@ -82,7 +82,7 @@ func (s *Server) recipient(server string, method mcp.MCPMethod) (context.Context
 func (s *Server) fromUpstream(ctx context.Context, server string, method mcp.MCPMethod, args map[string]any, do func(context.Context) (any, error)) (any, error) {
 	c := s.newRequest(ctx, server, method, server, args)
 	c.verdict = s.decide(c)
-	if method == mcp.MethodSamplingCreateMessage && s.settings.Load().samplingDenied[server] {
+	if method == mcp.MethodSamplingCreateMessage && s.current().samplingDenied[server] {
 		c.verdict = rules.Verdict{Decision: rules.Deny, Rule: "servers." + server + ".policy.sampling: deny", Gate: "servers." + server + ".policy", Reason: "the server's policy denies sampling"}
 	}
 	c.grantedBy = audit.GrantedByRule
@@ -168,7 +168,7 @@ func (s *Server) Elicit(_ context.Context, server string, req mcp.ElicitationReq
 // they were started with by the roots they are given, and an empty list
 // leaves them as configured, where any directory would widen them.
 func (s *Server) ListRoots(_ context.Context, server string, _ mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
-	dirs, _ := s.policy.Load().Workspace(server)
+	dirs, _ := s.current().policy.Workspace(server)
 	roots := make([]mcp.Root, 0, len(dirs))
 	for _, d := range dirs {
 		roots = append(roots, mcp.Root{URI: fileURI(d), Name: filepath.Base(d)})
