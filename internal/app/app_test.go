@@ -1,0 +1,102 @@
+package app
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/internal/config"
+)
+
+// standIn serves one MCP server over streamable HTTP, with an echo tool,
+// and returns its URL.
+func standIn(t *testing.T) string {
+	t.Helper()
+	s := server.NewMCPServer("stand-in", "1.0", server.WithToolCapabilities(false))
+	s.AddTool(mcp.NewTool("echo", mcp.WithString("text")), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(req.GetString("text", "")), nil
+	})
+	hs := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	t.Cleanup(hs.Close)
+	return hs.URL + "/mcp"
+}
+
+// setupOf writes a config with the given YAML and loads it.
+func setupOf(t *testing.T, yaml string) *Setup {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcpwarden.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := NewSetup(cfg, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestUpstreamConnectedAtStartIsExposed: the pool starts only once the
+// proxy exists, so the connect of an upstream, which may come at once,
+// reaches the proxy and its tools are exposed.
+func TestUpstreamConnectedAtStartIsExposed(t *testing.T) {
+	t.Parallel()
+	st := setupOf(t, "servers:\n  up:\n    url: "+standIn(t)+"\naudit:\n  path: audit.jsonl\npolicy:\n  allow: [\"mcp:up:*\"]\n")
+	a, err := Start(t.Context(), st, Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, ok := a.srv.Lookup("up__echo"); ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("up__echo was not exposed once its server connected")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestReloadThatChangesListenIsRefused(t *testing.T) {
+	t.Parallel()
+	url := standIn(t)
+	st := setupOf(t, "servers:\n  up:\n    url: "+url+"\naudit:\n  path: audit.jsonl\n")
+	a, err := Start(t.Context(), st, Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	next := setupOf(t, "listen: 127.0.0.1:0\nservers:\n  up:\n    url: "+url+"\naudit:\n  path: audit.jsonl\n")
+	if err := a.Reload(t.Context(), next); err == nil || !strings.Contains(err.Error(), "listen") {
+		t.Errorf("a reload that changes listen: %v, want refused naming listen", err)
+	}
+	if a.setup() != st {
+		t.Error("a refused reload replaced the running config")
+	}
+}
+
+func TestListUpstreamsCountsTheServersThatFailed(t *testing.T) {
+	t.Parallel()
+	st := setupOf(t, "servers:\n  up:\n    url: "+standIn(t)+"\n  down:\n    url: http://127.0.0.1:1/mcp\n    init_timeout: 2s\n")
+	l := ListUpstreams(t.Context(), st, nil, "test")
+	defer l.Close()
+	if l.Failed() != 1 || len(l.Servers) != 2 {
+		t.Fatalf("listing = %+v, want down failed and up listed", l.Servers)
+	}
+	if up := l.Up(); len(up["up"]) != 1 || up["up"][0].Name != "echo" {
+		t.Errorf("Up() = %v, want up's echo", up)
+	}
+}
