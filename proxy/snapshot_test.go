@@ -51,13 +51,26 @@ func TestCallDuringReloadNeverSeesAMixedSnapshot(t *testing.T) {
 	tool := Naming{}.Tool("fs", "read_file")
 	req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool.Wire, Arguments: map[string]any{"path": "l/secret.txt"}}}
 
+	reloadWhileDeciding(t, srv, x, y, func() string {
+		c := srv.newCall(t.Context(), tool, req)
+		if v := srv.decide(c); c.policy == x.Policy && v.Decision != rules.Ask {
+			return "a call under X's policy was " + v.Decision.String() + " by " + v.Rule + ": it saw Y's options (symlinks not followed)"
+		}
+		return ""
+	})
+}
+
+// reloadWhileDeciding reloads a and b in turn while deciding with decide,
+// which reports a call that saw a mixed snapshot.
+func reloadWhileDeciding(t *testing.T, srv *Server, a, b Reload, decide func() (mixed string)) {
+	t.Helper()
 	const reloads = 2000
 	var wg sync.WaitGroup
 	done := make(chan struct{})
 	wg.Go(func() {
 		defer close(done)
 		for i := range reloads {
-			srv.Reload(t.Context(), []Reload{x, y}[i%2])
+			srv.Reload(t.Context(), []Reload{a, b}[i%2])
 		}
 	})
 	wg.Go(func() {
@@ -65,18 +78,39 @@ func TestCallDuringReloadNeverSeesAMixedSnapshot(t *testing.T) {
 			select {
 			case <-done:
 				if calls == 0 {
-					t.Error("no call was decided during the reloads")
+					t.Error("nothing was decided during the reloads")
 				}
 				return
 			default:
 			}
-			c := srv.newCall(t.Context(), tool, req)
-			v := srv.decide(c)
-			if c.policy == x.Policy && v.Decision != rules.Ask {
-				t.Errorf("a call under X's policy was %v by %q: it saw Y's options (symlinks not followed)", v.Decision, v.Rule)
+			if mixed := decide(); mixed != "" {
+				t.Error(mixed)
 				return
 			}
 		}
 	})
 	wg.Wait()
+}
+
+// TestSamplingDuringReloadNeverSeesAMixedSnapshot: the next variant, an
+// upstream's sampling request. Config X allows every request of up but
+// its options deny up's sampling; config Y allows the same and more, and
+// denies no sampling. X's policy with Y's options would let up's sampling
+// through.
+func TestSamplingDuringReloadNeverSeesAMixedSnapshot(t *testing.T) {
+	t.Parallel()
+	x := Reload{Policy: compile(t, rules.PolicySpec{Allow: []string{"mcp:up:*"}}), SamplingDenied: map[string]bool{"up": true}}
+	y := Reload{Policy: compile(t, rules.PolicySpec{Allow: []string{"mcp:up:*", "mcp:other:*"}}), SamplingDenied: map[string]bool{}}
+	srv, err := New(Options{Upstream: noUpstream{}, Policy: y.Policy, SamplingDenied: y.SamplingDenied, Audit: audit.New(&memorySink{}, audit.Config{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	method := mcp.MethodSamplingCreateMessage
+	reloadWhileDeciding(t, srv, x, y, func() string {
+		c := srv.newRequest(t.Context(), "up", method, "up", nil)
+		if v := srv.decideFromUpstream(c, "up", method); c.policy == x.Policy && v.Decision != rules.Deny {
+			return "a sampling request under X's policy was " + v.Decision.String() + ": it saw Y's options (sampling not denied)"
+		}
+		return ""
+	})
 }
