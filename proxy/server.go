@@ -204,9 +204,6 @@ func (s *Server) Close() {
 	s.catalog.refreshG.Wait()
 }
 
-// Policy returns the policy in force.
-func (s *Server) Policy() *rules.Policy { return s.current().policy }
-
 // MCP returns the underlying mcp-go server, for transports and tests.
 func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
