@@ -1,8 +1,6 @@
 package app
 
 import (
-	"context"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,22 +8,18 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // standIn serves one MCP server over streamable HTTP, with an echo tool,
 // and returns its URL.
 func standIn(t *testing.T) string {
 	t.Helper()
-	s := server.NewMCPServer("stand-in", "1.0", server.WithToolCapabilities(false))
-	s.AddTool(mcp.NewTool("echo", mcp.WithString("text")), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText(req.GetString("text", "")), nil
-	})
-	hs := httptest.NewServer(server.NewStreamableHTTPServer(s))
-	t.Cleanup(hs.Close)
-	return hs.URL + "/mcp"
+	s := testkit.NewStandIn()
+	s.AddTool(mcp.NewTool("echo", mcp.WithString("text")), testkit.Echo)
+	return s.URL(t)
 }
 
 // setupOf writes a config with the given YAML and loads it.
@@ -58,16 +52,10 @@ func TestUpstreamConnectedAtStartIsExposed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, ok := a.srv.Lookup("up__echo"); ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("up__echo was not exposed once its server connected")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, 10*time.Second, "up__echo exposed once its server connected", func() bool {
+		_, ok := a.srv.Lookup("up__echo")
+		return ok
+	})
 }
 
 func TestReloadThatChangesListenIsRefused(t *testing.T) {
