@@ -25,7 +25,8 @@ type call struct {
 	method    mcp.MCPMethod // "" is tools/call; see newRequest
 	principal string        // who sent it (see principalOf)
 	profile   string
-	policy    *rules.Policy // the policy the call started under
+	snap      *snapshot     // the configuration the call started under
+	policy    *rules.Policy // snap.policy
 	session   string
 	client    *audit.Client
 	args      map[string]any
@@ -44,7 +45,8 @@ type call struct {
 }
 
 func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *call {
-	c := &call{tool: t, policy: s.policy.Load(), principal: s.principalOf(ctx), profile: s.profileOf(ctx)}
+	snap := s.current()
+	c := &call{tool: t, snap: snap, policy: snap.policy, principal: s.principalOf(ctx), profile: s.profileOf(ctx)}
 	if cs := server.ClientSessionFromContext(ctx); cs != nil {
 		c.session = cs.SessionID()
 		if ci, ok := cs.(server.SessionWithClientInfo); ok {

@@ -78,33 +78,76 @@ type Identity struct {
 	Token string
 	// Profiles maps the hex SHA-256 of a token to the profile it selects.
 	Profiles map[string]string
+	// OAuth, when set, admits the requests whose token is none of the
+	// above by OAuth access token (auth.oauth), and its metadata document
+	// is served without authentication.
+	OAuth OAuthGuard
 }
 
-func (id Identity) open() bool { return id.Token == "" && len(id.Profiles) == 0 }
+// An OAuthGuard admits HTTP requests by OAuth access token, as an OAuth
+// 2.1 resource server (internal/oauth's Guard is one).
+type OAuthGuard interface {
+	// AdmitRequest authenticates r and returns its principal and profile
+	// ("" for none); a request it refuses it answers itself (401 or 403
+	// with a challenge), returning false.
+	AdmitRequest(w http.ResponseWriter, r *http.Request) (principal, profile string, ok bool)
+	// MetadataPath is where Metadata is served.
+	MetadataPath() string
+	// Metadata serves the protected resource metadata (RFC 9728).
+	Metadata() http.Handler
+}
+
+func (id Identity) open() bool { return id.Token == "" && len(id.Profiles) == 0 && id.OAuth == nil }
 
 // authenticate refuses, with 401 and before any MCP processing, a request
 // whose bearer token is missing or unknown, and puts the principal and the
-// profile its token selects in the request's context. Tokens are compared
-// in constant time; profile tokens are looked up by their SHA-256, which
-// reveals nothing about a token through timing.
+// profile its token selects in the request's context. Static tokens are
+// compared in constant time; profile tokens are looked up by their
+// SHA-256, which reveals nothing about a token through timing. Any other
+// token goes to OAuth when it is set, which then answers the refusals. The
+// token itself goes no further: the Authorization header is removed from
+// every request let through.
 func (id Identity) authenticate(next http.Handler) http.Handler {
 	if id.open() {
 		return next
 	}
 	global := []byte(id.Token)
+	var metadataPath string
+	var metadata http.Handler
+	if id.OAuth != nil {
+		metadataPath, metadata = id.OAuth.MetadataPath(), id.OAuth.Metadata()
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if metadata != nil && r.URL.Path == metadataPath {
+			metadata.ServeHTTP(w, r)
+			return
+		}
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if ok && got != "" {
 			sum := sha256.Sum256([]byte(got))
 			ctx := ContextWithPrincipal(r.Context(), tokenPrincipal(sum))
 			if len(global) > 0 && subtle.ConstantTimeCompare([]byte(got), global) == 1 {
+				r.Header.Del("Authorization")
 				next.ServeHTTP(w, r.WithContext(ctx))
 				return
 			}
 			if profile, found := id.Profiles[hex.EncodeToString(sum[:])]; found {
+				r.Header.Del("Authorization")
 				next.ServeHTTP(w, r.WithContext(ContextWithProfile(ctx, profile)))
 				return
 			}
+		}
+		if id.OAuth != nil {
+			principal, profile, ok := id.OAuth.AdmitRequest(w, r)
+			if !ok {
+				return
+			}
+			ctx := ContextWithPrincipal(r.Context(), principal)
+			if profile != "" {
+				ctx = ContextWithProfile(ctx, profile)
+			}
+			next.ServeHTTP(w, r.WithContext(ctx))
+			return
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mcpwarden"`)
 		http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)

@@ -22,7 +22,7 @@ import (
 // hiddenFor reports whether a server's requests of method are hidden from
 // the caller.
 func (s *Server) hiddenFor(ctx context.Context, server string, method mcp.MCPMethod) bool {
-	return s.policy.Load().Hidden(rules.Call{Profile: s.profileOf(ctx), Server: server, Tool: string(method)})
+	return s.current().policy.Hidden(rules.Call{Profile: s.profileOf(ctx), Server: server, Tool: string(method)})
 }
 
 // visible returns the items of a list whose server, found in routes by

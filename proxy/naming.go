@@ -4,7 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -86,4 +90,46 @@ func NewNames(tools []Tool) (*Names, error) {
 func (n *Names) Lookup(wire string) (Tool, bool) {
 	t, ok := n.byWire[wire]
 	return t, ok
+}
+
+// A Naming says how tools get their wire names. The zero value gives
+// <server>__<tool> for every tool.
+type Naming struct {
+	// Separator joins server and tool; "" is DefaultSeparator.
+	Separator string
+	// Aliases maps server → upstream tool name → wire name.
+	Aliases map[string]map[string]string
+	// Unprefixed names the servers whose tools keep their upstream names
+	// (servers.<name>.prefix: false), so that mcpwarden can stand in for one
+	// server transparently. A collision is an error, as always.
+	Unprefixed map[string]bool
+}
+
+// Wire returns the wire name of a server's tool.
+func (n Naming) Wire(server, tool string) string {
+	if alias := n.Aliases[server][tool]; alias != "" {
+		return alias
+	}
+	if n.Unprefixed[server] {
+		return tool
+	}
+	return WireName(server, tool, n.Separator)
+}
+
+// Tool returns a server's tool as the proxy knows it under this naming.
+func (n Naming) Tool(server, tool string) Tool {
+	return Tool{Server: server, Name: tool, Canonical: Canonical(server, tool), Wire: n.Wire(server, tool)}
+}
+
+// Names builds the wire-name map for every server's tools under this
+// naming; a collision or a name clients would reject is an error naming
+// the tools (see NewNames).
+func (n Naming) Names(byServer map[string][]mcp.Tool) (*Names, error) {
+	var all []Tool
+	for _, srv := range slices.Sorted(maps.Keys(byServer)) {
+		for _, def := range byServer[srv] {
+			all = append(all, n.Tool(srv, def.Name))
+		}
+	}
+	return NewNames(all)
 }

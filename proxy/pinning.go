@@ -93,7 +93,7 @@ func (s *Server) checkPins(ctx context.Context, server string, tools []mcp.Tool)
 		canonical := Canonical(server, ch.Tool)
 		diff := ch.String()
 		s.logger.Warn("tool definition differs from the pinned one", "tool", canonical, "reaction", reaction, "change", diff)
-		s.writeAudit(ctx, audit.Event{Event: audit.KindToolsChanged, Server: server, Tool: canonical, Detail: "definition changed (on_tool_change: " + string(reaction) + "): " + diff, PolicySHA256: s.policy.Load().SHA256()})
+		s.writeAudit(ctx, audit.Event{Event: audit.KindToolsChanged, Server: server, Tool: canonical, Detail: "definition changed (on_tool_change: " + string(reaction) + "): " + diff, PolicySHA256: s.current().policy.SHA256()})
 		if reaction != pin.Warn {
 			entries[canonical] = pinned{reaction: reaction, change: diff}
 		}
@@ -125,19 +125,4 @@ func (s *Server) pinVerdict(t Tool, v rules.Verdict) rules.Verdict {
 		return rules.Verdict{Decision: rules.Ask, Rule: rule, Gate: gatePin, Reason: reason}
 	}
 	return v
-}
-
-// UpstreamChanged re-reads a server's tools after it connected, restarted
-// or announced a tools/list_changed: the pins are checked, the policy
-// re-applied and clients told when the exposed set changed.
-func (s *Server) UpstreamChanged(ctx context.Context, server string) {
-	tools, err := s.upstream.Tools(server)
-	if err != nil && tools == nil {
-		return
-	}
-	s.checkPins(ctx, server, tools)
-	if err := s.SetTools(ctx, server, tools); err != nil {
-		s.logger.Error("keeping the previous tools", "server", server, "err", err)
-	}
-	s.refreshCatalog(ctx, server)
 }

@@ -99,6 +99,7 @@ func newEnv(t *testing.T, policy rules.PolicySpec, auditCfg audit.Config, sink *
 	if err != nil {
 		t.Fatal(err)
 	}
+	adopt(t, srv)
 	return &env{pool: pool, srv: srv, rec: rec, sink: sink}
 }
 
@@ -287,4 +288,22 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// adopt exposes the tools and catalog of every upstream already up, as
+// New did before it stopped doing I/O: for tests that start their
+// upstreams before the proxy. Unlike UpstreamChanged it audits no change.
+func adopt(t testing.TB, s *Server) {
+	t.Helper()
+	for _, name := range s.upstream.Names() {
+		listed, err := s.upstream.Tools(name)
+		if err != nil {
+			continue // it has no tools to show
+		}
+		s.checkPins(t.Context(), name, listed)
+		if _, _, _, err := s.setTools(name, listed); err != nil {
+			t.Fatal(err)
+		}
+		s.refreshCatalog(t.Context(), name)
+	}
 }

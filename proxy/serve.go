@@ -40,7 +40,7 @@ type HTTPOptions struct {
 	// for none.
 	Identity Identity
 	// Guard holds the Host and Origin allowlists and the body limit.
-	// ServeHTTP adds the host it listens on (unless it is an unspecified
+	// ListenAndServe adds the host it listens on (unless it is an unspecified
 	// address such as 0.0.0.0) to Guard.AllowedHosts.
 	Guard GuardOptions
 	// Sessions bound the sessions: their idle timeout and how many may be
@@ -65,7 +65,7 @@ const (
 	httpMaxHeaderBytes    = 64 << 10
 )
 
-// newHTTPServer is the http.Server ServeHTTP runs, with the limits above.
+// newHTTPServer is the http.Server ListenAndServe runs, with the limits above.
 func (s *Server) newHTTPServer(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,
@@ -77,11 +77,11 @@ func (s *Server) newHTTPServer(h http.Handler) *http.Server {
 	}
 }
 
-// ServeHTTP serves streamable HTTP at EndpointPath on addr until ctx is
+// ListenAndServe serves streamable HTTP at EndpointPath on addr until ctx is
 // done, then shuts down, giving requests in flight a few seconds. Sessions
 // are stateful: initialize issues an Mcp-Session-Id, DELETE or the idle
 // timeout ends the session, and a later request naming it gets 404.
-func (s *Server) ServeHTTP(ctx context.Context, addr string, o HTTPOptions) error {
+func (s *Server) ListenAndServe(ctx context.Context, addr string, o HTTPOptions) error {
 	handler, sessions, err := s.httpHandler(addr, o)
 	if err != nil {
 		return err

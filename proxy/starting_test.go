@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,11 +37,11 @@ func startingEnv(t *testing.T) (e *env, release func()) {
 			h.ServeHTTP(w, r)
 		})
 	})
-	var target atomic.Pointer[Server]
-	pool := upstream.Start(t.Context(), map[string]upstream.Spec{
+	var srv *Server // set before the pool starts, so before any event
+	pool := upstream.New(map[string]upstream.Spec{
 		"up": {Transport: upstream.TransportHTTP, URL: url},
 	}, &upstream.Options{Background: true, OnEvent: func(ev upstream.Event) {
-		if srv := target.Load(); srv != nil && ev.Kind == upstream.EventConnected {
+		if ev.Kind == upstream.EventConnected {
 			srv.UpstreamChanged(context.Background(), ev.Server)
 		}
 	}})
@@ -52,12 +51,12 @@ func startingEnv(t *testing.T) (e *env, release func()) {
 		t.Fatal(err)
 	}
 	sink := &memorySink{}
-	srv, err := New(Options{Upstream: pool, Policy: p, Audit: audit.New(sink, audit.Config{}),
+	srv, err = New(Options{Upstream: pool, Policy: p, Audit: audit.New(sink, audit.Config{}),
 		Starting: pool.WaitStarted, StartupDeadline: time.Now().Add(200 * time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	target.Store(srv)
+	pool.Start(t.Context(), srv)
 	t.Cleanup(release) // first: the server's handlers end
 	return &env{pool: pool, srv: srv, sink: sink}, release
 }

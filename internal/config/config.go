@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/oauth"
 	"github.com/mcpwarden/mcpwarden/internal/pin"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -80,8 +81,14 @@ type Config struct {
 // Auth holds the listener's bearer token settings.
 type Auth struct {
 	// BearerTokenEnv names the environment variable holding the token that
-	// HTTP clients must send. Required when Listen is not a loopback address.
+	// HTTP clients must send. Required when Listen is not a loopback address
+	// (unless profile tokens authenticate clients).
 	BearerTokenEnv string `koanf:"bearer_token_env"`
+	// OAuth, when set, makes the listener an OAuth 2.1 resource server
+	// accepting the issuer's access tokens (see oauth.Config). It is
+	// validated but not yet served: the listener middleware comes next,
+	// and until then it does not count as authenticating a listener.
+	OAuth *oauth.Config `koanf:"oauth"`
 }
 
 // HTTP hardens the streamable HTTP listener. Its zero value accepts only

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gobwas/glob"
 
+	"github.com/mcpwarden/mcpwarden/internal/oauth"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -34,6 +35,9 @@ type Profile struct {
 	// TokenSHA256 are hex SHA-256 digests of bearer tokens that select
 	// this profile.
 	TokenSHA256 []string `koanf:"token_sha256"`
+	// Match selects this profile for OAuth identities by their claims
+	// (auth.oauth); profiles are tried in name order, the first match wins.
+	Match *oauth.Match `koanf:"match"`
 	// Policy is the profile's gate.
 	Policy rules.PolicySpec `koanf:"policy"`
 }

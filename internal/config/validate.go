@@ -24,8 +24,8 @@ func (c *Config) Validate() error {
 		host, _, err := net.SplitHostPort(c.Listen)
 		if err != nil {
 			add("listen: %q is neither %q nor host:port (%v)", c.Listen, ListenStdio, err)
-		} else if !hostport.IsLoopback(host) && c.Auth.BearerTokenEnv == "" && !c.profilesHaveTokens() {
-			add("listen: %q is not a loopback address, so auth.bearer_token_env (or profiles with tokens) is required", c.Listen)
+		} else if !hostport.IsLoopback(host) && c.Auth.BearerTokenEnv == "" && !c.profilesHaveTokens() && c.Auth.OAuth == nil {
+			add("listen: %q is not a loopback address, so auth.oauth, auth.bearer_token_env or profiles with tokens are required", c.Listen)
 		} else if entry, ok := hostport.ListenHost(host); ok {
 			if _, err := hostport.ParsePattern(entry); err != nil {
 				add("listen: %q: the listener's host is not one a Host header can name: %v", c.Listen, err)
@@ -60,6 +60,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, c.Servers[name].validate(name)...)
 	}
 	errs = append(errs, c.validateProfiles()...)
+	errs = append(errs, c.validateOAuth()...)
 	if !c.Pin.OnToolChange.Valid() {
 		add("pin.on_tool_change: %q is not one of warn, ask, deny, hide", c.Pin.OnToolChange)
 	}

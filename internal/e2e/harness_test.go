@@ -289,6 +289,7 @@ type auditEvent struct {
 	Arguments map[string]any `json:"arguments"`
 	Session   string         `json:"session"`
 	Profile   string         `json:"profile"`
+	Principal string         `json:"principal"`
 	Error     string         `json:"error"`
 	Detail    string         `json:"detail"`
 	Bytes     *int64         `json:"result_bytes"`
