@@ -5,9 +5,6 @@ package rules
 // that applies to the call. c.Arguments are ignored. A nil policy and an
 // unknown profile hide everything, as Decide denies everything for them.
 func (p *Policy) Hidden(c Call) bool {
-	if p == nil {
-		return true
-	}
 	gs, n, ok := p.gates(&c)
 	if !ok {
 		return true
@@ -42,9 +39,6 @@ const (
 // server gate says allow, else FallbackNone. A profile can only narrow, so
 // its allow is ignored.
 func (p *Policy) AskFallback(c Call) Fallback {
-	if p == nil {
-		return FallbackDeny
-	}
 	gs, n, ok := p.gates(&c)
 	if !ok {
 		return FallbackDeny
@@ -64,8 +58,11 @@ func (p *Policy) AskFallback(c Call) Fallback {
 
 // gates returns the n gates that apply to a call, in the order global,
 // server (if it has a policy), profile (if c.Profile is set); ok is false for
-// an unknown profile.
+// an unknown profile and a nil policy.
 func (p *Policy) gates(c *Call) (gs [3]*gate, n int, ok bool) {
+	if p == nil {
+		return gs, 0, false
+	}
 	gs[0], n = &p.global, 1
 	if srv := p.servers[c.Server]; srv.gate != nil {
 		gs[n], n = srv.gate, n+1
