@@ -103,8 +103,9 @@ func (b *inflightBudget) admitCall(ctx context.Context, n int64) (*hold, error) 
 // countBodies takes the body of each HTTP request (its ContentLength; the
 // guard before it has read the body and set it) from the budget until next
 // returns, so that a body which does not fit is refused with 503 before
-// mcp-go decodes it, which is where most of the copies of a large call's
-// arguments are made.
+// mcp-go decodes it. The large arguments of a tools/call are lifted out of
+// the body before mcp-go reads it (see lifted): the handler takes them from
+// the body, so mcp-go makes no copies of them.
 func (b *inflightBudget) countBodies(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength <= 0 {
@@ -118,7 +119,22 @@ func (b *inflightBudget) countBodies(next http.Handler) http.Handler {
 			return
 		}
 		defer h.release()
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), bodyCounted{}, true)))
+		ctx := context.WithValue(r.Context(), bodyCounted{}, true)
+		body, ok := r.Body.(*bufferedBody)
+		if !ok || len(body.b) < liftMin {
+			next.ServeHTTP(w, r.WithContext(ctx))
+			return
+		}
+		start, end, _, ok := liftSpan(body.b)
+		if !ok {
+			next.ServeHTTP(w, r.WithContext(ctx))
+			return
+		}
+		set := &liftedSet{}
+		rest := lift(body.b, start, end, set.put(&lifted{raw: body.b[start:end:end]}))
+		r = r.WithContext(withLiftedSet(ctx, set))
+		r.Body, r.ContentLength = newBufferedBody(rest), int64(len(rest))
+		next.ServeHTTP(w, r)
 	})
 }
 

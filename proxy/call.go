@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -62,6 +63,9 @@ func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *
 		}
 	}
 	c.args, c.canonical, c.argsErr = jsonargs.Parse(raw)
+	if bytes.Equal(c.canonical, raw) {
+		c.canonical = raw // already canonical: keep one copy, not two
+	}
 	return c
 }
 
@@ -73,12 +77,25 @@ func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *
 // it is decided (a pending multi round-trip ask is counted on its retry).
 func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (result *mcp.CallToolResult, err error) {
+		// Arguments lifted out of the message are taken first, so that
+		// what they hold is given back however the call ends.
+		l := takeLifted(ctx, req.Params.RawArguments)
+		defer l.release()
 		ctx, leave, ok := s.drain.enter(ctx)
 		if !ok {
 			return mcp.NewToolResultError(fmt.Sprintf("%v; %s was not forwarded", ErrShuttingDown, t.Canonical)), nil
 		}
 		defer leave()
-		h, err := s.inflight.admitCall(ctx, int64(len(req.Params.RawArguments)))
+		var h *hold
+		if l != nil {
+			// Over stdio counted when the message was read; over HTTP
+			// with the body.
+			req.Params.RawArguments, req.Params.Arguments = l.raw, nil
+			h, err = l.hold, l.err
+		}
+		if h == nil && err == nil {
+			h, err = s.inflight.admitCall(ctx, int64(len(req.Params.RawArguments)))
+		}
 		if err != nil {
 			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden refused %s: %v; nothing was forwarded", t.Canonical, err)), nil
 		}
