@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"sync"
 )
 
@@ -27,7 +28,8 @@ var ErrInflightFull = errors.New("max_inflight_mb exceeded")
 // the memory it takes is a small multiple of the bound (see README,
 // Reliability). It is safe for concurrent use.
 type inflightBudget struct {
-	max int64
+	max   int64
+	parse chan struct{} // see parsing
 
 	mu   sync.Mutex
 	used int64
@@ -37,7 +39,18 @@ func newInflightBudget(max int64) *inflightBudget {
 	if max == 0 {
 		max = DefaultMaxInflightBytes
 	}
-	return &inflightBudget{max: max}
+	return &inflightBudget{max: max, parse: make(chan struct{}, runtime.GOMAXPROCS(0))}
+}
+
+// parsing waits until fewer large arguments than there are CPUs are being
+// parsed, and returns what to call when this parse is done. Parsing takes
+// a few times the arguments' size for a moment (the decoder's buffer, the
+// decoded strings, the canonical encoding), and more parses at once than
+// there are CPUs to run them only hold more of that at once. The wait is
+// short and bounded: a parse cannot block.
+func (b *inflightBudget) parsing() (done func()) {
+	b.parse <- struct{}{}
+	return func() { <-b.parse }
 }
 
 // A hold is what one call has taken from the budget. Its methods may be

@@ -62,6 +62,11 @@ func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *
 			return c
 		}
 	}
+	if len(raw) >= liftMin {
+		// Parsing large arguments takes a few times their size for a
+		// moment; a few at a time keep that from adding up.
+		defer s.inflight.parsing()()
+	}
 	c.args, c.canonical, c.argsErr = jsonargs.Parse(raw)
 	if bytes.Equal(c.canonical, raw) {
 		c.canonical = raw // already canonical: keep one copy, not two
