@@ -86,11 +86,14 @@ func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 		// what they hold is given back however the call ends.
 		l := takeLifted(ctx, req.Params.RawArguments)
 		defer l.release()
-		ctx, leave, ok := s.drain.enter(ctx)
+		ctx, leave, ok := s.drain.enterAs(ctx, passKey(ctx, t.Wire))
 		if !ok {
 			return mcp.NewToolResultError(fmt.Sprintf("%v; %s was not forwarded", ErrShuttingDown, t.Canonical)), nil
 		}
 		defer leave()
+		if cause := context.Cause(ctx); errors.Is(cause, ErrShuttingDown) {
+			return mcp.NewToolResultError(fmt.Sprintf("%v; %s was not forwarded", cause, t.Canonical)), nil
+		}
 		var h *hold
 		if l != nil {
 			// Over stdio counted when the message was read; over HTTP
