@@ -22,7 +22,7 @@ import (
 // that much in arguments and again in its result), and prints the serving
 // process's VmRSS before and its peak RSS (VmHWM) after, with how many calls
 // succeeded or were refused. Extra arguments after -- go to the config's
-// top level as YAML lines (e.g. "limits: { max_inflight_mb: 64 }").
+// top level as YAML lines (e.g. "max_inflight_mb: 64").
 //
 //	go run ./bench bigcalls -n 16 -kib 4000 -http
 func runBigCalls(args []string) error {

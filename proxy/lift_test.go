@@ -3,7 +3,6 @@ package proxy
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -133,35 +132,32 @@ func TestLiftedArgumentsAreDecidedAndForwardedAsSent(t *testing.T) {
 	}
 }
 
-func TestLiftedArgumentsWithADuplicateKeyAreStillRefused(t *testing.T) {
+func TestLiftingSlipsNoArgumentsPastTheDecision(t *testing.T) {
 	t.Parallel()
-	e := liftEnv(t)
-	send := rawSession(t, e.srv)
-	// Lifting hands the handler the bytes, which jsonargs checks as
-	// strictly as ever: a checker reading the first "path" and a server
-	// reading the last would disagree.
-	args := `{"path":"/tmp/ok","content":"` + strings.Repeat("z", liftMin) + `","path":"/etc/passwd"}`
-	resp := send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"up__write","arguments":` + args + `}}`)
-	if text := mustJSON(t, resp); !strings.Contains(text, "duplicate key") {
-		t.Errorf("got %.300s, want a refusal naming the duplicate key", text)
+	tests := []struct {
+		name, args, want string
+	}{
+		// Lifting hands the handler the bytes, which jsonargs checks as
+		// strictly as ever: a checker reading the first "path" and a
+		// server reading the last would disagree.
+		{"a duplicate key in lifted arguments is still refused", `{"path":"/tmp/ok","content":"` + strings.Repeat("z", liftMin) + `","path":"/etc/passwd"}`, "duplicate key"},
+		// encoding/json reads "Arguments" as the arguments too, and the
+		// last one counts: the write to /etc is what mcp-go hands on.
+		{"a second Arguments member is decided as mcp-go reads it", bigArgs("/tmp/ok") + `,"Arguments":{"path":"/etc/passwd"}`, "denied"},
 	}
-	if n := len(e.rec.got()); n != 0 {
-		t.Errorf("the upstream was called %d times", n)
-	}
-}
-
-func TestSecondArgumentsMemberDoesNotSlipPastTheDecision(t *testing.T) {
-	t.Parallel()
-	e := liftEnv(t)
-	send := rawSession(t, e.srv)
-	// encoding/json reads "Arguments" as the arguments too, and the last
-	// one counts: the write to /etc is what mcp-go would hand on.
-	resp := send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"up__write","arguments":` + bigArgs("/tmp/ok") + `,"Arguments":{"path":"/etc/passwd"}}}`)
-	if text := mustJSON(t, resp); !strings.Contains(text, "denied") {
-		t.Errorf("got %.300s, want the write to /etc denied", text)
-	}
-	if n := len(e.rec.got()); n != 0 {
-		t.Errorf("the upstream was called %d times", n)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := liftEnv(t)
+			send := rawSession(t, e.srv)
+			resp := send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"up__write","arguments":` + tt.args + `}}`)
+			if text := mustJSON(t, resp); !strings.Contains(text, tt.want) {
+				t.Errorf("got %.300s, want a refusal with %q", text, tt.want)
+			}
+			if n := len(e.rec.got()); n != 0 {
+				t.Errorf("the upstream was called %d times", n)
+			}
+		})
 	}
 }
 
@@ -200,11 +196,7 @@ func TestLargeArgumentsOverHTTPAreDecidedAsSent(t *testing.T) {
 // the responses on a channel.
 func stdioLines(t *testing.T, srv *Server) (in io.Writer, out <-chan map[string]any) {
 	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- srv.ServeStdio(ctx, inR, outW) }()
+	inW, outR := stdioPipes(t, srv)
 	responses := make(chan map[string]any, 100)
 	go func() {
 		lines := bufio.NewScanner(outR)
@@ -216,16 +208,6 @@ func stdioLines(t *testing.T, srv *Server) (in io.Writer, out <-chan map[string]
 			}
 		}
 	}()
-	t.Cleanup(func() {
-		cancel()
-		inW.Close()
-		outR.Close()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			t.Error("ServeStdio did not return")
-		}
-	})
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	<-responses
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)

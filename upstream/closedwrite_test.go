@@ -1,11 +1,10 @@
 package upstream
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -13,22 +12,23 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 )
 
-// syncBuffer is a bytes.Buffer safe for the transport's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// logFile is a text log in a file of the test's (writes to a file are
+// safe from the transport's goroutines) and a function that reads it.
+func logFile(t *testing.T) (*slog.Logger, func() string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "log")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelError})), func() string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
 }
 
 func TestUpstreamRequestAnsweredAfterCloseLogsNoError(t *testing.T) {
@@ -44,8 +44,7 @@ func TestUpstreamRequestAnsweredAfterCloseLogsNoError(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { outR.Close(); outW.Close(); inR.Close() })
-	var logs syncBuffer
-	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelError}))
+	logger, logs := logFile(t)
 	tr := transport.NewIO(outR, inW, nil)
 	transport.WithCommandLogger(slog.New(closedWriteHandler{logger.Handler()}))(tr)
 	if err := tr.Start(t.Context()); err != nil {
@@ -61,19 +60,19 @@ func TestUpstreamRequestAnsweredAfterCloseLogsNoError(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	if got := logs.String(); strings.Contains(got, "Error writing response") {
+	if got := logs(); strings.Contains(got, "Error writing response") {
 		t.Errorf("a response the closed session could not write was logged as an error:\n%s", got)
 	}
 }
 
 func TestClosedWriteHandlerKeepsOtherErrors(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
-	logger := slog.New(closedWriteHandler{slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelError})})
+	plain, logs := logFile(t)
+	logger := slog.New(closedWriteHandler{plain.Handler()})
 	logger.Error("Error writing response", "err", os.ErrClosed)
 	logger.Error("Error writing response", "err", os.NewSyscallError("write", syscall.EPIPE))
 	logger.Error("something else", "err", os.ErrClosed)
-	got := logs.String()
+	got := logs()
 	if strings.Count(got, "Error writing response") != 1 || !strings.Contains(got, "broken pipe") || !strings.Contains(got, "something else") {
 		t.Errorf("got logs:\n%s\nwant the broken pipe and the other error, not the closed pipe", got)
 	}
