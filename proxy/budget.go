@@ -87,6 +87,20 @@ func (h *hold) add(n int64, what string) error {
 	return nil
 }
 
+// split moves n of the bytes h holds (all of them, if it holds fewer)
+// to a hold of their own, which is returned.
+func (h *hold) split(n int64) *hold {
+	if h == nil {
+		return nil
+	}
+	b := h.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n = min(n, h.n)
+	h.n -= n
+	return &hold{b: b, n: n}
+}
+
 // release gives back everything the call took.
 func (h *hold) release() {
 	if h == nil {
@@ -132,7 +146,10 @@ func (b *inflightBudget) countBodies(next http.Handler) http.Handler {
 			return
 		}
 		defer h.release()
-		ctx := context.WithValue(r.Context(), bodyCounted{}, true)
+		results := &streamSet{}
+		defer results.releaseAll()
+		w = &streamResponseWriter{ResponseWriter: w, sw: streamWriter{w: w, set: results}}
+		ctx := withStreamSet(context.WithValue(r.Context(), bodyCounted{}, true), results)
 		body, ok := r.Body.(*bufferedBody)
 		if !ok || len(body.b) < liftMin {
 			next.ServeHTTP(w, r.WithContext(ctx))

@@ -189,6 +189,12 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	ev.ResultPreview = text
 	// The result is recorded even when the client has gone away meanwhile.
 	s.writeAudit(context.WithoutCancel(ctx), ev)
+	if len(raw) >= liftMin && req.Params.Task == nil {
+		// A task's result is kept for a later request: not streamed.
+		if out := streamed(ctx, res, c.hold, int64(len(raw))); out != nil {
+			return out, nil
+		}
+	}
 	return res, nil
 }
 

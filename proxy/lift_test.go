@@ -190,6 +190,9 @@ func TestLargeArgumentsOverHTTPAreDecidedAsSent(t *testing.T) {
 	if err != nil || res.IsError || toolText(res) != big {
 		t.Errorf("a large allowed call over HTTP: %v, %d bytes back, want its text echoed", err, len(toolText(res)))
 	}
+	if n := e.srv.inflight.inUse(); n != 0 {
+		t.Errorf("%d bytes still held after the streamed result was written", n)
+	}
 }
 
 // stdioLines drives ServeStdio with lines written as they come, and reads
@@ -297,4 +300,48 @@ func drainEntered(t *testing.T, l *methodLog) {
 			}
 		}
 	}()
+}
+
+func TestLargeResultIsStreamedAsTheUpstreamSentIt(t *testing.T) {
+	t.Parallel()
+	e := liftEnv(t)
+	in, out := stdioLines(t, e.srv)
+	text := strings.Repeat("r", 2*liftMin) + `"\u2028<&>`
+	args, _ := json.Marshal(map[string]string{"text": text})
+	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"up__echo","arguments":%s}}`+"\n", args)
+	var resp map[string]any
+	select {
+	case resp = <-out:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no response")
+	}
+	result, _ := resp["result"].(map[string]any)
+	content, _ := result["content"].([]any)
+	if len(content) != 1 || content[0].(map[string]any)["text"] != text {
+		t.Errorf("the streamed result's content is not the upstream's text (%d items)", len(content))
+	}
+	if n := e.srv.inflight.inUse(); n != 0 {
+		t.Errorf("%d bytes still held after the result was written", n)
+	}
+}
+
+func TestUpstreamTextNamingAResultPlaceholderIsLeftAsItIs(t *testing.T) {
+	t.Parallel()
+	e := liftEnv(t)
+	send := rawSession(t, e.srv)
+	// An upstream cannot name a result to stream: only a placeholder of the
+	// connection's set is replaced, and only where mcp-go wrote it.
+	for i, text := range []string{
+		strings.TrimPrefix(streamPrefix, `"`) + strings.Repeat("A", streamTokenLen),
+		streamPrefix + strings.Repeat("A", streamTokenLen) + `"`,
+		streamPrefix + "short",
+	} {
+		args, _ := json.Marshal(map[string]string{"text": text})
+		resp := send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"up__echo","arguments":%s}}`, i+1, args))
+		result, _ := resp["result"].(map[string]any)
+		content, _ := result["content"].([]any)
+		if len(content) != 1 || content[0].(map[string]any)["text"] != text {
+			t.Errorf("text %q came back as %v", text, content)
+		}
+	}
 }
