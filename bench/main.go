@@ -5,7 +5,7 @@
 //	go run ./bench -quick     # a smoke run, under a minute
 //	go run ./bench upstream [-http ADDR]   # the benchmark's upstream server
 //	go run -tags profile ./bench profile   # mcpwarden in-process under load, with pprof
-//	go run ./bench bigcalls [-http] [-n 16 -kib 4000] [-payload KiB]  # peak RSS of large calls in flight
+//	go run ./bench bigcalls [-n 16 -mib 4]  # peak RSS of large calls in flight
 package main
 
 import (
