@@ -161,7 +161,8 @@ func (b *inflightBudget) countBodies(next http.Handler) http.Handler {
 			return
 		}
 		set := &liftedSet{}
-		rest := lift(body.b, start, end, set.put(&lifted{raw: body.b[start:end:end]}))
+		defer set.releaseAll()
+		rest := lift(body.b, start, end, liftPlaceholder(set.put(&lifted{raw: body.b[start:end:end]})))
 		r = r.WithContext(withLiftedSet(ctx, set))
 		r.Body, r.ContentLength = newBufferedBody(rest), int64(len(rest))
 		next.ServeHTTP(w, r)

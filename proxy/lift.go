@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"io"
-	"sync"
 
 	"github.com/mcpwarden/mcpwarden/internal/rawjson"
 )
@@ -56,49 +54,14 @@ func (l *lifted) release() {
 }
 
 // A liftedSet holds the arguments lifted from the messages of one HTTP
-// request or one stdio connection until their handlers take them. It is
-// safe for concurrent use.
-type liftedSet struct {
-	mu sync.Mutex
-	m  map[string]*lifted
-}
+// request or one stdio connection until their handlers take them; one no
+// handler takes (a message mcp-go refused, a tool that went away, a
+// connection that ended with calls queued) is released with the set.
+type liftedSet = tokenSet[*lifted]
 
-// put keeps l and returns the placeholder that names it.
-func (s *liftedSet) put(l *lifted) []byte {
-	token := rand.Text()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[string]*lifted{}
-	}
-	s.m[token] = l
-	return []byte(liftPrefix + token + liftSuffix)
-}
-
-// take removes and returns the arguments a placeholder names, or nil when
-// raw is not a placeholder of this set.
-func (s *liftedSet) take(raw []byte) *lifted {
-	if s == nil || len(raw) > 64 || !bytes.HasPrefix(raw, []byte(liftPrefix)) || !bytes.HasSuffix(raw, []byte(liftSuffix)) {
-		return nil
-	}
-	token := string(raw[len(liftPrefix) : len(raw)-len(liftSuffix)])
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	l := s.m[token]
-	delete(s.m, token)
-	return l
-}
-
-// releaseAll drops every entry no handler took (a message mcp-go refused,
-// a tool that went away, a connection that ended with calls queued).
-func (s *liftedSet) releaseAll() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for token, l := range s.m {
-		l.release()
-		delete(s.m, token)
-	}
-}
+// liftPlaceholder is the arguments object that names lifted arguments by
+// their token.
+func liftPlaceholder(token string) []byte { return []byte(liftPrefix + token + liftSuffix) }
 
 type liftedSetKey struct{}
 
@@ -107,10 +70,13 @@ func withLiftedSet(ctx context.Context, s *liftedSet) context.Context {
 }
 
 // takeLifted returns the arguments that the placeholder raw names in the
-// set of ctx, or nil.
+// set of ctx, or nil when raw is not a placeholder of that set.
 func takeLifted(ctx context.Context, raw []byte) *lifted {
 	s, _ := ctx.Value(liftedSetKey{}).(*liftedSet)
-	return s.take(raw)
+	if s == nil || len(raw) > 64 || !bytes.HasPrefix(raw, []byte(liftPrefix)) || !bytes.HasSuffix(raw, []byte(liftSuffix)) {
+		return nil
+	}
+	return s.take(string(raw[len(liftPrefix) : len(raw)-len(liftSuffix)]))
 }
 
 // errNotLiftable stops the walk of a message that is left as it is.
@@ -244,5 +210,5 @@ func (l *stdinLifter) liftLine(line []byte) []byte {
 	if entry.hold, entry.err = l.budget.admit(int64(end-start), "its arguments"); entry.err != nil {
 		entry.raw = nil
 	}
-	return lift(line, start, end, l.set.put(entry))
+	return lift(line, start, end, liftPlaceholder(l.set.put(entry)))
 }

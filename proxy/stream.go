@@ -3,10 +3,8 @@ package proxy
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"io"
 	"net/http"
-	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -36,43 +34,12 @@ type streamedResult struct {
 	hold  *hold // the result's bytes in the in-flight budget
 }
 
-// A streamSet holds the results a writer is to stream, by token. It is
-// safe for concurrent use.
-type streamSet struct {
-	mu sync.Mutex
-	m  map[string]*streamedResult
-}
+// release gives back the result's bytes, when no response carried it
+// (the client went away first).
+func (r *streamedResult) release() { r.hold.release() }
 
-// put keeps r and returns the placeholder content item that names it.
-func (s *streamSet) put(r *streamedResult) []byte {
-	token := rand.Text()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[string]*streamedResult{}
-	}
-	s.m[token] = r
-	return []byte(streamPrefix + token + `"`)
-}
-
-func (s *streamSet) take(token []byte) *streamedResult {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.m[string(token)]
-	delete(s.m, string(token))
-	return r
-}
-
-// releaseAll gives back the bytes of results no response carried (the
-// client went away first).
-func (s *streamSet) releaseAll() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for token, r := range s.m {
-		r.hold.release()
-		delete(s.m, token)
-	}
-}
+// A streamSet holds the results a writer is to stream, by token.
+type streamSet = tokenSet[*streamedResult]
 
 type streamSetKey struct{}
 
@@ -98,7 +65,7 @@ func streamed(ctx context.Context, res *mcp.CallToolResult, h *hold, n int64) *m
 	}
 	r := &streamedResult{items: items, hold: h.split(n)}
 	out := *res
-	out.Content = []mcp.Content{rawContent{raw: set.put(r)}}
+	out.Content = []mcp.Content{rawContent{raw: []byte(streamPrefix + set.put(r) + `"`)}}
 	return &out
 }
 
@@ -120,7 +87,7 @@ func (sw streamWriter) Write(p []byte) (int, error) {
 		var r *streamedResult
 		end := i + len(streamPrefix) + streamTokenLen + 1
 		if end <= len(p) && p[end-1] == '"' {
-			r = sw.set.take(p[i+len(streamPrefix) : end-1])
+			r = sw.set.take(string(p[i+len(streamPrefix) : end-1]))
 		}
 		if r == nil { // not a placeholder of this set: text like any other
 			if _, err := sw.w.Write(p[:i+1]); err != nil {
