@@ -345,3 +345,26 @@ func TestUpstreamTextNamingAResultPlaceholderIsLeftAsItIs(t *testing.T) {
 		}
 	}
 }
+
+// FuzzStreamWriterReplacesOnlyItsPlaceholders checks that the writer of a
+// connection passes every message through unchanged except for the
+// placeholders of its own set, each replaced by its items once.
+func FuzzStreamWriterReplacesOnlyItsPlaceholders(f *testing.F) {
+	f.Add(`{"jsonrpc":"2.0","id":1,"result":{"content":[PLACEHOLDER]}}`, `{"type":"text","text":"hi"}`)
+	f.Add(`{"text":"mcpwarden.result:AAAAAAAAAAAAAAAAAAAAAAAAAA","x":[PLACEHOLDER]}`, `1`)
+	f.Add(`"mcpwarden.result:`+`"mcpwarden.result:PLACEHOLDER`, ``)
+	f.Fuzz(func(t *testing.T, msg, item string) {
+		set := &streamSet{}
+		token := set.put(&streamedResult{items: [][]byte{[]byte(item), []byte(item)}})
+		placeholder := streamPrefix + token + `"`
+		in := strings.ReplaceAll(msg, "PLACEHOLDER", placeholder)
+		var out bytes.Buffer
+		if _, err := (streamWriter{w: &out, set: set}).Write([]byte(in)); err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Replace(in, placeholder, item+","+item, 1)
+		if out.String() != want {
+			t.Errorf("wrote %q for %q, want %q", out.String(), in, want)
+		}
+	})
+}
