@@ -23,9 +23,16 @@ const EndpointPath = "/mcp"
 // ServeStdio serves one client over in and out until ctx is done or in
 // ends. Nothing but protocol messages is written to out.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	lifter := newStdinLifter(in, s.inflight, func(wire string) bool { return s.mcp.GetTool(wire) != nil })
+	defer lifter.set.releaseAll()
+	results := &streamSet{}
+	defer results.releaseAll()
 	stdio := server.NewStdioServer(s.mcp)
+	stdio.SetContextFunc(func(ctx context.Context) context.Context {
+		return withStreamSet(withLiftedSet(ctx, lifter.set), results)
+	})
 	stdio.SetErrorLogger(slog.NewLogLogger(s.logger.Handler(), slog.LevelError))
-	err := stdio.Listen(ctx, in, out)
+	err := stdio.Listen(ctx, lifter, streamWriter{w: out, set: results})
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
