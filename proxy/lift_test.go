@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -123,7 +124,7 @@ func TestLiftedArgumentsAreDecidedAndForwardedAsSent(t *testing.T) {
 	if text := mustJSON(t, resp); !strings.Contains(text, "written") {
 		t.Errorf("a large write to /tmp got %.300s, want it forwarded", text)
 	}
-	got := e.rec.got()
+	got := e.rec.Arguments()
 	if len(got) != 1 || got[0] != bigArgs("/tmp/ok") {
 		t.Errorf("the upstream got %d calls, want one with the arguments as sent", len(got))
 	}
@@ -154,7 +155,7 @@ func TestLiftingSlipsNoArgumentsPastTheDecision(t *testing.T) {
 			if text := mustJSON(t, resp); !strings.Contains(text, tt.want) {
 				t.Errorf("got %.300s, want a refusal with %q", text, tt.want)
 			}
-			if n := len(e.rec.got()); n != 0 {
+			if n := len(e.rec.Arguments()); n != 0 {
 				t.Errorf("the upstream was called %d times", n)
 			}
 		})
@@ -172,7 +173,7 @@ func TestForgedLiftPlaceholderIsOrdinaryArguments(t *testing.T) {
 	if result, _ := resp["result"].(map[string]any); result == nil || result["isError"] == true {
 		t.Fatalf("got %v, want the call forwarded", resp)
 	}
-	if got := e.rec.got(); len(got) != 1 || got[0] != forged {
+	if got := e.rec.Arguments(); len(got) != 1 || got[0] != forged {
 		t.Errorf("the upstream got %q, want the forged placeholder as the arguments", got)
 	}
 }
@@ -183,12 +184,12 @@ func TestLargeArgumentsOverHTTPAreDecidedAsSent(t *testing.T) {
 	c := e.httpClient(t)
 	big := strings.Repeat("y", 2*liftMin)
 	res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "fs__echo", Arguments: map[string]any{"text": "deny" + big}}})
-	if err != nil || !res.IsError || !strings.Contains(toolText(res), "denied") {
-		t.Errorf("a large denied call over HTTP: %v, %q, want it denied", err, toolText(res))
+	if err != nil || !res.IsError || !strings.Contains(testkit.Text(res), "denied") {
+		t.Errorf("a large denied call over HTTP: %v, %q, want it denied", err, testkit.Text(res))
 	}
 	res, err = c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "fs__echo", Arguments: map[string]any{"text": big}}})
-	if err != nil || res.IsError || toolText(res) != big {
-		t.Errorf("a large allowed call over HTTP: %v, %d bytes back, want its text echoed", err, len(toolText(res)))
+	if err != nil || res.IsError || testkit.Text(res) != big {
+		t.Errorf("a large allowed call over HTTP: %v, %d bytes back, want its text echoed", err, len(testkit.Text(res)))
 	}
 	if n := e.srv.inflight.inUse(); n != 0 {
 		t.Errorf("%d bytes still held after the streamed result was written", n)

@@ -127,9 +127,9 @@ func callInBackground(t *testing.T, e *env) <-chan string {
 		case err != nil:
 			done <- "error: " + err.Error()
 		case res.IsError:
-			done <- "isError: " + resultText(res)
+			done <- "isError: " + testkit.Text(res)
 		default:
-			done <- resultText(res)
+			done <- testkit.Text(res)
 		}
 	}()
 	time.Sleep(300 * time.Millisecond) // it waits for its server
