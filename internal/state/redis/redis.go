@@ -97,6 +97,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	opt.WriteTimeout = timeout
 	opt.ContextTimeoutEnabled = true
 	opt.MaxRetries = 1
+	opt.DialerRetries = 1 // a Redis that is away fails the call within one Timeout; the pool redials on the next
 	opt.MinRetryBackoff = 50 * time.Millisecond
 	opt.MaxRetryBackoff = time.Second
 	ns := o.Namespace
@@ -157,10 +158,12 @@ func (s *Store) Close() error {
 }
 
 // dispatch wakes the waiters of each ask whose ID is published on the
-// answers channel, until ctx ends or the subscription closes.
+// answers channel, until ctx ends or the subscription closes. When the
+// subscription comes back after a disconnection it wakes every waiter:
+// an answer published meanwhile was not heard, so each looks again.
 func (s *Store) dispatch(ctx context.Context) {
 	defer s.wg.Done()
-	msgs := s.sub.Channel()
+	msgs := s.sub.ChannelWithSubscriptions()
 	for {
 		select {
 		case <-ctx.Done():
@@ -170,9 +173,17 @@ func (s *Store) dispatch(ctx context.Context) {
 				return
 			}
 			s.mu.Lock()
-			if w, ok := s.waiters[m.Payload]; ok {
-				close(w.ch)
-				delete(s.waiters, m.Payload)
+			switch m := m.(type) {
+			case *goredis.Message:
+				if w, ok := s.waiters[m.Payload]; ok {
+					close(w.ch)
+					delete(s.waiters, m.Payload)
+				}
+			case *goredis.Subscription:
+				for id, w := range s.waiters {
+					close(w.ch)
+					delete(s.waiters, id)
+				}
 			}
 			s.mu.Unlock()
 		}

@@ -1,0 +1,247 @@
+package redis_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/state"
+	"github.com/mcpwarden/mcpwarden/internal/state/redis"
+	"github.com/mcpwarden/mcpwarden/internal/state/statetest"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
+)
+
+// open opens a Store on srv in namespace ns and closes it when the test
+// ends.
+func open(t *testing.T, srv *testkit.RedisServer, o redis.Options) *redis.Store {
+	t.Helper()
+	o.URL = srv.URL()
+	if o.Timeout == 0 {
+		o.Timeout = 500 * time.Millisecond
+	}
+	s, err := redis.Open(t.Context(), o)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// TestConformance runs the shared suite with two clients of one Redis, as
+// two replicas; each test gets its own namespace. Waiters poll once a
+// minute, so an answer that wakes one in time came through pub/sub.
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	srv := testkit.StartRedis(t)
+	statetest.Run(t, func(t *testing.T) (state.Store, state.Store) {
+		ns := strings.NewReplacer(" ", "_", "/", "_").Replace(t.Name())
+		o := redis.Options{Namespace: ns, Poll: time.Minute}
+		return open(t, srv, o), open(t, srv, o)
+	})
+}
+
+func TestOpenFailsClosedWithoutRedis(t *testing.T) {
+	t.Parallel()
+	_, err := redis.Open(t.Context(), redis.Options{URL: "redis://" + testkit.FreeAddr(t), Timeout: 300 * time.Millisecond})
+	if !errors.Is(err, state.ErrUnavailable) {
+		t.Fatalf("Open without a Redis: %v, want ErrUnavailable", err)
+	}
+}
+
+func TestOpenRefusesABadURL(t *testing.T) {
+	t.Parallel()
+	if _, err := redis.Open(t.Context(), redis.Options{URL: "http://localhost:6379"}); err == nil {
+		t.Fatal("Open accepted an http URL")
+	}
+}
+
+// TestRedisKilledFailsClosedAndRecovers kills Redis (SIGKILL) under an
+// open store: every operation then fails with ErrUnavailable naming the
+// server, none succeeds from a local copy, and after a restart the same
+// store works again without being reopened.
+func TestRedisKilledFailsClosedAndRecovers(t *testing.T) {
+	t.Parallel()
+	srv := testkit.StartRedis(t)
+	s := open(t, srv, redis.Options{Namespace: "kill"})
+	ctx := t.Context()
+	g := state.Grant{Key: state.GrantKey{Session: "s1", Principal: "alice", Tool: "mcp:fs:write"}, Effect: state.Allow, Scope: json.RawMessage(`{}`)}
+	if err := s.PutGrant(ctx, g, time.Minute); err != nil {
+		t.Fatalf("PutGrant: %v", err)
+	}
+	srv.Kill()
+
+	ops := map[string]func() error{
+		"FindGrants": func() error { _, err := s.FindGrants(ctx, g.Key); return err },
+		"PutGrant":   func() error { return s.PutGrant(ctx, g, time.Minute) },
+		"IssueToken": func() error { return s.IssueToken(ctx, "t", json.RawMessage(`1`), time.Minute) },
+		"ConsumeToken": func() error {
+			_, err := s.ConsumeToken(ctx, "t")
+			return err
+		},
+		"PublishAsk":  func() error { return s.PublishAsk(ctx, state.Ask{ID: "a", AskedAt: time.Now()}, time.Minute) },
+		"AnswerAsk":   func() error { return s.AnswerAsk(ctx, "a", json.RawMessage(`1`)) },
+		"WaitAnswer":  func() error { _, err := s.WaitAnswer(ctx, "a"); return err },
+		"PendingAsks": func() error { _, err := s.PendingAsks(ctx); return err },
+		"LoadSession": func() error { _, err := s.LoadSession(ctx, "s1"); return err },
+		"SaveSession": func() error { return s.SaveSession(ctx, state.Session{ID: "s1"}, time.Minute) },
+	}
+	for name, op := range ops {
+		start := time.Now()
+		err := op()
+		if !errors.Is(err, state.ErrUnavailable) {
+			t.Errorf("%s with Redis killed: %v, want ErrUnavailable", name, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), srv.Addr()) {
+			t.Errorf("%s's error does not name the server %s: %v", name, srv.Addr(), err)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%s took %s to fail", name, d)
+		}
+	}
+
+	srv.Restart() // empty: what Redis held is gone, and nothing pretends otherwise
+	testkit.Eventually(t, 10*time.Second, "the store to reconnect", func() bool {
+		gs, err := s.FindGrants(ctx, g.Key)
+		return err == nil && len(gs) == 0
+	})
+	if err := s.PutGrant(ctx, g, time.Minute); err != nil {
+		t.Fatalf("PutGrant after the restart: %v", err)
+	}
+	if gs, err := s.FindGrants(ctx, g.Key); err != nil || len(gs) != 1 {
+		t.Fatalf("FindGrants after the restart = %+v, %v", gs, err)
+	}
+}
+
+// TestAnswerWakesWaiterAfterRedisRestart checks that the pub/sub
+// subscription comes back after Redis does: an answer given after the
+// restart wakes a waiter on another client long before its poll.
+func TestAnswerWakesWaiterAfterRedisRestart(t *testing.T) {
+	t.Parallel()
+	srv := testkit.StartRedis(t)
+	a := open(t, srv, redis.Options{Namespace: "restart", Poll: time.Minute})
+	b := open(t, srv, redis.Options{Namespace: "restart", Poll: time.Minute})
+	srv.Kill()
+	srv.Restart()
+	ctx := t.Context()
+	testkit.Eventually(t, 10*time.Second, "the store to reconnect", func() bool {
+		return a.PublishAsk(ctx, state.Ask{ID: "ask1", AskedAt: time.Now()}, time.Minute) == nil
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.WaitAnswer(ctx, "ask1")
+		done <- err
+	}()
+	// The subscriber reconnects on its own schedule; answer again until it
+	// hears (only the first answer can succeed, so publish fresh asks).
+	deadline := time.Now().Add(20 * time.Second)
+	if err := b.AnswerAsk(ctx, "ask1", json.RawMessage(`"allow_once"`)); err != nil {
+		t.Fatalf("AnswerAsk: %v", err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("WaitAnswer: %v", err)
+		}
+	case <-time.After(time.Until(deadline)):
+		t.Fatal("the answer did not wake the waiter after Redis restarted")
+	}
+}
+
+// TestWaitAnswerFailsClosedWhenRedisDies checks that a waiter does not
+// wait out its deadline when Redis dies under it: its next look fails.
+func TestWaitAnswerFailsClosedWhenRedisDies(t *testing.T) {
+	t.Parallel()
+	srv := testkit.StartRedis(t)
+	s := open(t, srv, redis.Options{Namespace: "die", Poll: 100 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := s.PublishAsk(ctx, state.Ask{ID: "ask1", AskedAt: time.Now()}, time.Minute); err != nil {
+		t.Fatalf("PublishAsk: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.WaitAnswer(ctx, "ask1")
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	srv.Kill()
+	select {
+	case err := <-done:
+		if !errors.Is(err, state.ErrUnavailable) {
+			t.Fatalf("WaitAnswer with Redis killed: %v, want ErrUnavailable", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("WaitAnswer kept waiting after Redis died")
+	}
+}
+
+// TestNamespacesDoNotShareGrantsOrTokens checks that two deployments on
+// one Redis cannot use each other's grants or tokens.
+func TestNamespacesDoNotShareGrantsOrTokens(t *testing.T) {
+	t.Parallel()
+	srv := testkit.StartRedis(t)
+	prod := open(t, srv, redis.Options{Namespace: "prod"})
+	dev := open(t, srv, redis.Options{Namespace: "dev"})
+	ctx := t.Context()
+	g := state.Grant{Key: state.GrantKey{Session: "s1", Principal: "alice", Tool: "mcp:fs:write"}, Effect: state.Allow, Scope: json.RawMessage(`{}`)}
+	if err := dev.PutGrant(ctx, g, time.Minute); err != nil {
+		t.Fatalf("PutGrant: %v", err)
+	}
+	if err := dev.IssueToken(ctx, "tok", json.RawMessage(`1`), time.Minute); err != nil {
+		t.Fatalf("IssueToken: %v", err)
+	}
+	if gs, err := prod.FindGrants(ctx, g.Key); err != nil || len(gs) != 0 {
+		t.Errorf("prod found dev's grant: %+v, %v", gs, err)
+	}
+	if _, err := prod.ConsumeToken(ctx, "tok"); !errors.Is(err, state.ErrNotFound) {
+		t.Errorf("prod consumed dev's token: %v", err)
+	}
+}
+
+// TestTokenDoesNotAppearInRedisKeys checks that whoever can list Redis's
+// keys learns no single-use token (the keys hold its digest).
+func TestTokenDoesNotAppearInRedisKeys(t *testing.T) {
+	t.Parallel()
+	srv := testkit.StartRedis(t)
+	s := open(t, srv, redis.Options{Namespace: "tok"})
+	const secret = "s3cr3t-request-state"
+	if err := s.IssueToken(t.Context(), secret, json.RawMessage(`1`), time.Minute); err != nil {
+		t.Fatalf("IssueToken: %v", err)
+	}
+	keys := command(t, srv.Addr(), "KEYS *")
+	if !strings.Contains(keys, "mcpwarden:tok:token:") {
+		t.Fatalf("KEYS * = %q, want the token's key", keys)
+	}
+	if strings.Contains(keys, secret) {
+		t.Fatalf("KEYS * shows the token: %q", keys)
+	}
+}
+
+// command sends one inline command to the Redis at addr and returns what
+// it read back within a short while.
+func command(t *testing.T, addr, cmd string) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		t.Fatalf("dialing redis: %v", err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(300 * time.Millisecond))
+	if _, err := c.Write([]byte(cmd + "\r\n")); err != nil {
+		t.Fatalf("writing %q: %v", cmd, err)
+	}
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := c.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			return b.String()
+		}
+	}
+}
