@@ -31,6 +31,9 @@ var stateSchemes = map[string]bool{"redis": true, "rediss": true, "unix": true}
 // key's parts stay apart.
 var namespacePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
+// dbPattern is the path of a redis:// URL: none, or a database number.
+var dbPattern = regexp.MustCompile(`^(/[0-9]{0,9})?$`)
+
 // envNamePattern is what an environment variable's name may be.
 var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -45,13 +48,23 @@ func (s *State) validate() []error {
 	case s.URL == "":
 		errs = append(errs, errors.New("state.url: required in a state block (redis://host:port); drop the block to keep state in memory"))
 	case err != nil:
-		add("state.url: %q is not a URL: %v", s.URL, err)
+		// Not the URL itself, nor url.Error's text that repeats it: it
+		// may hold a password.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		add("state.url: is not a URL: %v", err)
 	case !stateSchemes[u.Scheme]:
 		add("state.url: %q must start with redis://, rediss:// or unix://", u.Redacted())
 	case u.Scheme != "unix" && u.Hostname() == "":
 		add("state.url: %q names no host", u.Redacted())
 	case u.Scheme == "unix" && u.Path == "":
 		add("state.url: %q names no socket path", u.Redacted())
+	case u.RawQuery != "" || u.Fragment != "" || u.Opaque != "":
+		add("state.url: %q must have no query or fragment: the timeouts are mcpwarden's", u.Redacted())
+	case u.Scheme != "unix" && !dbPattern.MatchString(u.Path):
+		add("state.url: %q must end with the host:port or a database number (/0)", u.Redacted())
 	default:
 		if _, ok := u.User.Password(); ok {
 			add("state.url: %q holds a password; put it in an environment variable named by state.password_env instead, to keep it out of the config", u.Redacted())

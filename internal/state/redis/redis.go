@@ -84,22 +84,10 @@ type wake struct {
 // answers channel. A Redis that cannot be reached is an error wrapping
 // state.ErrUnavailable.
 func Open(ctx context.Context, o Options) (*Store, error) {
-	opt, err := goredis.ParseURL(o.URL)
+	opt, err := clientOptions(o)
 	if err != nil {
-		return nil, fmt.Errorf("parsing state url: %w", err)
+		return nil, err
 	}
-	timeout := o.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	opt.DialTimeout = timeout
-	opt.ReadTimeout = timeout
-	opt.WriteTimeout = timeout
-	opt.ContextTimeoutEnabled = true
-	opt.MaxRetries = 1
-	opt.DialerRetries = 1 // a Redis that is away fails the call within one Timeout; the pool redials on the next
-	opt.MinRetryBackoff = 50 * time.Millisecond
-	opt.MaxRetryBackoff = time.Second
 	ns := o.Namespace
 	if ns == "" {
 		ns = DefaultNamespace
@@ -207,4 +195,26 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 func (s *Store) observe(op state.Op, err error) error {
 	s.obs.Observe(op, err)
 	return err
+}
+
+// clientOptions are the go-redis options for o: its URL, with timeouts
+// and retries that make a Redis that is away fail a call quickly.
+func clientOptions(o Options) (*goredis.Options, error) {
+	opt, err := goredis.ParseURL(o.URL)
+	if err != nil {
+		return nil, fmt.Errorf("parsing state url: %w", err)
+	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	opt.DialTimeout = timeout
+	opt.ReadTimeout = timeout
+	opt.WriteTimeout = timeout
+	opt.ContextTimeoutEnabled = true
+	opt.MaxRetries = 1
+	opt.DialerRetries = 1 // a Redis that is away fails the call within one Timeout; the pool redials on the next
+	opt.MinRetryBackoff = 50 * time.Millisecond
+	opt.MaxRetryBackoff = time.Second
+	return opt, nil
 }
