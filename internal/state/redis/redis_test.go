@@ -66,7 +66,8 @@ func TestOpenRefusesABadURL(t *testing.T) {
 func TestRedisKilledFailsClosedAndRecovers(t *testing.T) {
 	t.Parallel()
 	srv := testkit.StartRedis(t)
-	s := open(t, srv, redis.Options{Namespace: "kill"})
+	var counts state.Counts
+	s := open(t, srv, redis.Options{Namespace: "kill", Observer: &counts})
 	ctx := t.Context()
 	g := state.Grant{Key: state.GrantKey{Session: "s1", Principal: "alice", Tool: "mcp:fs:write"}, Effect: state.Allow, Scope: json.RawMessage(`{}`)}
 	if err := s.PutGrant(ctx, g, time.Minute); err != nil {
@@ -102,6 +103,11 @@ func TestRedisKilledFailsClosedAndRecovers(t *testing.T) {
 		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("%s took %s to fail", name, d)
 		}
+	}
+
+	if counts.Errors(state.OpFindGrants) != 1 || counts.Ops(state.OpPutGrant) != 2 || counts.Errors(state.OpPutGrant) != 1 {
+		t.Errorf("the observer counted find_grants %d errors, put_grant %d ops and %d errors; want 1, 2, 1",
+			counts.Errors(state.OpFindGrants), counts.Ops(state.OpPutGrant), counts.Errors(state.OpPutGrant))
 	}
 
 	srv.Restart() // empty: what Redis held is gone, and nothing pretends otherwise
