@@ -228,6 +228,45 @@ func TestTokenDoesNotAppearInRedisKeys(t *testing.T) {
 	}
 }
 
+// TestEveryKeyExpires checks that nothing the store writes outlives its
+// time to live: abandoned sessions, asks and tokens cannot pile up in a
+// shared Redis.
+func TestEveryKeyExpires(t *testing.T) {
+	t.Parallel()
+	srv := testkit.StartRedis(t)
+	s := open(t, srv, redis.Options{Namespace: "exp"})
+	ctx := t.Context()
+	g := state.Grant{Key: state.GrantKey{Session: "s1", Principal: "alice", Tool: "mcp:fs:write"}, Effect: state.Allow, Scope: json.RawMessage(`{}`)}
+	steps := []error{
+		s.PutGrant(ctx, g, time.Minute),
+		s.IssueToken(ctx, "tok", json.RawMessage(`1`), time.Minute),
+		s.PublishAsk(ctx, state.Ask{ID: "pending", AskedAt: time.Now()}, time.Minute),
+		s.PublishAsk(ctx, state.Ask{ID: "answered", AskedAt: time.Now()}, time.Minute),
+		s.AnswerAsk(ctx, "answered", json.RawMessage(`"deny"`)),
+		s.SaveSession(ctx, state.Session{ID: "s1"}, time.Minute),
+	}
+	for i, err := range steps {
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	keys := strings.Fields(command(t, srv.Addr(), "KEYS mcpwarden:*"))
+	var n int
+	for _, k := range keys {
+		if !strings.HasPrefix(k, "mcpwarden:") {
+			continue // RESP framing
+		}
+		n++
+		ttl := strings.TrimSpace(command(t, srv.Addr(), "PTTL "+k))
+		if !strings.HasPrefix(ttl, ":") || strings.HasPrefix(ttl, ":-") {
+			t.Errorf("key %s has PTTL %q, want a positive time to live", k, ttl)
+		}
+	}
+	if n != 6 { // grants, token, ask, asks, answer, session
+		t.Errorf("found %d keys, want 6: %q", n, keys)
+	}
+}
+
 // command sends one inline command to the Redis at addr and returns what
 // it read back within a short while.
 func command(t *testing.T, addr, cmd string) string {

@@ -26,13 +26,18 @@ return redis.call('ZRANGE', KEYS[1], '(' .. now, '+inf', 'BYSCORE')
 `)
 
 // publishAsk sets the ask KEYS[1] to ARGV[1] for ARGV[2] ms unless it is
-// there, lists its ID ARGV[4] in KEYS[2] scored ARGV[3], and drops a
-// stale answer KEYS[3]. It returns 0 when the ask was there.
+// there, lists its ID ARGV[4] in KEYS[2] scored ARGV[3] (the list expires
+// with its longest-lived ask), and drops a stale answer KEYS[3]. It
+// returns 0 when the ask was there.
 var publishAsk = goredis.NewScript(`
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return 0
 end
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+local left = redis.call('PTTL', KEYS[2])
+if left < tonumber(ARGV[2]) then
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+end
 redis.call('DEL', KEYS[3])
 return 1
 `)
