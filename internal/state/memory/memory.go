@@ -87,12 +87,18 @@ func (s *Store) lock() error {
 	return nil
 }
 
-// PutGrant implements state.Grants.
-func (s *Store) PutGrant(_ context.Context, g state.Grant, ttl time.Duration) error {
-	if err := state.CheckTTL("a grant", ttl); err != nil {
+// lockFor checks that a value (what) has a time to live and then takes
+// the mutex, as lock does.
+func (s *Store) lockFor(what string, ttl time.Duration) error {
+	if err := state.CheckTTL(what, ttl); err != nil {
 		return err
 	}
-	if err := s.lock(); err != nil {
+	return s.lock()
+}
+
+// PutGrant implements state.Grants.
+func (s *Store) PutGrant(_ context.Context, g state.Grant, ttl time.Duration) error {
+	if err := s.lockFor("a grant", ttl); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
@@ -152,10 +158,7 @@ func cloneGrant(g state.Grant) state.Grant {
 
 // PublishAsk implements state.Asks.
 func (s *Store) PublishAsk(_ context.Context, a state.Ask, ttl time.Duration) error {
-	if err := state.CheckTTL("an ask", ttl); err != nil {
-		return err
-	}
-	if err := s.lock(); err != nil {
+	if err := s.lockFor("an ask", ttl); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
@@ -264,10 +267,7 @@ func (s *Store) WithdrawAsk(_ context.Context, id string) (json.RawMessage, bool
 
 // IssueToken implements state.Tokens.
 func (s *Store) IssueToken(_ context.Context, token string, value json.RawMessage, ttl time.Duration) error {
-	if err := state.CheckTTL("a token", ttl); err != nil {
-		return err
-	}
-	if err := s.lock(); err != nil {
+	if err := s.lockFor("a token", ttl); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
@@ -296,10 +296,7 @@ func (s *Store) ConsumeToken(_ context.Context, token string) (json.RawMessage, 
 
 // SaveSession implements state.Sessions.
 func (s *Store) SaveSession(_ context.Context, sess state.Session, idle time.Duration) error {
-	if err := state.CheckTTL("a session", idle); err != nil {
-		return err
-	}
-	if err := s.lock(); err != nil {
+	if err := s.lockFor("a session", idle); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
@@ -327,10 +324,7 @@ func (s *Store) LoadSession(_ context.Context, id string) (state.Session, error)
 
 // TouchSession implements state.Sessions.
 func (s *Store) TouchSession(_ context.Context, id string, idle time.Duration) error {
-	if err := state.CheckTTL("a session", idle); err != nil {
-		return err
-	}
-	if err := s.lock(); err != nil {
+	if err := s.lockFor("a session", idle); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
