@@ -18,21 +18,23 @@ type RedisServer struct {
 	bin  string
 	dir  string
 	addr string
+	args []string // extra redis-server arguments
 
 	mu  sync.Mutex
 	cmd *exec.Cmd // nil while killed
 }
 
-// StartRedis starts a redis-server for the test and waits until it
-// answers PING. A missing redis-server fails the test (it is not
-// skipped): .ci/setup installs it.
-func StartRedis(t testing.TB) *RedisServer {
+// StartRedis starts a redis-server for the test, with args added to its
+// command line ("--requirepass", "pw"), and waits until it answers PING.
+// A missing redis-server fails the test (it is not skipped): .ci/setup
+// installs it.
+func StartRedis(t testing.TB, args ...string) *RedisServer {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Fatalf("redis-server is not installed (%v): run .ci/setup, which installs it", err)
 	}
-	r := &RedisServer{t: t, bin: bin, dir: t.TempDir(), addr: FreeAddr(t)}
+	r := &RedisServer{t: t, bin: bin, dir: t.TempDir(), addr: FreeAddr(t), args: args}
 	t.Cleanup(r.Kill)
 	r.Restart()
 	return r
@@ -70,8 +72,9 @@ func (r *RedisServer) Restart() {
 	if err != nil {
 		r.t.Fatalf("splitting %q: %v", r.addr, err)
 	}
-	cmd := exec.Command(r.bin, "--bind", host, "--port", port, "--dir", r.dir,
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning")
+	args := append([]string{"--bind", host, "--port", port, "--dir", r.dir,
+		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"}, r.args...)
+	cmd := exec.Command(r.bin, args...)
 	out := &LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -87,7 +90,8 @@ func (r *RedisServer) Restart() {
 	}
 }
 
-// ping reports whether a Redis server at addr answers PING.
+// ping reports whether a Redis server at addr answers PING (or asks for
+// a password first, which also says it is up).
 func ping(addr string) bool {
 	c, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
@@ -99,5 +103,5 @@ func ping(addr string) bool {
 		return false
 	}
 	line, err := bufio.NewReader(c).ReadString('\n')
-	return err == nil && strings.HasPrefix(line, "+PONG")
+	return err == nil && (strings.HasPrefix(line, "+PONG") || strings.HasPrefix(line, "-NOAUTH"))
 }

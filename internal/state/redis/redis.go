@@ -44,6 +44,9 @@ var _ state.Store = (*Store)(nil)
 type Options struct {
 	// URL is redis://[user:password@]host:port[/db] or rediss://… (TLS).
 	URL string
+	// Password, when set, is the password to AUTH with, in place of one
+	// in URL (config state.password_env names where it comes from).
+	Password string
 	// Namespace separates the keys of mcpwarden deployments sharing one
 	// Redis; "" means DefaultNamespace.
 	Namespace string
@@ -203,6 +206,9 @@ func clientOptions(o Options) (*goredis.Options, error) {
 	opt, err := goredis.ParseURL(o.URL)
 	if err != nil {
 		return nil, fmt.Errorf("parsing state url: %w", err)
+	}
+	if o.Password != "" {
+		opt.Password = o.Password
 	}
 	timeout := o.Timeout
 	if timeout <= 0 {

@@ -52,6 +52,20 @@ func TestOpenFailsClosedWithoutRedis(t *testing.T) {
 	}
 }
 
+func TestPasswordIsRequiredAndUsed(t *testing.T) {
+	t.Parallel()
+	srv := testkit.StartRedis(t, "--requirepass", "s3cret")
+	if _, err := redis.Open(t.Context(), redis.Options{URL: srv.URL()}); !errors.Is(err, state.ErrUnavailable) {
+		t.Fatalf("Open without the password: %v, want ErrUnavailable", err)
+	} else if strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("the error shows the password: %v", err)
+	}
+	s := open(t, srv, redis.Options{Password: "s3cret"})
+	if err := s.IssueToken(t.Context(), "t", json.RawMessage(`1`), time.Minute); err != nil {
+		t.Fatalf("IssueToken with the password: %v", err)
+	}
+}
+
 func TestOpenRefusesABadURL(t *testing.T) {
 	t.Parallel()
 	if _, err := redis.Open(t.Context(), redis.Options{URL: "http://localhost:6379"}); err == nil {
