@@ -44,6 +44,9 @@ type Store interface {
 	Asks
 	Tokens
 	Sessions
+	// Check reports whether the state can be reached now, for readiness:
+	// nil, or an error wrapping ErrUnavailable (ErrClosed after Close).
+	Check(ctx context.Context) error
 	Close() error
 }
 

@@ -77,6 +77,15 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// Check implements state.Store: memory is always there until Close.
+func (s *Store) Check(context.Context) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	s.mu.Unlock()
+	return nil
+}
+
 // lock takes the mutex unless the store is closed.
 func (s *Store) lock() error {
 	s.mu.Lock()

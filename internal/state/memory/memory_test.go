@@ -40,6 +40,9 @@ func TestCloseEndsWaitAndRefusesCalls(t *testing.T) {
 	if _, err := s.LoadSession(t.Context(), "x"); !errors.Is(err, state.ErrClosed) {
 		t.Errorf("LoadSession after Close: %v, want ErrClosed", err)
 	}
+	if err := s.Check(t.Context()); !errors.Is(err, state.ErrClosed) {
+		t.Errorf("Check after Close: %v, want ErrClosed", err)
+	}
 	if err := s.Close(); err != nil {
 		t.Errorf("Close again: %v", err)
 	}

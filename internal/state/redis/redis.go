@@ -128,6 +128,14 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	return s, nil
 }
 
+// Check implements state.Store with a PING.
+func (s *Store) Check(ctx context.Context) error {
+	if err := s.client.Ping(ctx).Err(); err != nil {
+		return s.fail(ctx, "checking", err)
+	}
+	return nil
+}
+
 // Close ends the subscription and every WaitAnswer in progress, and
 // closes the connections. It is idempotent.
 func (s *Store) Close() error {

@@ -90,6 +90,7 @@ func TestRedisKilledFailsClosedAndRecovers(t *testing.T) {
 	srv.Kill()
 
 	ops := map[string]func() error{
+		"Check":      func() error { return s.Check(ctx) },
 		"FindGrants": func() error { _, err := s.FindGrants(ctx, g.Key); return err },
 		"PutGrant":   func() error { return s.PutGrant(ctx, g, time.Minute) },
 		"IssueToken": func() error { return s.IssueToken(ctx, "t", json.RawMessage(`1`), time.Minute) },
@@ -131,6 +132,9 @@ func TestRedisKilledFailsClosedAndRecovers(t *testing.T) {
 	})
 	if err := s.PutGrant(ctx, g, time.Minute); err != nil {
 		t.Fatalf("PutGrant after the restart: %v", err)
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Fatalf("Check after the restart: %v", err)
 	}
 	if gs, err := s.FindGrants(ctx, g.Key); err != nil || len(gs) != 1 {
 		t.Fatalf("FindGrants after the restart = %+v, %v", gs, err)
@@ -302,5 +306,37 @@ func command(t *testing.T, addr, cmd string) string {
 		if err != nil {
 			return b.String()
 		}
+	}
+}
+
+func TestCloseEndsWaitAndRefusesCalls(t *testing.T) {
+	t.Parallel()
+	srv := testkit.StartRedis(t)
+	s := open(t, srv, redis.Options{Namespace: "close", Poll: time.Minute})
+	if err := s.PublishAsk(t.Context(), state.Ask{ID: "a", AskedAt: time.Now()}, time.Minute); err != nil {
+		t.Fatalf("PublishAsk: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.WaitAnswer(t.Context(), "a")
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, state.ErrClosed) {
+			t.Errorf("WaitAnswer across Close: %v, want ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not end WaitAnswer")
+	}
+	if err := s.Check(t.Context()); !errors.Is(err, state.ErrClosed) {
+		t.Errorf("Check after Close: %v, want ErrClosed", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("Close again: %v", err)
 	}
 }
