@@ -40,6 +40,7 @@ func Run(t *testing.T, open Opener) {
 		{"a token expires", tokenExpires},
 		{"an answer given on one client wakes the waiter on the other", askWakes},
 		{"of concurrent answers on two clients exactly one wins", askAnsweredOnce},
+		{"many waiters on many asks each get their own answer", askManyWaiters},
 		{"an answer given before the wait is still read", askAnsweredBeforeWait},
 		{"withdrawing an answered ask returns the answer", askWithdrawAnswered},
 		{"a withdrawn ask cannot be answered", askWithdrawn},
@@ -274,6 +275,50 @@ func askAnsweredOnce(t *testing.T, a, b state.Store) {
 	wg.Wait()
 	if n := wins.Load(); n != 1 {
 		t.Fatalf("%d answers won, want exactly one", n)
+	}
+}
+
+func askManyWaiters(t *testing.T, a, b state.Store) {
+	const asks, perAsk = 32, 2
+	for i := range asks {
+		publish(t, a, fmt.Sprintf("ask%d", i), time.Now(), time.Minute)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, asks*perAsk)
+	for i := range asks {
+		for w := range perAsk {
+			s := a
+			if w == 1 {
+				s = b
+			}
+			wg.Go(func() {
+				ans, err := s.WaitAnswer(t.Context(), fmt.Sprintf("ask%d", i))
+				if err != nil || string(ans) != fmt.Sprint(i) {
+					errs <- fmt.Errorf("waiter of ask%d got %s, %v", i, ans, err)
+				}
+			})
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	for i := asks - 1; i >= 0; i-- {
+		s := b
+		if i%2 == 0 {
+			s = a
+		}
+		if err := s.AnswerAsk(t.Context(), fmt.Sprintf("ask%d", i), json.RawMessage(fmt.Sprint(i))); err != nil {
+			t.Fatalf("AnswerAsk ask%d: %v", i, err)
+		}
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(20 * time.Second):
+		t.Fatal("not every waiter was woken by its answer")
+	}
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
 
