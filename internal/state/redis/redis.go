@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"sync"
 	"time"
 
@@ -213,6 +214,10 @@ func (s *Store) observe(op state.Op, err error) error {
 func clientOptions(o Options) (*goredis.Options, error) {
 	opt, err := goredis.ParseURL(o.URL)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its text repeats the URL, which may hold a password
+		}
 		return nil, fmt.Errorf("parsing state url: %w", err)
 	}
 	if o.Password != "" {

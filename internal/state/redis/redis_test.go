@@ -71,6 +71,10 @@ func TestOpenRefusesABadURL(t *testing.T) {
 	if _, err := redis.Open(t.Context(), redis.Options{URL: "http://localhost:6379"}); err == nil {
 		t.Fatal("Open accepted an http URL")
 	}
+	_, err := redis.Open(t.Context(), redis.Options{URL: "redis://:hunter2@redis:port"})
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("Open of a URL that does not parse: %v; want an error that does not show its password", err)
+	}
 }
 
 // TestRedisKilledFailsClosedAndRecovers kills Redis (SIGKILL) under an
