@@ -62,6 +62,9 @@ type Config struct {
 	// Telemetry holds the top-level keys metrics (a Prometheus endpoint)
 	// and tracing (OpenTelemetry over OTLP/HTTP); both are off by default.
 	Telemetry telemetry.Config `koanf:",squash"`
+	// State, when set, shares sessions, grants and asks with other
+	// replicas through Redis; nil keeps them in memory.
+	State *State `koanf:"state"`
 
 	// Dir is the directory of the config file; relative cwd values are
 	// resolved against it. Not read from the file.
