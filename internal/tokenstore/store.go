@@ -29,9 +29,6 @@ const KeyEnv = "MCPWARDEN_TOKEN_KEY"
 // KeySize is the length of the key in bytes (AES-256).
 const KeySize = 32
 
-// FileName is the store's file name in mcpwarden's state directory.
-const FileName = "upstream-tokens.enc"
-
 // fileMode is the mode of the store's file: the user's alone.
 const fileMode = 0o600
 

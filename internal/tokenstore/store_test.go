@@ -32,6 +32,8 @@ func openStore(t *testing.T, path string, key []byte) *Store {
 	return s
 }
 
+const testFile = "tokens.enc"
+
 const secretAccess = "access-token-that-must-not-show-3f9a"
 
 func sampleToken() Token {
@@ -45,7 +47,7 @@ func sampleToken() Token {
 func TestTokenRoundTripsThroughTheFile(t *testing.T) {
 	t.Parallel()
 	key := newKey(t)
-	path := filepath.Join(t.TempDir(), FileName)
+	path := filepath.Join(t.TempDir(), testFile)
 	if err := openStore(t, path, key).Put(t.Context(), "linear", sampleToken()); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +65,7 @@ func TestTokenRoundTripsThroughTheFile(t *testing.T) {
 
 func TestDeleteRemovesOnlyThatServersToken(t *testing.T) {
 	t.Parallel()
-	s := openStore(t, filepath.Join(t.TempDir(), FileName), newKey(t))
+	s := openStore(t, filepath.Join(t.TempDir(), testFile), newKey(t))
 	for _, name := range []string{"a", "b"} {
 		if err := s.Put(t.Context(), name, sampleToken()); err != nil {
 			t.Fatal(err)
@@ -82,7 +84,7 @@ func TestDeleteRemovesOnlyThatServersToken(t *testing.T) {
 
 func TestWrongKeyIsRefusedWithAClearError(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), FileName)
+	path := filepath.Join(t.TempDir(), testFile)
 	if err := openStore(t, path, newKey(t)).Put(t.Context(), "linear", sampleToken()); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func TestWrongKeyIsRefusedWithAClearError(t *testing.T) {
 func TestAlteredFileIsRefused(t *testing.T) {
 	t.Parallel()
 	key := newKey(t)
-	path := filepath.Join(t.TempDir(), FileName)
+	path := filepath.Join(t.TempDir(), testFile)
 	if err := openStore(t, path, key).Put(t.Context(), "linear", sampleToken()); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +120,7 @@ func TestAlteredFileIsRefused(t *testing.T) {
 
 func TestTokenFileIsNotReadableAsPlainText(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), FileName)
+	path := filepath.Join(t.TempDir(), testFile)
 	tok := sampleToken()
 	if err := openStore(t, path, newKey(t)).Put(t.Context(), "linear", tok); err != nil {
 		t.Fatal(err)
@@ -136,7 +138,7 @@ func TestTokenFileIsNotReadableAsPlainText(t *testing.T) {
 
 func TestTokenFileHasMode0600(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "state", FileName)
+	path := filepath.Join(t.TempDir(), "state", testFile)
 	if err := openStore(t, path, newKey(t)).Put(t.Context(), "linear", sampleToken()); err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +188,7 @@ func TestKeyFromEnv(t *testing.T) {
 
 func TestTokenForAnotherURLIsNotHandedOut(t *testing.T) {
 	t.Parallel()
-	s := openStore(t, filepath.Join(t.TempDir(), FileName), newKey(t))
+	s := openStore(t, filepath.Join(t.TempDir(), testFile), newKey(t))
 	if err := s.Put(t.Context(), "linear", sampleToken()); err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +200,7 @@ func TestTokenForAnotherURLIsNotHandedOut(t *testing.T) {
 
 func TestServerTokensReportExpiryEarlySoRefreshComesFirst(t *testing.T) {
 	t.Parallel()
-	s := openStore(t, filepath.Join(t.TempDir(), FileName), newKey(t))
+	s := openStore(t, filepath.Join(t.TempDir(), testFile), newKey(t))
 	tok := sampleToken()
 	tok.Expiry = time.Now().Add(RefreshAhead / 2) // still valid, but not for long
 	if err := s.Put(t.Context(), "linear", tok); err != nil {
