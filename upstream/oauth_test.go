@@ -1,0 +1,171 @@
+package upstream
+
+import (
+	"crypto/rand"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/internal/oauth"
+	"github.com/mcpwarden/mcpwarden/internal/testop"
+	"github.com/mcpwarden/mcpwarden/internal/tokenstore"
+)
+
+// An oauthUpstream is a remote MCP server that wants OAuth: an mcp-go
+// streamable HTTP server behind internal/oauth's Guard, whose audience is
+// its own URL, with the test OpenID provider as its authorization server.
+// It records the Authorization headers it is sent.
+type oauthUpstream struct {
+	URL    string
+	OP     *testop.Provider
+	Client testop.Client
+
+	mu   sync.Mutex
+	auth []string
+}
+
+func startOAuthUpstream(t *testing.T, lifetime time.Duration) *oauthUpstream {
+	t.Helper()
+	ts := httptest.NewUnstartedServer(nil)
+	u := &oauthUpstream{URL: "http://" + ts.Listener.Addr().String() + "/mcp"}
+	u.Client = testop.Client{ID: "mcpwarden-upstream", Secret: "upstream-secret", Audience: []string{u.URL}}
+	u.OP = testop.Start(t, &testop.Options{Lifetime: lifetime, Clients: []testop.Client{u.Client}})
+	v, err := oauth.New(oauth.Config{Issuer: u.OP.Issuer, Audience: u.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := oauth.NewMatcher(nil, "anyone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(v.MetadataPath(), oauth.MetadataHandler(v.Metadata()))
+	guarded := oauth.Guard{Verifier: v, Matcher: m}.Wrap(mcpserver.NewStreamableHTTPServer(newStandIn(2)))
+	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		u.auth = append(u.auth, r.Header.Get("Authorization"))
+		u.mu.Unlock()
+		guarded.ServeHTTP(w, r)
+	}))
+	ts.Config.Handler = mux
+	ts.Start()
+	t.Cleanup(ts.Close)
+	return u
+}
+
+// sawToken reports whether a request came with tok as its bearer token.
+func (u *oauthUpstream) sawToken(tok string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, a := range u.auth {
+		if a == "Bearer "+tok {
+			return true
+		}
+	}
+	return false
+}
+
+// login signs alice in at the provider and stores her token for server.
+func (u *oauthUpstream) login(t *testing.T, store *tokenstore.Store, server string) tokenstore.Token {
+	t.Helper()
+	tok, err := u.OP.Login(t.Context(), testop.Alice.ID, u.Client, "offline_access")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := tokenstore.Token{
+		AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken,
+		Expiry: tok.Expiry, Issuer: u.OP.Issuer, Resource: u.URL,
+	}
+	if err := store.Put(t.Context(), server, st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func (u *oauthUpstream) spec(store *tokenstore.Store, server string) Spec {
+	return Spec{Transport: TransportHTTP, URL: u.URL, InitTimeout: 10 * time.Second, OAuth: &OAuth{
+		ClientID: u.Client.ID, ClientSecret: u.Client.Secret,
+		Tokens: &tokenstore.ServerTokens{Store: store, Server: server, Resource: u.URL},
+	}}
+}
+
+func newTokenStore(t *testing.T) *tokenstore.Store {
+	t.Helper()
+	key := make([]byte, tokenstore.KeySize)
+	rand.Read(key)
+	s, err := tokenstore.Open(filepath.Join(t.TempDir(), "tokens.enc"), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestStoredOAuthTokenListsAndCallsTools(t *testing.T) {
+	t.Parallel()
+	up := startOAuthUpstream(t, 0)
+	store := newTokenStore(t)
+	tok := up.login(t, store, "remote")
+	pool := Start(t.Context(), map[string]Spec{"remote": up.spec(store, "remote")}, nil)
+	t.Cleanup(func() { pool.Close() })
+
+	tools, err := pool.Tools("remote")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) != 2 {
+		t.Errorf("listed %d tools, want 2", len(tools))
+	}
+	res, err := pool.Call(t.Context(), "remote", mcp.CallToolParams{Name: "tool1", Arguments: map[string]any{"text": "hi"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := firstText(t, res); got != "hi" {
+		t.Errorf("tool1 = %q", got)
+	}
+	if !up.sawToken(tok.AccessToken) {
+		t.Error("the upstream never saw the stored token")
+	}
+}
+
+func TestServerWithoutTokenReportsItNeedsLogin(t *testing.T) {
+	t.Parallel()
+	up := startOAuthUpstream(t, 0)
+	pool := Start(t.Context(), map[string]Spec{"remote": up.spec(newTokenStore(t), "remote")}, nil)
+	t.Cleanup(func() { pool.Close() })
+
+	err := pool.Err("remote")
+	if !errors.Is(err, ErrLoginRequired) {
+		t.Fatalf("Err = %v, want ErrLoginRequired", err)
+	}
+	if want := "`mcpwarden login remote`"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say to run %s", err, want)
+	}
+}
+
+func TestTokenIsNotSentToAServerWhoseURLChanged(t *testing.T) {
+	t.Parallel()
+	up := startOAuthUpstream(t, 0)
+	store := newTokenStore(t)
+	tok := up.login(t, store, "remote")
+	// The config now points "remote" at another server (an edit, or an
+	// attacker's): the token, issued for the first URL, must not go there.
+	evil := startOAuthUpstream(t, 0)
+	spec := evil.spec(store, "remote")
+	pool := Start(t.Context(), map[string]Spec{"remote": spec}, nil)
+	t.Cleanup(func() { pool.Close() })
+
+	if err := pool.Err("remote"); !errors.Is(err, ErrLoginRequired) {
+		t.Fatalf("Err = %v, want ErrLoginRequired", err)
+	}
+	if evil.sawToken(tok.AccessToken) {
+		t.Error("the token for one server's URL was sent to another")
+	}
+}
