@@ -169,3 +169,85 @@ func TestTokenIsNotSentToAServerWhoseURLChanged(t *testing.T) {
 		t.Error("the token for one server's URL was sent to another")
 	}
 }
+
+func TestTokenAboutToExpireIsRefreshedFirst(t *testing.T) {
+	t.Parallel()
+	// Tokens live less than RefreshAhead: the stored one is refreshed
+	// before its first use, and the upstream only sees the new one.
+	up := startOAuthUpstream(t, tokenstore.RefreshAhead/2)
+	store := newTokenStore(t)
+	old := up.login(t, store, "remote")
+	if old.RefreshToken == "" {
+		t.Fatal("the provider issued no refresh token")
+	}
+	pool := Start(t.Context(), map[string]Spec{"remote": up.spec(store, "remote")}, nil)
+	t.Cleanup(func() { pool.Close() })
+
+	if _, err := pool.Call(t.Context(), "remote", mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	now, _, err := store.Get(t.Context(), "remote")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now.AccessToken == old.AccessToken || now.RefreshToken == old.RefreshToken {
+		t.Fatal("the stored token was not refreshed (or its refresh token not rotated)")
+	}
+	if now.Issuer != old.Issuer || now.Resource != old.Resource {
+		t.Errorf("refreshed token is for %q at %q, want %q at %q", now.Resource, now.Issuer, old.Resource, old.Issuer)
+	}
+	if up.sawToken(old.AccessToken) {
+		t.Error("the token about to expire was sent")
+	}
+	if !up.sawToken(now.AccessToken) {
+		t.Error("the refreshed token was never sent")
+	}
+}
+
+func TestExpiredTokenIsRefreshed(t *testing.T) {
+	t.Parallel()
+	up := startOAuthUpstream(t, 0)
+	store := newTokenStore(t)
+	old := up.login(t, store, "remote")
+	old.Expiry = time.Now().Add(-time.Hour) // as the store has it: long expired
+	if err := store.Put(t.Context(), "remote", old); err != nil {
+		t.Fatal(err)
+	}
+	pool := Start(t.Context(), map[string]Spec{"remote": up.spec(store, "remote")}, nil)
+	t.Cleanup(func() { pool.Close() })
+	if err := pool.Err("remote"); err != nil {
+		t.Fatal(err)
+	}
+	now, _, _ := store.Get(t.Context(), "remote")
+	if now.AccessToken == old.AccessToken || time.Until(now.Expiry) < 30*time.Minute {
+		t.Errorf("stored token not replaced by a fresh one: expiry %v", now.Expiry)
+	}
+}
+
+func TestSpentRefreshTokenMeansLogin(t *testing.T) {
+	t.Parallel()
+	up := startOAuthUpstream(t, 0)
+	store := newTokenStore(t)
+	old := up.login(t, store, "remote")
+	// Spend the refresh token elsewhere (a copy of the file used by
+	// another instance, say): the provider rotates it, so ours is dead.
+	spent := old
+	spent.Expiry = time.Now().Add(-time.Hour)
+	other := newTokenStore(t)
+	if err := other.Put(t.Context(), "remote", spent); err != nil {
+		t.Fatal(err)
+	}
+	first := Start(t.Context(), map[string]Spec{"remote": up.spec(other, "remote")}, nil)
+	t.Cleanup(func() { first.Close() })
+	if err := first.Err("remote"); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Put(t.Context(), "remote", spent); err != nil {
+		t.Fatal(err)
+	}
+	pool := Start(t.Context(), map[string]Spec{"remote": up.spec(store, "remote")}, nil)
+	t.Cleanup(func() { pool.Close() })
+	if err := pool.Err("remote"); !errors.Is(err, ErrLoginRequired) {
+		t.Fatalf("Err = %v, want ErrLoginRequired", err)
+	}
+}

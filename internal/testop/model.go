@@ -48,7 +48,7 @@ func (c opClient) ResponseTypes() []oidc.ResponseType {
 	return []oidc.ResponseType{oidc.ResponseTypeCode}
 }
 func (c opClient) GrantTypes() []oidc.GrantType {
-	return []oidc.GrantType{oidc.GrantTypeCode}
+	return []oidc.GrantType{oidc.GrantTypeCode, oidc.GrantTypeRefreshToken}
 }
 func (c opClient) LoginURL(id string) string { return loginPath + "?" + loginIDParam + "=" + id }
 func (c opClient) AccessTokenType() op.AccessTokenType {
@@ -116,3 +116,24 @@ type token struct {
 	scopes   []string
 	expiry   time.Time
 }
+
+// refreshToken is an issued refresh token: what the token it refreshes
+// was issued for. Each is used once (rotation).
+type refreshToken struct {
+	id       string
+	clientID string
+	subject  string
+	audience []string
+	scopes   []string
+	authTime time.Time
+}
+
+var _ op.RefreshTokenRequest = (*refreshToken)(nil)
+
+func (r *refreshToken) GetAMR() []string                 { return []string{"pwd"} }
+func (r *refreshToken) GetAudience() []string            { return r.audience }
+func (r *refreshToken) GetAuthTime() time.Time           { return r.authTime }
+func (r *refreshToken) GetClientID() string              { return r.clientID }
+func (r *refreshToken) GetScopes() []string              { return r.scopes }
+func (r *refreshToken) GetSubject() string               { return r.subject }
+func (r *refreshToken) SetCurrentScopes(scopes []string) { r.scopes = scopes }

@@ -4,8 +4,9 @@
 // clients whose access tokens are JWTs or opaque, signing keys that can be
 // rotated, and Token, which obtains a real access token for a user through
 // the authorization code flow with PKCE, driven by an http.Client and a
-// login page that signs in whoever it is told to. No token is minted by
-// hand. It is for tests only; no non-test code imports it.
+// login page that signs in whoever it is told to. A request with the
+// offline_access scope also gets a refresh token, rotated on each use. No
+// token is minted by hand. It is for tests only; no non-test code imports it.
 package testop
 
 import (
@@ -86,6 +87,7 @@ func Start(t testing.TB, opts *Options) *Provider {
 		requests: map[string]*authRequest{},
 		codes:    map[string]string{},
 		tokens:   map[string]token{},
+		refresh:  map[string]*refreshToken{},
 	}
 	if s.lifetime == 0 {
 		s.lifetime = time.Hour
@@ -108,6 +110,8 @@ func Start(t testing.TB, opts *Options) *Provider {
 	cfg := &op.Config{
 		CryptoKey:      sha256.Sum256([]byte(newID())), // encrypts opaque tokens and codes
 		CodeMethodS256: true,
+		// Refresh tokens for requests with offline_access, rotated on use.
+		GrantTypeRefreshToken: true,
 	}
 	handler, err := op.NewProvider(cfg, s, op.StaticIssuer(p.Issuer), op.WithAllowInsecure())
 	if err != nil {
