@@ -3,78 +3,29 @@ package upstream
 import (
 	"crypto/rand"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	mcpserver "github.com/mark3labs/mcp-go/server"
 
-	"github.com/mcpwarden/mcpwarden/internal/oauth"
 	"github.com/mcpwarden/mcpwarden/internal/testop"
+	"github.com/mcpwarden/mcpwarden/internal/testop/remote"
 	"github.com/mcpwarden/mcpwarden/internal/tokenstore"
 )
 
-// An oauthUpstream is a remote MCP server that wants OAuth: an mcp-go
-// streamable HTTP server behind internal/oauth's Guard, whose audience is
-// its own URL, with the test OpenID provider as its authorization server.
-// It records the Authorization headers it is sent.
-type oauthUpstream struct {
-	URL    string
-	OP     *testop.Provider
-	Client testop.Client
+// An oauthUpstream is a remote server that wants OAuth (see remote).
+type oauthUpstream struct{ *remote.Server }
 
-	mu   sync.Mutex
-	auth []string
+func startOAuthUpstream(t *testing.T, lifetime time.Duration) oauthUpstream {
+	return oauthUpstream{remote.Start(t, lifetime)}
 }
 
-func startOAuthUpstream(t *testing.T, lifetime time.Duration) *oauthUpstream {
-	t.Helper()
-	ts := httptest.NewUnstartedServer(nil)
-	u := &oauthUpstream{URL: "http://" + ts.Listener.Addr().String() + "/mcp"}
-	u.Client = testop.Client{ID: "mcpwarden-upstream", Secret: "upstream-secret", Audience: []string{u.URL}}
-	u.OP = testop.Start(t, &testop.Options{Lifetime: lifetime, Clients: []testop.Client{u.Client}})
-	v, err := oauth.New(oauth.Config{Issuer: u.OP.Issuer, Audience: u.URL}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := oauth.NewMatcher(nil, "anyone")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle(v.MetadataPath(), oauth.MetadataHandler(v.Metadata()))
-	guarded := oauth.Guard{Verifier: v, Matcher: m}.Wrap(mcpserver.NewStreamableHTTPServer(newStandIn(2)))
-	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u.mu.Lock()
-		u.auth = append(u.auth, r.Header.Get("Authorization"))
-		u.mu.Unlock()
-		guarded.ServeHTTP(w, r)
-	}))
-	ts.Config.Handler = mux
-	ts.Start()
-	t.Cleanup(ts.Close)
-	return u
-}
-
-// sawToken reports whether a request came with tok as its bearer token.
-func (u *oauthUpstream) sawToken(tok string) bool {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for _, a := range u.auth {
-		if a == "Bearer "+tok {
-			return true
-		}
-	}
-	return false
-}
+func (u oauthUpstream) sawToken(tok string) bool { return u.SawToken(tok) }
 
 // login signs alice in at the provider and stores her token for server.
-func (u *oauthUpstream) login(t *testing.T, store *tokenstore.Store, server string) tokenstore.Token {
+func (u oauthUpstream) login(t *testing.T, store *tokenstore.Store, server string) tokenstore.Token {
 	t.Helper()
 	tok, err := u.OP.Login(t.Context(), testop.Alice.ID, u.Client, "offline_access")
 	if err != nil {
@@ -90,7 +41,7 @@ func (u *oauthUpstream) login(t *testing.T, store *tokenstore.Store, server stri
 	return st
 }
 
-func (u *oauthUpstream) spec(store *tokenstore.Store, server string) Spec {
+func (u oauthUpstream) spec(store *tokenstore.Store, server string) Spec {
 	return Spec{Transport: TransportHTTP, URL: u.URL, InitTimeout: 10 * time.Second, OAuth: &OAuth{
 		ClientID: u.Client.ID, ClientSecret: u.Client.Secret,
 		Tokens: &tokenstore.ServerTokens{Store: store, Server: server, Resource: u.URL},
@@ -120,10 +71,10 @@ func TestStoredOAuthTokenListsAndCallsTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools) != 2 {
-		t.Errorf("listed %d tools, want 2", len(tools))
+	if len(tools) != 1 || tools[0].Name != remote.EchoTool {
+		t.Errorf("listed %v, want the echo tool", tools)
 	}
-	res, err := pool.Call(t.Context(), "remote", mcp.CallToolParams{Name: "tool1", Arguments: map[string]any{"text": "hi"}})
+	res, err := pool.Call(t.Context(), "remote", mcp.CallToolParams{Name: remote.EchoTool, Arguments: map[string]any{"text": "hi"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +134,7 @@ func TestTokenAboutToExpireIsRefreshedFirst(t *testing.T) {
 	pool := Start(t.Context(), map[string]Spec{"remote": up.spec(store, "remote")}, nil)
 	t.Cleanup(func() { pool.Close() })
 
-	if _, err := pool.Call(t.Context(), "remote", mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "x"}}); err != nil {
+	if _, err := pool.Call(t.Context(), "remote", mcp.CallToolParams{Name: remote.EchoTool, Arguments: map[string]any{"text": "x"}}); err != nil {
 		t.Fatal(err)
 	}
 	now, _, err := store.Get(t.Context(), "remote")

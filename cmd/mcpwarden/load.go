@@ -103,6 +103,7 @@ func (s *setup) specs(headerFunc func(context.Context) map[string]string) map[st
 			MaxResultBytes:     srv.MaxResultBytes,
 			MaxConcurrentCalls: srv.MaxConcurrentCalls,
 			MaxQueuedCalls:     srv.MaxQueuedCalls,
+			OAuth:              upstreamOAuth(name, srv, os.Getenv),
 		}
 		switch srv.EffectiveTransport() {
 		case config.TransportHTTP:

@@ -72,3 +72,13 @@ func (s *ServerTokens) SaveToken(ctx context.Context, tok *transport.Token) erro
 	}
 	return nil
 }
+
+// Unusable is a token store that fails every read and write with err: the
+// store of a server whose tokens cannot be reached (no key, say), so that
+// the server reports why instead of mcpwarden refusing to start.
+func Unusable(err error) transport.TokenStore { return unusable{err} }
+
+type unusable struct{ err error }
+
+func (u unusable) GetToken(context.Context) (*transport.Token, error) { return nil, u.err }
+func (u unusable) SaveToken(context.Context, *transport.Token) error  { return u.err }
