@@ -28,6 +28,9 @@ type Client struct {
 	// Opaque makes the client's access tokens opaque (to be introspected)
 	// instead of JWTs.
 	Opaque bool
+	// Native makes it a native application, which may use RedirectURI on
+	// any port (RFC 8252 §7.3), as a loopback login listener does.
+	Native bool
 }
 
 // RedirectURI is the one redirect URI every test client has registered.
@@ -39,11 +42,16 @@ type opClient struct{ c Client }
 
 var _ op.Client = opClient{}
 
-func (c opClient) GetID() string                       { return c.c.ID }
-func (c opClient) RedirectURIs() []string              { return []string{RedirectURI} }
-func (c opClient) PostLogoutRedirectURIs() []string    { return nil }
-func (c opClient) ApplicationType() op.ApplicationType { return op.ApplicationTypeWeb }
-func (c opClient) AuthMethod() oidc.AuthMethod         { return oidc.AuthMethodBasic }
+func (c opClient) GetID() string                    { return c.c.ID }
+func (c opClient) RedirectURIs() []string           { return []string{RedirectURI} }
+func (c opClient) PostLogoutRedirectURIs() []string { return nil }
+func (c opClient) ApplicationType() op.ApplicationType {
+	if c.c.Native {
+		return op.ApplicationTypeNative
+	}
+	return op.ApplicationTypeWeb
+}
+func (c opClient) AuthMethod() oidc.AuthMethod { return oidc.AuthMethodBasic }
 func (c opClient) ResponseTypes() []oidc.ResponseType {
 	return []oidc.ResponseType{oidc.ResponseTypeCode}
 }

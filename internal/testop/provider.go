@@ -185,21 +185,57 @@ func (p *Provider) Login(ctx context.Context, user string, client Client, scopes
 // browser would, signing user in at the login page, and returns the code
 // the op redirects back with.
 func (p *Provider) authorize(ctx context.Context, next, user, state string) (string, error) {
+	back, err := p.follow(ctx, next, user, func(u string) bool { return strings.HasPrefix(u, RedirectURI) })
+	if err != nil {
+		return "", err
+	}
+	u, err := url.Parse(back)
+	if err != nil {
+		return "", err
+	}
+	q := u.Query()
+	if e := q.Get("error"); e != "" {
+		return "", fmt.Errorf("authorization refused: %s: %s", e, q.Get("error_description"))
+	}
+	if q.Get("state") != state {
+		return "", errors.New("redirect carries the wrong state")
+	}
+	return q.Get("code"), nil
+}
+
+// Browse does what a browser does with an authorization URL a client
+// prints: it follows the provider's redirects, signing user in at the
+// login page, and then loads the page the provider sends it back to (the
+// client's redirect URI, where the client takes the code). It returns an
+// error if that page does not answer 200.
+func (p *Provider) Browse(ctx context.Context, authURL, user string) error {
+	back, err := p.follow(ctx, authURL, user, func(u string) bool { return !strings.HasPrefix(u, p.Issuer+"/") })
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, back, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("the redirect URI %s answered %s", back, resp.Status)
+	}
+	return nil
+}
+
+// follow follows redirects from next as a browser would, signing user in
+// at the login page, until it comes to a URL for which done is true, and
+// returns it.
+func (p *Provider) follow(ctx context.Context, next, user string, done func(string) bool) (string, error) {
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for range 10 {
-		if strings.HasPrefix(next, RedirectURI) {
-			u, err := url.Parse(next)
-			if err != nil {
-				return "", err
-			}
-			q := u.Query()
-			if e := q.Get("error"); e != "" {
-				return "", fmt.Errorf("authorization refused: %s: %s", e, q.Get("error_description"))
-			}
-			if q.Get("state") != state {
-				return "", errors.New("redirect carries the wrong state")
-			}
-			return q.Get("code"), nil
+		if done(next) {
+			return next, nil
 		}
 		u, err := url.Parse(next)
 		if err != nil {

@@ -25,7 +25,8 @@ const EchoTool = "echo"
 
 // A Server is a running protected MCP server. URL is its /mcp endpoint,
 // OP its authorization server, Client the client registered there for
-// mcpwarden (its tokens are for URL).
+// mcpwarden (its tokens are for URL; a native client, so a loopback login
+// listener may take any port).
 type Server struct {
 	URL    string
 	OP     *testop.Provider
@@ -41,7 +42,7 @@ func Start(t testing.TB, lifetime time.Duration) *Server {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(nil)
 	s := &Server{URL: "http://" + ts.Listener.Addr().String() + "/mcp"}
-	s.Client = testop.Client{ID: "mcpwarden-upstream", Secret: "upstream-secret", Audience: []string{s.URL}}
+	s.Client = testop.Client{ID: "mcpwarden-upstream", Secret: "upstream-secret", Audience: []string{s.URL}, Native: true}
 	s.OP = testop.Start(t, &testop.Options{Lifetime: lifetime, Clients: []testop.Client{s.Client}})
 	v, err := oauth.New(oauth.Config{Issuer: s.OP.Issuer, Audience: s.URL}, nil)
 	if err != nil {
