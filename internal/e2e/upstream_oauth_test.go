@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"bufio"
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -107,5 +109,67 @@ func TestServeCallsAnOAuthServerWithTheStoredToken(t *testing.T) {
 	}
 	if strings.Contains(string(data), tok.AccessToken) || strings.Contains(string(data), tok.RefreshToken) {
 		t.Error("the token file holds the token in the clear")
+	}
+}
+
+func TestLoginCompletedHeadlesslyThenServeCallsTheServer(t *testing.T) {
+	t.Parallel()
+	f, up, env := remoteOAuthFixture(t)
+	cmd := exec.CommandContext(t.Context(), binary, "login", "--config", f.config, "remote")
+	cmd.Env = append(os.Environ(), env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr testkit.LockedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	lines := bufio.NewScanner(stdout)
+	var authURL string
+	for authURL == "" && lines.Scan() {
+		out.WriteString(lines.Text() + "\n")
+		if u, ok := strings.CutPrefix(strings.TrimSpace(lines.Text()), up.OP.Issuer); ok {
+			authURL = up.OP.Issuer + u
+		}
+	}
+	if authURL == "" {
+		cmd.Wait()
+		t.Fatalf("login printed no authorization URL:\n%s\n%s", out.String(), stderr.String())
+	}
+	if err := up.OP.Browse(t.Context(), authURL, testop.Alice.ID); err != nil {
+		t.Fatal(err)
+	}
+	for lines.Scan() {
+		out.WriteString(lines.Text() + "\n")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("login: %v\n%s\n%s", err, out.String(), stderr.String())
+	}
+	if !strings.Contains(out.String(), "Signed in to remote") {
+		t.Errorf("login said:\n%s", out.String())
+	}
+
+	url, _ := startHTTP(t, f, env...)
+	c := connectHTTP(t, url)
+	testkit.Eventually(t, 30*time.Second, "remote's tools to be listed", func() bool {
+		return slices.Contains(toolNames(t, c), "remote__"+remote.EchoTool)
+	})
+	if res := callTool(t, c, "remote__"+remote.EchoTool, map[string]any{"text": "after login"}); res.IsError || testkit.Text(res) != "after login" {
+		t.Fatalf("echo = %s", testkit.Text(res))
+	}
+}
+
+func TestLoginWithoutTokenKeyNamesTheVariable(t *testing.T) {
+	t.Parallel()
+	f, _, env := remoteOAuthFixture(t)
+	cmd := exec.CommandContext(t.Context(), binary, "login", "--config", f.config, "remote")
+	cmd.Env = append(os.Environ(), slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, tokenstore.KeyEnv+"=") })...)
+	cmd.Env = append(cmd.Env, tokenstore.KeyEnv+"=")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), tokenstore.KeyEnv) {
+		t.Fatalf("login without a key: %v\n%s", err, out)
 	}
 }
