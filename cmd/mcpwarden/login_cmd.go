@@ -122,11 +122,16 @@ func upstreamOAuth(name string, srv config.Server, getenv func(string) string) *
 		out.Tokens = tokenstore.Unusable(err)
 		return out
 	}
-	out.Tokens = &tokenstore.ServerTokens{Store: store, Server: name, Resource: srv.URL}
+	tokens := &tokenstore.ServerTokens{Store: store, Server: name, Resource: srv.URL}
+	out.Tokens = tokens
 	if env := o.ClientSecretEnv; env != "" {
 		if out.ClientSecret = getenv(env); out.ClientSecret == "" {
 			out.Tokens = tokenstore.Unusable(fmt.Errorf("servers.%s.oauth.client_secret_env: environment variable %s is empty or not set", name, env))
+			return out
 		}
+	}
+	if o.EffectiveGrant() == config.GrantClientCredentials {
+		out.Tokens = &oauthlogin.ClientCredentials{Tokens: tokens, ClientID: out.ClientID, ClientSecret: out.ClientSecret, Scopes: o.Scopes}
 	}
 	return out
 }

@@ -1,9 +1,10 @@
-// Package oauthlogin signs a person in to a remote MCP server's
-// authorization server once, so that mcpwarden holds a token for the
-// server (`mcpwarden login <server>`): the authorization code flow with
-// PKCE and the RFC 8707 resource, its redirect taken by a listener on the
-// loopback interface (RFC 8252 §7.3). Discovery and the token exchange are
-// mcp-go's; the token goes to the encrypted token store.
+// Package oauthlogin obtains the tokens mcpwarden holds as an OAuth
+// client of remote MCP servers. Login signs a person in once
+// (`mcpwarden login <server>`): the authorization code flow with PKCE and
+// the RFC 8707 resource, its redirect taken by a listener on the loopback
+// interface (RFC 8252 §7.3); discovery and the token exchange are
+// mcp-go's. ClientCredentials gets tokens as the client itself, for
+// unattended deployments. Tokens go to the encrypted token store.
 package oauthlogin
 
 import (

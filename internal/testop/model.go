@@ -56,7 +56,7 @@ func (c opClient) ResponseTypes() []oidc.ResponseType {
 	return []oidc.ResponseType{oidc.ResponseTypeCode}
 }
 func (c opClient) GrantTypes() []oidc.GrantType {
-	return []oidc.GrantType{oidc.GrantTypeCode, oidc.GrantTypeRefreshToken}
+	return []oidc.GrantType{oidc.GrantTypeCode, oidc.GrantTypeRefreshToken, oidc.GrantTypeClientCredentials}
 }
 func (c opClient) LoginURL(id string) string { return loginPath + "?" + loginIDParam + "=" + id }
 func (c opClient) AccessTokenType() op.AccessTokenType {
