@@ -24,11 +24,17 @@ import (
 // that wants OAuth ("remote", see testop/remote), with its own state
 // directory and token key in env.
 func remoteOAuthFixture(t *testing.T) (*fixture, *remote.Server, []string) {
+	return remoteOAuthFixtureWith(t, "scopes: [offline_access]")
+}
+
+// remoteOAuthFixtureWith is remoteOAuthFixture with more keys in the
+// server's oauth block.
+func remoteOAuthFixtureWith(t *testing.T, oauthKeys string) (*fixture, *remote.Server, []string) {
 	t.Helper()
 	up := remote.Start(t, 0)
 	f := newFixture(t, testkit.FreeAddr(t), fmt.Sprintf(`  remote:
     url: %q
-    oauth: { client_id: %q, client_secret_env: REMOTE_SECRET, scopes: [offline_access] }`, up.URL, up.Client.ID),
+    oauth: { client_id: %q, client_secret_env: REMOTE_SECRET, %s }`, up.URL, up.Client.ID, oauthKeys),
 		`  allow: ["mcp:remote:*"]`)
 	key := make([]byte, tokenstore.KeySize)
 	rand.Read(key)
@@ -171,5 +177,25 @@ func TestLoginWithoutTokenKeyNamesTheVariable(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), tokenstore.KeyEnv) {
 		t.Fatalf("login without a key: %v\n%s", err, out)
+	}
+}
+
+func TestServeGetsAClientCredentialsTokenWithoutLogin(t *testing.T) {
+	t.Parallel()
+	f, _, env := remoteOAuthFixtureWith(t, "grant: client_credentials")
+	url, _ := startHTTP(t, f, env...)
+	c := connectHTTP(t, url)
+	testkit.Eventually(t, 30*time.Second, "remote's tools to be listed", func() bool {
+		return slices.Contains(toolNames(t, c), "remote__"+remote.EchoTool)
+	})
+	if res := callTool(t, c, "remote__"+remote.EchoTool, map[string]any{"text": "unattended"}); res.IsError || testkit.Text(res) != "unattended" {
+		t.Fatalf("echo = %s", testkit.Text(res))
+	}
+	path, err := config.UpstreamTokenFile(getenvOf(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("no token stored: %v", err)
 	}
 }
