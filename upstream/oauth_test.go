@@ -1,9 +1,7 @@
 package upstream
 
 import (
-	"crypto/rand"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -48,16 +46,7 @@ func (u oauthUpstream) spec(store *tokenstore.Store, server string) Spec {
 	}}
 }
 
-func newTokenStore(t *testing.T) *tokenstore.Store {
-	t.Helper()
-	key := make([]byte, tokenstore.KeySize)
-	rand.Read(key)
-	s, err := tokenstore.Open(filepath.Join(t.TempDir(), "tokens.enc"), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+var newTokenStore = remote.NewTokenStore
 
 func TestStoredOAuthTokenListsAndCallsTools(t *testing.T) {
 	t.Parallel()

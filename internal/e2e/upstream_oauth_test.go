@@ -58,6 +58,20 @@ func getenvOf(env []string) func(string) string {
 	}
 }
 
+// serveAndEcho starts mcpwarden serve with env, waits for remote's tool
+// and calls it with text.
+func serveAndEcho(t *testing.T, f *fixture, env []string, text string) {
+	t.Helper()
+	url, _ := startHTTP(t, f, env...)
+	c := connectHTTP(t, url)
+	testkit.Eventually(t, 30*time.Second, "remote's tools to be listed", func() bool {
+		return slices.Contains(toolNames(t, c), "remote__"+remote.EchoTool)
+	})
+	if res := callTool(t, c, "remote__"+remote.EchoTool, map[string]any{"text": text}); res.IsError || testkit.Text(res) != text {
+		t.Fatalf("echo = %s", testkit.Text(res))
+	}
+}
+
 func TestServeReportsAServerThatNeedsLogin(t *testing.T) {
 	t.Parallel()
 	f, _, env := remoteOAuthFixture(t)
@@ -95,17 +109,7 @@ func TestServeCallsAnOAuthServerWithTheStoredToken(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	url, _ := startHTTP(t, f, env...)
-	c := connectHTTP(t, url)
-	var names []string
-	testkit.Eventually(t, 30*time.Second, "remote's tools to be listed", func() bool {
-		names = toolNames(t, c)
-		return slices.Contains(names, "remote__"+remote.EchoTool)
-	})
-	res := callTool(t, c, "remote__"+remote.EchoTool, map[string]any{"text": "through oauth"})
-	if res.IsError || testkit.Text(res) != "through oauth" {
-		t.Fatalf("echo = %s", testkit.Text(res))
-	}
+	serveAndEcho(t, f, env, "through oauth")
 	if !up.SawToken(tok.AccessToken) {
 		t.Error("the remote server never saw the stored token")
 	}
@@ -158,14 +162,7 @@ func TestLoginCompletedHeadlesslyThenServeCallsTheServer(t *testing.T) {
 		t.Errorf("login said:\n%s", out.String())
 	}
 
-	url, _ := startHTTP(t, f, env...)
-	c := connectHTTP(t, url)
-	testkit.Eventually(t, 30*time.Second, "remote's tools to be listed", func() bool {
-		return slices.Contains(toolNames(t, c), "remote__"+remote.EchoTool)
-	})
-	if res := callTool(t, c, "remote__"+remote.EchoTool, map[string]any{"text": "after login"}); res.IsError || testkit.Text(res) != "after login" {
-		t.Fatalf("echo = %s", testkit.Text(res))
-	}
+	serveAndEcho(t, f, env, "after login")
 }
 
 func TestLoginWithoutTokenKeyNamesTheVariable(t *testing.T) {
@@ -183,14 +180,7 @@ func TestLoginWithoutTokenKeyNamesTheVariable(t *testing.T) {
 func TestServeGetsAClientCredentialsTokenWithoutLogin(t *testing.T) {
 	t.Parallel()
 	f, _, env := remoteOAuthFixtureWith(t, "grant: client_credentials")
-	url, _ := startHTTP(t, f, env...)
-	c := connectHTTP(t, url)
-	testkit.Eventually(t, 30*time.Second, "remote's tools to be listed", func() bool {
-		return slices.Contains(toolNames(t, c), "remote__"+remote.EchoTool)
-	})
-	if res := callTool(t, c, "remote__"+remote.EchoTool, map[string]any{"text": "unattended"}); res.IsError || testkit.Text(res) != "unattended" {
-		t.Fatalf("echo = %s", testkit.Text(res))
-	}
+	serveAndEcho(t, f, env, "unattended")
 	path, err := config.UpstreamTokenFile(getenvOf(env))
 	if err != nil {
 		t.Fatal(err)

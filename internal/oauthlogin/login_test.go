@@ -3,12 +3,10 @@ package oauthlogin
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,16 +19,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
-func newStore(t *testing.T) *tokenstore.Store {
-	t.Helper()
-	key := make([]byte, tokenstore.KeySize)
-	rand.Read(key)
-	s, err := tokenstore.Open(filepath.Join(t.TempDir(), "tokens.enc"), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+var newStore = remote.NewTokenStore
 
 func request(up *remote.Server, store *tokenstore.Store, show func(string) error) Request {
 	return Request{

@@ -7,8 +7,10 @@ package remote
 
 import (
 	"context"
+	"crypto/rand"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/oauth"
 	"github.com/mcpwarden/mcpwarden/internal/testop"
+	"github.com/mcpwarden/mcpwarden/internal/tokenstore"
 )
 
 // EchoTool is the server's one tool: it answers its "text" argument.
@@ -87,4 +90,17 @@ func (s *Server) SawToken(tok string) bool {
 		}
 	}
 	return false
+}
+
+// NewTokenStore is an empty token store with a random key, in a
+// directory removed when the test ends.
+func NewTokenStore(t testing.TB) *tokenstore.Store {
+	t.Helper()
+	key := make([]byte, tokenstore.KeySize)
+	rand.Read(key)
+	s, err := tokenstore.Open(filepath.Join(t.TempDir(), "tokens.enc"), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
