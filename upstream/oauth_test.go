@@ -191,3 +191,25 @@ func TestSpentRefreshTokenMeansLogin(t *testing.T) {
 		t.Fatalf("Err = %v, want ErrLoginRequired", err)
 	}
 }
+
+func TestReloadKeepsAnOAuthServerWhoseSpecIsUnchanged(t *testing.T) {
+	t.Parallel()
+	up := startOAuthUpstream(t, 0)
+	store := newTokenStore(t)
+	up.login(t, store, "remote")
+	pool := Start(t.Context(), map[string]Spec{"remote": up.spec(store, "remote")}, nil)
+	t.Cleanup(func() { pool.Close() })
+	if err := pool.Err("remote"); err != nil {
+		t.Fatal(err)
+	}
+	// A reload builds a new token store for the same server: no restart.
+	again := up.spec(newTokenStore(t), "remote")
+	if _, _, restarted := pool.Reconcile(t.Context(), map[string]Spec{"remote": again}); len(restarted) != 0 {
+		t.Errorf("an unchanged OAuth server was restarted by a reload")
+	}
+	other := up.spec(store, "remote")
+	other.OAuth.Scopes = []string{"more"}
+	if _, _, restarted := pool.Reconcile(t.Context(), map[string]Spec{"remote": other}); len(restarted) != 1 {
+		t.Errorf("a server whose scopes changed was not restarted")
+	}
+}
