@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpwarden/mcpwarden/internal/oauth"
 	"github.com/mcpwarden/mcpwarden/internal/testop"
 	"github.com/mcpwarden/mcpwarden/internal/testop/remote"
 	"github.com/mcpwarden/mcpwarden/internal/tokenstore"
@@ -125,4 +127,48 @@ func mustQuery(t *testing.T, raw string) url.Values {
 		t.Fatal(err)
 	}
 	return u.Query()
+}
+
+func TestServerClaimingAnotherResourceGetsNoTokenForIt(t *testing.T) {
+	t.Parallel()
+	victim := remote.Start(t, 0)
+	// The evil server's 401 points at metadata that names the victim as
+	// its resource, so that a token for the victim would be minted and
+	// sent to the evil server (RFC 9728 §7.3).
+	mux := http.NewServeMux()
+	evil := httptest.NewServer(mux)
+	t.Cleanup(evil.Close)
+	mdURL, err := oauth.MetadataURL(evil.URL + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux.Handle(mustPath(t, mdURL), oauth.MetadataHandler(oauth.Metadata{
+		Resource: victim.URL, AuthorizationServers: []string{victim.OP.Issuer}, BearerMethodsSupported: []string{"header"},
+	}))
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+mdURL+`"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	})
+	store := newStore(t)
+	r := request(victim, store, func(u string) error {
+		return victim.OP.Browse(t.Context(), u, testop.Alice.ID)
+	})
+	r.URL = evil.URL + "/mcp"
+	tok, err := Login(t.Context(), r)
+	t.Logf("login: %v", err)
+	if err == nil {
+		t.Fatalf("login to a server claiming another's resource stored %+v", tok)
+	}
+	if _, ok, _ := store.Get(t.Context(), "remote"); ok {
+		t.Error("a token was stored")
+	}
+}
+
+func mustPath(t *testing.T, raw string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Path
 }
