@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/oauthlogin"
 	"github.com/mcpwarden/mcpwarden/internal/pin"
 	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -103,7 +104,7 @@ func (s *setup) specs(headerFunc func(context.Context) map[string]string) map[st
 			MaxResultBytes:     srv.MaxResultBytes,
 			MaxConcurrentCalls: srv.MaxConcurrentCalls,
 			MaxQueuedCalls:     srv.MaxQueuedCalls,
-			OAuth:              upstreamOAuth(name, srv, os.Getenv),
+			OAuth:              oauthlogin.UpstreamOAuth(name, srv, os.Getenv),
 		}
 		switch srv.EffectiveTransport() {
 		case config.TransportHTTP:

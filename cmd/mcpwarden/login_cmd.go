@@ -15,8 +15,6 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/internal/oauthlogin"
-	"github.com/mcpwarden/mcpwarden/internal/tokenstore"
-	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
 // defaultLoginTimeout bounds the wait for the person to sign in.
@@ -53,8 +51,8 @@ mcpwarden refreshes the token from then on; run login again when it says so.`,
 			case srv.OAuth.EffectiveGrant() != config.GrantAuthorizationCode:
 				return &codeError{code: exitUsage, err: fmt.Errorf("server %q uses grant %s: mcpwarden gets its tokens itself, no login needed", name, srv.OAuth.EffectiveGrant())}
 			}
-			o := upstreamOAuth(name, srv, os.Getenv)
-			store, err := openTokenStore(os.Getenv)
+			o := oauthlogin.UpstreamOAuth(name, srv, os.Getenv)
+			store, err := oauthlogin.OpenStore(os.Getenv)
 			if err != nil {
 				return err
 			}
@@ -105,47 +103,4 @@ func openBrowser(url string, stderr io.Writer) {
 		return
 	}
 	go c.Wait() // reap it; its outcome changes nothing
-}
-
-// upstreamOAuth is how mcpwarden is an OAuth client of the server name
-// (srv.OAuth), nil when it is not. A token file that cannot be opened or
-// a client secret that is not set makes a store that fails, so that the
-// server reports why and the others still start.
-func upstreamOAuth(name string, srv config.Server, getenv func(string) string) *upstream.OAuth {
-	o := srv.OAuth
-	if o == nil {
-		return nil
-	}
-	out := &upstream.OAuth{ClientID: o.EffectiveClientID(), Scopes: o.Scopes}
-	store, err := openTokenStore(getenv)
-	if err != nil {
-		out.Tokens = tokenstore.Unusable(err)
-		return out
-	}
-	tokens := &tokenstore.ServerTokens{Store: store, Server: name, Resource: srv.URL}
-	out.Tokens = tokens
-	if env := o.ClientSecretEnv; env != "" {
-		if out.ClientSecret = getenv(env); out.ClientSecret == "" {
-			out.Tokens = tokenstore.Unusable(fmt.Errorf("servers.%s.oauth.client_secret_env: environment variable %s is empty or not set", name, env))
-			return out
-		}
-	}
-	if o.EffectiveGrant() == config.GrantClientCredentials {
-		out.Tokens = &oauthlogin.ClientCredentials{Tokens: tokens, ClientID: out.ClientID, ClientSecret: out.ClientSecret, Scopes: o.Scopes}
-	}
-	return out
-}
-
-// openTokenStore opens the upstream token file with the key in the
-// environment.
-func openTokenStore(getenv func(string) string) (*tokenstore.Store, error) {
-	key, err := tokenstore.KeyFromEnv(getenv)
-	if err != nil {
-		return nil, err
-	}
-	path, err := config.UpstreamTokenFile(getenv)
-	if err != nil {
-		return nil, err
-	}
-	return tokenstore.Open(path, key)
 }

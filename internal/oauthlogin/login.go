@@ -5,6 +5,8 @@
 // interface (RFC 8252 §7.3); discovery and the token exchange are
 // mcp-go's. ClientCredentials gets tokens as the client itself, for
 // unattended deployments. Tokens go to the encrypted token store.
+// UpstreamOAuth turns a server's oauth block into the upstream.OAuth its
+// session uses.
 package oauthlogin
 
 import (
