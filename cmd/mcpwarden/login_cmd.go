@@ -37,12 +37,16 @@ in MCPWARDEN_TOKEN_KEY, in the upstream token file under the state directory.
 mcpwarden refreshes the token from then on; run login again when it says so.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := loadSetup(configPath)
+			if configPath == "" {
+				return &codeError{code: exitUsage, err: fmt.Errorf("--config FILE is required")}
+			}
+			// Only the servers are read: no policy is compiled, no upstream started.
+			cfg, err := config.Load(configPath, os.Environ())
 			if err != nil {
-				return err
+				return &codeError{code: exitUsage, err: err}
 			}
 			name := args[0]
-			srv, ok := st.cfg.Servers[name]
+			srv, ok := cfg.Servers[name]
 			switch {
 			case !ok:
 				return &codeError{code: exitUsage, err: fmt.Errorf("no server %q in %s", name, configPath)}
