@@ -120,13 +120,14 @@ func runProfile(args []string) error {
 	if err != nil {
 		return err
 	}
+	srv.UpstreamChanged(ctx, "bench") // the pool started first: expose its tools
 	served := make(chan error, 1)
 	var c *client.Client
 	switch *clientKind {
 	case "http":
 		ready := make(chan net.Addr, 1)
 		go func() {
-			served <- srv.ServeHTTP(ctx, "127.0.0.1:0", proxy.HTTPOptions{Ready: func(a net.Addr) { ready <- a }})
+			served <- srv.ListenAndServe(ctx, "127.0.0.1:0", proxy.HTTPOptions{Ready: func(a net.Addr) { ready <- a }})
 		}()
 		var addr net.Addr
 		select {

@@ -32,7 +32,7 @@ func TestFailingResolverPassesTheAskOn(t *testing.T) {
 		name       string
 		second     *standInResolver
 		wantCalled bool
-		wantBy     string
+		wantBy     audit.GrantedBy
 		wantReason []string
 	}{
 		{"the next resolver allows", &standInResolver{d: approvals.Decision{Answer: approvals.AllowOnce, Via: approvals.ViaResolver, Who: "bot"}}, true, audit.GrantedByResolver,
@@ -56,6 +56,7 @@ func TestFailingResolverPassesTheAskOn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			adopt(t, srv)
 			e := &env{pool: pool, srv: srv, rec: rec, sink: sink}
 			res := testkit.CallTool(t, e.client(t), "up__write", map[string]any{"path": "/x"})
 			if called := len(rec.Arguments()) == 1; called != tt.wantCalled {

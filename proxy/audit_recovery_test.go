@@ -31,6 +31,7 @@ func newFileEnv(t *testing.T, dir string, required bool) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	adopt(t, srv)
 	return &env{pool: pool, srv: srv, rec: rec}
 }
 

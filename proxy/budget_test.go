@@ -122,7 +122,7 @@ func TestInflightBudgetCountsAndReleases(t *testing.T) {
 }
 
 // httpClient serves e's proxy over a loopback HTTP listener, through the
-// handler ServeHTTP uses, and connects an initialized client to it.
+// handler ListenAndServe uses, and connects an initialized client to it.
 func (e *catalogEnv) httpClient(t *testing.T) *client.Client {
 	t.Helper()
 	h, _, err := e.srv.httpHandler("127.0.0.1:0", HTTPOptions{})

@@ -129,7 +129,7 @@ func (s *Server) registerCatalog() {
 	var resources []server.ServerResource
 	var templates []server.ServerResourceTemplate
 	var prompts []server.ServerPrompt
-	naming := s.settings.Load().naming
+	naming := s.current().naming
 	for _, srv := range servers {
 		routes.exposed[srv] = map[string]string{}
 		for _, r := range c.resources[srv] {

@@ -134,14 +134,8 @@ func newCatalogEnv(t testing.TB, spec rules.Spec, o Options) *catalogEnv {
 	t.Helper()
 	fsSpec, fsLog := catalogUpstream(t)
 	hidSpec, hidLog := catalogUpstream(t)
-	var peer PeerSlot
-	pool := upstream.Start(t.Context(), map[string]upstream.Spec{"fs": fsSpec, "hidden": hidSpec}, &upstream.Options{Peer: &peer})
+	pool := upstream.New(map[string]upstream.Spec{"fs": fsSpec, "hidden": hidSpec}, nil)
 	t.Cleanup(func() { pool.Close() })
-	for _, name := range []string{"fs", "hidden"} {
-		if err := pool.Err(name); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if spec.Servers == nil {
 		spec.Servers = map[string]rules.ServerSpec{"fs": {}, "hidden": {}}
 	}
@@ -155,8 +149,14 @@ func newCatalogEnv(t testing.TB, spec rules.Spec, o Options) *catalogEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	peer.Set(srv)
 	t.Cleanup(srv.Close)
+	pool.Start(t.Context(), srv) // the proxy answers the upstreams from their first request
+	for _, name := range []string{"fs", "hidden"} {
+		if err := pool.Err(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	adopt(t, srv)
 	return &catalogEnv{srv: srv, sink: sink, fs: fsLog, hid: hidLog, pool: pool}
 }
 

@@ -74,6 +74,7 @@ func drainingServer(t *testing.T) (*Server, *hangingUpstream) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	adopt(t, srv)
 	return srv, up
 }
 

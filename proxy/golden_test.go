@@ -146,6 +146,7 @@ func replayExchange(t *testing.T, setup, request string) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	adopt(t, srv)
 	send := rawSession(t, srv)
 	seen.start()
 	resp := send(strings.TrimSpace(request))

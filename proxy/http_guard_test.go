@@ -219,7 +219,7 @@ func TestMalformedAllowlistEntryIsAnError(t *testing.T) {
 }
 
 // newHTTPTestServer serves a proxy Server with one upstream tool over a
-// real loopback listener, through the same handler ServeHTTP uses.
+// real loopback listener, through the same handler ListenAndServe uses.
 func newHTTPTestServer(t *testing.T, addr string, o HTTPOptions) *httptest.Server {
 	t.Helper()
 	e := newEnv(t, rules.PolicySpec{Default: "allow"}, audit.Config{}, &memorySink{})

@@ -77,7 +77,7 @@ func (s *Server) sessionGuard(hs *httpSessions, next http.Handler) http.Handler 
 				Rule:         ruleSessionOwner,
 				GrantedBy:    audit.GrantedByRule,
 				Reason:       "the session belongs to another principal",
-				PolicySHA256: s.policy.Load().SHA256(),
+				PolicySHA256: s.current().policy.SHA256(),
 			})
 			http.Error(w, "Forbidden: this session was opened by another principal", http.StatusForbidden)
 			return

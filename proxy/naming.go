@@ -4,21 +4,21 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"regexp"
+	"maps"
+	"slices"
 	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/rules"
 )
 
 // DefaultSeparator joins server and tool in a wire name.
 const DefaultSeparator = "__"
 
-// maxWireName is the longest name clients accept (^[a-zA-Z0-9_-]{1,64}$).
-const maxWireName = 64
-
 // longWireName is the length past which a wire name is logged as risky:
 // clients add their own prefix (mcp__warden__) and may cut it.
 const longWireName = 40
-
-var wireName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // A Tool is one upstream tool as the proxy knows it: where it lives, its
 // canonical name (used in rules, audit and the CLI) and its wire name (what
@@ -30,10 +30,8 @@ type Tool struct {
 	Wire      string
 }
 
-// Canonical returns mcp:<server>:<tool>.
-func Canonical(server, tool string) string {
-	return "mcp:" + server + ":" + tool
-}
+// Canonical returns mcp:<server>:<tool> (see rules.Canonical).
+func Canonical(server, tool string) string { return rules.Canonical(server, tool) }
 
 // WireName maps a tool to its default client-safe name: server + sep +
 // tool with every character outside [a-zA-Z0-9_-] replaced by "_", and a
@@ -44,12 +42,12 @@ func WireName(server, tool, sep string) string {
 		sep = DefaultSeparator
 	}
 	name := sanitize(server + sep + tool)
-	if len(name) <= maxWireName {
+	if len(name) <= rules.MaxWireName {
 		return name
 	}
 	sum := sha256.Sum256([]byte(Canonical(server, tool)))
 	suffix := "_" + hex.EncodeToString(sum[:4])
-	return name[:maxWireName-len(suffix)] + suffix
+	return name[:rules.MaxWireName-len(suffix)] + suffix
 }
 
 func sanitize(s string) string {
@@ -77,8 +75,8 @@ type Names struct {
 func NewNames(tools []Tool) (*Names, error) {
 	n := &Names{byWire: make(map[string]Tool, len(tools))}
 	for _, t := range tools {
-		if !wireName.MatchString(t.Wire) {
-			return nil, fmt.Errorf("wire name %q for %s does not match %s: set servers.%s.aliases.%s", t.Wire, t.Canonical, wireName, t.Server, t.Name)
+		if !rules.ValidWireName(t.Wire) {
+			return nil, fmt.Errorf("wire name %q for %s does not match %s: set servers.%s.aliases.%s", t.Wire, t.Canonical, rules.WireNameGrammar, t.Server, t.Name)
 		}
 		if prev, dup := n.byWire[t.Wire]; dup {
 			return nil, fmt.Errorf("tools %s and %s both map to wire name %q: give one an alias under servers.<name>.aliases", prev.Canonical, t.Canonical, t.Wire)
@@ -92,4 +90,46 @@ func NewNames(tools []Tool) (*Names, error) {
 func (n *Names) Lookup(wire string) (Tool, bool) {
 	t, ok := n.byWire[wire]
 	return t, ok
+}
+
+// A Naming says how tools get their wire names. The zero value gives
+// <server>__<tool> for every tool.
+type Naming struct {
+	// Separator joins server and tool; "" is DefaultSeparator.
+	Separator string
+	// Aliases maps server → upstream tool name → wire name.
+	Aliases map[string]map[string]string
+	// Unprefixed names the servers whose tools keep their upstream names
+	// (servers.<name>.prefix: false), so that mcpwarden can stand in for one
+	// server transparently. A collision is an error, as always.
+	Unprefixed map[string]bool
+}
+
+// Wire returns the wire name of a server's tool.
+func (n Naming) Wire(server, tool string) string {
+	if alias := n.Aliases[server][tool]; alias != "" {
+		return alias
+	}
+	if n.Unprefixed[server] {
+		return tool
+	}
+	return WireName(server, tool, n.Separator)
+}
+
+// Tool returns a server's tool as the proxy knows it under this naming.
+func (n Naming) Tool(server, tool string) Tool {
+	return Tool{Server: server, Name: tool, Canonical: Canonical(server, tool), Wire: n.Wire(server, tool)}
+}
+
+// Names builds the wire-name map for every server's tools under this
+// naming; a collision or a name clients would reject is an error naming
+// the tools (see NewNames).
+func (n Naming) Names(byServer map[string][]mcp.Tool) (*Names, error) {
+	var all []Tool
+	for _, srv := range slices.Sorted(maps.Keys(byServer)) {
+		for _, def := range byServer[srv] {
+			all = append(all, n.Tool(srv, def.Name))
+		}
+	}
+	return NewNames(all)
 }

@@ -99,6 +99,7 @@ func newEnv(t *testing.T, policy rules.PolicySpec, auditCfg audit.Config, sink *
 	if err != nil {
 		t.Fatal(err)
 	}
+	adopt(t, srv)
 	return &env{pool: pool, srv: srv, rec: rec, sink: sink}
 }
 
@@ -218,9 +219,9 @@ func TestRequiredAuditFailureFailsClosed(t *testing.T) {
 	}
 }
 
-// rawSession drives the proxy over stdio with hand-written JSON-RPC lines,
-// for requests a well-behaved client library would never send.
-func rawSession(t *testing.T, srv *Server) (send func(line string) map[string]any) {
+// stdioPipes serves srv over stdio on pipes until the test ends, and
+// returns the client's ends.
+func stdioPipes(t *testing.T, srv *Server) (in io.WriteCloser, out io.Reader) {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -237,6 +238,14 @@ func rawSession(t *testing.T, srv *Server) (send func(line string) map[string]an
 			t.Error("ServeStdio did not return")
 		}
 	})
+	return inW, outR
+}
+
+// rawSession drives the proxy over stdio with hand-written JSON-RPC lines,
+// for requests a well-behaved client library would never send.
+func rawSession(t *testing.T, srv *Server) (send func(line string) map[string]any) {
+	t.Helper()
+	inW, outR := stdioPipes(t, srv)
 	lines := bufio.NewScanner(outR)
 	send = func(line string) map[string]any {
 		t.Helper()
@@ -287,4 +296,22 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// adopt exposes the tools and catalog of every upstream already up, as
+// New did before it stopped doing I/O: for tests that start their
+// upstreams before the proxy. Unlike UpstreamChanged it audits no change.
+func adopt(t testing.TB, s *Server) {
+	t.Helper()
+	for _, name := range s.upstream.Names() {
+		listed, err := s.upstream.Tools(name)
+		if err != nil {
+			continue // it has no tools to show
+		}
+		s.checkPins(t.Context(), name, listed)
+		if _, _, _, err := s.setTools(name, listed); err != nil {
+			t.Fatal(err)
+		}
+		s.refreshCatalog(t.Context(), name)
+	}
 }

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -67,73 +65,6 @@ type progressRoute struct {
 }
 
 var _ upstream.Peer = (*Server)(nil)
-
-// A PeerSlot is an upstream.Peer that forwards to a Server once it is set:
-// the upstream pool starts, and hears from its servers, before the proxy
-// that answers them exists. Until then, notifications are dropped,
-// sampling and elicitation refused (no client session exists yet), and
-// roots/list waits for the proxy, up to peerWait: servers such as
-// server-filesystem ask for roots as soon as they are initialized.
-type PeerSlot struct {
-	srv   atomic.Pointer[Server]
-	once  sync.Once
-	set   sync.Once
-	ready chan struct{}
-}
-
-// peerWait bounds how long a roots/list waits for the proxy to be set.
-const peerWait = 30 * time.Second
-
-var _ upstream.Peer = (*PeerSlot)(nil)
-
-func (p *PeerSlot) readyCh() chan struct{} {
-	p.once.Do(func() { p.ready = make(chan struct{}) })
-	return p.ready
-}
-
-// Set makes s the peer. Only the first call counts.
-func (p *PeerSlot) Set(s *Server) {
-	p.set.Do(func() {
-		p.srv.Store(s)
-		close(p.readyCh())
-	})
-}
-
-func (p *PeerSlot) Notify(server string, n mcp.JSONRPCNotification) {
-	if s := p.srv.Load(); s != nil {
-		s.Notify(server, n)
-	}
-}
-
-func (p *PeerSlot) CreateMessage(ctx context.Context, server string, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	if s := p.srv.Load(); s != nil {
-		return s.CreateMessage(ctx, server, req)
-	}
-	return nil, errNoCaller
-}
-
-func (p *PeerSlot) Elicit(ctx context.Context, server string, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-	if s := p.srv.Load(); s != nil {
-		return s.Elicit(ctx, server, req)
-	}
-	return nil, errNoCaller
-}
-
-func (p *PeerSlot) ListRoots(ctx context.Context, server string, req mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
-	if s := p.srv.Load(); s != nil {
-		return s.ListRoots(ctx, server, req)
-	}
-	timer := time.NewTimer(peerWait)
-	defer timer.Stop()
-	select {
-	case <-p.readyCh():
-		return p.srv.Load().ListRoots(ctx, server, req)
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-timer.C:
-		return nil, errNoCaller
-	}
-}
 
 // callUpstream forwards one tools/call to its upstream server. It is the
 // one place where a client's call meets the upstream session.
@@ -224,7 +155,7 @@ func (s *Server) Notify(server string, n mcp.JSONRPCNotification) {
 			params["uri"] = s.catalog.exposedURI(server, uri)
 		}
 		// To every session that may read the server's resources.
-		policy := s.policy.Load()
+		policy := s.current().policy
 		for _, k := range s.sessions.all() {
 			if !policy.Hidden(rules.Call{Profile: k.profile, Server: server, Tool: string(mcp.MethodResourcesRead)}) {
 				_ = s.mcp.SendNotificationToClient(k.ctx, n.Method, params)

@@ -5,17 +5,11 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
-
-// settings are the parts of a Server's configuration a reload replaces
-// whole, read without locking.
-type settings struct {
-	naming          Naming
-	samplingDenied  map[string]bool // servers whose policy.sampling is deny
-	resolveSymlinks map[string]bool // servers whose path arguments are also decided with symlinks followed
-}
 
 // A Reload is a new configuration for a running Server.
 type Reload struct {
@@ -31,26 +25,38 @@ type Reload struct {
 	Removed []string
 }
 
-// Reload swaps in a new configuration. Calls in flight finish under the
-// policy they started with; calls after it use the new one. Tools are
+// Reload swaps in a new configuration, in one step: a call sees the old
+// policy, naming and options, or the new ones, never some of each. Calls
+// in flight finish under the snapshot they started with; calls after it
+// use the new one. Tools are
 // re-registered under the new naming, clients are told the tool list
 // changed (what is hidden may differ), and the new policy's hash is
 // audited.
 func (s *Server) Reload(ctx context.Context, r Reload) {
-	s.policy.Store(r.Policy)
-
 	s.tools.mu.Lock()
-	s.settings.Store(&settings{naming: r.Naming, samplingDenied: r.SamplingDenied, resolveSymlinks: r.ResolveSymlinks})
-	for _, name := range r.Removed {
-		if _, _, _, err := s.rebuildTools(name, nil, true); err != nil {
-			s.logger.Error("withdrawing a removed server's tools", "server", name, "err", err)
+	cur := s.current()
+	// Every server's tools are staged under the new naming against the
+	// names registered now, then the new snapshot is swapped in once.
+	base := &snapshot{policy: r.Policy, naming: r.Naming, names: cur.names, samplingDenied: r.SamplingDenied, resolveSymlinks: r.ResolveSymlinks}
+	next := base
+	var regs []registration
+	stage := func(name string, tools []mcp.Tool, remove bool, failure string) {
+		staged, reg, _, _, _, err := s.stageTools(base, name, tools, remove)
+		if err != nil {
+			s.logger.Error(failure, "server", name, "err", err)
+			return
 		}
+		next = staged
+		regs = append(regs, reg)
+	}
+	for _, name := range r.Removed {
+		stage(name, nil, true, "withdrawing a removed server's tools")
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.tools.byServer)) {
-		if _, _, _, err := s.rebuildTools(name, s.tools.byServer[name], false); err != nil {
-			s.logger.Error("re-registering tools after a reload; keeping the previous names", "server", name, "err", err)
-		}
+		stage(name, s.tools.byServer[name], false, "re-registering tools after a reload; keeping the previous names")
 	}
+	s.snap.Store(next)
+	s.register(merge(regs))
 	s.tools.mu.Unlock()
 
 	s.catalog.mu.Lock()
@@ -77,4 +83,26 @@ func (s *Server) CheckNaming(naming Naming) error {
 	defer s.tools.mu.Unlock()
 	_, err := naming.Names(s.tools.byServer)
 	return err
+}
+
+// merge joins the registrations of several servers into one: every wire
+// name gone is deleted unless another server's tool now has it, then
+// every tool is added.
+func merge(regs []registration) registration {
+	var all registration
+	kept := map[string]bool{}
+	for _, r := range regs {
+		all.defs = append(all.defs, r.defs...)
+		for _, d := range r.defs {
+			kept[d.Tool.Name] = true
+		}
+	}
+	for _, r := range regs {
+		for _, wire := range r.gone {
+			if !kept[wire] {
+				all.gone = append(all.gone, wire)
+			}
+		}
+	}
+	return all
 }

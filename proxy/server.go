@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
+	"github.com/mcpwarden/mcpwarden/internal/pin"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
@@ -70,7 +71,7 @@ type Options struct {
 	AskTimeout time.Duration
 	// Resolvers answer the asks the calling client cannot be asked (it did
 	// not declare elicitation, or SkipElicitation is set): the approvals
-	// broker, an external resolver. The first one decides (DESIGN.md §3);
+	// broker, an external resolver. The first one decides (docs/design.md, "Asking a human");
 	// nil means none, so the ask_fallback applies.
 	Resolvers []approvals.Resolver
 	// SkipElicitation never asks through MCP elicitation, for clients that
@@ -102,8 +103,7 @@ type Server struct {
 	upstream  Upstream
 	audit     *audit.Log
 	logger    *slog.Logger
-	policy    atomic.Pointer[rules.Policy]
-	settings  atomic.Pointer[settings]
+	snap      atomic.Pointer[snapshot] // see snapshot; replaced whole
 	pinning   *Pinning
 	review    review
 	relay     relay
@@ -113,7 +113,6 @@ type Server struct {
 	profile   string
 	principal string
 	tools     toolset
-	names     atomic.Pointer[Names]
 	mcp       *server.MCPServer
 	asker     *asker
 	roots     rootCache
@@ -123,9 +122,10 @@ type Server struct {
 	startBy   time.Time                       // Options.StartupDeadline
 }
 
-// New builds the server from the tools the upstreams listed. A wire-name
-// collision is an error; an upstream that failed to start contributes no
-// tools (its error was reported when it failed).
+// New builds the server. It does no I/O: it exposes no tools until it is
+// told an upstream is up (UpstreamChanged), so the upstream pool is built
+// first, then the proxy on it, then the pool is started with the proxy as
+// its peer, and no event of an upstream comes before the proxy exists.
 func New(o Options) (*Server, error) {
 	if o.Upstream == nil || o.Policy == nil || o.Audit == nil {
 		return nil, errors.New("proxy: Upstream, Policy and Audit are required")
@@ -146,9 +146,7 @@ func New(o Options) (*Server, error) {
 		starting:  o.Starting,
 		startBy:   o.StartupDeadline,
 	}
-	s.policy.Store(o.Policy)
-	s.settings.Store(&settings{naming: o.Naming, samplingDenied: o.SamplingDenied, resolveSymlinks: o.ResolveSymlinks})
-	s.names.Store(&Names{})
+	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &Names{}, samplingDenied: o.SamplingDenied, resolveSymlinks: o.ResolveSymlinks})
 
 	hooks := &server.Hooks{}
 	hooks.AddOnError(s.auditHiddenCall)
@@ -193,17 +191,6 @@ func New(o Options) (*Server, error) {
 			s.roots.forget(cs.SessionID()) // asked again at the next call
 		}
 	})
-	for _, name := range o.Upstream.Names() {
-		listed, err := o.Upstream.Tools(name)
-		if err != nil {
-			continue // reported when it failed; it has no tools to show
-		}
-		s.checkPins(context.Background(), name, listed)
-		if _, _, _, err := s.setTools(name, listed); err != nil {
-			return nil, err
-		}
-		s.refreshCatalog(context.Background(), name)
-	}
 	timeout := o.AskTimeout
 	if timeout <= 0 {
 		timeout = DefaultAskTimeout
@@ -218,9 +205,6 @@ func (s *Server) Close() {
 	s.catalog.refreshG.Wait()
 }
 
-// Policy returns the policy in force.
-func (s *Server) Policy() *rules.Policy { return s.policy.Load() }
-
 // MCP returns the underlying mcp-go server, for transports and tests.
 func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
@@ -231,15 +215,15 @@ func (s *Server) Lookup(wire string) (Tool, bool) { return s.lookup(wire) }
 // hides. mcp-go applies the same filter to tools/call, so a hidden tool
 // cannot be called by guessing its wire name either (see auditHiddenCall).
 func (s *Server) listed(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-	policy := s.policy.Load()
+	snap := s.current()
 	profile := s.profileOf(ctx)
 	out := tools[:0:0]
 	for _, def := range tools {
-		t, ok := s.lookup(def.Name)
-		if !ok || policy.Hidden(rules.Call{Profile: profile, Server: t.Server, Tool: t.Name}) {
+		t, ok := snap.names.Lookup(def.Name)
+		if !ok || snap.policy.Hidden(rules.Call{Profile: profile, Server: t.Server, Tool: t.Name}) {
 			continue
 		}
-		if p, changed := s.review.of(t.Canonical); !changed || p.reaction != OnChangeHide {
+		if p, changed := s.review.of(t.Canonical); !changed || p.reaction != pin.Hide {
 			out = append(out, def)
 		}
 	}

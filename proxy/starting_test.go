@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,11 +37,11 @@ func startingEnv(t *testing.T) (e *env, release func()) {
 			h.ServeHTTP(w, r)
 		})
 	})
-	var target atomic.Pointer[Server]
-	pool := upstream.Start(t.Context(), map[string]upstream.Spec{
+	var srv *Server // set before the pool starts, so before any event
+	pool := upstream.New(map[string]upstream.Spec{
 		"up": {Transport: upstream.TransportHTTP, URL: url},
 	}, &upstream.Options{Background: true, OnEvent: func(ev upstream.Event) {
-		if srv := target.Load(); srv != nil && ev.Kind == upstream.EventConnected {
+		if ev.Kind == upstream.EventConnected {
 			srv.UpstreamChanged(context.Background(), ev.Server)
 		}
 	}})
@@ -52,12 +51,12 @@ func startingEnv(t *testing.T) (e *env, release func()) {
 		t.Fatal(err)
 	}
 	sink := &memorySink{}
-	srv, err := New(Options{Upstream: pool, Policy: p, Audit: audit.New(sink, audit.Config{}),
+	srv, err = New(Options{Upstream: pool, Policy: p, Audit: audit.New(sink, audit.Config{}),
 		Starting: pool.WaitStarted, StartupDeadline: time.Now().Add(200 * time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	target.Store(srv)
+	pool.Start(t.Context(), srv)
 	t.Cleanup(release) // first: the server's handlers end
 	return &env{pool: pool, srv: srv, sink: sink}, release
 }
@@ -114,5 +113,79 @@ func TestCallOfAToolNoServerHasEndsOnceAllHaveStarted(t *testing.T) {
 	}
 	if !slices.ContainsFunc(res.Tools, func(tool mcp.Tool) bool { return tool.Name == "up__echo" }) {
 		t.Errorf("tools/list once the server is up lacks up__echo")
+	}
+}
+
+// callInBackground calls up__echo and sends what it got on the channel.
+func callInBackground(t *testing.T, e *env) <-chan string {
+	t.Helper()
+	c := e.client(t)
+	done := make(chan string, 1)
+	go func() {
+		res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "waited"}}})
+		switch {
+		case err != nil:
+			done <- "error: " + err.Error()
+		case res.IsError:
+			done <- "isError: " + testkit.Text(res)
+		default:
+			done <- testkit.Text(res)
+		}
+	}()
+	time.Sleep(300 * time.Millisecond) // it waits for its server
+	return done
+}
+
+func TestCallWaitingForItsServerAtShutdownIsDrained(t *testing.T) {
+	t.Parallel()
+	e, release := startingEnv(t)
+	done := callInBackground(t, e)
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		e.srv.Drain(ctx)
+	}()
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case <-drained:
+		t.Fatal("shutdown did not wait for the call waiting for its server")
+	default:
+	}
+	release()
+	select {
+	case got := <-done:
+		if got != "waited" {
+			t.Errorf("the call waiting at shutdown got %q, want it to complete", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call did not end")
+	}
+	select {
+	case <-drained:
+	case <-time.After(5 * time.Second):
+		t.Error("shutdown did not end once the call had")
+	}
+}
+
+func TestCallWaitingForItsServerIsCancelledAtTheEndOfTheGrace(t *testing.T) {
+	t.Parallel()
+	e, _ := startingEnv(t)
+	done := callInBackground(t, e)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	e.srv.Drain(ctx)
+	select {
+	case got := <-done:
+		if !strings.Contains(got, "mcpwarden is shutting down") {
+			t.Errorf("the call still waiting at the end of the grace got %q, want it cancelled as shutting down", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call was not cancelled")
+	}
+	if took := time.Since(began); took > 3*time.Second {
+		t.Errorf("Drain took %s with a 300ms grace", took)
 	}
 }

@@ -26,7 +26,7 @@ func (s *Server) target(c *call) target {
 		t.earns = false
 	}
 	t.paths, t.forms = paths, forms
-	local := s.settings.Load().resolveSymlinks[c.tool.Server]
+	local := c.snap.resolveSymlinks[c.tool.Server]
 	for _, p := range paths {
 		dir := filepath.Dir(p)
 		if info, err := os.Stat(p); local && err == nil && info.IsDir() {
@@ -46,7 +46,7 @@ func (s *Server) target(c *call) target {
 // on disk). known is false when any value's location cannot be known.
 func (s *Server) pathForms(c *call) (paths, forms []string, known bool) {
 	rc := c.rulesCall()
-	if s.settings.Load().resolveSymlinks[c.tool.Server] {
+	if c.snap.resolveSymlinks[c.tool.Server] {
 		rc.Physical = PhysicalForms(c.policy, rc)
 	}
 	values, known := c.policy.PathForms(rc)

@@ -115,6 +115,7 @@ func newTelEnv(t *testing.T, policy rules.PolicySpec, sink *memorySink, resolver
 	if err != nil {
 		t.Fatal(err)
 	}
+	adopt(t, srv)
 	return &telEnv{srv: srv, tel: tel, exp: exp, seen: seen}
 }
 

@@ -13,48 +13,6 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 )
 
-// A Naming says how tools get their wire names. The zero value gives
-// <server>__<tool> for every tool.
-type Naming struct {
-	// Separator joins server and tool; "" is DefaultSeparator.
-	Separator string
-	// Aliases maps server → upstream tool name → wire name.
-	Aliases map[string]map[string]string
-	// Unprefixed names the servers whose tools keep their upstream names
-	// (servers.<name>.prefix: false), so that mcpwarden can stand in for one
-	// server transparently. A collision is an error, as always.
-	Unprefixed map[string]bool
-}
-
-// Wire returns the wire name of a server's tool.
-func (n Naming) Wire(server, tool string) string {
-	if alias := n.Aliases[server][tool]; alias != "" {
-		return alias
-	}
-	if n.Unprefixed[server] {
-		return tool
-	}
-	return WireName(server, tool, n.Separator)
-}
-
-// Tool returns a server's tool as the proxy knows it under this naming.
-func (n Naming) Tool(server, tool string) Tool {
-	return Tool{Server: server, Name: tool, Canonical: Canonical(server, tool), Wire: n.Wire(server, tool)}
-}
-
-// Names builds the wire-name map for every server's tools under this
-// naming; a collision or a name clients would reject is an error naming
-// the tools (see NewNames).
-func (n Naming) Names(byServer map[string][]mcp.Tool) (*Names, error) {
-	var all []Tool
-	for _, srv := range slices.Sorted(maps.Keys(byServer)) {
-		for _, def := range byServer[srv] {
-			all = append(all, n.Tool(srv, def.Name))
-		}
-	}
-	return NewNames(all)
-}
-
 // A toolset is the exposed tools: the upstream definitions by server and the
 // wire-name map built from them. Updates are serialised; readers load the
 // map without locking.
@@ -88,7 +46,7 @@ func (s *Server) SetTools(ctx context.Context, name string, tools []mcp.Tool) er
 	}
 	detail := strings.Join(parts, " ")
 	s.logger.Info("upstream tools changed", "server", name, "changes", detail)
-	s.writeAudit(ctx, audit.Event{Event: audit.KindToolsChanged, Server: name, Detail: detail, PolicySHA256: s.policy.Load().SHA256()})
+	s.writeAudit(ctx, audit.Event{Event: audit.KindToolsChanged, Server: name, Detail: detail, PolicySHA256: s.current().policy.SHA256()})
 	return nil
 }
 
@@ -97,32 +55,58 @@ func (s *Server) SetTools(ctx context.Context, name string, tools []mcp.Tool) er
 func (s *Server) setTools(name string, tools []mcp.Tool) (added, removed, changed []string, err error) {
 	s.tools.mu.Lock()
 	defer s.tools.mu.Unlock()
-	return s.rebuildTools(name, tools, false)
-}
-
-// rebuildTools is setTools with s.tools.mu held; remove drops the server
-// from the set altogether.
-func (s *Server) rebuildTools(name string, tools []mcp.Tool, remove bool) (added, removed, changed []string, err error) {
-	naming := s.settings.Load().naming
-	next := maps.Clone(s.tools.byServer)
-	if next == nil {
-		next = map[string][]mcp.Tool{}
-	}
-	next[name] = tools
-	if remove {
-		delete(next, name)
-	}
-
-	names, err := naming.Names(next)
+	next, reg, added, removed, changed, err := s.stageTools(s.current(), name, tools, false)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	s.snap.Store(next)
+	s.register(reg)
+	return added, removed, changed, nil
+}
+
+// A registration is what a rebuilt tool set changes in the mcp-go server:
+// the wire names it no longer has and the tools it (re)defines.
+type registration struct {
+	gone []string
+	defs []server.ServerTool
+}
+
+// register applies reg to the mcp-go server, once the snapshot that
+// names its tools is in force.
+func (s *Server) register(reg registration) {
+	if len(reg.gone) > 0 {
+		s.mcp.DeleteTools(reg.gone...)
+	}
+	if len(reg.defs) > 0 {
+		s.mcp.AddTools(reg.defs...)
+	}
+}
+
+// stageTools rebuilds the exposed set of cur, under cur's naming, with
+// name's tools replaced, or the server dropped altogether with remove. It
+// returns the snapshot with the new names, for the caller to swap in, and
+// the registration to apply after it. s.tools.mu is held; s.tools.byServer
+// is updated.
+func (s *Server) stageTools(cur *snapshot, name string, tools []mcp.Tool, remove bool) (next *snapshot, reg registration, added, removed, changed []string, err error) {
+	naming := cur.naming
+	byServer := maps.Clone(s.tools.byServer)
+	if byServer == nil {
+		byServer = map[string][]mcp.Tool{}
+	}
+	byServer[name] = tools
+	if remove {
+		delete(byServer, name)
+	}
+
+	names, err := naming.Names(byServer)
+	if err != nil {
+		return nil, reg, nil, nil, nil, err
 	}
 
 	before := map[string]mcp.Tool{}
 	for _, def := range s.tools.byServer[name] {
 		before[def.Name] = def
 	}
-	var defs []server.ServerTool
 	wires := map[string]bool{}
 	for _, def := range tools {
 		t := naming.Tool(name, def.Name)
@@ -137,7 +121,7 @@ func (s *Server) rebuildTools(name string, tools []mcp.Tool, remove bool) (added
 		delete(before, def.Name)
 		wires[t.Wire] = true
 		def.Name = t.Wire
-		defs = append(defs, server.ServerTool{Tool: def, Handler: s.handler(t)})
+		reg.defs = append(reg.defs, server.ServerTool{Tool: def, Handler: s.handler(t)})
 	}
 	for tool := range before {
 		removed = append(removed, Canonical(name, tool))
@@ -145,22 +129,13 @@ func (s *Server) rebuildTools(name string, tools []mcp.Tool, remove bool) (added
 	slices.Sort(removed)
 	// What the server had registered and no longer has, by the names it
 	// was registered under (the naming may have changed since).
-	var gone []string
-	for wire, t := range s.names.Load().byWire {
+	for wire, t := range cur.names.byWire {
 		if t.Server == name && !wires[wire] {
-			gone = append(gone, wire)
+			reg.gone = append(reg.gone, wire)
 		}
 	}
-
-	s.names.Store(names)
-	s.tools.byServer = next
-	if len(gone) > 0 {
-		s.mcp.DeleteTools(gone...)
-	}
-	if len(defs) > 0 {
-		s.mcp.AddTools(defs...)
-	}
-	return added, removed, changed, nil
+	s.tools.byServer = byServer
+	return cur.withNames(names), reg, added, removed, changed, nil
 }
 
 // sameDefinition reports whether two listings of a tool define it alike.
@@ -172,5 +147,5 @@ func sameDefinition(a, b mcp.Tool) bool {
 
 // lookup returns the tool behind a wire name in the current set.
 func (s *Server) lookup(wire string) (Tool, bool) {
-	return s.names.Load().Lookup(wire)
+	return s.current().names.Lookup(wire)
 }

@@ -78,6 +78,7 @@ func TestUnprefixedServerKeepsToolNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	adopt(t, srv)
 	e := &env{pool: pool, srv: srv, rec: rec}
 	if got, want := listNames(t, e), []string{"echo", "rich", "write"}; !slices.Equal(got, want) {
 		t.Errorf("tools = %v, want the upstream's own names %v", got, want)

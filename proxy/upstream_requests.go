@@ -16,7 +16,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
-// Requests from upstreams to the client side (DESIGN.md §3, last bullet).
+// Requests from upstreams to the client side (docs/design.md, "Sessions and principals").
 // Sampling and elicitation are decided as mcp:<server>:sampling/createMessage
 // and mcp:<server>:elicitation/create for the session they go to, audited,
 // and sent only to a session of the principal whose request to that
@@ -54,7 +54,7 @@ func (s *Server) recipient(server string, method mcp.MCPMethod) (context.Context
 		}
 		return newest.ctx, nil
 	}
-	policy := s.policy.Load()
+	policy := s.current().policy
 	var best *knownSession
 	for _, k := range s.sessions.all() {
 		if policy.Hidden(rules.Call{Profile: k.profile, Server: server, Tool: string(method)}) {
@@ -81,10 +81,7 @@ func (s *Server) recipient(server string, method mcp.MCPMethod) (context.Context
 // sampling whatever the rules say.
 func (s *Server) fromUpstream(ctx context.Context, server string, method mcp.MCPMethod, args map[string]any, do func(context.Context) (any, error)) (any, error) {
 	c := s.newRequest(ctx, server, method, server, args)
-	c.verdict = s.decide(c)
-	if method == mcp.MethodSamplingCreateMessage && s.settings.Load().samplingDenied[server] {
-		c.verdict = rules.Verdict{Decision: rules.Deny, Rule: "servers." + server + ".policy.sampling: deny", Gate: "servers." + server + ".policy", Reason: "the server's policy denies sampling"}
-	}
+	c.verdict = s.decideFromUpstream(c, server, method)
 	c.grantedBy = audit.GrantedByRule
 	if c.argsErr != nil {
 		c.verdict = rules.Verdict{Decision: rules.Deny, Reason: c.argsErr.Error()}
@@ -168,7 +165,7 @@ func (s *Server) Elicit(_ context.Context, server string, req mcp.ElicitationReq
 // they were started with by the roots they are given, and an empty list
 // leaves them as configured, where any directory would widen them.
 func (s *Server) ListRoots(_ context.Context, server string, _ mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
-	dirs, _ := s.policy.Load().Workspace(server)
+	dirs, _ := s.current().policy.Workspace(server)
 	roots := make([]mcp.Root, 0, len(dirs))
 	for _, d := range dirs {
 		roots = append(roots, mcp.Root{URI: fileURI(d), Name: filepath.Base(d)})
@@ -183,4 +180,14 @@ func fileURI(dir string) string {
 		p = "/" + p // a Windows drive: file:///C:/x
 	}
 	return (&url.URL{Scheme: "file", Path: p}).String()
+}
+
+// decideFromUpstream is the verdict of an upstream's request of method:
+// the rules', unless the server's policy denies sampling, all read from
+// the call's one snapshot.
+func (s *Server) decideFromUpstream(c *call, server string, method mcp.MCPMethod) rules.Verdict {
+	if method == mcp.MethodSamplingCreateMessage && c.snap.samplingDenied[server] {
+		return rules.Verdict{Decision: rules.Deny, Rule: "servers." + server + ".policy.sampling: deny", Gate: "servers." + server + ".policy", Reason: "the server's policy denies sampling"}
+	}
+	return s.decide(c)
 }

@@ -263,27 +263,3 @@ func (f samplerFunc) CreateMessage(context.Context, mcp.CreateMessageRequest) (*
 	f()
 	return &mcp.CreateMessageResult{SamplingMessage: mcp.SamplingMessage{Role: mcp.RoleAssistant, Content: mcp.NewTextContent("ok")}, Model: "test-model"}, nil
 }
-
-// TestRootsRequestedBeforeTheProxyExistsAreAnswered: server-filesystem
-// asks for roots as soon as it is initialized, before serve has built the
-// proxy; the request waits for it instead of being refused.
-func TestRootsRequestedBeforeTheProxyExistsAreAnswered(t *testing.T) {
-	t.Parallel()
-	spec := rules.Spec{Global: rules.PolicySpec{Allow: []string{"mcp:*:*"}, Workspace: []string{"/srv/app"}}}
-	e := newCatalogEnv(t, spec, Options{})
-	var slot PeerSlot
-	type reply struct {
-		res *mcp.ListRootsResult
-		err error
-	}
-	replies := make(chan reply, 1)
-	go func() {
-		res, err := slot.ListRoots(t.Context(), "fs", mcp.ListRootsRequest{})
-		replies <- reply{res, err}
-	}()
-	slot.Set(e.srv)
-	r := <-replies
-	if r.err != nil || len(r.res.Roots) != 1 || r.res.Roots[0].URI != "file:///srv/app" {
-		t.Errorf("roots asked before the proxy was set = %+v, %v", r.res, r.err)
-	}
-}

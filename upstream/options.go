@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -35,9 +34,6 @@ type Options struct {
 	// other than Reconcile and Close, which wait for supervisors (possibly
 	// the calling one).
 	OnEvent func(Event)
-	// Peer, if set, gets the upstreams' notifications and answers their
-	// requests to the client side (see Peer).
-	Peer Peer
 	// MinBackoff and MaxBackoff bound the delay between restart attempts;
 	// 0 means DefaultMinBackoff and DefaultMaxBackoff.
 	MinBackoff, MaxBackoff time.Duration
@@ -49,15 +45,17 @@ type Options struct {
 }
 
 // A supervisorEnv is what the supervisors of one pool share with it,
-// fixed when the pool starts: its options, the spawner of its stdio
-// children, the group of its goroutines and the count of tool changes. A
+// fixed when the pool starts: its options, its peer, the spawner of its
+// stdio children and the group of its goroutines. A
 // supervisor reaches nothing else of the pool, neither its servers nor its
 // lock: only the pool changes which servers it has.
 type supervisorEnv struct {
-	opts    Options        // Logger and ClientInfo set
-	spawn   *spawner       // starts the stdio children; closed after group has ended
-	group   sync.WaitGroup // the supervisors and what they start
-	changes atomic.Uint64  // see Pool.Changes
+	opts Options // Logger and ClientInfo set
+	// client is the peer given to Pool.Start, before any supervisor runs;
+	// nil when there is none.
+	client Peer
+	spawn  *spawner       // starts the stdio children; closed after group has ended
+	group  sync.WaitGroup // the supervisors and what they start
 }
 
 // newSupervisorEnv is the env of a pool with opts, Logger and ClientInfo
@@ -74,7 +72,7 @@ func newSupervisorEnv(opts Options) *supervisorEnv {
 
 // peer is where the upstreams' notifications and requests go; nil when
 // there is none.
-func (e *supervisorEnv) peer() Peer { return e.opts.Peer }
+func (e *supervisorEnv) peer() Peer { return e.client }
 
 // backoff is the delay after the given number of consecutive failures.
 func (e *supervisorEnv) backoff(failures int) time.Duration {

@@ -40,21 +40,18 @@ type Pool struct {
 	retiring map[string]*server // stopped by Reconcile, until Reconcile sees their supervisor ended
 }
 
-// Changes counts the events after which a server's tools are to be read
-// again (EventConnected, EventRestarted, EventToolsChanged,
-// EventReinitialized), over all servers; it is counted before the event is
-// reported. One who read the tools of every server can tell from it
-// whether any event came since.
-func (p *Pool) Changes() uint64 { return p.env.changes.Load() }
-
-// Start connects to every server in specs concurrently: it starts or dials
-// it, initializes the session and lists all its tools (following
-// pagination). It returns when each has succeeded or failed its first
-// attempt, or at once with Options.Background; a failure is kept on its
-// server (see Err) and does not stop the others, and the server is retried
-// in the background. ctx bounds the first attempts only: the sessions live
-// until Close.
+// Start builds a pool of the servers in specs and starts it (see New and
+// (*Pool).Start), without a peer: for callers that only list and call.
 func Start(ctx context.Context, specs map[string]Spec, opts *Options) *Pool {
+	p := New(specs, opts)
+	p.Start(ctx, nil)
+	return p
+}
+
+// New builds a pool of the servers in specs without starting any of them,
+// so that the client side (the peer, the receiver of Options.OnEvent) can
+// be built on the pool before the first server is heard from.
+func New(specs map[string]Spec, opts *Options) *Pool {
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -66,14 +63,27 @@ func Start(ctx context.Context, specs map[string]Spec, opts *Options) *Pool {
 		servers[name] = newServer(p.ctx, env, name, spec)
 	}
 	p.servers.Store(&servers)
+	return p
+}
+
+// Start connects to every server given to New concurrently: it starts or
+// dials it, initializes the session and lists all its tools (following
+// pagination). peer, when not nil, gets the upstreams' notifications and
+// answers their requests to the client side (see Peer). Start returns
+// when each server has succeeded or failed its first attempt, or at once
+// with Options.Background; a failure is kept on its server (see Err) and
+// does not stop the others, and the server is retried in the background.
+// ctx bounds the first attempts only: the sessions live until Close.
+// Start is called once, before any other method but Names and Close.
+func (p *Pool) Start(ctx context.Context, peer Peer) {
+	p.env.client = peer
 	var first sync.WaitGroup
-	for _, s := range servers {
-		s.start(ctx, &first) // nothing else can see p yet
+	for _, s := range *p.servers.Load() {
+		s.start(ctx, &first) // nothing else runs on p yet
 	}
-	if !opts.Background {
+	if !p.env.opts.Background {
 		first.Wait()
 	}
-	return p
 }
 
 // Names returns the servers' names, sorted.

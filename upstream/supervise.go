@@ -201,10 +201,6 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 func (s *server) emit(e Event) {
-	switch e.Kind {
-	case EventConnected, EventRestarted, EventToolsChanged, EventReinitialized:
-		s.env.changes.Add(1)
-	}
 	if s.env.opts.OnEvent != nil {
 		s.env.opts.OnEvent(e)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpwarden/mcpwarden/internal/app"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
@@ -47,7 +48,7 @@ func TestApprovalsCommands(t *testing.T) {
 	t.Parallel()
 	configPath, cfg := approvalsConfig(t)
 	var stderr bytes.Buffer
-	resolvers, stop, err := startResolvers(t.Context(), cfg, &stderr, slog.New(slog.DiscardHandler))
+	resolvers, stop, err := app.StartResolvers(t.Context(), cfg, &stderr, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestApprovalsCommandNeedsAnInstance(t *testing.T) {
 func TestResolverURLNeedsItsSecret(t *testing.T) {
 	t.Parallel()
 	cfg := &config.Config{Ask: config.Ask{Resolver: config.AskResolver{URL: "https://resolver.example/", SecretEnv: "WARDEN_TEST_UNSET_SECRET_" + fmt.Sprint(time.Now().UnixNano())}}}
-	if _, _, err := startResolvers(t.Context(), cfg, io.Discard, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "secret_env") {
-		t.Errorf("startResolvers without the secret: %v", err)
+	if _, _, err := app.StartResolvers(t.Context(), cfg, io.Discard, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "secret_env") {
+		t.Errorf("StartResolvers without the secret: %v", err)
 	}
 }

@@ -56,7 +56,7 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 				return &codeError{code: exitUsage, err: err}
 			}
 			if profile != "" {
-				if _, ok := st.cfg.Profiles[profile]; !ok {
+				if _, ok := st.Config.Profiles[profile]; !ok {
 					return &codeError{code: exitUsage, err: fmt.Errorf("--profile %q: the config has no such profile", profile)}
 				}
 				call.Profile = profile
@@ -64,11 +64,11 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 			// Decide as the proxy does: relative paths also against the
 			// roots mcpwarden hands the server, and on disk where
 			// resolve_symlinks is on.
-			call.UpstreamRoots, _ = st.policy.Workspace(call.Server)
-			if st.resolveSymlinks()[call.Server] {
-				call.Physical = proxy.PhysicalForms(st.policy, call)
+			call.UpstreamRoots, _ = st.Policy.Workspace(call.Server)
+			if st.ResolveSymlinks()[call.Server] {
+				call.Physical = proxy.PhysicalForms(st.Policy, call)
 			}
-			ex := st.policy.Explain(call)
+			ex := st.Policy.Explain(call)
 			printExplanation(cmd.OutOrStdout(), call, ex)
 			switch ex.Verdict.Decision {
 			case rules.Allow:
@@ -144,7 +144,7 @@ func printExplanation(w io.Writer, c rules.Call, ex rules.Explanation) {
 		}
 		where := s.Where
 		if where == "" {
-			where = s.Gate + " " + s.List
+			where = s.Gate + " " + string(s.List)
 		}
 		fmt.Fprintf(w, "  %s%-28s %s\n", mark, where, s.Rule)
 		if s.Why != "" {

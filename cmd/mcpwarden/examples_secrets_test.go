@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpwarden/mcpwarden/internal/app"
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -170,7 +171,7 @@ func TestExamplesRefuseSecrets(t *testing.T) {
 			// Clients start mcpwarden in the config's directory (Claude
 			// Code in the project, where its mcpwarden.yaml is).
 			workDir := ex.cfg.Dir
-			st, err := newSetup(ex.cfg, workDir)
+			st, err := app.NewSetup(ex.cfg, workDir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -183,7 +184,7 @@ func TestExamplesRefuseSecrets(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s %s: %v", tool, args, err)
 				}
-				return st.policy.Explain(call).Verdict
+				return st.Policy.Explain(call).Verdict
 			}
 			refuse := func(what string, paths []string, outside bool) {
 				for _, p := range paths {

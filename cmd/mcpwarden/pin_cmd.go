@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpwarden/mcpwarden/internal/app"
 	"github.com/mcpwarden/mcpwarden/internal/pin"
 )
 
@@ -31,36 +32,35 @@ are changes, or an upstream failed to start, 2 the config is invalid.`,
 			if err != nil {
 				return err
 			}
-			logger, _, err := st.logger(cmd.ErrOrStderr(), g, "error")
+			logger, _, err := setupLogger(st, cmd.ErrOrStderr(), g, "error")
 			if err != nil {
 				return err
 			}
-			lock, err := pin.Load(st.lockPath())
+			lock, err := pin.Load(st.LockPath())
 			if err != nil {
 				return &codeError{code: exitUsage, err: err}
 			}
-			pool := st.startUpstreams(cmd.Context(), logger, nil)
-			defer pool.Close()
+			listing := app.ListUpstreams(cmd.Context(), st, logger, version())
+			defer listing.Close()
 
 			out := cmd.OutOrStdout()
-			var changes, failed int
-			for _, name := range pool.Names() {
-				tools, err := pool.Tools(name)
-				if err != nil {
-					failed++
-					fmt.Fprintf(out, "error: %v\n", err)
+			var changes int
+			failed := listing.Failed()
+			for _, l := range listing.Servers {
+				if l.Err != nil {
+					fmt.Fprintf(out, "error: %v\n", l.Err)
 					continue
 				}
-				if !lock.Known(name) {
-					fmt.Fprintf(out, "%s: not pinned yet (%d tools)\n", name, len(tools))
+				if !lock.Known(l.Server) {
+					fmt.Fprintf(out, "%s: not pinned yet (%d tools)\n", l.Server, len(l.Tools))
 					changes++
 				}
-				for _, ch := range lock.Check(name, tools) {
+				for _, ch := range lock.Check(l.Server, l.Tools) {
 					fmt.Fprintf(out, "%s\n", ch)
 					changes++
 				}
 				if update {
-					if err := lock.Update(name, tools); err != nil {
+					if err := lock.Update(l.Server, l.Tools); err != nil {
 						return err
 					}
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpwarden/mcpwarden/internal/app"
 	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -69,39 +70,38 @@ listed with their error), 2 the config is invalid.`,
 			if err != nil {
 				return err
 			}
-			logger, redactor, err := st.logger(cmd.ErrOrStderr(), g, "error")
+			logger, redactor, err := setupLogger(st, cmd.ErrOrStderr(), g, "error")
 			if err != nil {
 				return err
 			}
-			pool := st.startUpstreams(cmd.Context(), logger, nil)
-			defer pool.Close()
+			listing := app.ListUpstreams(cmd.Context(), st, logger, version())
+			defer listing.Close()
 
 			rep := toolsReport{Tools: []toolRow{}, Catalog: []catalogRow{}, Failed: []failedServer{}}
-			naming := st.naming()
-			for _, name := range pool.Names() {
-				tools, err := pool.Tools(name)
-				if err != nil {
-					rep.Failed = append(rep.Failed, failedServer{Server: name, Error: redactor.String(err.Error())})
+			naming := st.Naming()
+			for _, l := range listing.Servers {
+				if l.Err != nil {
+					rep.Failed = append(rep.Failed, failedServer{Server: l.Server, Error: redactor.String(l.Err.Error())})
 					continue
 				}
-				for _, t := range tools {
-					call := rules.Call{Server: name, Tool: t.Name}
-					v := st.policy.Decide(call)
+				for _, t := range l.Tools {
+					call := rules.Call{Server: l.Server, Tool: t.Name}
+					v := st.Policy.Decide(call)
 					row := toolRow{
-						Server:   name,
+						Server:   l.Server,
 						Tool:     t.Name,
-						Name:     proxy.Canonical(name, t.Name),
-						WireName: naming.Wire(name, t.Name),
+						Name:     proxy.Canonical(l.Server, t.Name),
+						WireName: naming.Wire(l.Server, t.Name),
 						Decision: v.Decision.String(),
 						Rule:     v.Rule,
 						Gate:     v.Gate,
 					}
-					if st.policy.Hidden(call) {
+					if st.Policy.Hidden(call) {
 						row.Decision = "hidden"
 					}
 					rep.Tools = append(rep.Tools, row)
 				}
-				rep.Catalog = append(rep.Catalog, catalogRows(cmd.Context(), pool, st.policy, name)...)
+				rep.Catalog = append(rep.Catalog, catalogRows(cmd.Context(), listing.Pool, st.Policy, l.Server)...)
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -114,7 +114,7 @@ listed with their error), 2 the config is invalid.`,
 				printToolsTable(out, rep)
 			}
 			if len(rep.Failed) > 0 {
-				return &codeError{code: exitError, err: fmt.Errorf("%d of %d upstream servers failed to start", len(rep.Failed), len(pool.Names()))}
+				return &codeError{code: exitError, err: fmt.Errorf("%d of %d upstream servers failed to start", len(rep.Failed), len(listing.Servers))}
 			}
 			return nil
 		},

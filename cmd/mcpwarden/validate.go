@@ -6,9 +6,9 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/mcpwarden/mcpwarden/internal/app"
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -49,35 +49,31 @@ is invalid.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "config %s is valid: %d servers\n", st.cfg.File, len(st.cfg.Servers))
+			fmt.Fprintf(out, "config %s is valid: %d servers\n", st.Config.File, len(st.Config.Servers))
 			if offline {
 				return nil
 			}
-			logger, _, err := st.logger(cmd.ErrOrStderr(), g, "warn")
+			logger, _, err := setupLogger(st, cmd.ErrOrStderr(), g, "warn")
 			if err != nil {
 				return err
 			}
-			pool := st.startUpstreams(cmd.Context(), logger, nil)
-			defer pool.Close()
+			listing := app.ListUpstreams(cmd.Context(), st, logger, version())
+			defer listing.Close()
 
-			naming := st.naming()
-			var failed int
+			naming := st.Naming()
 			var known []rules.ToolInfo
-			listed := map[string][]mcp.Tool{}
-			for _, name := range pool.Names() {
-				tools, err := pool.Tools(name)
-				if err != nil {
-					failed++
-					fmt.Fprintf(out, "error: %v\n", err)
+			for _, l := range listing.Servers {
+				if l.Err != nil {
+					fmt.Fprintf(out, "error: %v\n", l.Err)
 					continue
 				}
-				listed[name] = tools
-				for _, t := range tools {
+				for _, t := range l.Tools {
 					props := t.InputSchema.Properties
-					known = append(known, rules.ToolInfo{Server: name, Name: t.Name, Optional: optional(props, t.InputSchema.Required),
+					known = append(known, rules.ToolInfo{Server: l.Server, Name: t.Name, Optional: optional(props, t.InputSchema.Required),
 						Keys: slices.Sorted(maps.Keys(props)), StringKeys: stringKeys(props)})
 				}
 			}
+			failed, listed := listing.Failed(), listing.Up()
 			if _, err := naming.Names(listed); err != nil {
 				return &codeError{code: exitUsage, err: err}
 			}
@@ -89,21 +85,21 @@ is invalid.`,
 					lintKnown = append(lintKnown, rules.ToolInfo{Server: name, Name: kind})
 				}
 			}
-			findings := st.policy.Lint(lintKnown)
+			findings := st.Policy.Lint(lintKnown)
 			for _, f := range findings {
 				fmt.Fprintf(out, "warning: %s: %q %s\n", f.Where, f.Rule, f.Message)
 			}
-			unlisted := st.policy.UnlistedPathKeys(known)
+			unlisted := st.Policy.UnlistedPathKeys(known)
 			for _, f := range unlisted {
 				fmt.Fprintf(out, "warning: %s %s\n", f.Where, f.Message)
 			}
 			findings = append(findings, unlisted...)
-			roots := st.rootFindings()
+			roots := rootFindings(st)
 			for _, f := range roots {
 				fmt.Fprintf(out, "warning: %s: %s\n", f.Where, f.Message)
 			}
 			findings = append(findings, roots...)
-			fmt.Fprintf(out, "%d tools on %d servers, %d lint findings\n", len(known), len(pool.Names())-failed, len(findings))
+			fmt.Fprintf(out, "%d tools on %d servers, %d lint findings\n", len(known), len(listing.Servers)-failed, len(findings))
 			switch {
 			case failed > 0:
 				return &codeError{code: exitError, err: fmt.Errorf("%d upstream servers failed to start", failed)}
@@ -124,21 +120,21 @@ is invalid.`,
 // as server-filesystem join a relative path to that directory; the rules
 // read it both there and against the root (where mcpwarden runs), so denies
 // hold, but an allow on the served directory never covers a relative path.
-func (s *setup) rootFindings() []rules.Finding {
+func rootFindings(s *app.Setup) []rules.Finding {
 	var fs []rules.Finding
-	for _, name := range s.cfg.ServerNames() {
-		srv := s.cfg.Servers[name]
+	for _, name := range s.Config.ServerNames() {
+		srv := s.Config.Servers[name]
 		if srv.EffectiveTransport() != config.TransportStdio || srv.Cwd != "" {
 			continue
 		}
-		extra := s.cfg.ExtraRoots(name, s.workDir)
+		extra := s.Config.ExtraRoots(name, s.WorkDir)
 		if len(extra) == 0 {
 			continue
 		}
 		fs = append(fs, rules.Finding{Where: "servers." + name, Message: fmt.Sprintf(
 			"has no cwd, so the rules join relative paths to %q (where mcpwarden runs) as well as to the directory %q it is given, "+
 				"against which a server such as server-filesystem resolves them, and an allow must hold for both; set cwd: %q",
-			s.cfg.Root(name, s.workDir), extra[0], extra[0])})
+			s.Config.Root(name, s.WorkDir), extra[0], extra[0])})
 	}
 	return fs
 }

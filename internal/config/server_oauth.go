@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpwarden/mcpwarden/internal/hostport"
 )
 
 // A ServerOAuth makes mcpwarden an OAuth client of a remote server
@@ -64,7 +66,7 @@ func (s Server) validateOAuth() []error {
 	if s.EffectiveTransport() != TransportHTTP {
 		add(": only a streamable HTTP server (url, transport http) takes oauth")
 	}
-	if u, err := url.Parse(s.URL); err == nil && u.Scheme == "http" && !isLoopback(u.Hostname()) {
+	if u, err := url.Parse(s.URL); err == nil && u.Scheme == "http" && !hostport.IsLoopback(u.Hostname()) {
 		add(": the server's url %q must be https (http only on a loopback host): tokens must not travel in the clear", s.URL)
 	}
 	for k := range s.Headers {

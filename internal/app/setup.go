@@ -1,0 +1,144 @@
+// Package app is mcpwarden's composition root: it builds the audit log,
+// the telemetry, the resolvers of asks, the upstream pool and the proxy
+// from a loaded config, wires them together once, serves, reloads and
+// shuts them down in order. The commands in cmd/mcpwarden only parse
+// flags, load the config and call it.
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/oauthlogin"
+	"github.com/mcpwarden/mcpwarden/internal/pin"
+	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/rules"
+	"github.com/mcpwarden/mcpwarden/upstream"
+)
+
+// A Setup is a loaded, validated config and its compiled policy: what
+// serve, check and validate all start from, so that they decide alike.
+type Setup struct {
+	Config *config.Config
+	Policy *rules.Policy
+	// WorkDir is the directory mcpwarden runs in: the root of stdio
+	// servers without cwd.
+	WorkDir string
+}
+
+// NewSetup compiles the policy of cfg, a loaded config, for mcpwarden
+// running in workDir.
+func NewSetup(cfg *config.Config, workDir string) (*Setup, error) {
+	policy, err := rules.Compile(cfg.RulesSpecIn(workDir))
+	if err != nil {
+		return nil, err
+	}
+	return &Setup{Config: cfg, Policy: policy, WorkDir: workDir}, nil
+}
+
+// Specs are the upstream servers as the config describes them, adding
+// headerFunc's headers (the trace context of each call) to every request
+// to an HTTP or SSE upstream, next to the configured headers; nil adds
+// none.
+func (s *Setup) Specs(headerFunc func(context.Context) map[string]string) map[string]upstream.Spec {
+	specs := make(map[string]upstream.Spec, len(s.Config.Servers))
+	for name, srv := range s.Config.Servers {
+		spec := upstream.Spec{
+			Command:     srv.Command,
+			Args:        srv.Args,
+			Env:         srv.Env,
+			URL:         srv.URL,
+			Headers:     srv.Headers,
+			HeaderFunc:  headerFunc,
+			InitTimeout: srv.InitTimeout,
+
+			CallTimeout:        srv.CallTimeout,
+			MaxResultBytes:     srv.MaxResultBytes,
+			MaxConcurrentCalls: srv.MaxConcurrentCalls,
+			MaxQueuedCalls:     srv.MaxQueuedCalls,
+			OAuth:              oauthlogin.UpstreamOAuth(name, srv, os.Getenv),
+		}
+		switch srv.EffectiveTransport() {
+		case config.TransportHTTP:
+			spec.Transport = upstream.TransportHTTP
+		case config.TransportSSE:
+			spec.Transport = upstream.TransportSSE
+		default:
+			spec.Transport = upstream.TransportStdio
+			spec.Dir = s.Config.ServerDir(name, s.WorkDir)
+		}
+		specs[name] = spec
+	}
+	return specs
+}
+
+// LockPath is the tool pin lock file's path.
+func (s *Setup) LockPath() string {
+	path := s.Config.Pin.Lock
+	if path == "" {
+		path = config.DefaultLockFile
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(s.Config.Dir, path)
+	}
+	return path
+}
+
+// Pinning is the rug-pull defence as the config sets it, with its lock.
+func (s *Setup) Pinning() (*proxy.Pinning, error) {
+	lock, err := pin.Load(s.LockPath())
+	if err != nil {
+		return nil, err
+	}
+	p := &proxy.Pinning{Lock: lock, Default: s.Config.Pin.OnToolChange, OnChange: map[string]pin.Reaction{}}
+	for name, srv := range s.Config.Servers {
+		p.OnChange[name] = srv.OnToolChange
+	}
+	return p, nil
+}
+
+// SamplingDenied names the servers whose policy denies sampling.
+func (s *Setup) SamplingDenied() map[string]bool {
+	out := map[string]bool{}
+	for name, srv := range s.Config.Servers {
+		if srv.Policy.Sampling == "deny" {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// ResolveSymlinks names the servers whose paths are decided with symlinks
+// followed too: resolve_symlinks where it is set (true for a remote server
+// that runs on this machine), else every stdio server.
+func (s *Setup) ResolveSymlinks() map[string]bool {
+	out := map[string]bool{}
+	for name, srv := range s.Config.Servers {
+		on := srv.EffectiveTransport() == config.TransportStdio
+		if srv.ResolveSymlinks != nil {
+			on = *srv.ResolveSymlinks
+		}
+		if on {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// Naming is how the config names tools on the wire.
+func (s *Setup) Naming() proxy.Naming {
+	n := proxy.Naming{
+		Separator:  s.Config.Naming.Separator,
+		Aliases:    make(map[string]map[string]string, len(s.Config.Servers)),
+		Unprefixed: map[string]bool{},
+	}
+	for name, srv := range s.Config.Servers {
+		n.Aliases[name] = srv.Aliases
+		if srv.Prefix != nil && !*srv.Prefix {
+			n.Unprefixed[name] = true
+		}
+	}
+	return n
+}

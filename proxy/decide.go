@@ -1,0 +1,34 @@
+package proxy
+
+import (
+	"github.com/mcpwarden/mcpwarden/rules"
+)
+
+// decide is the rules' verdict for a call, with its principal and, when a
+// rule reads them, its pinned tool's annotations. For a server whose paths
+// are on this machine (resolve_symlinks), every known reading of each
+// path-like value is first resolved on disk as the kernel resolves it, and
+// the rules decide on those physical forms as well as on the others, so
+// that neither a symlink inside an allowed directory nor a `..` after one
+// reaches outside it. For a local server with resolve_symlinks off, the
+// built-in self-protection still follows links: no setting may open a way
+// to mcpwarden's own files.
+func (s *Server) decide(c *call) rules.Verdict {
+	rc := c.rulesCall()
+	if c.policy.ReadsAnnotations() {
+		rc.Facts = s.toolFacts(c.tool)
+	}
+	if c.snap.resolveSymlinks[c.tool.Server] {
+		rc.Physical = PhysicalForms(c.policy, rc)
+		return c.policy.Decide(rc)
+	}
+	v := c.policy.Decide(rc)
+	if v.Decision != rules.Deny && c.policy.IsLocal(c.tool.Server) {
+		rc.Physical = PhysicalForms(c.policy, rc)
+		if r, hit := c.policy.SelfProtection(rc); hit {
+			r.Reason += " (with symlinks followed)"
+			return r
+		}
+	}
+	return v
+}
