@@ -3,7 +3,8 @@
 // file: AES-256-GCM with a key from the environment (KeyEnv). The OS
 // keyring is not used (yet). A Store is safe for concurrent use within a
 // process; two processes writing the same file at once can lose one
-// write, never corrupt it (each write replaces the file whole).
+// write, never corrupt it (each write replaces the file whole, through
+// atomicfile).
 package tokenstore
 
 import (
@@ -20,6 +21,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/atomicfile"
 )
 
 // KeyEnv is the environment variable holding the store's key: 32 random
@@ -165,9 +168,8 @@ func (s *Store) load() (map[string]Token, error) {
 	return all, nil
 }
 
-// save encrypts all and replaces the file with it atomically: a temporary
-// file in the same directory, synced, then renamed over the old one.
-// (A shared atomic writer is on its way; this is the local stand-in.)
+// save encrypts all and replaces the file with it atomically
+// (atomicfile.Write), always with mode 0600, whatever the old file had.
 func (s *Store) save(all map[string]Token) error {
 	plain, err := json.Marshal(all)
 	if err != nil {
@@ -178,33 +180,11 @@ func (s *Store) save(all map[string]Token) error {
 		return fmt.Errorf("making a nonce: %w", err)
 	}
 	data := s.aead.Seal(nonce, nonce, plain, aad)
-	dir := filepath.Dir(s.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return fmt.Errorf("creating directory of upstream token file: %w", err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(s.path)+".*")
-	if err != nil {
+	if err := atomicfile.Write(s.path, data, fileMode); err != nil {
 		return fmt.Errorf("writing upstream token file: %w", err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // a no-op after the rename
-	if err := f.Chmod(fileMode); err != nil {
-		f.Close()
-		return fmt.Errorf("writing upstream token file: %w", err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("writing upstream token file: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("writing upstream token file: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing upstream token file: %w", err)
-	}
-	if err := os.Rename(tmp, s.path); err != nil {
-		return fmt.Errorf("replacing upstream token file: %w", err)
 	}
 	return nil
 }

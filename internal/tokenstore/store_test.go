@@ -222,3 +222,25 @@ func TestServerTokensReportExpiryEarlySoRefreshComesFirst(t *testing.T) {
 		t.Errorf("saved %+v: want the new token with the old issuer and resource and an hour's expiry", saved)
 	}
 }
+
+func TestLooseFileModeIsTightenedOnWrite(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), testFile)
+	s := openStore(t, path, newKey(t))
+	if err := s.Put(t.Context(), "a", sampleToken()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(t.Context(), "b", sampleToken()); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := info.Mode().Perm(); got != 0o600 {
+		t.Errorf("mode after a write over a 0644 file = %#o, want 0600", got)
+	}
+}
