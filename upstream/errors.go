@@ -50,6 +50,10 @@ type UnavailableError struct {
 
 func (e *UnavailableError) Error() string {
 	var b strings.Builder
+	if !e.Closed && !e.Removed && errors.Is(e.Err, ErrLoginRequired) {
+		fmt.Fprintf(&b, "upstream %q needs `mcpwarden login %s`: it has no OAuth token for it, or its token can no longer be refreshed", e.Server, e.Server)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "upstream %q ", e.Server)
 	switch {
 	case e.Removed:

@@ -67,6 +67,10 @@ func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.
 		s.markLost(fmt.Errorf("connection lost: %w", err))
 	})
 	fail := func(step string, err error) error {
+		if loginRequired(err) {
+			s.stop()
+			return fmt.Errorf("%s: %w", step, ErrLoginRequired)
+		}
 		msg := fmt.Sprintf("%s: %v", step, err)
 		if errors.Is(err, context.DeadlineExceeded) {
 			msg += fmt.Sprintf(" (no answer within init_timeout %s)", timeout)
@@ -156,11 +160,12 @@ func (s *session) newTransport(spec Spec, logger *slog.Logger, sp *spawner) (tra
 		transport.WithCommandLogger(slog.New(closedWriteHandler{logger.Handler()}))(t)
 		return rawStdio{t, results}, nil
 	case TransportHTTP:
-		t, err := transport.NewStreamableHTTP(spec.URL,
+		hc := s.httpClient(spec)
+		t, err := transport.NewStreamableHTTP(spec.URL, append([]transport.StreamableHTTPCOption{
 			transport.WithHTTPHeaders(spec.Headers),
 			transport.WithHTTPHeaderFunc(spec.HeaderFunc), // nil adds none
-			transport.WithHTTPBasicClient(s.httpClient(spec)),
-			transport.WithHTTPLogger(logger))
+			transport.WithHTTPBasicClient(hc),
+			transport.WithHTTPLogger(logger)}, httpOAuthOptions(spec, hc)...)...)
 		if err != nil {
 			return nil, err
 		}

@@ -26,6 +26,10 @@ type Spec struct {
 	// of the call, say). They are set after Headers, so a name both give
 	// gets HeaderFunc's value. It must be safe for concurrent use.
 	HeaderFunc func(context.Context) map[string]string
+	// OAuth, when set, makes mcpwarden an OAuth client of a streamable
+	// HTTP server: requests carry the token OAuth.Tokens holds, refreshed
+	// before it expires.
+	OAuth *OAuth
 	// InitTimeout bounds starting, initializing and listing tools (at each
 	// start and restart, and each re-listing); 0 means DefaultInitTimeout.
 	InitTimeout time.Duration

@@ -7,9 +7,11 @@ package app
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 
 	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/oauthlogin"
 	"github.com/mcpwarden/mcpwarden/internal/pin"
 	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -56,6 +58,7 @@ func (s *Setup) Specs(headerFunc func(context.Context) map[string]string) map[st
 			MaxResultBytes:     srv.MaxResultBytes,
 			MaxConcurrentCalls: srv.MaxConcurrentCalls,
 			MaxQueuedCalls:     srv.MaxQueuedCalls,
+			OAuth:              oauthlogin.UpstreamOAuth(name, srv, os.Getenv),
 		}
 		switch srv.EffectiveTransport() {
 		case config.TransportHTTP:

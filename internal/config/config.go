@@ -216,6 +216,8 @@ type Server struct {
 	URL       string            `koanf:"url"`
 	Transport string            `koanf:"transport"` // "", stdio, http, sse
 	Headers   map[string]string `koanf:"headers"`
+	// OAuth makes mcpwarden an OAuth client of this remote server (see ServerOAuth).
+	OAuth *ServerOAuth `koanf:"oauth"`
 	// PathRoot is the directory relative path arguments are joined to for a
 	// remote server; without one a relative path never satisfies an allow.
 	// For a stdio server it is one more directory relative paths are also

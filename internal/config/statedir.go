@@ -129,6 +129,9 @@ func (c *Config) OwnFiles(getenv func(string) string) []string {
 	if dir, err := StateDir(getenv); err == nil {
 		add(dir)
 	}
+	if p, err := UpstreamTokenFile(getenv); err == nil {
+		add(p)
+	}
 	return out
 }
 

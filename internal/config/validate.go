@@ -115,6 +115,9 @@ func (s Server) validate(name string) []error {
 	default:
 		add(".transport: %q is not one of stdio, http, sse", s.Transport)
 	}
+	for _, err := range s.validateOAuth() {
+		add("%v", err)
+	}
 	if s.PathRoot != "" && !filepath.IsAbs(s.PathRoot) {
 		add(".path_root: %q must be an absolute path", s.PathRoot)
 	}

@@ -28,6 +28,9 @@ type Client struct {
 	// Opaque makes the client's access tokens opaque (to be introspected)
 	// instead of JWTs.
 	Opaque bool
+	// Native makes it a native application, which may use RedirectURI on
+	// any port (RFC 8252 §7.3), as a loopback login listener does.
+	Native bool
 }
 
 // RedirectURI is the one redirect URI every test client has registered.
@@ -39,16 +42,21 @@ type opClient struct{ c Client }
 
 var _ op.Client = opClient{}
 
-func (c opClient) GetID() string                       { return c.c.ID }
-func (c opClient) RedirectURIs() []string              { return []string{RedirectURI} }
-func (c opClient) PostLogoutRedirectURIs() []string    { return nil }
-func (c opClient) ApplicationType() op.ApplicationType { return op.ApplicationTypeWeb }
-func (c opClient) AuthMethod() oidc.AuthMethod         { return oidc.AuthMethodBasic }
+func (c opClient) GetID() string                    { return c.c.ID }
+func (c opClient) RedirectURIs() []string           { return []string{RedirectURI} }
+func (c opClient) PostLogoutRedirectURIs() []string { return nil }
+func (c opClient) ApplicationType() op.ApplicationType {
+	if c.c.Native {
+		return op.ApplicationTypeNative
+	}
+	return op.ApplicationTypeWeb
+}
+func (c opClient) AuthMethod() oidc.AuthMethod { return oidc.AuthMethodBasic }
 func (c opClient) ResponseTypes() []oidc.ResponseType {
 	return []oidc.ResponseType{oidc.ResponseTypeCode}
 }
 func (c opClient) GrantTypes() []oidc.GrantType {
-	return []oidc.GrantType{oidc.GrantTypeCode}
+	return []oidc.GrantType{oidc.GrantTypeCode, oidc.GrantTypeRefreshToken, oidc.GrantTypeClientCredentials}
 }
 func (c opClient) LoginURL(id string) string { return loginPath + "?" + loginIDParam + "=" + id }
 func (c opClient) AccessTokenType() op.AccessTokenType {
@@ -116,3 +124,24 @@ type token struct {
 	scopes   []string
 	expiry   time.Time
 }
+
+// refreshToken is an issued refresh token: what the token it refreshes
+// was issued for. Each is used once (rotation).
+type refreshToken struct {
+	id       string
+	clientID string
+	subject  string
+	audience []string
+	scopes   []string
+	authTime time.Time
+}
+
+var _ op.RefreshTokenRequest = (*refreshToken)(nil)
+
+func (r *refreshToken) GetAMR() []string                 { return []string{"pwd"} }
+func (r *refreshToken) GetAudience() []string            { return r.audience }
+func (r *refreshToken) GetAuthTime() time.Time           { return r.authTime }
+func (r *refreshToken) GetClientID() string              { return r.clientID }
+func (r *refreshToken) GetScopes() []string              { return r.scopes }
+func (r *refreshToken) GetSubject() string               { return r.subject }
+func (r *refreshToken) SetCurrentScopes(scopes []string) { r.scopes = scopes }

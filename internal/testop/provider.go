@@ -4,8 +4,9 @@
 // clients whose access tokens are JWTs or opaque, signing keys that can be
 // rotated, and Token, which obtains a real access token for a user through
 // the authorization code flow with PKCE, driven by an http.Client and a
-// login page that signs in whoever it is told to. No token is minted by
-// hand. It is for tests only; no non-test code imports it.
+// login page that signs in whoever it is told to. A request with the
+// offline_access scope also gets a refresh token, rotated on each use. No
+// token is minted by hand. It is for tests only; no non-test code imports it.
 package testop
 
 import (
@@ -86,6 +87,7 @@ func Start(t testing.TB, opts *Options) *Provider {
 		requests: map[string]*authRequest{},
 		codes:    map[string]string{},
 		tokens:   map[string]token{},
+		refresh:  map[string]*refreshToken{},
 	}
 	if s.lifetime == 0 {
 		s.lifetime = time.Hour
@@ -108,6 +110,8 @@ func Start(t testing.TB, opts *Options) *Provider {
 	cfg := &op.Config{
 		CryptoKey:      sha256.Sum256([]byte(newID())), // encrypts opaque tokens and codes
 		CodeMethodS256: true,
+		// Refresh tokens for requests with offline_access, rotated on use.
+		GrantTypeRefreshToken: true,
 	}
 	handler, err := op.NewProvider(cfg, s, op.StaticIssuer(p.Issuer), op.WithAllowInsecure())
 	if err != nil {
@@ -181,21 +185,57 @@ func (p *Provider) Login(ctx context.Context, user string, client Client, scopes
 // browser would, signing user in at the login page, and returns the code
 // the op redirects back with.
 func (p *Provider) authorize(ctx context.Context, next, user, state string) (string, error) {
+	back, err := p.follow(ctx, next, user, func(u string) bool { return strings.HasPrefix(u, RedirectURI) })
+	if err != nil {
+		return "", err
+	}
+	u, err := url.Parse(back)
+	if err != nil {
+		return "", err
+	}
+	q := u.Query()
+	if e := q.Get("error"); e != "" {
+		return "", fmt.Errorf("authorization refused: %s: %s", e, q.Get("error_description"))
+	}
+	if q.Get("state") != state {
+		return "", errors.New("redirect carries the wrong state")
+	}
+	return q.Get("code"), nil
+}
+
+// Browse does what a browser does with an authorization URL a client
+// prints: it follows the provider's redirects, signing user in at the
+// login page, and then loads the page the provider sends it back to (the
+// client's redirect URI, where the client takes the code). It returns an
+// error if that page does not answer 200.
+func (p *Provider) Browse(ctx context.Context, authURL, user string) error {
+	back, err := p.follow(ctx, authURL, user, func(u string) bool { return !strings.HasPrefix(u, p.Issuer+"/") })
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, back, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("the redirect URI %s answered %s", back, resp.Status)
+	}
+	return nil
+}
+
+// follow follows redirects from next as a browser would, signing user in
+// at the login page, until it comes to a URL for which done is true, and
+// returns it.
+func (p *Provider) follow(ctx context.Context, next, user string, done func(string) bool) (string, error) {
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for range 10 {
-		if strings.HasPrefix(next, RedirectURI) {
-			u, err := url.Parse(next)
-			if err != nil {
-				return "", err
-			}
-			q := u.Query()
-			if e := q.Get("error"); e != "" {
-				return "", fmt.Errorf("authorization refused: %s: %s", e, q.Get("error_description"))
-			}
-			if q.Get("state") != state {
-				return "", errors.New("redirect carries the wrong state")
-			}
-			return q.Get("code"), nil
+		if done(next) {
+			return next, nil
 		}
 		u, err := url.Parse(next)
 		if err != nil {

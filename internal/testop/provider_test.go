@@ -3,6 +3,8 @@ package testop
 import (
 	"encoding/base64"
 	"encoding/json"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -54,5 +56,43 @@ func TestOpaqueClientGetsAnOpaqueToken(t *testing.T) {
 	}
 	if strings.Count(tok, ".") == 2 {
 		t.Errorf("token %q of an opaque client looks like a JWT", tok)
+	}
+}
+
+func TestRefreshTokenIsIssuedAndRotated(t *testing.T) {
+	t.Parallel()
+	p := Start(t, nil)
+	tok, err := p.Login(t.Context(), Alice.ID, ClientJWT, "offline_access")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.RefreshToken == "" {
+		t.Fatal("no refresh token for offline_access")
+	}
+	refresh := func(rt string) (*http.Response, error) {
+		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}}
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, p.handler.TokenEndpoint().Absolute(p.Issuer), strings.NewReader(form.Encode()))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(ClientJWT.ID, ClientJWT.Secret)
+		return http.DefaultClient.Do(req)
+	}
+	resp, err := refresh(tok.RefreshToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("refresh: %s", resp.Status)
+	}
+	resp, err = refresh(tok.RefreshToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		t.Error("a spent refresh token was accepted again")
 	}
 }

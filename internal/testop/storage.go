@@ -24,9 +24,10 @@ type storage struct {
 	lifetime time.Duration
 
 	mu       sync.Mutex
-	requests map[string]*authRequest // by request ID
-	codes    map[string]string       // code → request ID
-	tokens   map[string]token        // by token ID
+	requests map[string]*authRequest  // by request ID
+	codes    map[string]string        // code → request ID
+	tokens   map[string]token         // by token ID
+	refresh  map[string]*refreshToken // unspent, by token
 	current  signingKey
 	keys     []signingKey // published in the JWKS, current included
 	nKeys    int
@@ -145,12 +146,44 @@ func (s *storage) CreateAccessToken(_ context.Context, r op.TokenRequest) (strin
 	return t.id, t.expiry, nil
 }
 
-func (s *storage) CreateAccessAndRefreshTokens(context.Context, op.TokenRequest, string) (string, string, time.Time, error) {
-	return "", "", time.Time{}, errors.New("refresh tokens are not supported")
+// CreateAccessAndRefreshTokens issues an access token and a refresh token
+// (for a request with offline_access, or a refresh); the refresh token
+// used, if any, is spent.
+func (s *storage) CreateAccessAndRefreshTokens(ctx context.Context, r op.TokenRequest, current string) (string, string, time.Time, error) {
+	access, expiry, err := s.CreateAccessToken(ctx, r)
+	if err != nil {
+		return "", "", time.Time{}, err
+	}
+	rt := &refreshToken{
+		id: newID(), subject: r.GetSubject(), audience: r.GetAudience(), scopes: r.GetScopes(), authTime: time.Now(),
+	}
+	switch req := r.(type) {
+	case op.AuthRequest:
+		rt.clientID, rt.authTime = req.GetClientID(), req.GetAuthTime()
+	case op.RefreshTokenRequest:
+		rt.clientID, rt.authTime = req.GetClientID(), req.GetAuthTime()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if current != "" {
+		if _, ok := s.refresh[current]; !ok {
+			return "", "", time.Time{}, op.ErrInvalidRefreshToken
+		}
+		delete(s.refresh, current)
+	}
+	s.refresh[rt.id] = rt
+	return access, rt.id, expiry, nil
 }
 
-func (s *storage) TokenRequestByRefreshToken(context.Context, string) (op.RefreshTokenRequest, error) {
-	return nil, op.ErrInvalidRefreshToken
+// TokenRequestByRefreshToken finds an unspent refresh token.
+func (s *storage) TokenRequestByRefreshToken(_ context.Context, id string) (op.RefreshTokenRequest, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rt, ok := s.refresh[id]
+	if !ok {
+		return nil, op.ErrInvalidRefreshToken
+	}
+	return rt, nil
 }
 
 func (s *storage) TerminateSession(context.Context, string, string) error { return nil }

@@ -1,0 +1,52 @@
+package oauthlogin
+
+import (
+	"fmt"
+
+	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/tokenstore"
+	"github.com/mcpwarden/mcpwarden/upstream"
+)
+
+// UpstreamOAuth is how mcpwarden is an OAuth client of the server name
+// (srv.OAuth), nil when it is not. A token file that cannot be opened or
+// a client secret that is not set makes a store that fails, so that the
+// server reports why and the others still start.
+func UpstreamOAuth(name string, srv config.Server, getenv func(string) string) *upstream.OAuth {
+	o := srv.OAuth
+	if o == nil {
+		return nil
+	}
+	out := &upstream.OAuth{ClientID: o.EffectiveClientID(), Scopes: o.Scopes}
+	store, err := OpenStore(getenv)
+	if err != nil {
+		out.Tokens = tokenstore.Unusable(err)
+		return out
+	}
+	tokens := &tokenstore.ServerTokens{Store: store, Server: name, Resource: srv.URL}
+	out.Tokens = tokens
+	if env := o.ClientSecretEnv; env != "" {
+		if out.ClientSecret = getenv(env); out.ClientSecret == "" {
+			out.Tokens = tokenstore.Unusable(fmt.Errorf("servers.%s.oauth.client_secret_env: environment variable %s is empty or not set", name, env))
+			return out
+		}
+	}
+	if o.EffectiveGrant() == config.GrantClientCredentials {
+		out.Tokens = &ClientCredentials{Tokens: tokens, ClientID: out.ClientID, ClientSecret: out.ClientSecret, Scopes: o.Scopes}
+	}
+	return out
+}
+
+// OpenStore opens the upstream token file with the key in the
+// environment.
+func OpenStore(getenv func(string) string) (*tokenstore.Store, error) {
+	key, err := tokenstore.KeyFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	path, err := config.UpstreamTokenFile(getenv)
+	if err != nil {
+		return nil, err
+	}
+	return tokenstore.Open(path, key)
+}
