@@ -1,0 +1,179 @@
+package rules
+
+import (
+	"strings"
+	"testing"
+)
+
+// flowSpec is a policy that allows everything of web, mail and fs, with
+// flow rules breaking the untrusted input → egress chain.
+func flowSpec() Spec {
+	return Spec{
+		Global: PolicySpec{
+			Deny:  []string{"mcp:fs:*:@path=**/.env"},
+			Allow: []string{"mcp:web:*", "mcp:mail:*", "mcp:fs:*", "mcp:gh:*"},
+		},
+		Servers: map[string]ServerSpec{"fs": {Root: "/srv"}},
+		Labels: map[string][]string{
+			"untrusted_input": {"mcp:web:fetch", "mcp:mail:read_*", "mcp:fs:read_file:path=/srv/downloads/**"},
+			"egress":          {"mcp:mail:send_*", "mcp:web:post", "mcp:gh:*:@path=/**"},
+			"private":         {"mcp:fs:*:@path=/srv/secrets/**"},
+		},
+		Flow: []FlowSpec{
+			{After: "untrusted_input", Then: "ask", On: "egress"},
+			{After: "private", Then: "deny", On: "egress"},
+		},
+	}
+}
+
+func TestFlowRulesEscalateAfterAnArmedLabel(t *testing.T) {
+	t.Parallel()
+	p := mustCompile(t, flowSpec())
+	fetched := Arming{Label: "untrusted_input", ID: "id-fetch", Tool: "mcp:web:fetch"}
+	secret := Arming{Label: "private", ID: "id-secret", Tool: "mcp:fs:read_file"}
+	tests := []struct {
+		name    string
+		call    Call
+		args    string
+		want    Decision
+		rule    string
+		armedBy string
+	}{
+		{"mail is allowed before any untrusted input", Call{Server: "mail", Tool: "send_mail"}, "", Allow, "mcp:mail:*", ""},
+		{"mail is asked after a fetch returned", Call{Server: "mail", Tool: "send_mail", Armed: []Arming{fetched}}, "", Ask, "flow[0]: after untrusted_input then ask on egress", "id-fetch"},
+		{"a request that is not egress stays allowed after a fetch", Call{Server: "mail", Tool: "list_folders", Armed: []Arming{fetched}}, "", Allow, "mcp:mail:*", ""},
+		{"a second fetch stays allowed", Call{Server: "web", Tool: "fetch", Armed: []Arming{fetched}}, "", Allow, "mcp:web:*", ""},
+		{"mail is denied after private data was read", Call{Server: "mail", Tool: "send_mail", Armed: []Arming{secret}}, "", Deny, "flow[1]: after private then deny on egress", "id-secret"},
+		{"the stricter of two armed flow rules wins", Call{Server: "mail", Tool: "send_mail", Armed: []Arming{fetched, secret}}, "", Deny, "flow[1]: after private then deny on egress", "id-secret"},
+		{"a deny stays a deny whatever is armed", Call{Server: "fs", Tool: "write_file", Armed: []Arming{fetched}}, `{"path":"/srv/.env"}`, Deny, "mcp:fs:*:@path=**/.env", ""},
+		{"an egress label with a condition escalates only what it matches", Call{Server: "gh", Tool: "push_files", Armed: []Arming{fetched}}, `{"files":[{"path":"/a"}]}`, Ask, "flow[0]: after untrusted_input then ask on egress", "id-fetch"},
+		{"an egress label with a condition leaves the rest allowed", Call{Server: "gh", Tool: "get_issue", Armed: []Arming{fetched}}, `{"number":1}`, Allow, "mcp:gh:*", ""},
+		{"an armed label no flow rule uses changes nothing", Call{Server: "mail", Tool: "send_mail", Armed: []Arming{{Label: "egress", ID: "x"}}}, "", Allow, "mcp:mail:*", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := decideBoth(t, p, tt.call, tt.args)
+			if got.Decision != tt.want || got.Rule != tt.rule || got.ArmedBy != tt.armedBy {
+				t.Errorf("Decide = %v by %q armed by %q (%s), want %v by %q armed by %q", got.Decision, got.Rule, got.ArmedBy, got.Reason, tt.want, tt.rule, tt.armedBy)
+			}
+			if tt.armedBy != "" && (got.Gate != GateFlow || !strings.Contains(got.Reason, "(call "+tt.armedBy+")")) {
+				t.Errorf("Decide = %+v, want gate %q and a reason naming call %s", got, GateFlow, tt.armedBy)
+			}
+			if ex := p.Explain(tt.call); tt.args == "" && ex.Verdict != got {
+				t.Errorf("Explain = %+v, want Decide's %+v", ex.Verdict, got)
+			}
+		})
+	}
+}
+
+func TestFlowRuleDoesNotLowerAnAsk(t *testing.T) {
+	t.Parallel()
+	s := flowSpec()
+	s.Global.Ask = []string{"mcp:mail:send_*"}
+	s.Flow = []FlowSpec{{After: "untrusted_input", Then: "ask", On: "egress"}}
+	p := mustCompile(t, s)
+	got := p.Decide(Call{Server: "mail", Tool: "send_mail", Armed: []Arming{{Label: "untrusted_input", ID: "a"}}})
+	if got.Decision != Ask || got.Rule != "mcp:mail:send_*" {
+		t.Errorf("Decide = %+v, want the ask rule's ask", got)
+	}
+}
+
+func TestLabelsNameWhatACallCarries(t *testing.T) {
+	t.Parallel()
+	p := mustCompile(t, flowSpec())
+	tests := []struct {
+		name string
+		call Call
+		args string
+		want string
+	}{
+		{"a fetch is untrusted input", Call{Server: "web", Tool: "fetch"}, "", "untrusted_input"},
+		{"a sent mail is egress", Call{Server: "mail", Tool: "send_mail"}, "", "egress"},
+		{"a read of a secret is private", Call{Server: "fs", Tool: "read_file"}, `{"path":"secrets/key"}`, "private"},
+		{"a read of a download is untrusted input", Call{Server: "fs", Tool: "read_file"}, `{"path":"/srv/downloads/x.html"}`, "untrusted_input"},
+		{"a read that mixes both is both", Call{Server: "fs", Tool: "read_file"}, `{"path":"/srv/downloads/x","paths":["/srv/secrets/y"]}`, "private untrusted_input"},
+		{"a traversal into the secrets is private", Call{Server: "fs", Tool: "list"}, `{"path":"/srv/public/../secrets"}`, "private"},
+		{"a plain tool carries none", Call{Server: "mail", Tool: "list_folders"}, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.call.Arguments = decodeArgs(t, tt.args, true)
+			if got := strings.Join(p.Labels(tt.call), " "); got != tt.want {
+				t.Errorf("Labels = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	if got := (*Policy)(nil).Labels(Call{Server: "web", Tool: "fetch"}); got != nil {
+		t.Errorf("nil Policy Labels = %q, want none", got)
+	}
+}
+
+func TestLabelAndFlowErrorsNameTheirKey(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		labels map[string][]string
+		flow   []FlowSpec
+		want   string
+	}{
+		{"a bad pattern", map[string][]string{"egress": {"mcp:mail:send_*", "mail:send"}}, nil, "labels.egress[1]"},
+		{"a relative path pattern", map[string][]string{"private": {"mcp:fs:*:@path=secrets/**"}}, nil, "labels.private[0]"},
+		{"a label without patterns", map[string][]string{"egress": nil}, nil, "labels.egress: a label needs"},
+		{"a bad label name", map[string][]string{"Egress!": {"mcp:a:b"}}, nil, `"Egress!" is not a label name`},
+		{"an unknown after label", map[string][]string{"egress": {"mcp:a:b"}}, []FlowSpec{{After: "untrusted", Then: "ask", On: "egress"}}, `flow[0].after: "untrusted" is not a label`},
+		{"an unknown on label", map[string][]string{"egress": {"mcp:a:b"}}, []FlowSpec{{After: "egress", Then: "ask", On: "egres"}}, `flow[0].on: "egres"`},
+		{"a flow rule that would allow", map[string][]string{"egress": {"mcp:a:b"}}, []FlowSpec{{After: "egress", Then: "allow", On: "egress"}}, `flow[0].then: "allow" is not ask or deny`},
+		{"a flow rule without then", map[string][]string{"egress": {"mcp:a:b"}}, []FlowSpec{{After: "egress", On: "egress"}}, `flow[0].then: "" is not ask or deny`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Compile(Spec{Labels: tt.labels, Flow: tt.flow})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Compile = %v, want an error naming %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestFlowChangesThePolicyHash(t *testing.T) {
+	t.Parallel()
+	plain := flowSpec()
+	plain.Flow = nil
+	a, b := mustCompile(t, flowSpec()), mustCompile(t, plain)
+	if a.SHA256() == b.SHA256() {
+		t.Error("a policy with flow rules hashes like one without them")
+	}
+}
+
+func TestExplainShowsTheFlowRules(t *testing.T) {
+	t.Parallel()
+	p := mustCompile(t, flowSpec())
+	ex := p.Explain(Call{Server: "mail", Tool: "send_mail", Armed: []Arming{{Label: "untrusted_input", Tool: "mcp:web:fetch"}}})
+	var saw []string
+	for _, s := range ex.Steps {
+		if s.Gate == GateFlow {
+			saw = append(saw, s.Rule+" "+s.Why)
+		}
+	}
+	want := []string{
+		"flow[0]: after untrusted_input then ask on egress untrusted_input was armed by mcp:web:fetch, and the request is labelled egress",
+		"flow[1]: after private then deny on egress private is not armed in this session",
+	}
+	if strings.Join(saw, "\n") != strings.Join(want, "\n") {
+		t.Errorf("flow steps:\n%s\nwant:\n%s", strings.Join(saw, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestDecideWithoutArmedLabelsDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	p := mustCompile(t, flowSpec())
+	c := Call{Server: "mail", Tool: "send_mail"}
+	if n := testing.AllocsPerRun(100, func() { p.Decide(c) }); n != 0 {
+		t.Errorf("Decide allocates %v times with flow rules and nothing armed, want 0", n)
+	}
+}
