@@ -61,6 +61,8 @@ type Config struct {
 	// Telemetry holds the top-level keys metrics (a Prometheus endpoint)
 	// and tracing (OpenTelemetry over OTLP/HTTP); both are off by default.
 	Telemetry telemetry.Config `koanf:",squash"`
+	// SessionPolicy holds the top-level keys labels and flow.
+	SessionPolicy `koanf:",squash"`
 
 	// Dir is the directory of the config file; relative cwd values are
 	// resolved against it. Not read from the file.
