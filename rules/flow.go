@@ -179,3 +179,10 @@ func armingName(a Arming) string {
 	}
 	return "an earlier call"
 }
+
+// UsesLabels reports whether the policy defines labels, so that the proxy
+// need only work out a call's labels and keep what its session armed then.
+// A nil Policy uses none.
+func (p *Policy) UsesLabels() bool {
+	return p != nil && len(p.labels) > 0
+}
