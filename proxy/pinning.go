@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 
@@ -14,7 +15,7 @@ import (
 
 // Reactions to a tool whose definition differs from the pinned one.
 const (
-	OnChangeWarn = "warn" // log and audit the change, expose the new definition, pin it
+	OnChangeWarn = "warn" // log and audit the change, expose the new definition, pin it (a change of annotations is not pinned: they stay untrusted)
 	OnChangeAsk  = "ask"  // calls to the tool need approval until the change is accepted
 	OnChangeDeny = "deny" // calls to the tool are refused until the change is accepted
 	OnChangeHide = "hide" // the tool is hidden and refused until the change is accepted
@@ -97,6 +98,12 @@ func (s *Server) checkPins(ctx context.Context, server string, tools []mcp.Tool)
 	}
 	reaction := p.reaction(server)
 	entries := map[string]pinned{}
+	// claims is set when, under warn, a tool's annotations changed: the
+	// new definition is exposed but not pinned, so that its annotations
+	// stay untrusted (no facts, see toolFacts) until `mcpwarden pin
+	// --update`: a tool newly claiming to be read-only must not widen what
+	// an @readOnly rule allows.
+	claims := false
 	for _, ch := range p.Lock.Check(server, tools) {
 		if ch.Kind == pin.Removed {
 			continue
@@ -108,8 +115,9 @@ func (s *Server) checkPins(ctx context.Context, server string, tools []mcp.Tool)
 		if reaction != OnChangeWarn {
 			entries[canonical] = pinned{reaction: reaction, change: diff}
 		}
+		claims = claims || slices.Contains(ch.Fields, pin.FieldAnnotations)
 	}
-	if len(entries) == 0 {
+	if len(entries) == 0 && !claims {
 		// Nothing held back: what the server lists now is what is pinned.
 		if err := p.Lock.Update(server, tools); err == nil {
 			if err := p.Lock.Save(); err != nil {
