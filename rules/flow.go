@@ -145,7 +145,9 @@ func (x *evalCtx) flow(armed []Arming, v Verdict) Verdict {
 		after := x.p.labels[f.after].name
 		j := slices.IndexFunc(armed, func(a Arming) bool { return a.Label == after })
 		if j < 0 {
-			x.tr.add(Step{Gate: GateFlow, List: f.then.String(), Rule: f.text, Matched: false, Why: after + " is not armed in this session"})
+			if x.tr != nil {
+				x.tr.add(Step{Gate: GateFlow, List: f.then.String(), Rule: f.text, Matched: false, Why: after + " is not armed in this session"})
+			}
 			continue
 		}
 		if f.then >= v.Decision && x.tr == nil {
@@ -153,7 +155,9 @@ func (x *evalCtx) flow(armed []Arming, v Verdict) Verdict {
 		}
 		on := x.p.labels[f.on].name
 		if !x.hasLabel(f.on) {
-			x.tr.add(Step{Gate: GateFlow, List: f.then.String(), Rule: f.text, Matched: false, Why: "the request is not labelled " + on})
+			if x.tr != nil {
+				x.tr.add(Step{Gate: GateFlow, List: f.then.String(), Rule: f.text, Matched: false, Why: "the request is not labelled " + on})
+			}
 			continue
 		}
 		a := armed[j]

@@ -167,13 +167,56 @@ func TestExplainShowsTheFlowRules(t *testing.T) {
 	}
 }
 
-func TestDecideWithoutArmedLabelsDoesNotAllocate(t *testing.T) {
+func TestDecideWithoutEscalationDoesNotAllocate(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
 	p := mustCompile(t, flowSpec())
-	c := Call{Server: "mail", Tool: "send_mail"}
-	if n := testing.AllocsPerRun(100, func() { p.Decide(c) }); n != 0 {
-		t.Errorf("Decide allocates %v times with flow rules and nothing armed, want 0", n)
+	calls := map[string]Call{
+		"nothing armed":                         {Server: "mail", Tool: "send_mail"},
+		"an armed label, no egress":             {Server: "mail", Tool: "list_folders", Armed: []Arming{{Label: "untrusted_input", ID: "a"}}},
+		"an armed label no flow rule escalates": {Server: "mail", Tool: "send_mail", Armed: []Arming{{Label: "egress", ID: "a"}}},
 	}
+	for name, c := range calls {
+		if n := testing.AllocsPerRun(100, func() { p.Decide(c) }); n != 0 {
+			t.Errorf("Decide with %s allocates %v times, want 0", name, n)
+		}
+	}
+}
+
+// BenchmarkDecideFlow measures benchSpec(1000) with labels and flow rules
+// added: with nothing armed (the common case, which must cost what
+// BenchmarkDecide's does), with a label armed on a request that is not
+// egress, and on one a flow rule escalates.
+func BenchmarkDecideFlow(b *testing.B) {
+	spec := benchSpec(1000)
+	spec.Labels = map[string][]string{"untrusted_input": {"mcp:web:fetch", "mcp:*:read_*"}, "egress": {"mcp:s1:tool_1", "mcp:mail:send_*"}}
+	spec.Flow = []FlowSpec{{After: "untrusted_input", Then: "ask", On: "egress"}}
+	p := mustCompile(b, spec)
+	armed := []Arming{{Label: "untrusted_input", ID: "id", Tool: "mcp:web:fetch"}}
+	for _, c := range benchCalls(1000) {
+		b.Run("nothing_armed/"+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p.Decide(c.call)
+			}
+		})
+	}
+	for _, c := range benchCalls(1000)[1:2] {
+		c.call.Armed = armed
+		b.Run("armed_not_egress/"+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p.Decide(c.call)
+			}
+		})
+	}
+	c := benchCalls(1000)[0]
+	c.call.Armed = armed
+	b.Run("armed_escalated/"+c.name, func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			p.Decide(c.call)
+		}
+	})
 }
