@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/client"
+
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
@@ -43,15 +45,14 @@ func flowDecisions(t *testing.T, path string) []flowDecision {
 	return out
 }
 
-// TestDownloadedPageCannotReachTheWayOut is the injection chain with the
-// reference servers: server-filesystem reads a downloaded page carrying
-// instructions (untrusted input), and server-everything's echo stands for
-// a way out (egress). Before the read echo is allowed; after it returned
-// echo is asked, and denied without an answer; the audit names the flow
-// rule and the read that armed it. A read that was refused arms nothing.
-func TestDownloadedPageCannotReachTheWayOut(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t, "stdio",
+// flowFixture is the reference servers behind mcpwarden listening on
+// listen, with reads under the sandbox's downloads directory labelled
+// untrusted_input, echo labelled egress, and a flow rule asking for egress
+// after untrusted input. It returns the downloads directory, which holds
+// page.html (a page with injected instructions) and a .env.
+func flowFixture(t *testing.T, listen string) (*fixture, string) {
+	t.Helper()
+	f := newFixture(t, listen,
 		"  everything:\n"+serverEverything()+"\n  fs:\n"+serverFilesystem("SANDBOX"),
 		`  default: deny
   deny: ["mcp:fs:*:@path=**/.env"]
@@ -72,6 +73,18 @@ flow:
 			t.Fatal(err)
 		}
 	}
+	return f, downloads
+}
+
+// TestDownloadedPageCannotReachTheWayOut is the injection chain with the
+// reference servers: server-filesystem reads a downloaded page carrying
+// instructions (untrusted input), and server-everything's echo stands for
+// a way out (egress). Before the read echo is allowed; after it returned
+// echo is asked, and denied without an answer; the audit names the flow
+// rule and the read that armed it. A read that was refused arms nothing.
+func TestDownloadedPageCannotReachTheWayOut(t *testing.T) {
+	t.Parallel()
+	f, downloads := flowFixture(t, "stdio")
 	c := connectStdio(t, f)
 	if res := callTool(t, c, "everything__echo", map[string]any{"message": "before"}); res.IsError {
 		t.Fatalf("echo before any read = %v, want allowed", res.Content)
@@ -112,5 +125,45 @@ flow:
 		if e.Decision != "allow" || e.ArmedBy != "" {
 			t.Errorf("echo before the page was read = %+v, want allow armed by nothing", e)
 		}
+	}
+}
+
+// TestFlowLabelsAreArmedPerHTTPSession: over HTTP a label armed by one
+// session escalates that session's requests only. A client of a protocol
+// without sessions has only its principal to keep them: one such request
+// arms the label for every later one of the principal.
+func TestFlowLabelsAreArmedPerHTTPSession(t *testing.T) {
+	t.Parallel()
+	f, downloads := flowFixture(t, testkit.FreeAddr(t))
+	url, _ := startHTTP(t, f)
+	connect := func(version string) *client.Client {
+		c, err := client.NewStreamableHttpClient(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testkit.Initialize(t, c, version)
+		return c
+	}
+	const withSessions = "2025-06-18"
+	reader, other := connect(withSessions), connect(withSessions)
+	if res := callTool(t, reader, "fs__read_text_file", map[string]any{"path": filepath.Join(downloads, "page.html")}); res.IsError {
+		t.Fatalf("reading the page = %v", res.Content)
+	}
+	if res := callTool(t, other, "everything__echo", map[string]any{"message": "hi"}); res.IsError {
+		t.Errorf("echo in another session = %q, want allowed", testkit.Text(res))
+	}
+	if res := callTool(t, reader, "everything__echo", map[string]any{"message": "hi"}); !res.IsError {
+		t.Errorf("echo in the reading session = %q, want asked and refused", testkit.Text(res))
+	}
+
+	sessionless, later := connect(""), connect("")
+	if res := callTool(t, later, "everything__echo", map[string]any{"message": "hi"}); res.IsError {
+		t.Errorf("echo without a session before any read = %q, want allowed", testkit.Text(res))
+	}
+	if res := callTool(t, sessionless, "fs__read_text_file", map[string]any{"path": filepath.Join(downloads, "page.html")}); res.IsError {
+		t.Fatalf("reading the page without a session = %v", res.Content)
+	}
+	if res := callTool(t, later, "everything__echo", map[string]any{"message": "hi"}); !res.IsError {
+		t.Errorf("echo without a session after the principal read the page = %q, want asked and refused", testkit.Text(res))
 	}
 }
