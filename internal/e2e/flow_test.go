@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bufio"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,38 +10,6 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
-
-// flowDecision is the part of an audit decision event a flow test checks.
-type flowDecision struct {
-	Event    string `json:"event"`
-	ID       string `json:"id"`
-	Tool     string `json:"tool"`
-	Decision string `json:"decision"`
-	Rule     string `json:"rule"`
-	ArmedBy  string `json:"armed_by"`
-}
-
-func flowDecisions(t *testing.T, path string) []flowDecision {
-	t.Helper()
-	file, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer file.Close()
-	var out []flowDecision
-	sc := bufio.NewScanner(file)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var e flowDecision
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatal(err)
-		}
-		if e.Event == "decision" {
-			out = append(out, e)
-		}
-	}
-	return out
-}
 
 // flowFixture is the reference servers behind mcpwarden listening on
 // listen, with reads under the sandbox's downloads directory labelled
@@ -105,8 +71,8 @@ func TestDownloadedPageCannotReachTheWayOut(t *testing.T) {
 	}
 
 	var readID string
-	var echoes []flowDecision
-	for _, e := range flowDecisions(t, f.auditPath) {
+	var echoes []auditEvent
+	for _, e := range readAudit(t, f.auditPath, "decision") {
 		switch {
 		case e.Tool == "mcp:fs:read_text_file" && e.Decision == "allow":
 			readID = e.ID
