@@ -214,3 +214,23 @@ func TestArmedLabelsEndWithTheSession(t *testing.T) {
 		t.Errorf("armed after the session ended = %+v, want none", got)
 	}
 }
+
+func TestFlowFormTellsTheHumanWhatArmedIt(t *testing.T) {
+	t.Parallel()
+	p, err := rules.Compile(flowPolicy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &call{
+		tool: Tool{Canonical: "mcp:mail:send_mail", Server: "mail", Name: "send_mail"}, policy: p, principal: "local",
+		armed: []rules.Arming{{Label: "untrusted_input", ID: "id-fetch", Tool: "mcp:web:fetch"}},
+		args:  map[string]any{"to": "attacker@evil.test"},
+	}
+	c.verdict = p.Decide(c.rulesCall())
+	params, _ := (&asker{}).form(c, target{})
+	for _, want := range []string{`Asked by: rule "flow[0]: after untrusted_input then ask on egress" in flow`, "Because: ", "armed by mcp:web:fetch (call id-fetch)", `to: "attacker@evil.test"`} {
+		if !strings.Contains(params.Message, want) {
+			t.Errorf("the form lacks %q:\n%s", want, params.Message)
+		}
+	}
+}
