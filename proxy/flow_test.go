@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
@@ -47,7 +48,7 @@ func flowPolicy() rules.Spec {
 	}
 }
 
-func newFlowEnv(t *testing.T, spec rules.Spec) *flowEnv {
+func newFlowEnv(t *testing.T, spec rules.Spec, resolvers ...approvals.Resolver) *flowEnv {
 	t.Helper()
 	web, mail := testkit.NewStandIn(), testkit.NewStandIn()
 	web.AddTool(mcp.NewTool("fetch", mcp.WithString("url")), testkit.Reply(injectedPage))
@@ -71,7 +72,7 @@ func newFlowEnv(t *testing.T, spec rules.Spec) *flowEnv {
 		t.Fatal(err)
 	}
 	sink := &memorySink{}
-	srv, err := New(Options{Upstream: pool, Policy: p, Audit: audit.New(sink, audit.Config{})})
+	srv, err := New(Options{Upstream: pool, Policy: p, Audit: audit.New(sink, audit.Config{}), Resolvers: resolvers})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,5 +233,27 @@ func TestFlowFormTellsTheHumanWhatArmedIt(t *testing.T) {
 		if !strings.Contains(params.Message, want) {
 			t.Errorf("the form lacks %q:\n%s", want, params.Message)
 		}
+	}
+}
+
+func TestSessionGrantBeforeTheFetchDoesNotCoverMailAfterIt(t *testing.T) {
+	t.Parallel()
+	spec := flowPolicy()
+	spec.Global.Ask = []string{"mcp:mail:send_*"}
+	human := &standInResolver{d: approvals.Decision{Answer: approvals.AllowSession, Via: approvals.ViaResolver, Who: "alice"}}
+	e := newFlowEnv(t, spec, human)
+	c := e.client(t)
+	for range 2 {
+		if res := mail(t, c); res.IsError {
+			t.Fatalf("send_mail granted for the session = %q, want it forwarded", testkit.Text(res))
+		}
+	}
+	if n := human.asked.Load(); n != 1 {
+		t.Fatalf("the human was asked %d times before the fetch, want once (then the session grant)", n)
+	}
+	testkit.CallTool(t, c, "web__fetch", map[string]any{"url": "https://news.test/"})
+	mail(t, c)
+	if n := human.asked.Load(); n != 2 {
+		t.Errorf("the human was asked %d times in all, want again after the fetch: the earlier grant must not cover it", n)
 	}
 }

@@ -137,8 +137,9 @@ func (x *evalCtx) hasLabel(i int) bool {
 }
 
 // flow escalates v by the flow rules whose After label is armed and whose
-// On label the call carries, each to at least its Then: never lower. The
-// verdict of an escalation names the flow rule and the arming call.
+// On label the call carries, each to at least its Then: never lower (see
+// takesOver). The verdict of an escalation names the flow rule and the
+// arming call.
 func (x *evalCtx) flow(armed []Arming, v Verdict) Verdict {
 	for i := range x.p.flow {
 		f := &x.p.flow[i]
@@ -150,8 +151,8 @@ func (x *evalCtx) flow(armed []Arming, v Verdict) Verdict {
 			}
 			continue
 		}
-		if f.then >= v.Decision && x.tr == nil {
-			continue // it could not make the decision more restrictive
+		if !f.takesOver(v) && x.tr == nil {
+			continue // it could change nothing
 		}
 		on := x.p.labels[f.on].name
 		if !x.hasLabel(f.on) {
@@ -163,12 +164,21 @@ func (x *evalCtx) flow(armed []Arming, v Verdict) Verdict {
 		a := armed[j]
 		why := after + " was armed by " + armingName(a) + ", and the request is labelled " + on
 		x.tr.add(Step{Gate: GateFlow, List: f.then.String(), Rule: f.text, Matched: true, Why: why})
-		if f.then < v.Decision {
+		if f.takesOver(v) {
 			v = Verdict{Decision: f.then, Rule: f.text, Gate: GateFlow, ArmedBy: a.ID,
 				Reason: "flow rule " + strconv.Quote(f.text) + " matched: " + why}
 		}
 	}
 	return v
+}
+
+// takesOver reports whether the flow rule, when it applies, decides
+// instead of v: when it is more restrictive, and also when it is as
+// restrictive as an ask no flow rule made. The flow rule then names
+// itself, so that a session grant given for the other ask rule before the
+// label was armed does not settle this one. A deny stays as it is.
+func (f *flowRule) takesOver(v Verdict) bool {
+	return f.then < v.Decision || f.then == v.Decision && v.Decision == Ask && v.Gate != GateFlow
 }
 
 // armingName names an arming call for a Reason.

@@ -67,15 +67,27 @@ func TestFlowRulesEscalateAfterAnArmedLabel(t *testing.T) {
 	}
 }
 
-func TestFlowRuleDoesNotLowerAnAsk(t *testing.T) {
+// TestSessionGrantForAnAskRuleDoesNotCoverTheFlowAsk: an ask rule already
+// asks for egress, and the human may have granted it for the session
+// before anything was armed; once a label is armed the flow rule names
+// itself, so that grant (bound to the rule) does not settle it.
+func TestSessionGrantForAnAskRuleDoesNotCoverTheFlowAsk(t *testing.T) {
 	t.Parallel()
 	s := flowSpec()
 	s.Global.Ask = []string{"mcp:mail:send_*"}
-	s.Flow = []FlowSpec{{After: "untrusted_input", Then: "ask", On: "egress"}}
+	s.Global.Deny = append(s.Global.Deny, "mcp:mail:send_bulk")
+	s.Flow = []FlowSpec{{After: "untrusted_input", Then: "ask", On: "egress"}, {After: "untrusted_input", Then: "ask", On: "egress"}}
 	p := mustCompile(t, s)
-	got := p.Decide(Call{Server: "mail", Tool: "send_mail", Armed: []Arming{{Label: "untrusted_input", ID: "a"}}})
-	if got.Decision != Ask || got.Rule != "mcp:mail:send_*" {
-		t.Errorf("Decide = %+v, want the ask rule's ask", got)
+	armed := []Arming{{Label: "untrusted_input", ID: "a"}}
+	if got := p.Decide(Call{Server: "mail", Tool: "send_mail"}); got.Rule != "mcp:mail:send_*" {
+		t.Errorf("Decide before arming = %+v, want the ask rule", got)
+	}
+	got := p.Decide(Call{Server: "mail", Tool: "send_mail", Armed: armed})
+	if got.Decision != Ask || got.Rule != "flow[0]: after untrusted_input then ask on egress" || got.ArmedBy != "a" {
+		t.Errorf("Decide after arming = %+v, want the first flow rule's ask", got)
+	}
+	if got := p.Decide(Call{Server: "mail", Tool: "send_bulk", Armed: armed}); got.Decision != Deny || got.Rule != "mcp:mail:send_bulk" {
+		t.Errorf("Decide of a denied egress = %+v, want the deny rule's deny", got)
 	}
 }
 
