@@ -257,3 +257,25 @@ func TestSessionGrantBeforeTheFetchDoesNotCoverMailAfterIt(t *testing.T) {
 		t.Errorf("the human was asked %d times in all, want again after the fetch: the earlier grant must not cover it", n)
 	}
 }
+
+func TestReadResourceArmsItsLabel(t *testing.T) {
+	t.Parallel()
+	e := newCatalogEnv(t, rules.Spec{
+		Global: rules.PolicySpec{Allow: []string{"mcp:*:*"}},
+		Labels: map[string][]string{"untrusted_input": {"mcp:fs:resources/read:uri=file:///srv/**"}, "egress": {"mcp:fs:echo"}},
+		Flow:   []rules.FlowSpec{{After: "untrusted_input", Then: "deny", On: "egress"}},
+	}, Options{})
+	c := e.client(t)
+	echo := func() *mcp.CallToolResult {
+		return testkit.CallTool(t, c, "fs__echo", map[string]any{"text": "x"})
+	}
+	if res := echo(); res.IsError {
+		t.Fatalf("echo before the read = %q, want allowed", testkit.Text(res))
+	}
+	if _, err := c.ReadResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "fs+file:///srv/readme"}}); err != nil {
+		t.Fatal(err)
+	}
+	if res := echo(); !res.IsError || !strings.Contains(testkit.Text(res), "flow[0]") {
+		t.Errorf("echo after the resource was read = %q, want denied by flow[0]", testkit.Text(res))
+	}
+}
