@@ -232,3 +232,40 @@ func BenchmarkDecideFlow(b *testing.B) {
 		}
 	})
 }
+
+func TestLintFindsLabelsThatCannotApply(t *testing.T) {
+	t.Parallel()
+	s := flowSpec()
+	s.Labels["egress"] = append(s.Labels["egress"], "mcp:mail:sendmail", "mcp:fs:upload:path=/srv/**")
+	s.Labels["unused"] = []string{"mcp:web:fetch"}
+	p := mustCompile(t, s)
+	tools := []ToolInfo{
+		{Server: "web", Name: "fetch"}, {Server: "web", Name: "post"}, {Server: "mail", Name: "send_mail"}, {Server: "mail", Name: "read_inbox"},
+		{Server: "gh", Name: "push_files", Keys: []string{"files"}}, {Server: "fs", Name: "read_file", Keys: []string{"path"}},
+		{Server: "fs", Name: "upload", Keys: []string{"paths"}, StringKeys: []string{"paths"}},
+	}
+	var got []string
+	for _, f := range p.Lint(tools) {
+		if strings.HasPrefix(f.Where, "labels.") {
+			got = append(got, f.Where+" "+f.Message)
+		}
+	}
+	for _, want := range []string{
+		"labels.egress[3] matches no known tool, so it never gives a request the label egress",
+		"labels.egress[4] ",
+		"labels.unused no flow rule uses the label unused",
+	} {
+		found := false
+		for _, g := range got {
+			found = found || strings.HasPrefix(g, want)
+		}
+		if !found {
+			t.Errorf("Lint lacks %q; label findings:\n%s", want, strings.Join(got, "\n"))
+		}
+	}
+	for _, g := range got {
+		if strings.HasPrefix(g, "labels.untrusted_input") || strings.HasPrefix(g, "labels.private") {
+			t.Errorf("Lint flags a label that applies: %s", g)
+		}
+	}
+}
