@@ -30,7 +30,7 @@ const (
 // Log.Required). Fsync syncs the file after every event. MaxSizeMB > 0 rotates
 // the file when the next line would take it over that many MiB; MaxBackups
 // keeps that many rotated files (0 keeps all). RedactKeys adds key patterns to
-// DefaultRedactKeys. MaxStringLen (0 = 200) and KeepPrefixLen (0 = 80, or MaxStringLen if less) are the
+// those secrets.IsSecretKey names. MaxStringLen (0 = 200) and KeepPrefixLen (0 = 80, or MaxStringLen if less) are the
 // string limits of the Redactor, in characters.
 type Config struct {
 	Sink          string   `koanf:"sink"`

@@ -72,17 +72,21 @@ const (
 	DecisionDeny  = "deny"
 )
 
-// The values of Event.GrantedBy: what settled a decision.
+// A GrantedBy says what settled a decision: a rule, the user, a timeout, a
+// channel of approval. Its text is the audit event's granted_by value.
+type GrantedBy string
+
+// The values of Event.GrantedBy.
 const (
-	GrantedByRule          = "rule"           // a rule (or the default) decided alone
-	GrantedByUserOnce      = "user_once"      // the user allowed this one call
-	GrantedByUserSession   = "user_session"   // the user allowed the tool for the session (or a standing grant did)
-	GrantedByUserDenied    = "user_denied"    // the user was asked and denied
-	GrantedByTimeout       = "timeout"        // the user was asked and did not answer in time
-	GrantedByNoElicitation = "no_elicitation" // asking was needed but the client cannot be asked
-	GrantedByApprovalPage  = "approval_page"  // answered on the local approvals page (ask.approvals: local)
-	GrantedByApprovalCLI   = "approval_cli"   // answered with mcpwarden approve / deny
-	GrantedByResolver      = "resolver"       // answered by the external resolver (ask.resolver)
+	GrantedByRule          GrantedBy = "rule"           // a rule (or the default) decided alone
+	GrantedByUserOnce      GrantedBy = "user_once"      // the user allowed this one call
+	GrantedByUserSession   GrantedBy = "user_session"   // the user allowed the tool for the session (or a standing grant did)
+	GrantedByUserDenied    GrantedBy = "user_denied"    // the user was asked and denied
+	GrantedByTimeout       GrantedBy = "timeout"        // the user was asked and did not answer in time
+	GrantedByNoElicitation GrantedBy = "no_elicitation" // asking was needed but the client cannot be asked
+	GrantedByApprovalPage  GrantedBy = "approval_page"  // answered on the local approvals page (ask.approvals: local)
+	GrantedByApprovalCLI   GrantedBy = "approval_cli"   // answered with mcpwarden approve / deny
+	GrantedByResolver      GrantedBy = "resolver"       // answered by the external resolver (ask.resolver)
 )
 
 // The values of Event.Detail for KindUpstream events.
@@ -120,7 +124,7 @@ type Event struct {
 	Decision      string         `json:"decision,omitempty"`   // DecisionAllow, DecisionAsk or DecisionDeny
 	Rule          string         `json:"rule,omitempty"`       // the deciding rule's text, or "default"
 	ArmedBy       string         `json:"armed_by,omitempty"`   // of a decision a flow rule made: the id of the decision event of the call whose result armed it
-	GrantedBy     string         `json:"granted_by,omitempty"` // one of the GrantedBy constants
+	GrantedBy     GrantedBy      `json:"granted_by,omitempty"` // one of the GrantedBy constants
 	Reason        string         `json:"reason,omitempty"`     // why a request was approved or refused; Error is only for failures
 	Arguments     map[string]any `json:"arguments,omitempty"`
 	DurationMS    *int64         `json:"duration_ms,omitempty"`

@@ -6,26 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mcpwarden/mcpwarden/internal/secrets"
 	"github.com/mcpwarden/mcpwarden/internal/textcut"
 )
 
 // Redacted replaces every value stored under a secret key.
 const Redacted = "<redacted>"
-
-// DefaultRedactKeys are the key patterns whose values are always redacted.
-// Patterns match whole keys, case-insensitively; `*` matches any run of
-// characters and `?` one character. `*key*` is deliberately broad (it also
-// catches "keyword"): hiding a harmless value is cheap, leaking a key is not.
-var DefaultRedactKeys = []string{
-	"*token*", "*secret*", "*password*", "*passwd*", "*passphrase*", "pass",
-	"*authorization*", "*key*", "*credential*", "*cookie*", "*session_id*",
-	"*bearer*", "*jwt*", "dsn", "*connection_string*", "*signature*",
-}
 
 // maxDepth bounds the walk so that a cyclic or absurdly deep value cannot
 // exhaust the stack.
@@ -64,13 +54,16 @@ func (r *Redactor) ForLogs() *Redactor {
 var defaultRedactor = func() *Redactor {
 	r, err := NewRedactor(Config{})
 	if err != nil {
-		panic(err) // DefaultRedactKeys are valid: a test checks it
+		panic(err) // the zero Config has valid limits
 	}
 	return r
 }()
 
-// NewRedactor returns a Redactor with DefaultRedactKeys plus cfg.RedactKeys and
-// the limits of cfg. Only the redaction fields of cfg are looked at.
+// NewRedactor returns a Redactor that redacts the keys secrets.IsSecretKey
+// names plus those matching cfg.RedactKeys, with the limits of cfg. Only the
+// redaction fields of cfg are looked at. Patterns match whole keys,
+// case-insensitively; `*` matches any run of characters and `?` one
+// character.
 func NewRedactor(cfg Config) (*Redactor, error) {
 	maxLen, keep := cfg.limits()
 	if cfg.MaxStringLen < 0 || cfg.KeepPrefixLen < 0 || keep > maxLen {
@@ -78,9 +71,6 @@ func NewRedactor(cfg Config) (*Redactor, error) {
 	}
 	r := &Redactor{maxLen: maxLen, keep: keep}
 	var errs []error
-	for _, p := range DefaultRedactKeys {
-		r.keys = append(r.keys, compilePattern(p))
-	}
 	for i, p := range cfg.RedactKeys {
 		if err := checkPattern(p); err != nil {
 			errs = append(errs, fmt.Errorf("audit.redact_keys[%d]: %w", i, err))
@@ -101,9 +91,16 @@ func (r *Redactor) orDefault() *Redactor {
 	return r
 }
 
-// IsSecretKey reports whether values stored under key are redacted.
+// IsSecretKey reports whether values stored under key are redacted: key is
+// a secret key to secrets.IsSecretKey or matches a configured pattern.
 func (r *Redactor) IsSecretKey(key string) bool {
 	r = r.orDefault()
+	if secrets.IsSecretKey(key) {
+		return true
+	}
+	if len(r.keys) == 0 {
+		return false
+	}
 	k := strings.ToLower(key)
 	for _, p := range r.keys {
 		if p.match(k) {
@@ -225,41 +222,10 @@ func (r *Redactor) String(s string) string {
 	return fmt.Sprintf("%s <redacted: %d chars>", out, n)
 }
 
-// credentialPatterns find credentials inside free text: HTTP auth headers,
-// URL passwords and query parameters, and token formats of common services.
-//
-// Each pattern has literal triggers, in lower case, one of which any match
-// contains: the regexp runs only on text that holds one, since most text
-// holds none.
-var credentialPatterns = []struct {
-	re       *regexp.Regexp
-	repl     string
-	triggers []string
-}{
-	{regexp.MustCompile(`(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{6,}`), "$1 " + Redacted, []string{"bearer"}},
-	{regexp.MustCompile(`(?i)(authorization["']?\s*[:=]\s*["']?basic)\s+[A-Za-z0-9+/=._-]{4,}`), "$1 " + Redacted, []string{"basic"}},
-	{regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]*):[^/\s@]+@`), "$1:" + Redacted + "@", []string{"://"}},
-	{regexp.MustCompile(`(?i)([?&;](?:access_token|refresh_token|id_token|token|api_?key|key|secret|client_secret|password|passwd|sig|signature|auth)=)[^&;\s#"']+`), "${1}" + Redacted, []string{"="}},
-	{regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9_-]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)`), Redacted,
-		[]string{"gh", "glpat-", "sk-", "xox", "akia", "aiza", "eyj"}},
-}
-
-func scrub(s string) string {
-	if len(s) < 8 {
-		return s
-	}
-	lower := strings.ToLower(s)
-	for _, p := range credentialPatterns {
-		for _, t := range p.triggers {
-			if strings.Contains(lower, t) {
-				s = p.re.ReplaceAllString(s, p.repl)
-				lower = strings.ToLower(s)
-				break
-			}
-		}
-	}
-	return s
-}
+// scrub replaces the credentials in s (auth headers, URL passwords and
+// query parameters, token formats of common services, private keys) with
+// Redacted.
+func scrub(s string) string { return secrets.Redact(s, Redacted) }
 
 // A keyPattern is one compiled key pattern, matched against lower-cased keys.
 type keyPattern struct {

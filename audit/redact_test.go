@@ -182,11 +182,33 @@ func TestReplaceAttrKeepsErrorsErrors(t *testing.T) {
 	}
 }
 
-func TestDefaultRedactKeysAreValid(t *testing.T) {
+func TestDefaultKeysAreTheSharedDetectors(t *testing.T) {
 	t.Parallel()
-	for _, p := range DefaultRedactKeys {
-		if err := checkPattern(p); err != nil {
-			t.Error(err)
+	r, err := NewRedactor(Config{RedactKeys: []string{"ssn"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		key                string
+		byDefault, withSSN bool
+	}{
+		{"api_key", true, true},
+		{"GITHUB_PAT", true, true},
+		{"X-Auth", true, true},
+		{"DB_DSN", true, true},
+		{"pwd", true, true},
+		{"session_id", true, true},
+		{"passphrase", true, true},
+		{"SSN", false, true},
+		{"path", false, false},
+		{"author", false, false},
+	}
+	for _, tt := range tests {
+		if got := defaultRedactor.IsSecretKey(tt.key); got != tt.byDefault {
+			t.Errorf("default IsSecretKey(%q) = %v, want %v", tt.key, got, tt.byDefault)
+		}
+		if got := r.IsSecretKey(tt.key); got != tt.withSSN {
+			t.Errorf("IsSecretKey(%q) with ssn configured = %v, want %v", tt.key, got, tt.withSSN)
 		}
 	}
 }
@@ -228,5 +250,43 @@ func TestForLogsKeepsMessagesButNotSecrets(t *testing.T) {
 	a := r.ReplaceAttr(nil, slog.String("api_key", "short"))
 	if a.Value.String() != Redacted {
 		t.Errorf("ForLogs kept a secret-keyed attribute: %v", a)
+	}
+}
+
+// TestCredentialsTheOldListsMissedAreScrubbed holds credentials that one
+// of the two detectors found and the audit redactor did not, before they
+// became one (internal/secrets): each reached the log in clear.
+func TestCredentialsTheOldListsMissedAreScrubbed(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in, secret string
+	}{
+		{"a fine-grained GitHub token", "push with github_pat_11ABCDEFG0123456789_abcdefxyzij", "github_pat_11ABCDEFG0123456789_abcdefxyzij"},
+		{"a short classic GitHub token", "token ghp_abcdefghij012345", "ghp_abcdefghij012345"},
+		{"an npm token", "npm_" + strings.Repeat("a", 36), "npm_" + strings.Repeat("a", 36)},
+		{"a Hugging Face token", "hf_" + strings.Repeat("b", 34), "hf_" + strings.Repeat("b", 34)},
+		{"a Stripe key", "sk_live_abcdefghijklmnop1234", "sk_live_abcdefghijklmnop1234"},
+		{"a PEM private key's first line", "-----BEGIN RSA PRIVATE KEY-----MIIEowIBAAKCAQEA", "MIIEowIBAAKCAQEA"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			for _, r := range []*Redactor{defaultRedactor, defaultRedactor.ForLogs()} {
+				if got := r.String(tt.in); strings.Contains(got, tt.secret) {
+					t.Errorf("String(%q) = %q keeps the secret", tt.in, got)
+				}
+			}
+		})
+	}
+}
+
+// TestSecretKeysTheImporterKnewAreRedacted holds keys the client-config
+// importer treated as secret and the audit redactor did not.
+func TestSecretKeysTheImporterKnewAreRedacted(t *testing.T) {
+	t.Parallel()
+	got := defaultRedactor.Arguments(map[string]any{"GITLAB_PAT": "glp", "DB_PWD": "pw", "x-auth": "a", "SENTRY_DSN": "https://k@s/1", "path": "/srv"})
+	want := map[string]any{"GITLAB_PAT": Redacted, "DB_PWD": Redacted, "x-auth": Redacted, "SENTRY_DSN": Redacted, "path": "/srv"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Arguments (-want +got):\n%s", diff)
 	}
 }

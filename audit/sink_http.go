@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,8 +21,7 @@ type HTTPSink struct {
 	url    string
 	client *http.Client
 
-	mu     sync.Mutex
-	closed bool
+	closed atomic.Bool
 }
 
 // NewHTTPSink returns an HTTPSink posting to url with client.
@@ -35,10 +34,7 @@ func NewHTTPSink(url string, client *http.Client) *HTTPSink {
 
 // Write posts line and waits for a 2xx answer.
 func (s *HTTPSink) Write(ctx context.Context, line []byte) error {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if s.closed.Load() {
 		return ErrClosed
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(line))
@@ -60,8 +56,6 @@ func (s *HTTPSink) Write(ctx context.Context, line []byte) error {
 
 // Close marks the sink closed. It is idempotent.
 func (s *HTTPSink) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.closed = true
+	s.closed.Store(true)
 	return nil
 }

@@ -113,7 +113,7 @@ func Format(e Event) string {
 	case KindDecision:
 		fmt.Fprintf(&b, " %-5s %s", strings.ToUpper(e.Decision), e.Tool)
 		field("rule", e.Rule)
-		field("by", e.GrantedBy)
+		field("by", string(e.GrantedBy))
 	case KindResult:
 		b.WriteString(" " + e.Tool)
 		if e.DurationMS != nil {

@@ -19,16 +19,18 @@ import (
 // needs for large calls in flight. It builds mcpwarden, serves the bench
 // upstream through it over stdio, or HTTP with -http (audit to a file, as in
 // production), sends -n concurrent echo calls whose message is -kib KiB (so each call holds
-// that much in arguments and again in its result), and prints the serving
+// that much in arguments and again in its result; with -payload, calls of
+// the payload tool whose result is that many KiB), and prints the serving
 // process's VmRSS before and its peak RSS (VmHWM) after, with how many calls
 // succeeded or were refused. Extra arguments after -- go to the config's
-// top level as YAML lines (e.g. "limits: { max_inflight_mb: 64 }").
+// top level as YAML lines (e.g. "max_inflight_mb: 64").
 //
 //	go run ./bench bigcalls -n 16 -kib 4000 -http
 func runBigCalls(args []string) error {
 	fs := flag.NewFlagSet("bigcalls", flag.ContinueOnError)
 	n := fs.Int("n", 16, "concurrent calls")
 	kib := fs.Int("kib", 4000, "KiB of each call's message (and result); 4000 fits http.max_body_bytes' 4 MiB")
+	payload := fs.Int("payload", 0, "call the payload tool for a result of this many KiB (small arguments) instead of echo")
 	overHTTP := fs.Bool("http", false, "client and mcpwarden over streamable HTTP (each call its own request) instead of stdio")
 	repo := fs.String("repo", "", "repository root (default: found from the working directory)")
 	if err := fs.Parse(args); err != nil {
@@ -108,7 +110,10 @@ func runBigCalls(args []string) error {
 	if err != nil {
 		return err
 	}
-	message := strings.Repeat("x", *kib<<10)
+	req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "bench__echo", Arguments: map[string]any{"message": strings.Repeat("x", *kib<<10)}}}
+	if *payload > 0 {
+		req.Params = mcp.CallToolParams{Name: "bench__payload", Arguments: map[string]any{"kib": *payload}}
+	}
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -120,7 +125,7 @@ func runBigCalls(args []string) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "bench__echo", Arguments: map[string]any{"message": message}}})
+			res, err := c.CallTool(ctx, req)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -139,7 +144,11 @@ func runBigCalls(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s: %d concurrent calls of %d KiB (arguments and result each): %d ok, %d refused in %s\n", listen, *n, *kib, ok, len(refusals), elapsed.Round(time.Millisecond))
+	what := fmt.Sprintf("%d KiB (arguments and result each)", *kib)
+	if *payload > 0 {
+		what = fmt.Sprintf("a %d KiB result", *payload)
+	}
+	fmt.Printf("%s: %d concurrent calls of %s: %d ok, %d refused in %s\n", listen, *n, what, ok, len(refusals), elapsed.Round(time.Millisecond))
 	fmt.Printf("mcpwarden RSS before %.1f MiB, peak %.1f MiB (+%.1f MiB, %.1f MiB per call)\n",
 		mb(before), mb(peak), mb(peak-before), mb(peak-before)/float64(*n))
 	if len(refusals) > 0 {

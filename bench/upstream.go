@@ -17,6 +17,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/internal/httpserve"
 )
 
 // newUpstream is the benchmark's minimal upstream: an echo tool and a
@@ -81,14 +83,9 @@ func runUpstream(args []string) error {
 // down, giving requests in flight two seconds.
 func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
+	served, err := httpserve.Run(ctx, srv, ln, 2*time.Second, nil)
+	if served != nil {
+		return served
 	}
-	shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	return srv.Shutdown(shut)
+	return err
 }

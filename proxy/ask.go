@@ -26,7 +26,7 @@ const maxPendingAsks = 1024
 // by whom and why.
 type resolution struct {
 	forward   bool
-	grantedBy string
+	grantedBy audit.GrantedBy
 	text      string // the refusal the client gets, when not forwarded
 	reason    string // why it was approved or refused, for the audit event
 	failure   string // what failed on the way, for the audit event's error
@@ -44,7 +44,7 @@ type noAnswer struct {
 	failure string
 }
 
-// An asker resolves "ask" decisions with the human (DESIGN.md §3): a
+// An asker resolves "ask" decisions with the human (docs/design.md, "Asking a human"): a
 // standing session grant, else elicitation to the calling client, else
 // each out-of-band resolver in turn (the approvals page and CLI, an
 // external resolver), else the ask_fallback. A step that gives no answer
@@ -158,7 +158,7 @@ func (a *asker) byGrant(c *call, ans answer) resolution {
 func (a *asker) fallback(c *call) resolution {
 	// A flow rule's ask is never settled by ask_fallback: allow, which
 	// would let the chain it breaks through whenever no one answers.
-	if c.verdict.Gate != rules.GateFlow && c.policy.AskFallback(c.rulesCall()) == "allow" {
+	if c.verdict.Gate != rules.GateFlow && c.policy.AskFallback(c.rulesCall()) == rules.FallbackAllow {
 		return resolution{forward: true, grantedBy: audit.GrantedByNoElicitation, reason: "no one answered; ask_fallback is allow"}
 	}
 	return resolution{
@@ -179,7 +179,7 @@ func (a *asker) timedOutAt(c *call, where string) resolution {
 }
 
 // cancelled is the refusal of a call its client cancelled while it waited.
-func (a *asker) cancelled(c *call, by string) resolution {
+func (a *asker) cancelled(c *call, by audit.GrantedBy) resolution {
 	return resolution{
 		grantedBy: by,
 		reason:    "cancelled by the client while waiting for approval",
@@ -189,7 +189,7 @@ func (a *asker) cancelled(c *call, by string) resolution {
 
 // refused is a refusal by a human or a resolver; why is how it was
 // refused ("denied on the approvals page").
-func (a *asker) refused(c *call, by, why string) resolution {
+func (a *asker) refused(c *call, by audit.GrantedBy, why string) resolution {
 	return resolution{
 		grantedBy: by,
 		reason:    why,

@@ -32,7 +32,7 @@ func TestFailingResolverPassesTheAskOn(t *testing.T) {
 		name       string
 		second     *standInResolver
 		wantCalled bool
-		wantBy     string
+		wantBy     audit.GrantedBy
 		wantReason []string
 	}{
 		{"the next resolver allows", &standInResolver{d: approvals.Decision{Answer: approvals.AllowOnce, Via: approvals.ViaResolver, Who: "bot"}}, true, audit.GrantedByResolver,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"sync"
 )
 
@@ -27,7 +28,8 @@ var ErrInflightFull = errors.New("max_inflight_mb exceeded")
 // the memory it takes is a small multiple of the bound (see README,
 // Reliability). It is safe for concurrent use.
 type inflightBudget struct {
-	max int64
+	max   int64
+	parse chan struct{} // see parsing
 
 	mu   sync.Mutex
 	used int64
@@ -37,7 +39,18 @@ func newInflightBudget(max int64) *inflightBudget {
 	if max == 0 {
 		max = DefaultMaxInflightBytes
 	}
-	return &inflightBudget{max: max}
+	return &inflightBudget{max: max, parse: make(chan struct{}, runtime.GOMAXPROCS(0))}
+}
+
+// parsing waits until fewer large arguments than there are CPUs are being
+// parsed, and returns what to call when this parse is done. Parsing takes
+// a few times the arguments' size for a moment (the decoder's buffer, the
+// decoded strings, the canonical encoding), and more parses at once than
+// there are CPUs to run them only hold more of that at once. The wait is
+// short and bounded: a parse cannot block.
+func (b *inflightBudget) parsing() (done func()) {
+	b.parse <- struct{}{}
+	return func() { <-b.parse }
 }
 
 // A hold is what one call has taken from the budget. Its methods may be
@@ -74,6 +87,20 @@ func (h *hold) add(n int64, what string) error {
 	return nil
 }
 
+// split moves n of the bytes h holds (all of them, if it holds fewer)
+// to a hold of their own, which is returned.
+func (h *hold) split(n int64) *hold {
+	if h == nil {
+		return nil
+	}
+	b := h.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n = min(n, h.n)
+	h.n -= n
+	return &hold{b: b, n: n}
+}
+
 // release gives back everything the call took.
 func (h *hold) release() {
 	if h == nil {
@@ -103,8 +130,9 @@ func (b *inflightBudget) admitCall(ctx context.Context, n int64) (*hold, error) 
 // countBodies takes the body of each HTTP request (its ContentLength; the
 // guard before it has read the body and set it) from the budget until next
 // returns, so that a body which does not fit is refused with 503 before
-// mcp-go decodes it, which is where most of the copies of a large call's
-// arguments are made.
+// mcp-go decodes it. The large arguments of a tools/call are lifted out of
+// the body before mcp-go reads it (see lifted): the handler takes them from
+// the body, so mcp-go makes no copies of them.
 func (b *inflightBudget) countBodies(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength <= 0 {
@@ -118,7 +146,26 @@ func (b *inflightBudget) countBodies(next http.Handler) http.Handler {
 			return
 		}
 		defer h.release()
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), bodyCounted{}, true)))
+		results := &streamSet{}
+		defer results.releaseAll()
+		w = &streamResponseWriter{ResponseWriter: w, sw: streamWriter{w: w, set: results}}
+		ctx := withStreamSet(context.WithValue(r.Context(), bodyCounted{}, true), results)
+		body, ok := r.Body.(*bufferedBody)
+		if !ok || len(body.b) < liftMin {
+			next.ServeHTTP(w, r.WithContext(ctx))
+			return
+		}
+		start, end, _, ok := liftSpan(body.b)
+		if !ok {
+			next.ServeHTTP(w, r.WithContext(ctx))
+			return
+		}
+		set := &liftedSet{}
+		defer set.releaseAll()
+		rest := lift(body.b, start, end, liftPlaceholder(set.put(&lifted{raw: body.b[start:end:end]})))
+		r = r.WithContext(withLiftedSet(ctx, set))
+		r.Body, r.ContentLength = newBufferedBody(rest), int64(len(rest))
+		next.ServeHTTP(w, r)
 	})
 }
 

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -37,11 +38,11 @@ type call struct {
 	canonical    []byte // the arguments as forwarded
 	argsErr      error
 	verdict      rules.Verdict
-	grantedBy    string // how the decision was settled (audit.GrantedBy*)
-	reason       string // why a call was refused or let through, for the audit event
-	failure      string // what failed while deciding, for the audit event's error
-	decision     string // the id of the decision event, set by decisionEvent; results name it
-	hold         *hold  // the bytes the call holds in the in-flight budget
+	grantedBy    audit.GrantedBy // how the decision was settled
+	reason       string          // why a call was refused or let through, for the audit event
+	failure      string          // what failed while deciding, for the audit event's error
+	decision     string          // the id of the decision event, set by decisionEvent; results name it
+	hold         *hold           // the bytes the call holds in the in-flight budget
 
 	armed  []rules.Arming // the labels its session had armed when it started
 	labels []string       // the labels it carries, armed once it returns
@@ -69,7 +70,15 @@ func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *
 			return c
 		}
 	}
+	if len(raw) >= liftMin {
+		// Parsing large arguments takes a few times their size for a
+		// moment; a few at a time keep that from adding up.
+		defer s.inflight.parsing()()
+	}
 	c.args, c.canonical, c.argsErr = jsonargs.Parse(raw)
+	if bytes.Equal(c.canonical, raw) {
+		c.canonical = raw // already canonical: keep one copy, not two
+	}
 	return c
 }
 
@@ -81,12 +90,28 @@ func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *
 // it is decided (a pending multi round-trip ask is counted on its retry).
 func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (result *mcp.CallToolResult, err error) {
-		ctx, leave, ok := s.drain.enter(ctx)
+		// Arguments lifted out of the message are taken first, so that
+		// what they hold is given back however the call ends.
+		l := takeLifted(ctx, req.Params.RawArguments)
+		defer l.release()
+		ctx, leave, ok := s.drain.enterAs(ctx, passKey(ctx, t.Wire))
 		if !ok {
 			return mcp.NewToolResultError(fmt.Sprintf("%v; %s was not forwarded", ErrShuttingDown, t.Canonical)), nil
 		}
 		defer leave()
-		h, err := s.inflight.admitCall(ctx, int64(len(req.Params.RawArguments)))
+		if cause := context.Cause(ctx); errors.Is(cause, ErrShuttingDown) {
+			return mcp.NewToolResultError(fmt.Sprintf("%v; %s was not forwarded", cause, t.Canonical)), nil
+		}
+		var h *hold
+		if l != nil {
+			// Over stdio counted when the message was read; over HTTP
+			// with the body.
+			req.Params.RawArguments, req.Params.Arguments = l.raw, nil
+			h, err = l.hold, l.err
+		}
+		if h == nil && err == nil {
+			h, err = s.inflight.admitCall(ctx, int64(len(req.Params.RawArguments)))
+		}
 		if err != nil {
 			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden refused %s: %v; nothing was forwarded", t.Canonical, err)), nil
 		}
@@ -175,6 +200,12 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	ev.ResultPreview = text
 	// The result is recorded even when the client has gone away meanwhile.
 	s.writeAudit(context.WithoutCancel(ctx), ev)
+	if len(raw) >= liftMin && req.Params.Task == nil {
+		// A task's result is kept for a later request: not streamed.
+		if out := streamed(ctx, res, c.hold, int64(len(raw))); out != nil {
+			return out, nil
+		}
+	}
 	return res, nil
 }
 

@@ -31,8 +31,21 @@ type drain struct {
 	mu       sync.Mutex
 	next     uint64
 	active   map[uint64]context.CancelCauseFunc
+	passes   map[string][]*pass // by passKey: requests that waited, for their handlers
 	draining bool
 	idle     chan struct{} // closed when draining and active empties
+}
+
+// passTTL bounds how long a request that waited before its handler (see
+// drain.pass) stays in progress for a handler that does not come.
+const passTTL = 2 * time.Second
+
+// A pass is the entry of a request that waited before its handler ran,
+// kept for the handler to take over.
+type pass struct {
+	key    uint64
+	ctx    context.Context // the waiting request's, which shutdown cancels
+	expiry *time.Timer
 }
 
 // enter registers a request whose context is ctx and returns the context
@@ -45,14 +58,97 @@ func (d *drain) enter(ctx context.Context) (_ context.Context, leave func(), ok 
 	if d.draining {
 		return ctx, func() {}, false
 	}
+	ctx, key := d.registerLocked(ctx)
+	return ctx, func() { d.leave(key) }, true
+}
+
+// registerLocked adds a request in progress whose context is ctx.
+func (d *drain) registerLocked(ctx context.Context) (context.Context, uint64) {
 	if d.active == nil {
 		d.active = map[uint64]context.CancelCauseFunc{}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	d.next++
-	key := d.next
-	d.active[key] = cancel
-	return ctx, func() { d.leave(key) }, true
+	d.active[d.next] = cancel
+	return ctx, d.next
+}
+
+// enterWaiting registers a request that waits before its handler runs (a
+// tools/call waiting for its upstream's first start, see awaitStarting),
+// as enter does. When the wait is over, leave ends it, or handOver keeps it in
+// progress for the handler that enterAs with the same key, which takes it
+// over even once shutdown has begun: a request that was in progress when
+// it began is drained, not refused. A pass no handler takes within passTTL
+// is over.
+func (d *drain) enterWaiting(ctx context.Context) (_ context.Context, handOver func(passKey string), leave func(), ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.draining {
+		return ctx, nil, nil, false
+	}
+	ctx, key := d.registerLocked(ctx)
+	waiting := ctx
+	return ctx, func(passKey string) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if _, ok := d.active[key]; !ok {
+			return
+		}
+		if d.passes == nil {
+			d.passes = map[string][]*pass{}
+		}
+		p := &pass{key: key, ctx: waiting}
+		d.passes[passKey] = append(d.passes[passKey], p)
+		p.expiry = time.AfterFunc(passTTL, func() {
+			if d.takePass(passKey, p) {
+				d.leave(key)
+			}
+		})
+	}, func() { d.leave(key) }, true
+}
+
+// enterAs is enter for a handler whose request may have waited before it
+// (see enterWaiting): it takes over the oldest pass with passKey, if there
+// is one, draining or not.
+func (d *drain) enterAs(ctx context.Context, passKey string) (_ context.Context, leave func(), ok bool) {
+	d.mu.Lock()
+	if ps := d.passes[passKey]; len(ps) > 0 {
+		p := ps[0]
+		d.removePassLocked(passKey, p)
+		p.expiry.Stop()
+		ctx, cancel := context.WithCancelCause(ctx)
+		if cause := context.Cause(p.ctx); errors.Is(cause, ErrShuttingDown) {
+			cancel(cause) // the grace period ended while it waited
+		}
+		d.active[p.key](nil) // the waiting request's context
+		d.active[p.key] = cancel
+		d.mu.Unlock()
+		return ctx, func() { d.leave(p.key) }, true
+	}
+	d.mu.Unlock()
+	return d.enter(ctx)
+}
+
+// takePass removes p if it is still waiting for its handler.
+func (d *drain) takePass(passKey string, p *pass) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.removePassLocked(passKey, p)
+}
+
+func (d *drain) removePassLocked(passKey string, p *pass) bool {
+	ps := d.passes[passKey]
+	for i, q := range ps {
+		if q == p {
+			if len(ps) == 1 {
+				delete(d.passes, passKey)
+			} else {
+				d.passes[passKey] = append(ps[:i:i], ps[i+1:]...)
+			}
+			return true
+		}
+	}
+	return false
 }
 
 func (d *drain) leave(key uint64) {

@@ -38,8 +38,8 @@ func TestChangedAnnotationDoesNotWidenAccess(t *testing.T) {
 		Global:  rules.PolicySpec{Default: "deny", Ask: []string{"mcp:*:*:@destructive=true"}, Allow: []string{"mcp:*:*:@readOnly=true"}},
 		Servers: map[string]rules.ServerSpec{"fs": {}},
 	}
-	for _, reaction := range []string{OnChangeWarn, OnChangeAsk, OnChangeDeny} {
-		t.Run("on_tool_change "+reaction, func(t *testing.T) {
+	for _, reaction := range []pin.Reaction{pin.Warn, pin.Ask, pin.Deny} {
+		t.Run("on_tool_change "+string(reaction), func(t *testing.T) {
 			t.Parallel()
 			lock, err := pin.Load(filepath.Join(t.TempDir(), "mcpwarden.lock"))
 			if err != nil {

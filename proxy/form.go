@@ -34,7 +34,7 @@ const hiddenValue = "<hidden: secret-like key>"
 // it will be forwarded, in full up to maxValueShown characters each, with
 // each path-like value also in its normalised absolute form when that
 // differs. offered are the choices the form offers: a session grant only
-// where DESIGN.md §3 allows one.
+// where docs/design.md, "Asking a human", allows one.
 func (a *asker) form(c *call, t target) (params mcp.ElicitationParams, offered []string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s allow this call?\n\nTool: %s\nServer: %s\n", formTitle, c.tool.Canonical, c.tool.Server)

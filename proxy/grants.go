@@ -30,7 +30,7 @@ var answerValues = map[string]answer{
 }
 
 // A grantKey is what a session grant is bound to, besides its session: the
-// principal, the tool and the ask rule that asked (DESIGN.md §3).
+// principal, the tool and the ask rule that asked (docs/design.md, "Asking a human").
 type grantKey struct {
 	principal string
 	tool      string // canonical name

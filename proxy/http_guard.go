@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
+
+	"github.com/mcpwarden/mcpwarden/internal/hostport"
 )
 
 // DefaultMaxBodyBytes is the request body limit when GuardOptions sets none.
@@ -31,14 +32,10 @@ type GuardOptions struct {
 	MaxBodyBytes int64
 }
 
-// A hostPattern is one allowed Host: a lower-case name (IPv6 without
-// brackets) and a port, "" for any.
-type hostPattern struct{ name, port string }
-
 // A guard is the compiled GuardOptions.
 type guard struct {
 	next    http.Handler
-	hosts   []hostPattern
+	hosts   []hostport.Pattern
 	origins map[string]bool // lower-case scheme://host[:port]
 	maxBody int64
 }
@@ -63,7 +60,7 @@ func newGuard(o GuardOptions, id Identity, next http.Handler) (http.Handler, err
 	}
 	var errs []error
 	for _, h := range o.AllowedHosts {
-		p, err := parseHostPattern(h)
+		p, err := hostport.ParsePattern(h)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -71,7 +68,7 @@ func newGuard(o GuardOptions, id Identity, next http.Handler) (http.Handler, err
 		g.hosts = append(g.hosts, p)
 	}
 	for _, origin := range o.AllowedOrigins {
-		norm, err := normalizeOrigin(origin)
+		norm, err := hostport.NormalizeOrigin(origin)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -118,7 +115,7 @@ func (g *guard) limitBody(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "reading request body: "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.Body = newBufferedBody(body)
 		r.ContentLength = int64(len(body))
 	}
 	g.next.ServeHTTP(w, r)
@@ -136,6 +133,17 @@ func readBody(r io.Reader, size int64) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
+// A bufferedBody is a request body the guard has read whole; the handlers
+// after it reach its bytes without reading (and copying) them.
+type bufferedBody struct {
+	*bytes.Reader
+	b []byte
+}
+
+func newBufferedBody(b []byte) *bufferedBody { return &bufferedBody{Reader: bytes.NewReader(b), b: b} }
+
+func (*bufferedBody) Close() error { return nil }
+
 func tooLarge(w http.ResponseWriter, limit int64) {
 	w.Header().Set("Connection", "close")
 	http.Error(w, fmt.Sprintf("request body larger than %d bytes (http.max_body_bytes)", limit), http.StatusRequestEntityTooLarge)
@@ -143,19 +151,19 @@ func tooLarge(w http.ResponseWriter, limit int64) {
 
 // hostAllowed reports whether a Host header value is a localhost name or
 // matches an allowed host.
-func (g *guard) hostAllowed(hostport string) bool {
-	if hostport == "" {
+func (g *guard) hostAllowed(host string) bool {
+	if host == "" {
 		return false
 	}
-	name, port, err := splitHost(hostport)
+	name, port, err := hostport.Split(host)
 	if err != nil {
 		return false
 	}
-	if isLocalhostName(name) {
+	if hostport.IsLocalhostName(name) {
 		return true
 	}
 	for _, p := range g.hosts {
-		if p.name == name && (p.port == "" || p.port == port) {
+		if p.Match(name, port) {
 			return true
 		}
 	}
@@ -166,7 +174,7 @@ func (g *guard) hostAllowed(hostport string) bool {
 // origin on a localhost name or an allowed origin. "null" (sandboxed
 // frames, file: pages) is never allowed.
 func (g *guard) originAllowed(origin string) bool {
-	norm, err := normalizeOrigin(origin)
+	norm, err := hostport.NormalizeOrigin(origin)
 	if err != nil {
 		return false
 	}
@@ -174,77 +182,6 @@ func (g *guard) originAllowed(origin string) bool {
 		return true
 	}
 	u, _ := url.Parse(norm)
-	name, _, err := splitHost(u.Host)
-	return err == nil && isLocalhostName(name)
-}
-
-// normalizeOrigin checks that origin is scheme://host[:port] with an http
-// or https scheme and returns it in lower case.
-func normalizeOrigin(origin string) (string, error) {
-	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
-		return "", fmt.Errorf("allowed origin %q: want scheme://host[:port] with scheme http or https", origin)
-	}
-	if _, _, err := splitHost(u.Host); err != nil {
-		return "", fmt.Errorf("allowed origin %q: %w", origin, err)
-	}
-	return strings.ToLower(u.Scheme + "://" + u.Host), nil
-}
-
-func parseHostPattern(h string) (hostPattern, error) {
-	if h == "" || strings.ContainsAny(h, "/ @?#*") {
-		return hostPattern{}, fmt.Errorf("allowed host %q: want a name or name:port", h)
-	}
-	name, port, err := splitHost(h)
-	if err != nil {
-		return hostPattern{}, fmt.Errorf("allowed host %q: %w", h, err)
-	}
-	return hostPattern{name: name, port: port}, nil
-}
-
-// splitHost splits "name", "name:port", "[v6]" or "[v6]:port" into a
-// lower-case name without brackets or trailing dot and a port ("" if none).
-func splitHost(hostport string) (name, port string, err error) {
-	hasPort := false
-	switch {
-	case strings.HasPrefix(hostport, "["):
-		end := strings.IndexByte(hostport, ']')
-		if end < 0 {
-			return "", "", fmt.Errorf("unclosed [ in %q", hostport)
-		}
-		name = hostport[1:end]
-		if _, err := netip.ParseAddr(name); err != nil || !strings.Contains(name, ":") {
-			return "", "", fmt.Errorf("bad IPv6 address in %q", hostport)
-		}
-		if rest := hostport[end+1:]; rest != "" {
-			if port, hasPort = strings.CutPrefix(rest, ":"); !hasPort {
-				return "", "", fmt.Errorf("junk after ] in %q", hostport)
-			}
-		}
-	case strings.Count(hostport, ":") > 1:
-		return "", "", fmt.Errorf("IPv6 address %q needs brackets", hostport)
-	default:
-		name, port, hasPort = strings.Cut(hostport, ":")
-	}
-	if hasPort && (port == "" || strings.Trim(port, "0123456789") != "") {
-		return "", "", fmt.Errorf("bad port in %q", hostport)
-	}
-	name = strings.ToLower(strings.TrimSuffix(name, "."))
-	if name == "" {
-		return "", "", fmt.Errorf("empty host in %q", hostport)
-	}
-	return name, port, nil
-}
-
-// isLocalhostName reports whether name (as splitHost returns it) is one of
-// the localhost names: localhost, 127.0.0.1 or ::1. Other loopback
-// addresses are allowed only when listed, so the default list stays small
-// and obvious.
-func isLocalhostName(name string) bool {
-	if name == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(name)
-	return err == nil && (ip == netip.MustParseAddr("127.0.0.1") || ip == netip.IPv6Loopback())
+	name, _, err := hostport.Split(u.Host)
+	return err == nil && hostport.IsLocalhostName(name)
 }

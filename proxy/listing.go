@@ -8,7 +8,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
-// Listing of the catalog is filtered like tools/list (DESIGN.md §2): a
+// Listing of the catalog is filtered like tools/list (docs/design.md, "Deciding a request"): a
 // resource or resource template of a server is hidden iff an unconditional
 // deny matches mcp:<server>:resources/read for the caller, and a prompt
 // iff one matches mcp:<server>:prompts/get — so mcp:<server>:* and a
@@ -25,12 +25,13 @@ func (s *Server) hiddenFor(ctx context.Context, server string, method mcp.MCPMet
 	return s.current().policy.Hidden(rules.Call{Profile: s.profileOf(ctx), Server: server, Tool: string(method)})
 }
 
-// visible returns the items of a list whose server, found by route, the
-// caller may see for method; an item no route knows is dropped.
-func visible[T any](ctx context.Context, s *Server, items []T, method mcp.MCPMethod, route func(T) (route, bool)) []T {
+// visible returns the items of a list whose server, found in routes by
+// the item's key, the caller may see for method; an item no route knows
+// is dropped.
+func visible[T any](ctx context.Context, s *Server, items []T, method mcp.MCPMethod, routes map[string]route, key func(T) string) []T {
 	out := items[:0:0]
 	for _, it := range items {
-		if rt, ok := route(it); ok && !s.hiddenFor(ctx, rt.server, method) {
+		if rt, ok := routes[key(it)]; ok && !s.hiddenFor(ctx, rt.server, method) {
 			out = append(out, it)
 		}
 	}
@@ -40,38 +41,23 @@ func visible[T any](ctx context.Context, s *Server, items []T, method mcp.MCPMet
 // listedResources drops from a resources/list result the resources the
 // caller may not see.
 func (s *Server) listedResources(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
-	if res == nil {
-		return
+	if res != nil {
+		res.Resources = visible(ctx, s, res.Resources, mcp.MethodResourcesRead, s.catalog.loadRoutes().uris, func(r mcp.Resource) string { return r.URI })
 	}
-	routes := s.catalog.loadRoutes()
-	res.Resources = visible(ctx, s, res.Resources, mcp.MethodResourcesRead, func(r mcp.Resource) (route, bool) {
-		rt, ok := routes.uris[r.URI]
-		return rt, ok
-	})
 }
 
 // listedTemplates drops from a resources/templates/list result the
 // templates the caller may not see.
 func (s *Server) listedTemplates(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
-	if res == nil {
-		return
+	if res != nil {
+		res.ResourceTemplates = visible(ctx, s, res.ResourceTemplates, mcp.MethodResourcesRead, s.catalog.loadRoutes().templates, templateText)
 	}
-	routes := s.catalog.loadRoutes()
-	res.ResourceTemplates = visible(ctx, s, res.ResourceTemplates, mcp.MethodResourcesRead, func(t mcp.ResourceTemplate) (route, bool) {
-		rt, ok := routes.templates[templateText(t)]
-		return rt, ok
-	})
 }
 
 // listedPrompts drops from a prompts/list result the prompts the caller
 // may not see.
 func (s *Server) listedPrompts(ctx context.Context, _ any, _ *mcp.ListPromptsRequest, res *mcp.ListPromptsResult) {
-	if res == nil {
-		return
+	if res != nil {
+		res.Prompts = visible(ctx, s, res.Prompts, mcp.MethodPromptsGet, s.catalog.loadRoutes().prompts, func(p mcp.Prompt) string { return p.Name })
 	}
-	routes := s.catalog.loadRoutes()
-	res.Prompts = visible(ctx, s, res.Prompts, mcp.MethodPromptsGet, func(p mcp.Prompt) (route, bool) {
-		rt, ok := routes.prompts[p.Name]
-		return rt, ok
-	})
 }

@@ -82,7 +82,9 @@ func (s *Server) gateRequest(ctx context.Context, _ any, message any) error {
 	if req.Method != mcp.MethodInitialize {
 		s.heard(ctx)
 	}
-	s.awaitStarting(ctx, req.Method, req.Params.Name)
+	if err := s.awaitStarting(ctx, req.Method, req.Params.Name); err != nil {
+		return err
+	}
 	switch clientMethods[req.Method] {
 	case methodUnknown:
 		return fmt.Errorf("%w: %q", errUnknownMethod, req.Method)

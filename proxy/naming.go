@@ -5,24 +5,20 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/rules"
 )
 
 // DefaultSeparator joins server and tool in a wire name.
 const DefaultSeparator = "__"
 
-// maxWireName is the longest name clients accept (^[a-zA-Z0-9_-]{1,64}$).
-const maxWireName = 64
-
 // longWireName is the length past which a wire name is logged as risky:
 // clients add their own prefix (mcp__warden__) and may cut it.
 const longWireName = 40
-
-var wireName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // A Tool is one upstream tool as the proxy knows it: where it lives, its
 // canonical name (used in rules, audit and the CLI) and its wire name (what
@@ -34,10 +30,8 @@ type Tool struct {
 	Wire      string
 }
 
-// Canonical returns mcp:<server>:<tool>.
-func Canonical(server, tool string) string {
-	return "mcp:" + server + ":" + tool
-}
+// Canonical returns mcp:<server>:<tool> (see rules.Canonical).
+func Canonical(server, tool string) string { return rules.Canonical(server, tool) }
 
 // WireName maps a tool to its default client-safe name: server + sep +
 // tool with every character outside [a-zA-Z0-9_-] replaced by "_", and a
@@ -48,12 +42,12 @@ func WireName(server, tool, sep string) string {
 		sep = DefaultSeparator
 	}
 	name := sanitize(server + sep + tool)
-	if len(name) <= maxWireName {
+	if len(name) <= rules.MaxWireName {
 		return name
 	}
 	sum := sha256.Sum256([]byte(Canonical(server, tool)))
 	suffix := "_" + hex.EncodeToString(sum[:4])
-	return name[:maxWireName-len(suffix)] + suffix
+	return name[:rules.MaxWireName-len(suffix)] + suffix
 }
 
 func sanitize(s string) string {
@@ -81,8 +75,8 @@ type Names struct {
 func NewNames(tools []Tool) (*Names, error) {
 	n := &Names{byWire: make(map[string]Tool, len(tools))}
 	for _, t := range tools {
-		if !wireName.MatchString(t.Wire) {
-			return nil, fmt.Errorf("wire name %q for %s does not match %s: set servers.%s.aliases.%s", t.Wire, t.Canonical, wireName, t.Server, t.Name)
+		if !rules.ValidWireName(t.Wire) {
+			return nil, fmt.Errorf("wire name %q for %s does not match %s: set servers.%s.aliases.%s", t.Wire, t.Canonical, rules.WireNameGrammar, t.Server, t.Name)
 		}
 		if prev, dup := n.byWire[t.Wire]; dup {
 			return nil, fmt.Errorf("tools %s and %s both map to wire name %q: give one an alias under servers.<name>.aliases", prev.Canonical, t.Canonical, t.Wire)

@@ -3,8 +3,11 @@ package proxy
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mcpwarden/mcpwarden/rules"
 )
 
 func TestWireName(t *testing.T) {
@@ -33,7 +36,7 @@ func TestWireName(t *testing.T) {
 			if got != tt.want {
 				t.Errorf("WireName(%q, %q) = %q, want %q", tt.server, tt.tool, got, tt.want)
 			}
-			if len(got) > 64 || !wireName.MatchString(got) {
+			if len(got) > 64 || !regexp.MustCompile(rules.WireNameGrammar).MatchString(got) {
 				t.Errorf("WireName(%q, %q) = %q is not client-safe", tt.server, tt.tool, got)
 			}
 		})

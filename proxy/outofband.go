@@ -71,7 +71,7 @@ func (a *asker) outOfBand(ctx context.Context, c *call, req mcp.CallToolRequest,
 	select {
 	case rep := <-replies:
 		received = true
-		by := cmp.Or(string(rep.d.Via), audit.GrantedByResolver)
+		by := cmp.Or(audit.GrantedBy(rep.d.Via), audit.GrantedByResolver)
 		switch {
 		case ctx.Err() != nil:
 			return a.cancelled(c, by), nil
@@ -110,7 +110,7 @@ func resolverName(v approvals.Via) string {
 // session grant. granted_by names the channel; the reason names how and
 // who.
 func (a *asker) decided(c *call, sess *session, key grantKey, t target, d approvals.Decision) resolution {
-	by := cmp.Or(string(d.Via), audit.GrantedByResolver)
+	by := cmp.Or(audit.GrantedBy(d.Via), audit.GrantedByResolver)
 	how := viaText(d.Via)
 	who := ""
 	if d.Who != "" && !strings.Contains(how, d.Who) {

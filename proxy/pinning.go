@@ -13,13 +13,8 @@ import (
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
-// Reactions to a tool whose definition differs from the pinned one.
-const (
-	OnChangeWarn = "warn" // log and audit the change, expose the new definition, pin it (a change of annotations is not pinned: they stay untrusted)
-	OnChangeAsk  = "ask"  // calls to the tool need approval until the change is accepted
-	OnChangeDeny = "deny" // calls to the tool are refused until the change is accepted
-	OnChangeHide = "hide" // the tool is hidden and refused until the change is accepted
-)
+// gatePin is the gate a verdict names when a changed definition decided it.
+const gatePin = "pin"
 
 // Pinning is the rug-pull defence: each tool's definition is pinned in a
 // lock file on first sight, and a later, different definition gets the
@@ -27,19 +22,13 @@ const (
 type Pinning struct {
 	Lock *pin.Lock
 	// OnChange maps a server to its reaction; servers not in it get Default
-	// ("" is ask).
-	OnChange map[string]string
-	Default  string
+	// ("" is pin.DefaultReaction).
+	OnChange map[string]pin.Reaction
+	Default  pin.Reaction
 }
 
-func (p *Pinning) reaction(server string) string {
-	if r := p.OnChange[server]; r != "" {
-		return r
-	}
-	if p.Default != "" {
-		return p.Default
-	}
-	return OnChangeAsk
+func (p *Pinning) reaction(server string) pin.Reaction {
+	return p.OnChange[server].Or(p.Default.Or(pin.DefaultReaction))
 }
 
 // A review holds the tools whose changed definitions are not accepted, with
@@ -50,7 +39,7 @@ type review struct {
 }
 
 type pinned struct {
-	reaction string
+	reaction pin.Reaction
 	change   string
 }
 
@@ -111,8 +100,8 @@ func (s *Server) checkPins(ctx context.Context, server string, tools []mcp.Tool)
 		canonical := Canonical(server, ch.Tool)
 		diff := ch.String()
 		s.logger.Warn("tool definition differs from the pinned one", "tool", canonical, "reaction", reaction, "change", diff)
-		s.writeAudit(ctx, audit.Event{Event: audit.KindToolsChanged, Server: server, Tool: canonical, Detail: "definition changed (on_tool_change: " + reaction + "): " + diff, PolicySHA256: s.current().policy.SHA256()})
-		if reaction != OnChangeWarn {
+		s.writeAudit(ctx, audit.Event{Event: audit.KindToolsChanged, Server: server, Tool: canonical, Detail: "definition changed (on_tool_change: " + string(reaction) + "): " + diff, PolicySHA256: s.current().policy.SHA256()})
+		if reaction != pin.Warn {
 			entries[canonical] = pinned{reaction: reaction, change: diff}
 		}
 		claims = claims || slices.Contains(ch.Fields, pin.FieldAnnotations)
@@ -135,13 +124,13 @@ func (s *Server) pinVerdict(t Tool, v rules.Verdict) rules.Verdict {
 	if !ok {
 		return v
 	}
-	rule := "on_tool_change: " + p.reaction
+	rule := "on_tool_change: " + string(p.reaction)
 	reason := "its definition changed since it was pinned (" + p.change + "); accept it with `mcpwarden pin --update`"
 	switch {
-	case p.reaction == OnChangeDeny || p.reaction == OnChangeHide:
-		return rules.Verdict{Decision: rules.Deny, Rule: rule, Gate: "pin", Reason: reason}
-	case p.reaction == OnChangeAsk && v.Decision == rules.Allow:
-		return rules.Verdict{Decision: rules.Ask, Rule: rule, Gate: "pin", Reason: reason}
+	case p.reaction == pin.Deny || p.reaction == pin.Hide:
+		return rules.Verdict{Decision: rules.Deny, Rule: rule, Gate: gatePin, Reason: reason}
+	case p.reaction == pin.Ask && v.Decision == rules.Allow:
+		return rules.Verdict{Decision: rules.Ask, Rule: rule, Gate: gatePin, Reason: reason}
 	}
 	return v
 }

@@ -219,9 +219,9 @@ func TestRequiredAuditFailureFailsClosed(t *testing.T) {
 	}
 }
 
-// rawSession drives the proxy over stdio with hand-written JSON-RPC lines,
-// for requests a well-behaved client library would never send.
-func rawSession(t *testing.T, srv *Server) (send func(line string) map[string]any) {
+// stdioPipes serves srv over stdio on pipes until the test ends, and
+// returns the client's ends.
+func stdioPipes(t *testing.T, srv *Server) (in io.WriteCloser, out io.Reader) {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -238,6 +238,14 @@ func rawSession(t *testing.T, srv *Server) (send func(line string) map[string]an
 			t.Error("ServeStdio did not return")
 		}
 	})
+	return inW, outR
+}
+
+// rawSession drives the proxy over stdio with hand-written JSON-RPC lines,
+// for requests a well-behaved client library would never send.
+func rawSession(t *testing.T, srv *Server) (send func(line string) map[string]any) {
+	t.Helper()
+	inW, outR := stdioPipes(t, srv)
 	lines := bufio.NewScanner(outR)
 	send = func(line string) map[string]any {
 		t.Helper()

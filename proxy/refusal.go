@@ -25,9 +25,9 @@ func howToAllow(c *call) string {
 		return fmt.Sprintf("answer the ask (elicitation, ask.approvals: local, ask.resolver), start a new session, or narrow the labels of %q; ask_fallback does not settle a flow rule", c.verdict.Rule)
 	case c.verdict.Decision == rules.Ask:
 		return fmt.Sprintf("answer the ask (elicitation, ask.approvals: local, ask.resolver), narrow the ask rule %q in %s, or set %s.ask_fallback: allow", c.verdict.Rule, c.verdict.Gate, c.verdict.Gate)
-	case c.verdict.Rule == "default" || c.verdict.Rule == "":
+	case c.verdict.Rule == rules.RuleDefault || c.verdict.Rule == "":
 		return fmt.Sprintf("add %q to policy.allow (or servers.%s.policy.allow)", c.tool.Canonical, c.tool.Server)
-	case c.verdict.Rule == "outside_workspace":
+	case c.verdict.Rule == rules.RuleOutsideWorkspace:
 		return fmt.Sprintf("widen %s.workspace or add an allow rule with a path condition", c.verdict.Gate)
 	}
 	return fmt.Sprintf("remove or narrow the deny rule %q in %s", c.verdict.Rule, c.verdict.Gate)

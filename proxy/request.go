@@ -19,7 +19,7 @@ var errRefused = errors.New("mcpwarden refused the request")
 // request of method to server, known to the client as exposed (a URI, a
 // prompt's wire name). Its canonical name is mcp:<server>:<method>, which
 // no tool name can be (tool names have no "/"), and its arguments are the
-// request's params exactly as they are forwarded (DESIGN.md §1: uri,
+// request's params exactly as they are forwarded (docs/design.md, "Names": uri,
 // name, arguments, ref, argument).
 func (s *Server) newRequest(ctx context.Context, server string, method mcp.MCPMethod, exposed string, params map[string]any) *call {
 	t := Tool{Server: server, Name: string(method), Canonical: Canonical(server, string(method)), Wire: exposed}

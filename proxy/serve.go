@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"slices"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/internal/hostport"
+	"github.com/mcpwarden/mcpwarden/internal/httpserve"
 )
 
 // EndpointPath is where the streamable HTTP endpoint is served.
@@ -21,9 +23,16 @@ const EndpointPath = "/mcp"
 // ServeStdio serves one client over in and out until ctx is done or in
 // ends. Nothing but protocol messages is written to out.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	lifter := newStdinLifter(in, s.inflight, func(wire string) bool { return s.mcp.GetTool(wire) != nil })
+	defer lifter.set.releaseAll()
+	results := &streamSet{}
+	defer results.releaseAll()
 	stdio := server.NewStdioServer(s.mcp)
+	stdio.SetContextFunc(func(ctx context.Context) context.Context {
+		return withStreamSet(withLiftedSet(ctx, lifter.set), results)
+	})
 	stdio.SetErrorLogger(slog.NewLogLogger(s.logger.Handler(), slog.LevelError))
-	err := stdio.Listen(ctx, in, out)
+	err := stdio.Listen(ctx, lifter, streamWriter{w: out, set: results})
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
@@ -102,24 +111,16 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, o HTTPOptions)
 	}()
 	defer func() { stopReaping(); <-reaped }()
 
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serving HTTP: %w", err)
-	case <-ctx.Done():
+	served, err := httpserve.Run(ctx, srv, ln, httpShutdownTimeout, sessions.stream.CloseSessions)
+	if served != nil {
+		return fmt.Errorf("serving HTTP: %w", served)
 	}
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpShutdownTimeout)
-	defer cancel()
-	sessions.stream.CloseSessions(shutdown)
-	err = srv.Shutdown(shutdown)
 	if err != nil {
 		// Requests still running past the timeout (a client that never
 		// reads its response) are cut: stopping is what was asked.
 		s.logger.Warn("shutting down HTTP: closing the connections still open", "err", err)
 		_ = srv.Close()
 	}
-	<-errc
 	return nil
 }
 
@@ -137,17 +138,10 @@ const httpShutdownTimeout = 5 * time.Second
 func (s *Server) httpHandler(addr string, o HTTPOptions) (http.Handler, *httpSessions, error) {
 	g := o.Guard
 	if host, _, err := net.SplitHostPort(addr); err == nil {
-		ip, err := netip.ParseAddr(host)
-		switch {
-		case host == "" || err == nil && ip.IsUnspecified():
-			if len(g.AllowedHosts) == 0 {
-				s.logger.Warn("listening on every interface, but only the localhost names are accepted as Host; list the names clients use in http.allowed_hosts", "listen", addr)
-			}
-		default:
-			if ip.Is6() {
-				host = "[" + host + "]"
-			}
-			g.AllowedHosts = append(slices.Clip(g.AllowedHosts), host)
+		if entry, ok := hostport.ListenHost(host); ok {
+			g.AllowedHosts = append(slices.Clip(g.AllowedHosts), entry)
+		} else if len(g.AllowedHosts) == 0 {
+			s.logger.Warn("listening on every interface, but only the localhost names are accepted as Host; list the names clients use in http.allowed_hosts", "listen", addr)
 		}
 	}
 	ids := newSessionIDs(o.Sessions)

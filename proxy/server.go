@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
+	"github.com/mcpwarden/mcpwarden/internal/pin"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
@@ -70,7 +71,7 @@ type Options struct {
 	AskTimeout time.Duration
 	// Resolvers answer the asks the calling client cannot be asked (it did
 	// not declare elicitation, or SkipElicitation is set): the approvals
-	// broker, an external resolver. The first one decides (DESIGN.md §3);
+	// broker, an external resolver. The first one decides (docs/design.md, "Asking a human");
 	// nil means none, so the ask_fallback applies.
 	Resolvers []approvals.Resolver
 	// SkipElicitation never asks through MCP elicitation, for clients that
@@ -224,7 +225,7 @@ func (s *Server) listed(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 		if !ok || snap.policy.Hidden(rules.Call{Profile: profile, Server: t.Server, Tool: t.Name}) {
 			continue
 		}
-		if p, changed := s.review.of(t.Canonical); !changed || p.reaction != OnChangeHide {
+		if p, changed := s.review.of(t.Canonical); !changed || p.reaction != pin.Hide {
 			out = append(out, def)
 		}
 	}

@@ -115,3 +115,77 @@ func TestCallOfAToolNoServerHasEndsOnceAllHaveStarted(t *testing.T) {
 		t.Errorf("tools/list once the server is up lacks up__echo")
 	}
 }
+
+// callInBackground calls up__echo and sends what it got on the channel.
+func callInBackground(t *testing.T, e *env) <-chan string {
+	t.Helper()
+	c := e.client(t)
+	done := make(chan string, 1)
+	go func() {
+		res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "waited"}}})
+		switch {
+		case err != nil:
+			done <- "error: " + err.Error()
+		case res.IsError:
+			done <- "isError: " + testkit.Text(res)
+		default:
+			done <- testkit.Text(res)
+		}
+	}()
+	time.Sleep(300 * time.Millisecond) // it waits for its server
+	return done
+}
+
+func TestCallWaitingForItsServerAtShutdownIsDrained(t *testing.T) {
+	t.Parallel()
+	e, release := startingEnv(t)
+	done := callInBackground(t, e)
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		e.srv.Drain(ctx)
+	}()
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case <-drained:
+		t.Fatal("shutdown did not wait for the call waiting for its server")
+	default:
+	}
+	release()
+	select {
+	case got := <-done:
+		if got != "waited" {
+			t.Errorf("the call waiting at shutdown got %q, want it to complete", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call did not end")
+	}
+	select {
+	case <-drained:
+	case <-time.After(5 * time.Second):
+		t.Error("shutdown did not end once the call had")
+	}
+}
+
+func TestCallWaitingForItsServerIsCancelledAtTheEndOfTheGrace(t *testing.T) {
+	t.Parallel()
+	e, _ := startingEnv(t)
+	done := callInBackground(t, e)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	e.srv.Drain(ctx)
+	select {
+	case got := <-done:
+		if !strings.Contains(got, "mcpwarden is shutting down") {
+			t.Errorf("the call still waiting at the end of the grace got %q, want it cancelled as shutting down", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call was not cancelled")
+	}
+	if took := time.Since(began); took > 3*time.Second {
+		t.Errorf("Drain took %s with a 300ms grace", took)
+	}
+}

@@ -16,7 +16,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
-// Requests from upstreams to the client side (DESIGN.md §3, last bullet).
+// Requests from upstreams to the client side (docs/design.md, "Sessions and principals").
 // Sampling and elicitation are decided as mcp:<server>:sampling/createMessage
 // and mcp:<server>:elicitation/create for the session they go to, audited,
 // and sent only to a session of the principal whose request to that

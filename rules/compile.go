@@ -126,7 +126,7 @@ type gate struct {
 	workspace   []string // clean absolute directories
 	fromRoots   bool
 	outside     Decision // Ask or Deny
-	askFallback string
+	askFallback Fallback
 }
 
 // A serverEntry is what a Policy keeps per configured server.
@@ -192,7 +192,7 @@ func Compile(s Spec) (*Policy, error) {
 	c.p.cmdKeys = c.keySet("command_keys", cmdKeys)
 	c.p.foldPaths = s.PathsCaseInsensitive
 
-	c.gate(&c.p.global, "policy", "policy", s.Global)
+	c.gate(&c.p.global, GatePolicy, "policy", s.Global)
 	c.p.order = append(c.p.order, &c.p.global)
 	c.p.globalDefault = Ask
 	if c.p.global.hasDef {
@@ -204,7 +204,7 @@ func Compile(s Spec) (*Policy, error) {
 	for _, name := range slices.Sorted(maps.Keys(s.Servers)) {
 		srv := s.Servers[name]
 		where := "servers." + name
-		if !validServerName(name) {
+		if !ValidServerName(name) {
 			c.errorf("%s: %q is not a server name (lower-case letters, digits, _ and -, at most 32)", where, name)
 		}
 		if srv.Root != "" && !filepath.IsAbs(srv.Root) {
@@ -312,9 +312,9 @@ func (c *compiler) gate(g *gate, name, where string, spec PolicySpec) {
 	default:
 		c.errorf("%s.outside_workspace: %q is not ask or deny (to allow every path, drop the workspace)", where, spec.OutsideWorkspace)
 	}
-	switch spec.AskFallback {
-	case "", "deny", "allow":
-		g.askFallback = spec.AskFallback
+	switch f := spec.AskFallback; f {
+	case FallbackNone, FallbackDeny, FallbackAllow:
+		g.askFallback = f
 	default:
 		c.errorf("%s.ask_fallback: %q is not deny or allow", where, spec.AskFallback)
 	}

@@ -12,11 +12,24 @@ type Explanation struct {
 	Steps   []Step
 }
 
+// A List names where a Step comes from: one of a gate's rule lists, its
+// workspace fence or its default.
+type List string
+
+// The lists of a Step.
+const (
+	ListDeny      List = "deny"
+	ListAsk       List = "ask"
+	ListAllow     List = "allow"
+	ListWorkspace List = "workspace"
+	ListDefault   List = "default"
+)
+
 // A Step is one rule (or workspace check, or default) that was considered.
 type Step struct {
 	Gate    string // "policy", "servers.fs.policy", "profiles.ci"
-	List    string // "deny", "ask", "allow", "workspace" or "default"
-	Rule    string // the rule text, "outside_workspace" or "default"
+	List    List
+	Rule    string // the rule text, RuleOutsideWorkspace or RuleDefault
 	Where   string // e.g. "policy.allow[3]"; "" for workspace and default steps
 	Matched bool
 	Why     string
@@ -34,7 +47,7 @@ func (t *trace) add(s Step) {
 }
 
 func (t *trace) rule(g *gate, r *rule, matched bool, why string) {
-	t.add(Step{Gate: g.name, List: r.list.String(), Rule: r.text, Where: r.where, Matched: matched, Why: why})
+	t.add(Step{Gate: g.name, List: List(r.list.String()), Rule: r.text, Where: r.where, Matched: matched, Why: why})
 }
 
 // maxShown bounds the characters of a value quoted in a Reason, so that a

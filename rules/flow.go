@@ -56,7 +56,7 @@ func (c *compiler) labels(specs map[string][]string, flow []FlowSpec) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(specs)) {
 		where := "labels." + name
-		if !validServerName(name) {
+		if !ValidServerName(name) {
 			c.errorf("labels: %q is not a label name (lower-case letters, digits, _ and -, at most 32)", name)
 		}
 		if len(specs[name]) == 0 {
@@ -147,7 +147,7 @@ func (x *evalCtx) flow(armed []Arming, v Verdict) Verdict {
 		j := slices.IndexFunc(armed, func(a Arming) bool { return a.Label == after })
 		if j < 0 {
 			if x.tr != nil {
-				x.tr.add(Step{Gate: GateFlow, List: f.then.String(), Rule: f.text, Matched: false, Why: after + " is not armed in this session"})
+				x.tr.add(Step{Gate: GateFlow, List: List(f.then.String()), Rule: f.text, Matched: false, Why: after + " is not armed in this session"})
 			}
 			continue
 		}
@@ -157,13 +157,13 @@ func (x *evalCtx) flow(armed []Arming, v Verdict) Verdict {
 		on := x.p.labels[f.on].name
 		if !x.hasLabel(f.on) {
 			if x.tr != nil {
-				x.tr.add(Step{Gate: GateFlow, List: f.then.String(), Rule: f.text, Matched: false, Why: "the request is not labelled " + on})
+				x.tr.add(Step{Gate: GateFlow, List: List(f.then.String()), Rule: f.text, Matched: false, Why: "the request is not labelled " + on})
 			}
 			continue
 		}
 		a := armed[j]
 		why := after + " was armed by " + armingName(a) + ", and the request is labelled " + on
-		x.tr.add(Step{Gate: GateFlow, List: f.then.String(), Rule: f.text, Matched: true, Why: why})
+		x.tr.add(Step{Gate: GateFlow, List: List(f.then.String()), Rule: f.text, Matched: true, Why: why})
 		if f.takesOver(v) {
 			v = Verdict{Decision: f.then, Rule: f.text, Gate: GateFlow, ArmedBy: a.ID,
 				Reason: "flow rule " + strconv.Quote(f.text) + " matched: " + why}

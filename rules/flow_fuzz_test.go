@@ -23,7 +23,7 @@ func FuzzFlow(f *testing.F) {
 			Labels: map[string][]string{"a": {after}, "b": {on}},
 			Flow:   []FlowSpec{{After: "a", Then: then, On: "b"}},
 		}
-		if validServerName(server) {
+		if ValidServerName(server) {
 			spec.Servers = map[string]ServerSpec{server: {Root: "/srv", Home: "/home/u"}}
 		}
 		p, err := Compile(spec)

@@ -59,7 +59,7 @@ func FuzzDecide(f *testing.F) {
 	f.Add("mcp:fs:*:path=/srv/caf\u00e9/**", "mcp:*:*:@readOnly=true", []byte(`{"path":"/srv/cafe\u0301/x","source":[]}`), "fs", "move")
 	f.Fuzz(func(t *testing.T, rule, extra string, args []byte, server, tool string) {
 		spec := global(PolicySpec{Deny: []string{rule}})
-		if validServerName(server) {
+		if ValidServerName(server) {
 			spec.Servers = map[string]ServerSpec{server: {Root: "/srv/app", Home: "/home/u"}}
 		}
 		spec.PathsCaseInsensitive = len(args)%3 == 0
@@ -121,7 +121,7 @@ func FuzzDecide(f *testing.F) {
 			Profiles:             map[string]PolicySpec{"p": wide},
 			PathsCaseInsensitive: spec.PathsCaseInsensitive,
 		}
-		if validServerName(server) {
+		if ValidServerName(server) {
 			wideSpec.Servers = map[string]ServerSpec{server: {Policy: wide, Root: "/srv/app", Home: "/home/u"}}
 		}
 		q, err := Compile(wideSpec)

@@ -5,9 +5,6 @@ package rules
 // that applies to the call. c.Arguments are ignored. A nil policy and an
 // unknown profile hide everything, as Decide denies everything for them.
 func (p *Policy) Hidden(c Call) bool {
-	if p == nil {
-		return true
-	}
 	gs, n, ok := p.gates(&c)
 	if !ok {
 		return true
@@ -25,26 +22,35 @@ func (p *Policy) Hidden(c Call) bool {
 	return false
 }
 
-// AskFallback returns the effective ask_fallback for the call's gates: "deny"
-// if any applicable gate says deny (a nil policy and an unknown profile count
-// as deny), else "allow" if the global or the server gate says allow, else
-// "". A profile can only narrow, so its "allow" is ignored.
-func (p *Policy) AskFallback(c Call) string {
-	if p == nil {
-		return "deny"
-	}
+// A Fallback is what becomes of an ask that no one answered: the value
+// of ask_fallback.
+type Fallback string
+
+// The fallbacks. FallbackNone (not set) refuses, as FallbackDeny does.
+const (
+	FallbackNone  Fallback = ""
+	FallbackDeny  Fallback = "deny"
+	FallbackAllow Fallback = "allow"
+)
+
+// AskFallback returns the effective ask_fallback for the call's gates:
+// FallbackDeny if any applicable gate says deny (a nil policy and an
+// unknown profile count as deny), else FallbackAllow if the global or the
+// server gate says allow, else FallbackNone. A profile can only narrow, so
+// its allow is ignored.
+func (p *Policy) AskFallback(c Call) Fallback {
 	gs, n, ok := p.gates(&c)
 	if !ok {
-		return "deny"
+		return FallbackDeny
 	}
-	fallback := ""
+	fallback := FallbackNone
 	for i, g := range gs[:n] {
 		profile := c.Profile != "" && i == n-1
 		switch {
-		case g.askFallback == "deny":
-			return "deny"
-		case g.askFallback == "allow" && !profile:
-			fallback = "allow"
+		case g.askFallback == FallbackDeny:
+			return FallbackDeny
+		case g.askFallback == FallbackAllow && !profile:
+			fallback = FallbackAllow
 		}
 	}
 	return fallback
@@ -52,8 +58,11 @@ func (p *Policy) AskFallback(c Call) string {
 
 // gates returns the n gates that apply to a call, in the order global,
 // server (if it has a policy), profile (if c.Profile is set); ok is false for
-// an unknown profile.
+// an unknown profile and a nil policy.
 func (p *Policy) gates(c *Call) (gs [3]*gate, n int, ok bool) {
+	if p == nil {
+		return gs, 0, false
+	}
 	gs[0], n = &p.global, 1
 	if srv := p.servers[c.Server]; srv.gate != nil {
 		gs[n], n = srv.gate, n+1

@@ -47,7 +47,7 @@ func TestAskFallback(t *testing.T) {
 		name string
 		p    *Policy
 		call Call
-		want string
+		want Fallback
 	}{
 		{name: "a server deny beats a global allow", p: p, call: Call{Server: "fs"}, want: "deny"},
 		{name: "the global value applies to a server without one", p: p, call: Call{Server: "git"}, want: "allow"},

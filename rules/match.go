@@ -157,15 +157,7 @@ func (x *evalCtx) resolve(c *cond, v any, segs []string, st *condState) bool {
 		}
 		return x.resolve(c, child, segs[1:], st)
 	case []any:
-		if len(t) == 0 {
-			return st.visit(witness{kind: wAbsent}, c.op == opNe)
-		}
-		for _, e := range t {
-			if x.resolve(c, e, segs, st) {
-				return true
-			}
-		}
-		return false
+		return anyOf(c, st, t, func(e any) bool { return x.resolve(c, e, segs, st) })
 	}
 	return st.visit(witness{kind: wAbsent}, c.op == opNe)
 }
@@ -176,31 +168,29 @@ func (x *evalCtx) resolve(c *cond, v any, segs []string, st *condState) bool {
 func (x *evalCtx) leaf(c *cond, v any, st *condState) bool {
 	switch t := v.(type) {
 	case []any:
-		if len(t) == 0 {
-			return st.visit(witness{kind: wAbsent}, c.op == opNe)
-		}
-		for _, e := range t {
-			if x.leaf(c, e, st) {
-				return true
-			}
-		}
-		return false
+		return anyOf(c, st, t, func(e any) bool { return x.leaf(c, e, st) })
 	case []string:
-		if len(t) == 0 {
-			return st.visit(witness{kind: wAbsent}, c.op == opNe)
-		}
-		for _, e := range t {
-			if x.text(c, e, true, st) {
-				return true
-			}
-		}
-		return false
+		return anyOf(c, st, t, func(e string) bool { return x.text(c, e, true, st) })
 	}
 	text, isString, ok := scalarText(v)
 	if !ok {
 		return st.visit(witness{kind: wNotScalar}, c.op == opNe)
 	}
 	return x.text(c, text, isString, st)
+}
+
+// anyOf tests the elements of a list in turn until one settles the
+// condition; an empty list counts as an absent key.
+func anyOf[T any](c *cond, st *condState, list []T, test func(T) bool) bool {
+	if len(list) == 0 {
+		return st.visit(witness{kind: wAbsent}, c.op == opNe)
+	}
+	for _, e := range list {
+		if test(e) {
+			return true
+		}
+	}
+	return false
 }
 
 // text tests one scalar's text. A string on a path-like key is tested in

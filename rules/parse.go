@@ -194,30 +194,14 @@ func identEnd(s string, i int) int {
 }
 
 // checkServer rejects a literal server part that no server name can equal
-// (names match ^[a-z0-9][a-z0-9_-]{0,31}$), so that a typo such as `mcp:FS:*`
+// (names match ServerNameGrammar), so that a typo such as `mcp:FS:*`
 // fails at load instead of silently never matching.
 func checkServer(p part) *syntaxError {
 	if !isLiteral(p.text) {
 		return nil
 	}
-	if !validServerName(p.text) {
+	if !ValidServerName(p.text) {
 		return &syntaxError{p.off, fmt.Sprintf("%q is not a server name (lower-case letters, digits, _ and -, at most 32, starting with a letter or digit)", p.text)}
 	}
 	return nil
-}
-
-func validServerName(s string) bool {
-	if len(s) == 0 || len(s) > 32 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
-		case (c == '_' || c == '-') && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
 }

@@ -39,10 +39,19 @@ type Call struct {
 	Armed []Arming
 }
 
+// The names a Verdict's Rule has when no rule of a list decided: a gate's
+// default, or its workspace fence (see also RuleSelfProtection). No rule
+// text can take either name: every rule starts with "mcp:".
+const (
+	RuleDefault          = "default"
+	RuleOutsideWorkspace = "outside_workspace"
+)
+
 // A Verdict is the decision for a call and what decided it.
 type Verdict struct {
 	Decision Decision
-	// Rule is the deciding rule's text, or "default", or "outside_workspace".
+	// Rule is the deciding rule's text, or RuleDefault,
+	// RuleOutsideWorkspace or RuleSelfProtection.
 	Rule string
 	// Gate is the deciding gate: "policy", "servers.fs.policy", "profiles.ci".
 	Gate string
@@ -120,23 +129,23 @@ type evalCtx struct {
 
 func (p *Policy) decide(c *Call, tr *trace) Verdict {
 	if p == nil {
-		v := Verdict{Decision: Deny, Rule: "default", Reason: "no policy is loaded"}
-		tr.add(Step{Gate: "", List: "default", Rule: "default", Matched: true, Why: v.Reason})
+		v := Verdict{Decision: Deny, Rule: RuleDefault, Reason: "no policy is loaded"}
+		tr.add(Step{Gate: "", List: ListDefault, Rule: RuleDefault, Matched: true, Why: v.Reason})
 		return v
 	}
 	srv := p.servers[c.Server]
 	var prof *gate
 	if c.Profile != "" {
 		if prof = p.profiles[c.Profile]; prof == nil {
-			v := Verdict{Decision: Deny, Rule: "default", Gate: "profiles." + c.Profile, Reason: "unknown profile " + quote(c.Profile) + " is denied everything"}
-			tr.add(Step{Gate: v.Gate, List: "default", Rule: "default", Matched: true, Why: v.Reason})
+			v := Verdict{Decision: Deny, Rule: RuleDefault, Gate: "profiles." + c.Profile, Reason: "unknown profile " + quote(c.Profile) + " is denied everything"}
+			tr.add(Step{Gate: v.Gate, List: ListDefault, Rule: RuleDefault, Matched: true, Why: v.Reason})
 			return v
 		}
 	}
 	x := p.evalCtx(c, srv)
 	x.tr = tr
 	if v, ok := x.selfProtection(srv); ok {
-		tr.add(Step{Gate: v.Gate, List: "deny", Rule: v.Rule, Matched: true, Why: v.Reason})
+		tr.add(Step{Gate: v.Gate, List: ListDeny, Rule: v.Rule, Matched: true, Why: v.Reason})
 		return v
 	}
 
@@ -145,8 +154,8 @@ func (p *Policy) decide(c *Call, tr *trace) Verdict {
 		res = join(res, x.gate(srv.gate))
 	}
 	if !res.ok {
-		res = contribution{true, Verdict{Decision: p.globalDefault, Rule: "default", Gate: "policy", Reason: p.defaultReason}}
-		tr.add(Step{Gate: "policy", List: "default", Rule: "default", Matched: true, Why: p.defaultReason})
+		res = contribution{true, Verdict{Decision: p.globalDefault, Rule: RuleDefault, Gate: GatePolicy, Reason: p.defaultReason}}
+		tr.add(Step{Gate: GatePolicy, List: ListDefault, Rule: RuleDefault, Matched: true, Why: p.defaultReason})
 	}
 	if prof != nil && (tr != nil || res.v.Decision != Deny) {
 		res = join(res, x.gate(prof))
@@ -184,23 +193,23 @@ func (x *evalCtx) gate(g *gate) contribution {
 		if covers {
 			why += "; overridden by allow rule " + quote(allow.text) + ", which has a condition on every such path"
 		}
-		x.tr.add(Step{Gate: g.name, List: "workspace", Rule: "outside_workspace", Matched: fenced, Why: why})
+		x.tr.add(Step{Gate: g.name, List: ListWorkspace, Rule: RuleOutsideWorkspace, Matched: fenced, Why: why})
 	}
 
 	switch {
 	case deny != nil:
 		return contribution{true, Verdict{Decision: Deny, Rule: deny.text, Gate: g.name, Reason: denyWhy}}
 	case fenced && g.outside == Deny:
-		return contribution{true, Verdict{Decision: Deny, Rule: "outside_workspace", Gate: g.name, Reason: out.reason(g)}}
+		return contribution{true, Verdict{Decision: Deny, Rule: RuleOutsideWorkspace, Gate: g.name, Reason: out.reason(g)}}
 	case ask != nil:
 		return contribution{true, Verdict{Decision: Ask, Rule: ask.text, Gate: g.name, Reason: askWhy}}
 	case fenced:
-		return contribution{true, Verdict{Decision: Ask, Rule: "outside_workspace", Gate: g.name, Reason: out.reason(g)}}
+		return contribution{true, Verdict{Decision: Ask, Rule: RuleOutsideWorkspace, Gate: g.name, Reason: out.reason(g)}}
 	case allow != nil:
 		return contribution{true, Verdict{Decision: Allow, Rule: allow.text, Gate: g.name, Reason: allow.reason}}
 	case g.hasDef:
-		x.tr.add(Step{Gate: g.name, List: "default", Rule: "default", Matched: true, Why: g.defReason})
-		return contribution{true, Verdict{Decision: g.def, Rule: "default", Gate: g.name, Reason: g.defReason}}
+		x.tr.add(Step{Gate: g.name, List: ListDefault, Rule: RuleDefault, Matched: true, Why: g.defReason})
+		return contribution{true, Verdict{Decision: g.def, Rule: RuleDefault, Gate: g.name, Reason: g.defReason}}
 	}
 	return contribution{}
 }

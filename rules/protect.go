@@ -7,9 +7,12 @@ import (
 
 // RuleSelfProtection names the built-in rule that denies a call reaching
 // mcpwarden's own files (Spec.Protected); GateBuiltin is where it is.
+// GatePolicy is the global gate (a server's is "servers.<name>.policy", a
+// profile's "profiles.<name>").
 const (
 	RuleSelfProtection = "builtin:self-protection"
 	GateBuiltin        = "builtin"
+	GatePolicy         = "policy"
 )
 
 // A protectedPath is one entry of Spec.Protected: a file or directory, or
@@ -99,24 +102,19 @@ func (x *evalCtx) selfProtection(srv serverEntry) (Verdict, bool) {
 	})
 	switch {
 	case hit != "":
-		return Verdict{
-			Decision: Deny,
-			Rule:     RuleSelfProtection,
-			Gate:     GateBuiltin,
-			Reason:   "path " + quote(hit) + " is one of mcpwarden's own files, which no config can open",
-		}, true
+		return selfProtection("path " + quote(hit) + " is one of mcpwarden's own files, which no config can open"), true
 	case holder != "" && n > 1:
 		// A call with a source and a destination (move, copy, rename)
 		// whose one path is a directory holding mcpwarden's files would
 		// carry them out of their protected place.
-		return Verdict{
-			Decision: Deny,
-			Rule:     RuleSelfProtection,
-			Gate:     GateBuiltin,
-			Reason:   "path " + quote(holder) + " holds mcpwarden's own files, which no config lets a call move or copy",
-		}, true
+		return selfProtection("path " + quote(holder) + " holds mcpwarden's own files, which no config lets a call move or copy"), true
 	}
 	return Verdict{}, false
+}
+
+// selfProtection is the built-in rule's deny, for reason.
+func selfProtection(reason string) Verdict {
+	return Verdict{Decision: Deny, Rule: RuleSelfProtection, Gate: GateBuiltin, Reason: reason}
 }
 
 // reaches reports whether any form of the path-like value s is at or under

@@ -23,7 +23,7 @@ type PolicySpec struct {
 	OutsideWorkspace string `koanf:"outside_workspace"`
 	// AskFallback is "", "deny" or "allow"; it is validated and stored here
 	// and used by the ask resolver.
-	AskFallback string `koanf:"ask_fallback"`
+	AskFallback Fallback `koanf:"ask_fallback"`
 	// Sampling is "" (= allow), "allow" or "deny": whether the server may
 	// ask the client for LLM sampling (sampling/createMessage). It is
 	// validated and stored here and enforced by the proxy, for a server's

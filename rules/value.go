@@ -3,6 +3,7 @@ package rules
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"strconv"
 )
 
@@ -27,26 +28,10 @@ func scalarText(v any) (s string, isString, ok bool) {
 		return floatText(v, 64), false, true
 	case float32:
 		return floatText(float64(v), 32), false, true
-	case int:
-		return strconv.FormatInt(int64(v), 10), false, true
-	case int8:
-		return strconv.FormatInt(int64(v), 10), false, true
-	case int16:
-		return strconv.FormatInt(int64(v), 10), false, true
-	case int32:
-		return strconv.FormatInt(int64(v), 10), false, true
-	case int64:
-		return strconv.FormatInt(v, 10), false, true
-	case uint:
-		return strconv.FormatUint(uint64(v), 10), false, true
-	case uint8:
-		return strconv.FormatUint(uint64(v), 10), false, true
-	case uint16:
-		return strconv.FormatUint(uint64(v), 10), false, true
-	case uint32:
-		return strconv.FormatUint(uint64(v), 10), false, true
-	case uint64:
-		return strconv.FormatUint(v, 10), false, true
+	case int, int8, int16, int32, int64:
+		return strconv.FormatInt(reflect.ValueOf(v).Int(), 10), false, true
+	case uint, uint8, uint16, uint32, uint64:
+		return strconv.FormatUint(reflect.ValueOf(v).Uint(), 10), false, true
 	case bool:
 		if v {
 			return "true", false, true

@@ -43,7 +43,8 @@ type lineLimiter struct {
 	max     int64
 	sse     bool
 	results *resultStash
-	line    []byte // the current line, when it is held
+	line    []byte   // the current line, when it is held (its last block; see hold)
+	held    [][]byte // the line's earlier blocks
 
 	in   []byte
 	out  []byte // filtered bytes not yet read, from off
@@ -92,7 +93,7 @@ func (l *lineLimiter) filter(chunk []byte) {
 				l.over = true
 				switch {
 				case l.results != nil:
-					l.line = l.line[:0]
+					l.line, l.held = nil, nil // dropped whole
 				case l.sse:
 					l.out = append(l.out, "\n\n"...)
 				default:
@@ -107,6 +108,7 @@ func (l *lineLimiter) filter(chunk []byte) {
 			l.out = append(l.out, l.replacement()...)
 		} else {
 			if l.results != nil {
+				l.whole()
 				l.out = append(l.out, l.stashResult()...)
 				l.line = reuse(l.line)
 			}
@@ -122,7 +124,7 @@ func (l *lineLimiter) filter(chunk []byte) {
 // ends.
 func (l *lineLimiter) pass(part []byte) {
 	if l.results != nil {
-		l.line = append(l.line, part...)
+		l.hold(part)
 	} else {
 		l.out = append(l.out, part...)
 	}
@@ -142,6 +144,42 @@ func (l *lineLimiter) stashResult() []byte {
 	}
 	l.line = nil // the stash has its bytes now
 	return emptiedResponse(id)
+}
+
+// holdBlock bounds the blocks a held line is gathered in.
+const holdBlock = 4 << 20
+
+// hold adds part to the held line. A long line is gathered in blocks and
+// put together once when it ends (see whole), so a line of size s is
+// copied once, with at most about 2 s held, where growing one slice by
+// append (a quarter at a time for large slices) copied it four times.
+func (l *lineLimiter) hold(part []byte) {
+	for len(part) > 0 {
+		if len(l.line) == cap(l.line) {
+			if len(l.line) > 0 {
+				l.held = append(l.held, l.line)
+			}
+			l.line = make([]byte, 0, min(max(2*cap(l.line), 32<<10), holdBlock))
+		}
+		n := copy(l.line[len(l.line):cap(l.line)], part)
+		l.line, part = l.line[:len(l.line)+n], part[n:]
+	}
+}
+
+// whole puts the held line's blocks together.
+func (l *lineLimiter) whole() {
+	if len(l.held) == 0 {
+		return
+	}
+	size := len(l.line)
+	for _, b := range l.held {
+		size += len(b)
+	}
+	out := make([]byte, 0, size)
+	for _, b := range l.held {
+		out = append(out, b...)
+	}
+	l.line, l.held = append(out, l.line...), nil
 }
 
 // maxReused bounds the buffers a lineLimiter keeps from one message to

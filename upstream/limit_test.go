@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -199,5 +200,27 @@ func TestLimitTransportTakesTheResultOfTheCallItWasAskedFor(t *testing.T) {
 				t.Errorf("body %s, result %s; want %s, %s", body, dst, want, tt.wantResult)
 			}
 		})
+	}
+}
+
+func TestLargeResultIsNotCopiedOverAndOverWhileRead(t *testing.T) {
+	// Not parallel: it counts the bytes the process allocates.
+	// A 50 MiB result refused by the in-flight bound cost about four times
+	// its size: the held line grew by append, a quarter at a time.
+	const size = 8 << 20
+	line := `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", size) + `"}]}}` + "\n"
+	stash := newResultStash()
+	stash.expect("7")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	readLines(t, newLineLimiter(strings.NewReader(line), 32<<20, false, stash))
+	runtime.ReadMemStats(&after)
+	if got, ok := stash.take("7"); !ok || len(got) < size {
+		t.Fatalf("the result was not stashed whole: %d bytes", len(got))
+	}
+	// The blocks it is read in (the last one part full) and the line put
+	// together from them: under 3 sizes, where growing by append took 5.
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 3*size {
+		t.Errorf("reading a %d MiB result allocated %d MiB, want under %d MiB", size>>20, allocated>>20, 3*size>>20)
 	}
 }

@@ -153,7 +153,7 @@ func (s *session) newTransport(spec Spec, logger *slog.Logger, sp *spawner) (tra
 		s.proc = proc
 		results := newResultStash()
 		t := transport.NewIO(newLineLimiter(proc.stdout, spec.maxResultBytes(), false, results), proc.stdin, nil)
-		transport.WithCommandLogger(logger)(t)
+		transport.WithCommandLogger(slog.New(closedWriteHandler{logger.Handler()}))(t)
 		return rawStdio{t, results}, nil
 	case TransportHTTP:
 		t, err := transport.NewStreamableHTTP(spec.URL,

@@ -91,7 +91,7 @@ func printCatalogTable(w io.Writer, rows []catalogRow) {
 	fmt.Fprintln(tw, "SERVER\tKIND\tNAME\tREQUEST\tDECISION\tRULE")
 	for _, r := range rows {
 		rule := r.Rule
-		if r.Gate != "" && r.Gate != "policy" {
+		if r.Gate != "" && r.Gate != rules.GatePolicy {
 			rule += " (" + r.Gate + ")"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Server, r.Kind, r.Name, r.Request, r.Decision, rule)

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
+
+	"github.com/mcpwarden/mcpwarden/internal/atomicfile"
 )
 
 // writeNew writes data to path (0600: it may name servers and variables),
@@ -60,25 +61,5 @@ func backupFile(path string, data []byte) (string, error) {
 // replaceFile writes data to path through a temporary file and a rename,
 // keeping path's permissions, so a crash leaves the old or the new file.
 func replaceFile(path string, data []byte) error {
-	mode := fs.FileMode(0o600)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after the rename: nothing there
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Replace(path, data, 0o600)
 }

@@ -20,7 +20,7 @@ import (
 )
 
 // StartResolvers builds the out-of-band resolvers the config asks for, in
-// the order of DESIGN.md §3: the local approvals page (whose listener it
+// the order of docs/design.md, "Asking a human": the local approvals page (whose listener it
 // starts, printing the page's link with its token to stderr and writing
 // the token file), then the external resolver. stop shuts them down and
 // removes the token file; it is never nil, and idempotent.

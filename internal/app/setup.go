@@ -89,7 +89,7 @@ func (s *Setup) Pinning() (*proxy.Pinning, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proxy.Pinning{Lock: lock, Default: s.Config.Pin.OnToolChange, OnChange: map[string]string{}}
+	p := &proxy.Pinning{Lock: lock, Default: s.Config.Pin.OnToolChange, OnChange: map[string]pin.Reaction{}}
 	for name, srv := range s.Config.Servers {
 		p.OnChange[name] = srv.OnToolChange
 	}

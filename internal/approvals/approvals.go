@@ -2,7 +2,7 @@
 // cannot elicit: a Broker holds pending asks until a human answers them on
 // a loopback web page (Handler) or with the CLI (Client), and the Command
 // and URL resolvers hand asks to an external program or service. All of
-// them are Resolvers; the proxy tries them in the order DESIGN.md §3 gives.
+// them are Resolvers; the proxy tries them in the order docs/design.md gives ("Asking a human").
 // Nothing here ever sees or answers an MCP message: the model cannot
 // approve its own call through this package.
 //

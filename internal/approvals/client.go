@@ -10,9 +10,10 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/atomicfile"
 )
 
 // A TokenFile is what a running mcpwarden writes for the CLI: where its
@@ -34,23 +35,7 @@ func WriteTokenFile(path string, t TokenFile) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".mcpwarden-token-*")
-	if err != nil {
-		return fmt.Errorf("writing token file: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after the rename, there is nothing to remove
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing token file: %w", err)
-	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing token file: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing token file: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("writing token file: %w", err)
 	}
 	return nil

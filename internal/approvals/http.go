@@ -14,7 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/mcpwarden/mcpwarden/internal/httpserve"
+	"github.com/mcpwarden/mcpwarden/internal/textcut"
 )
 
 //go:embed page
@@ -244,13 +246,7 @@ func cut(s string, n int) string {
 		}
 		return r
 	}, strings.ToValidUTF8(s, ""))
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	return textcut.HeadBytes(s, n)
 }
 
 // Serve serves h on ln until ctx is done, then shuts down. Open event
@@ -261,17 +257,10 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serving the approvals page: %w", err)
-	case <-ctx.Done():
+	served, err := httpserve.Run(ctx, srv, ln, 5*time.Second, nil)
+	if served != nil {
+		return fmt.Errorf("serving the approvals page: %w", served)
 	}
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	err := srv.Shutdown(shutdown)
-	<-errc
 	if err != nil {
 		return fmt.Errorf("shutting down the approvals page: %w", err)
 	}

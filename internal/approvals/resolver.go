@@ -47,6 +47,17 @@ type Command struct {
 	Env []string
 }
 
+// encodeAsk encodes req for a resolver and bounds ctx by timeout; what
+// names the resolver in the error. The caller must call cancel.
+func encodeAsk(ctx context.Context, req Request, timeout time.Duration, what string) ([]byte, context.Context, context.CancelFunc, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, ctx, func() {}, fmt.Errorf("%s: encoding the ask: %w", what, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return body, ctx, cancel, nil
+}
+
 // Resolve runs the program for req.
 func (c *Command) Resolve(ctx context.Context, req Request) (Decision, error) {
 	d := Decision{Answer: Deny, Via: ViaResolver, Who: "resolver " + strings.Join(c.Argv, " ")}
@@ -54,12 +65,11 @@ func (c *Command) Resolve(ctx context.Context, req Request) (Decision, error) {
 		return d, errors.New("resolver command: no program")
 	}
 	d.Who = cut(d.Who, maxWho)
-	body, err := json.Marshal(req)
-	if err != nil {
-		return d, fmt.Errorf("resolver command: encoding the ask: %w", err)
-	}
 	timeout := cmp.Or(c.Timeout, DefaultResolverTimeout)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	body, ctx, cancel, err := encodeAsk(ctx, req, timeout, "resolver command")
+	if err != nil {
+		return d, err
+	}
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.Argv[0], c.Argv[1:]...)
 	cmd.Env = c.Env
@@ -123,12 +133,11 @@ func (u *URL) Resolve(ctx context.Context, req Request) (Decision, error) {
 	if len(u.Secret) == 0 {
 		return d, errors.New("resolver url: no secret to sign with")
 	}
-	body, err := json.Marshal(req)
-	if err != nil {
-		return d, fmt.Errorf("resolver url: encoding the ask: %w", err)
-	}
 	timeout := cmp.Or(u.Timeout, DefaultResolverTimeout)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	body, ctx, cancel, err := encodeAsk(ctx, req, timeout, "resolver url")
+	if err != nil {
+		return d, err
+	}
 	defer cancel()
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, u.URL, bytes.NewReader(body))
 	if err != nil {

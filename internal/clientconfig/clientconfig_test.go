@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/rules"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/import")
@@ -251,7 +252,7 @@ func TestServerKey(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := ServerKey(tt.name); got != tt.want || !serverKey.MatchString(got) {
+			if got := ServerKey(tt.name); got != tt.want || !rules.ValidServerName(got) {
 				t.Errorf("ServerKey(%q) = %q, want %q", tt.name, got, tt.want)
 			}
 		})

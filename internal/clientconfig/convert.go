@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/mcpwarden/mcpwarden/rules"
 )
 
 // ErrNothingToImport is returned by Convert when the client config has no
@@ -77,11 +79,8 @@ type Result struct {
 	Notes []string
 }
 
-// serverKey is the form of an mcpwarden server key (docs/design.md, "Names").
-var serverKey = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
-
-// ServerKey converts a client entry name into a valid mcpwarden server key:
-// lower case, every character outside [a-z0-9_-] replaced by '-', leading
+// ServerKey converts a client entry name into a valid mcpwarden server key
+// (rules.ValidServerName): lower case, every character outside [a-z0-9_-] replaced by '-', leading
 // '-' and '_' dropped, at most 32 characters; "server" if nothing is left.
 func ServerKey(name string) string {
 	var b strings.Builder
@@ -149,7 +148,7 @@ func Convert(src *Source, opts *Options) (*Result, error) {
 		}
 		used[key] = true
 		if key != s.Name {
-			c.notef("%s: %q is not a valid mcpwarden server name (%s), imported as %q; its tools are mcp:%s:<tool>", s.Name, s.Name, serverKey, key, key)
+			c.notef("%s: %q is not a valid mcpwarden server name (%s), imported as %q; its tools are mcp:%s:<tool>", s.Name, s.Name, rules.ServerNameGrammar, key, key)
 		}
 		res.Names[s.Name] = key
 		servers = append(servers, c.server(key, s))

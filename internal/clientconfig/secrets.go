@@ -6,58 +6,20 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/mcpwarden/mcpwarden/internal/secrets"
 )
 
-// secretWords are the words of a key that mark its value as a secret.
-var secretWords = []string{
-	"token", "secret", "password", "passwd", "pass", "pwd", "key", "apikey",
-	"auth", "authorization", "credential", "credentials", "pat", "cookie",
-	"bearer", "jwt", "dsn", "signature",
+// literalSecrets returns the credentials in v that are written out rather
+// than referenced through a ${VAR}.
+func literalSecrets(v string) []secrets.Match {
+	return slices.DeleteFunc(secrets.Find(v), func(m secrets.Match) bool {
+		return strings.Contains(v[m.Start:m.End], "${")
+	})
 }
 
-// isSecretKey reports whether an env, header or flag name marks its value
-// as a secret. The name is split into words at non-letters and at
-// lower-to-upper case changes (GITHUB_PERSONAL_ACCESS_TOKEN, apiKey,
-// X-Api-Key).
-func isSecretKey(k string) bool {
-	var words []string
-	var cur []rune
-	prevLower := false
-	for _, r := range k {
-		isLetter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
-		upper := r >= 'A' && r <= 'Z'
-		if !isLetter || (upper && prevLower) {
-			if len(cur) > 0 {
-				words = append(words, strings.ToLower(string(cur)))
-			}
-			cur = nil
-		}
-		if isLetter {
-			cur = append(cur, r)
-		}
-		prevLower = r >= 'a' && r <= 'z'
-	}
-	if len(cur) > 0 {
-		words = append(words, strings.ToLower(string(cur)))
-	}
-	for _, w := range words {
-		if slices.Contains(secretWords, w) {
-			return true
-		}
-	}
-	lk := strings.ToLower(k)
-	return strings.Contains(lk, "token") || strings.Contains(lk, "secret") || strings.Contains(lk, "password") || strings.Contains(lk, "apikey")
-}
-
-// tokenPattern matches well-known credential formats and URLs with a
-// password.
-var tokenPattern = regexp.MustCompile(`(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_)[A-Za-z0-9_]{16,}` +
-	`|glpat-[A-Za-z0-9_-]{16,}|xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{16,}|sk_(live|test)_[A-Za-z0-9]{16,}` +
-	`|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|npm_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,}` +
-	`|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}|://[^/\s:@]+:[^/\s@]+@`)
-
-// urlPassword matches a URL with a password (a connection string).
-var urlPassword = regexp.MustCompile(`://[^/\s:@]+:[^/\s@]+@`)
+// isURLPassword reports whether m is the password of a URL.
+func isURLPassword(m secrets.Match) bool { return m.Kind == secrets.URLPassword }
 
 // authScheme matches an Authorization header value's scheme.
 var authScheme = regexp.MustCompile(`^(?i)(bearer|basic|token|bot)\s+`)
@@ -66,10 +28,11 @@ var authScheme = regexp.MustCompile(`^(?i)(bearer|basic|token|bot)\s+`)
 // itself, or, if it is a literal secret, a ${VAR} reference (keeping an
 // Authorization scheme such as "Bearer ").
 func (c *converter) secret(where, server, key, v string, header bool) string {
-	if v == "" || strings.Contains(v, "${") && !tokenPattern.MatchString(v) {
+	literal := len(literalSecrets(v)) > 0
+	if v == "" || strings.Contains(v, "${") && !literal {
 		return v
 	}
-	if !isSecretKey(key) && !tokenPattern.MatchString(v) && !authScheme.MatchString(v) {
+	if !secrets.IsSecretKey(key) && !literal && !authScheme.MatchString(v) {
 		return v
 	}
 	prefix := ""
@@ -144,18 +107,19 @@ func (c *converter) argSecrets(server string, args []string) {
 		where := fmt.Sprintf("servers.%s.args[%d]", server, i)
 		flag, val, hasEq := strings.Cut(a, "=")
 		var name, repl string
+		literal := literalSecrets(a)
 		switch {
 		case strings.Contains(a, "${"):
 			continue
-		case hasEq && strings.HasPrefix(flag, "-") && isSecretKey(flag) && val != "":
+		case hasEq && strings.HasPrefix(flag, "-") && secrets.IsSecretKey(flag) && val != "":
 			name = varName(server + "_" + strings.TrimLeft(flag, "-"))
 			repl = flag + "="
-		case !strings.HasPrefix(a, "-") && i > 0 && strings.HasPrefix(args[i-1], "-") && !strings.Contains(args[i-1], "=") && isSecretKey(args[i-1]):
+		case !strings.HasPrefix(a, "-") && i > 0 && strings.HasPrefix(args[i-1], "-") && !strings.Contains(args[i-1], "=") && secrets.IsSecretKey(args[i-1]):
 			name = varName(server + "_" + strings.TrimLeft(args[i-1], "-"))
 			val = a
-		case urlPassword.MatchString(a):
+		case slices.ContainsFunc(literal, isURLPassword):
 			name, val = varName(server)+"_URL", a
-		case tokenPattern.MatchString(a):
+		case len(literal) > 0:
 			name, val = varName(server)+"_TOKEN", a
 		default:
 			continue
@@ -188,7 +152,7 @@ func (c *converter) urlSecrets(server, raw string) string {
 	q := u.Query()
 	for _, k := range sortedKeys(q) {
 		for i, v := range q[k] {
-			if v == "" || strings.Contains(v, "${") || !isSecretKey(k) && !tokenPattern.MatchString(v) {
+			if v == "" || strings.Contains(v, "${") || !secrets.IsSecretKey(k) && !secrets.Contains(v) {
 				continue
 			}
 			name := c.freeName(varName(server+"_"+k), server, v)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/oauth"
+	"github.com/mcpwarden/mcpwarden/internal/pin"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -61,6 +62,9 @@ type Config struct {
 	// Telemetry holds the top-level keys metrics (a Prometheus endpoint)
 	// and tracing (OpenTelemetry over OTLP/HTTP); both are off by default.
 	Telemetry telemetry.Config `koanf:",squash"`
+	// State, when set, shares sessions, grants and asks with other
+	// replicas through Redis; nil keeps them in memory.
+	State *State `koanf:"state"`
 	// SessionPolicy holds the top-level keys labels and flow.
 	SessionPolicy `koanf:",squash"`
 
@@ -192,7 +196,7 @@ type Pin struct {
 	Lock string `koanf:"lock"`
 	// OnToolChange is the default reaction to a changed definition: warn,
 	// ask (the default), deny or hide. A server's on_tool_change overrides it.
-	OnToolChange string `koanf:"on_tool_change"`
+	OnToolChange pin.Reaction `koanf:"on_tool_change"`
 }
 
 // DefaultLockFile is the lock file's name when pin.lock is not set.
@@ -252,7 +256,7 @@ type Server struct {
 	// OnToolChange is the reaction when a tool's definition differs from
 	// the one pinned in the lock file: warn, ask, deny or hide; "" means
 	// pin.on_tool_change (itself ask by default).
-	OnToolChange string `koanf:"on_tool_change"`
+	OnToolChange pin.Reaction `koanf:"on_tool_change"`
 	// Policy is this server's gate; it applies in addition to the global one.
 	Policy rules.PolicySpec `koanf:"policy"`
 }

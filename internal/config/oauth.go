@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 
+	"github.com/mcpwarden/mcpwarden/internal/hostport"
 	"github.com/mcpwarden/mcpwarden/internal/oauth"
 )
 
@@ -34,7 +35,7 @@ func (c *Config) validateOAuth() []error {
 		urls = append(urls, struct{ key, value string }{"introspection.url", o.Introspection.URL})
 	}
 	for _, u := range urls {
-		if p, err := url.Parse(u.value); err == nil && p.Scheme == "http" && !isLoopback(p.Hostname()) {
+		if p, err := url.Parse(u.value); err == nil && p.Scheme == "http" && !hostport.IsLoopback(p.Hostname()) {
 			errs = append(errs, fmt.Errorf("auth.oauth.%s: %q must be https (http only on a loopback host): tokens and keys must not travel in the clear", u.key, u.value))
 		}
 	}

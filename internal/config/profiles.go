@@ -50,8 +50,8 @@ func (c *Config) validateProfiles() []error {
 	for _, name := range slices.Sorted(maps.Keys(c.Profiles)) {
 		p := c.Profiles[name]
 		key := "profiles." + name
-		if !serverName.MatchString(name) {
-			errs = append(errs, fmt.Errorf("%s: profile name must match %s", key, serverName))
+		if !rules.ValidServerName(name) {
+			errs = append(errs, fmt.Errorf("%s: profile name must match %s", key, rules.ServerNameGrammar))
 		}
 		for i, g := range p.Servers {
 			if _, err := glob.Compile(g); err != nil {

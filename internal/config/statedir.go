@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpwarden/mcpwarden/internal/hostport"
 )
 
 // stateDirName is mcpwarden's directory under the runtime or state base.
@@ -138,7 +140,7 @@ func (s Server) onThisMachine() bool {
 		return true
 	}
 	u, err := url.Parse(s.URL)
-	return err == nil && isLoopback(u.Hostname())
+	return err == nil && hostport.IsLoopback(u.Hostname())
 }
 
 // pinLock is the pin lock file's path as written (pin.lock or the default).

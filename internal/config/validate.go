@@ -7,15 +7,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
 
+	"github.com/mcpwarden/mcpwarden/internal/hostport"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
-
-// serverName is the form of a key in servers (docs/design.md, "Names").
-var serverName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
 
 // Validate checks the config as a whole and returns every problem found,
 // each naming its key. It compiles the policy to check it, so a bad rule is
@@ -28,8 +24,12 @@ func (c *Config) Validate() error {
 		host, _, err := net.SplitHostPort(c.Listen)
 		if err != nil {
 			add("listen: %q is neither %q nor host:port (%v)", c.Listen, ListenStdio, err)
-		} else if !isLoopback(host) && c.Auth.BearerTokenEnv == "" && !c.profilesHaveTokens() && c.Auth.OAuth == nil {
+		} else if !hostport.IsLoopback(host) && c.Auth.BearerTokenEnv == "" && !c.profilesHaveTokens() && c.Auth.OAuth == nil {
 			add("listen: %q is not a loopback address, so auth.oauth, auth.bearer_token_env or profiles with tokens are required", c.Listen)
+		} else if entry, ok := hostport.ListenHost(host); ok {
+			if _, err := hostport.ParsePattern(entry); err != nil {
+				add("listen: %q: the listener's host is not one a Host header can name: %v", c.Listen, err)
+			}
 		}
 	}
 	errs = append(errs, c.HTTP.validate()...)
@@ -50,7 +50,7 @@ func (c *Config) Validate() error {
 	default:
 		add("log.format: %q is not one of text, json", c.Log.Format)
 	}
-	if sep := c.Naming.Separator; sep != "" && !wireSafe.MatchString(sep) {
+	if sep := c.Naming.Separator; sep != "" && !rules.WireSafe(sep) {
 		add("naming.separator: %q may only hold letters, digits, _ and -", sep)
 	}
 	if len(c.Servers) == 0 {
@@ -61,7 +61,8 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.validateProfiles()...)
 	errs = append(errs, c.validateOAuth()...)
-	if !validToolChange(c.Pin.OnToolChange) {
+	errs = append(errs, c.State.validate()...)
+	if !c.Pin.OnToolChange.Valid() {
 		add("pin.on_tool_change: %q is not one of warn, ask, deny, hide", c.Pin.OnToolChange)
 	}
 	if err := c.PathsCaseInsensitive.validate(); err != nil {
@@ -79,15 +80,13 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-var wireSafe = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
-
 func (s Server) validate(name string) []error {
 	var errs []error
 	add := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("servers.%s"+format, append([]any{name}, args...)...))
 	}
-	if !serverName.MatchString(name) {
-		add(": server name must match %s (lower case letters, digits, _ and -, at most 32)", serverName)
+	if !rules.ValidServerName(name) {
+		add(": server name must match %s (lower case letters, digits, _ and -, at most 32)", rules.ServerNameGrammar)
 	}
 	switch s.EffectiveTransport() {
 	case TransportStdio:
@@ -137,12 +136,12 @@ func (s Server) validate(name string) []error {
 	if s.MaxQueuedCalls < 0 {
 		add(".max_queued_calls: must not be negative")
 	}
-	if !validToolChange(s.OnToolChange) {
+	if !s.OnToolChange.Valid() {
 		add(".on_tool_change: %q is not one of warn, ask, deny, hide", s.OnToolChange)
 	}
 	for tool, alias := range s.Aliases {
-		if !wireSafe.MatchString(alias) || len(alias) > 64 {
-			add(".aliases.%s: %q must match ^[a-zA-Z0-9_-]{1,64}$", tool, alias)
+		if !rules.ValidWireName(alias) {
+			add(".aliases.%s: %q must match %s", tool, alias, rules.WireNameGrammar)
 		}
 	}
 	return errs
@@ -160,7 +159,7 @@ func (a Ask) validate() []error {
 		host, _, err := net.SplitHostPort(a.ApprovalsListen)
 		if err != nil {
 			add("ask.approvals_listen: %q is not host:port (%v)", a.ApprovalsListen, err)
-		} else if !isLoopback(host) {
+		} else if !hostport.IsLoopback(host) {
 			add("ask.approvals_listen: %q must be a loopback address: the approvals page is for the local user only", a.ApprovalsListen)
 		}
 	}
@@ -177,7 +176,7 @@ func (a Ask) validate() []error {
 		case err != nil:
 			add("ask.resolver.url: %v", err)
 		case u.Scheme == "https":
-		case u.Scheme == "http" && isLoopback(u.Hostname()):
+		case u.Scheme == "http" && hostport.IsLoopback(u.Hostname()):
 		default:
 			add("ask.resolver.url: %q must be https (or http on a loopback address): it carries the asks and their answers", r.URL)
 		}
@@ -191,20 +190,19 @@ func (a Ask) validate() []error {
 	return errs
 }
 
-// validate checks the HTTP listener's settings: hosts are names or
-// name:port, origins are scheme://host[:port] with nothing after.
+// validate checks the HTTP listener's settings as the listener's guard
+// parses them (package hostport): hosts are names or name:port, origins
+// are scheme://host[:port] with nothing after.
 func (h HTTP) validate() []error {
 	var errs []error
 	for i, host := range h.AllowedHosts {
-		if host == "" || strings.ContainsAny(host, "/ @?#*") {
-			errs = append(errs, fmt.Errorf("http.allowed_hosts[%d]: %q must be a host name or name:port", i, host))
+		if _, err := hostport.ParsePattern(host); err != nil {
+			errs = append(errs, fmt.Errorf("http.allowed_hosts[%d]: %q must be a host name or name:port: %w", i, host, err))
 		}
 	}
 	for i, origin := range h.AllowedOrigins {
-		u, err := url.Parse(origin)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-			u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
-			errs = append(errs, fmt.Errorf("http.allowed_origins[%d]: %q must be an origin such as https://app.example.com", i, origin))
+		if _, err := hostport.NormalizeOrigin(origin); err != nil {
+			errs = append(errs, fmt.Errorf("http.allowed_origins[%d]: %q must be an origin such as https://app.example.com: %w", i, origin, err))
 		}
 	}
 	if h.MaxBodyBytes < 0 {
@@ -220,23 +218,6 @@ func (h HTTP) validate() []error {
 		errs = append(errs, errors.New("http.max_sessions_per_principal: must not be negative"))
 	}
 	return errs
-}
-
-// validToolChange reports whether v is an on_tool_change value ("" is the default).
-func validToolChange(v string) bool {
-	switch v {
-	case "", "warn", "ask", "deny", "hide":
-		return true
-	}
-	return false
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // ServerNames returns the configured server names, sorted.

@@ -15,12 +15,13 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/atomicfile"
 )
 
 // lockVersion is the lock file format's version.
@@ -237,8 +238,8 @@ func (l *Lock) Update(server string, tools []mcp.Tool) error {
 	return nil
 }
 
-// Save writes the lock file atomically (a temporary file in the same
-// directory, renamed over it), readable by its owner only.
+// Save writes the lock file atomically (see atomicfile.Write), readable by
+// its owner only.
 func (l *Lock) Save() error {
 	l.mu.Lock()
 	data, err := json.MarshalIndent(l.file, "", "  ")
@@ -247,28 +248,7 @@ func (l *Lock) Save() error {
 		return fmt.Errorf("encoding lock file: %w", err)
 	}
 	data = append(data, '\n')
-	dir := filepath.Dir(l.path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(l.path)+".*")
-	if err != nil {
-		return fmt.Errorf("writing lock file: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing lock file: %w", err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing lock file: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing lock file: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing lock file: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), l.path); err != nil {
+	if err := atomicfile.Write(l.path, data, 0o600); err != nil {
 		return fmt.Errorf("writing lock file: %w", err)
 	}
 	return nil

@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/mcpwarden/mcpwarden/internal/hostport"
 )
 
 // A Config is the metrics and tracing part of an mcpwarden config: the
@@ -112,7 +114,7 @@ func (c TracingConfig) endpoint() (*url.URL, error) {
 		return nil, fmt.Errorf("%q must not hold credentials; use tracing.headers", redactURL(u))
 	case u.RawQuery != "" || u.Fragment != "":
 		return nil, fmt.Errorf("%q must not have a query or fragment", c.OTLPEndpoint)
-	case u.Scheme == "http" && !isLoopback(u.Hostname()) && !c.Insecure:
+	case u.Scheme == "http" && !hostport.IsLoopback(u.Hostname()) && !c.Insecure:
 		return nil, fmt.Errorf("%q sends spans unencrypted to a non-loopback host; use https, or set tracing.insecure: true", c.OTLPEndpoint)
 	}
 	if u.Path == "" || u.Path == "/" {
@@ -125,14 +127,6 @@ func redactURL(u *url.URL) string {
 	v := *u
 	v.User = url.User("redacted")
 	return v.String()
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func validHeaderName(name string) bool {

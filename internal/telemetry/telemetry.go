@@ -27,6 +27,8 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcpwarden/mcpwarden/internal/httpserve"
 )
 
 // MetricsPath is where Serve serves the metrics.
@@ -165,20 +167,13 @@ func (t *Telemetry) Serve(ctx context.Context) error {
 		ErrorLog:          slog.NewLogLogger(t.logger.Handler(), slog.LevelWarn),
 	}
 	t.logger.Info("serving metrics", "url", "http://"+t.ln.Addr().String()+MetricsPath)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(t.ln) }()
-	select {
-	case err := <-errc:
-		if errors.Is(err, net.ErrClosed) {
+	served, err := httpserve.Run(ctx, srv, t.ln, 5*time.Second, nil)
+	if served != nil {
+		if errors.Is(served, net.ErrClosed) {
 			return nil // closed by Shutdown
 		}
-		return fmt.Errorf("serving metrics: %w", err)
-	case <-ctx.Done():
+		return fmt.Errorf("serving metrics: %w", served)
 	}
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	err := srv.Shutdown(shutdown)
-	<-errc
 	if err != nil && !errors.Is(err, net.ErrClosed) {
 		return fmt.Errorf("shutting down metrics: %w", err)
 	}

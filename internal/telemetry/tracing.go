@@ -18,6 +18,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -157,7 +158,7 @@ type DecisionSpan struct{ span trace.Span }
 // End records the verdict (decision, rule, gate; not the reason, which
 // quotes argument values) and how it was settled (grantedBy, as in the
 // audit event), and ends the span.
-func (s DecisionSpan) End(v rules.Verdict, grantedBy string) {
+func (s DecisionSpan) End(v rules.Verdict, grantedBy audit.GrantedBy) {
 	if s.span == nil {
 		return
 	}
@@ -169,7 +170,7 @@ func (s DecisionSpan) End(v rules.Verdict, grantedBy string) {
 		AttrDecision.String(decision),
 		AttrRule.String(v.Rule),
 		AttrGate.String(v.Gate),
-		AttrGrantedBy.String(grantedBy),
+		AttrGrantedBy.String(string(grantedBy)),
 	)
 	s.span.End()
 }

@@ -40,3 +40,16 @@ func Tail(s string, n int) string {
 	}
 	return s
 }
+
+// HeadBytes returns the longest prefix of s of at most n bytes that does
+// not end inside a UTF-8 sequence: for limits on size rather than on what
+// a reader sees.
+func HeadBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

@@ -48,3 +48,27 @@ func TestTail(t *testing.T) {
 		})
 	}
 }
+
+func TestHeadBytes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, s string
+		n       int
+		want    string
+	}{
+		{"a short string is whole", "abc", 5, "abc"},
+		{"exactly the limit is whole", "abc", 3, "abc"},
+		{"a long string is cut", "abcdef", 4, "abcd"},
+		{"a cut never splits a character", "aé", 2, "a"},
+		{"a four-byte character is kept or dropped whole", "😀x", 3, ""},
+		{"zero keeps nothing", "abc", 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := HeadBytes(tt.s, tt.n); got != tt.want {
+				t.Errorf("HeadBytes(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,145 @@
+package secrets
+
+import (
+	"regexp"
+	"strings"
+)
+
+// A Kind says what sort of credential a Match is.
+type Kind uint8
+
+// The kinds of credential found in text.
+const (
+	// AuthHeader is the credential of a Bearer or Basic HTTP auth header.
+	AuthHeader Kind = iota + 1
+	// URLPassword is the password of a URL (a connection string).
+	URLPassword
+	// QueryParam is the value of a secret-looking URL query parameter.
+	QueryParam
+	// Token is a token in a well-known service format (GitHub, GitLab,
+	// Slack, OpenAI, Stripe, AWS, Google, npm, Hugging Face) or a JWT.
+	Token
+	// PrivateKey is a PEM private key block.
+	PrivateKey
+)
+
+var kindNames = [...]string{AuthHeader: "auth_header", URLPassword: "url_password", QueryParam: "query_param", Token: "token", PrivateKey: "private_key"}
+
+// String returns the kind's name, as in "url_password".
+func (k Kind) String() string {
+	if int(k) < len(kindNames) && kindNames[k] != "" {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// A Match is one credential found in text: its kind and the byte span of
+// the secret itself (the token after "Bearer ", the password of a URL, the
+// value of a query parameter).
+type Match struct {
+	Kind       Kind
+	Start, End int
+}
+
+// A pattern is one credential format. The secret is the regexp's group
+// named "s"; Redact replaces a match with before, the mask and after
+// (regexp templates that keep the text naming the secret). Each pattern
+// has literal triggers, in lower case, one of which any match contains:
+// the regexp runs only on text that holds one, since most text holds none.
+type pattern struct {
+	kind          Kind
+	re            *regexp.Regexp
+	before, after string
+	triggers      []string
+}
+
+// patterns are the credential formats, in the order Redact applies them.
+var patterns = []pattern{
+	{AuthHeader, regexp.MustCompile(`(?i)\b(bearer)\s+(?P<s>[A-Za-z0-9._~+/=-]{6,})`), "${1} ", "", []string{"bearer"}},
+	{AuthHeader, regexp.MustCompile(`(?i)(authorization["']?\s*[:=]\s*["']?basic)\s+(?P<s>[A-Za-z0-9+/=._-]{4,})`), "${1} ", "", []string{"basic"}},
+	{URLPassword, regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]*):(?P<s>[^/\s@]+)@`), "${1}:", "@", []string{"://"}},
+	{QueryParam, regexp.MustCompile(`(?i)([?&;](?:access_token|refresh_token|id_token|token|api_?key|key|secret|client_secret|password|passwd|sig|signature|auth)=)(?P<s>[^&;\s#"']+)`), "${1}", "", []string{"="}},
+	{Token, regexp.MustCompile(`\b(?P<s>gh[pousr]_[A-Za-z0-9_]{16,}|github_pat_[A-Za-z0-9_]{16,}|glpat-[A-Za-z0-9_-]{16,}` +
+		`|sk-[A-Za-z0-9_-]{16,}|sk_(?:live|test)_[A-Za-z0-9]{16,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}` +
+		`|npm_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?)`), "", "",
+		[]string{"gh", "github_pat_", "glpat-", "sk-", "sk_", "xox", "akia", "aiza", "npm_", "hf_", "eyj"}},
+	{PrivateKey, regexp.MustCompile(`(?P<s>-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[\s\S]*))`), "", "", []string{"private key-----"}},
+}
+
+// minLen is the length of the shortest text any pattern matches: a URL
+// password, "x://:p@".
+const minLen = 7
+
+// triggered reports whether lower (the text, lower-cased) holds one of p's
+// triggers.
+func (p *pattern) triggered(lower string) bool {
+	for _, t := range p.triggers {
+		if strings.Contains(lower, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// Contains reports whether s holds a credential that Find would report.
+func Contains(s string) bool {
+	if len(s) < minLen {
+		return false
+	}
+	lower := strings.ToLower(s)
+	for i := range patterns {
+		if p := &patterns[i]; p.triggered(lower) && p.re.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Find returns the credentials in s, pattern by pattern in the order
+// Redact applies them (not sorted by position; spans of different kinds
+// may overlap).
+func Find(s string) []Match {
+	if len(s) < minLen {
+		return nil
+	}
+	lower := strings.ToLower(s)
+	var out []Match
+	for i := range patterns {
+		p := &patterns[i]
+		if !p.triggered(lower) {
+			continue
+		}
+		g := 2 * p.re.SubexpIndex("s")
+		for _, m := range p.re.FindAllStringSubmatchIndex(s, -1) {
+			out = append(out, Match{Kind: p.kind, Start: m[g], End: m[g+1]})
+		}
+	}
+	return out
+}
+
+// Redact returns s with each credential replaced by mask. The text around
+// a secret that names it stays ("Bearer <mask>", "https://bob:<mask>@",
+// "?api_key=<mask>"), except that the blanks after an auth scheme become
+// one space. Patterns apply one after another, each to the text the
+// previous one left.
+func Redact(s, mask string) string {
+	if len(s) < minLen {
+		return s
+	}
+	lower := strings.ToLower(s)
+	for i := range patterns {
+		p := &patterns[i]
+		if !p.triggered(lower) {
+			continue
+		}
+		s = p.re.ReplaceAllString(s, p.template(mask))
+		lower = strings.ToLower(s)
+	}
+	return s
+}
+
+// template is the replacement for a match of p: the text before the
+// secret, mask, and the text after it.
+func (p *pattern) template(mask string) string {
+	return p.before + strings.ReplaceAll(mask, "$", "$$") + p.after
+}
