@@ -56,6 +56,7 @@ func appendEvent(dst []byte, e *Event) ([]byte, error) {
 	dst = appendField(dst, `,"wire_name":`, e.WireName)
 	dst = appendField(dst, `,"decision":`, e.Decision)
 	dst = appendField(dst, `,"rule":`, e.Rule)
+	dst = appendField(dst, `,"armed_by":`, e.ArmedBy)
 	dst = appendField(dst, `,"granted_by":`, string(e.GrantedBy))
 	dst = appendField(dst, `,"reason":`, e.Reason)
 	if len(e.Arguments) > 0 {

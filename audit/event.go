@@ -123,6 +123,7 @@ type Event struct {
 	WireName      string         `json:"wire_name,omitempty"`
 	Decision      string         `json:"decision,omitempty"`   // DecisionAllow, DecisionAsk or DecisionDeny
 	Rule          string         `json:"rule,omitempty"`       // the deciding rule's text, or "default"
+	ArmedBy       string         `json:"armed_by,omitempty"`   // of a decision a flow rule made: the id of the decision event of the call whose result armed it
 	GrantedBy     GrantedBy      `json:"granted_by,omitempty"` // one of the GrantedBy constants
 	Reason        string         `json:"reason,omitempty"`     // why a request was approved or refused; Error is only for failures
 	Arguments     map[string]any `json:"arguments,omitempty"`

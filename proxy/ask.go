@@ -156,7 +156,9 @@ func (a *asker) byGrant(c *call, ans answer) resolution {
 // fallback resolves an ask no one answered: ask_fallback allow forwards
 // it, anything else refuses it.
 func (a *asker) fallback(c *call) resolution {
-	if c.policy.AskFallback(c.rulesCall()) == rules.FallbackAllow {
+	// A flow rule's ask is never settled by ask_fallback: allow, which
+	// would let the chain it breaks through whenever no one answers.
+	if c.verdict.Gate != rules.GateFlow && c.policy.AskFallback(c.rulesCall()) == rules.FallbackAllow {
 		return resolution{forward: true, grantedBy: audit.GrantedByNoElicitation, reason: "no one answered; ask_fallback is allow"}
 	}
 	return resolution{
@@ -221,7 +223,7 @@ func (c *call) rulesCall() rules.Call {
 	// The server resolves relative paths also against the roots mcpwarden
 	// hands it (ListRoots: the server's workspace).
 	handed, _ := c.policy.Workspace(c.tool.Server)
-	return rules.Call{Profile: c.profile, Principal: c.principal, Server: c.tool.Server, Tool: c.tool.Name, Arguments: c.args, Roots: c.roots, UpstreamRoots: handed}
+	return rules.Call{Profile: c.profile, Principal: c.principal, Server: c.tool.Server, Tool: c.tool.Name, Arguments: c.args, Roots: c.roots, UpstreamRoots: handed, Armed: c.armed}
 }
 
 // grantKey is what a grant for c is bound to.

@@ -43,6 +43,9 @@ type call struct {
 	failure      string          // what failed while deciding, for the audit event's error
 	decision     string          // the id of the decision event, set by decisionEvent; results name it
 	hold         *hold           // the bytes the call holds in the in-flight budget
+
+	armed  []rules.Arming // the labels its session had armed when it started
+	labels []string       // the labels it carries, armed once it returns
 }
 
 func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *call {
@@ -55,6 +58,9 @@ func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *
 				c.client = &audit.Client{Name: info.Name, Version: info.Version}
 			}
 		}
+	}
+	if c.policy.UsesLabels() {
+		c.armed = s.armed.of(c.session, c.principal)
 	}
 	raw := []byte(req.Params.RawArguments)
 	if len(raw) == 0 && req.Params.Arguments != nil {
@@ -158,6 +164,9 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 		RawArguments: c.canonical,
 		Meta:         s.tel.InjectMeta(uctx, req.Params.Meta),
 	})
+	// Whatever came back may carry what the upstream read: the call's
+	// labels are armed before the client can see any of it.
+	s.armBy(c)
 	var res *mcp.CallToolResult
 	var text string
 	if err == nil {
@@ -238,6 +247,7 @@ func (c *call) decisionEvent() audit.Event {
 	e.ID = c.decision
 	e.Decision = c.verdict.Decision.String()
 	e.Rule = c.verdict.Rule
+	e.ArmedBy = c.verdict.ArmedBy
 	e.Arguments = c.args
 	e.GrantedBy = c.grantedBy
 	e.Reason = c.reason

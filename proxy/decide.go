@@ -13,19 +13,31 @@ import (
 // reaches outside it. For a local server with resolve_symlinks off, the
 // built-in self-protection still follows links: no setting may open a way
 // to mcpwarden's own files.
+//
+// It also sets the labels c carries (c.labels), read from the same forms.
 func (s *Server) decide(c *call) rules.Verdict {
 	rc := c.rulesCall()
 	if c.policy.ReadsAnnotations() {
 		rc.Facts = s.toolFacts(c.tool)
 	}
-	if c.snap.resolveSymlinks[c.tool.Server] {
-		rc.Physical = PhysicalForms(c.policy, rc)
-		return c.policy.Decide(rc)
+	v := s.decideForms(c, &rc)
+	if c.policy.UsesLabels() {
+		c.labels = c.policy.Labels(rc)
 	}
-	v := c.policy.Decide(rc)
+	return v
+}
+
+// decideForms is decide's verdict for rc, the call c as the rules see it;
+// it fills in rc.Physical where it reads the physical forms.
+func (s *Server) decideForms(c *call, rc *rules.Call) rules.Verdict {
+	if c.snap.resolveSymlinks[c.tool.Server] {
+		rc.Physical = PhysicalForms(c.policy, *rc)
+		return c.policy.Decide(*rc)
+	}
+	v := c.policy.Decide(*rc)
 	if v.Decision != rules.Deny && c.policy.IsLocal(c.tool.Server) {
-		rc.Physical = PhysicalForms(c.policy, rc)
-		if r, hit := c.policy.SelfProtection(rc); hit {
+		rc.Physical = PhysicalForms(c.policy, *rc)
+		if r, hit := c.policy.SelfProtection(*rc); hit {
 			r.Reason += " (with symlinks followed)"
 			return r
 		}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -17,7 +19,7 @@ import (
 // toolList is a stand-in upstream that only lists tools.
 type toolList map[string][]mcp.Tool
 
-func (l toolList) Names() []string                         { return nil }
+func (l toolList) Names() []string                         { return slices.Sorted(maps.Keys(l)) }
 func (l toolList) Tools(server string) ([]mcp.Tool, error) { return l[server], nil }
 func (l toolList) Session(string) (*client.Client, mcp.ServerCapabilities, error) {
 	return nil, mcp.ServerCapabilities{}, errors.New("no session")

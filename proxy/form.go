@@ -42,7 +42,13 @@ func (a *asker) form(c *call, t target) (params mcp.ElicitationParams, offered [
 	if c.client != nil {
 		client = strings.TrimSpace(c.client.Name + " " + c.client.Version)
 	}
-	fmt.Fprintf(&b, "Client: %s\nPrincipal: %s\nAsked by: %s in %s\n\nArguments, as they will be forwarded:\n", client, c.principal, ruleName(c), c.verdict.Gate)
+	fmt.Fprintf(&b, "Client: %s\nPrincipal: %s\nAsked by: %s in %s\n", client, c.principal, ruleName(c), c.verdict.Gate)
+	if c.verdict.Gate == rules.GateFlow {
+		// The human is told what the session saw that makes this call
+		// risky: the call whose result armed the flow rule.
+		fmt.Fprintf(&b, "Because: %s\n", c.verdict.Reason)
+	}
+	b.WriteString("\nArguments, as they will be forwarded:\n")
 	shown := a.shown(c.policy, c.args)
 	paths := normalisedPaths(c, t)
 	inline := map[string]bool{}

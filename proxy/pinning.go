@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 
@@ -86,6 +87,12 @@ func (s *Server) checkPins(ctx context.Context, server string, tools []mcp.Tool)
 	}
 	reaction := p.reaction(server)
 	entries := map[string]pinned{}
+	// claims is set when, under warn, a tool's annotations changed: the
+	// new definition is exposed but not pinned, so that its annotations
+	// stay untrusted (no facts, see toolFacts) until `mcpwarden pin
+	// --update`: a tool newly claiming to be read-only must not widen what
+	// an @readOnly rule allows.
+	claims := false
 	for _, ch := range p.Lock.Check(server, tools) {
 		if ch.Kind == pin.Removed {
 			continue
@@ -97,8 +104,9 @@ func (s *Server) checkPins(ctx context.Context, server string, tools []mcp.Tool)
 		if reaction != pin.Warn {
 			entries[canonical] = pinned{reaction: reaction, change: diff}
 		}
+		claims = claims || slices.Contains(ch.Fields, pin.FieldAnnotations)
 	}
-	if len(entries) == 0 {
+	if len(entries) == 0 && !claims {
 		// Nothing held back: what the server lists now is what is pinned.
 		if err := p.Lock.Update(server, tools); err == nil {
 			if err := p.Lock.Save(); err != nil {

@@ -21,6 +21,8 @@ func howToAllow(c *call) string {
 	switch {
 	case c.verdict.Rule == rules.RuleSelfProtection:
 		return "nothing: mcpwarden's own files are off limits to servers on this machine"
+	case c.verdict.Gate == rules.GateFlow:
+		return fmt.Sprintf("answer the ask (elicitation, ask.approvals: local, ask.resolver), start a new session, or narrow the labels of %q; ask_fallback does not settle a flow rule", c.verdict.Rule)
 	case c.verdict.Decision == rules.Ask:
 		return fmt.Sprintf("answer the ask (elicitation, ask.approvals: local, ask.resolver), narrow the ask rule %q in %s, or set %s.ask_fallback: allow", c.verdict.Rule, c.verdict.Gate, c.verdict.Gate)
 	case c.verdict.Rule == rules.RuleDefault || c.verdict.Rule == "":

@@ -108,6 +108,7 @@ type Server struct {
 	review    review
 	relay     relay
 	sessions  clientSessions
+	armed     armedLabels // the flow labels each session has armed
 	drain     drain
 	catalog   catalog
 	profile   string
@@ -161,6 +162,7 @@ func New(o Options) (*Server, error) {
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 		s.asker.grants.end(cs.SessionID())
 		s.sessions.forget(cs.SessionID())
+		s.armed.end(cs.SessionID())
 		s.roots.end(cs.SessionID())
 		s.tel.SessionClosed()
 	})

@@ -157,6 +157,8 @@ type Policy struct {
 	idna          *idna.Profile
 	annotations   bool            // some rule reads a tool annotation (@readOnly …)
 	protected     []protectedPath // see Spec.Protected
+	labels        []label         // Spec.Labels, by name
+	flow          []flowRule      // Spec.Flow, in order
 	order         []*gate         // global, servers by name, profiles by name (for Lint)
 	sha           string
 }
@@ -235,6 +237,7 @@ func Compile(s Spec) (*Policy, error) {
 		c.gate(g, "profiles."+name, "profiles."+name, s.Profiles[name])
 		c.p.profiles[name] = g
 	}
+	c.labels(s.Labels, s.Flow)
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, err
 	}
@@ -392,7 +395,9 @@ func specSHA256(s Spec, pathKeys, urlKeys, cmdKeys []string) string {
 		Global               PolicySpec
 		Servers              map[string]server
 		Profiles             map[string]PolicySpec
-	}{Version: 2, PathKeys: set(pathKeys), URLKeys: set(urlKeys), CommandKeys: set(cmdKeys), PathsCaseInsensitive: s.PathsCaseInsensitive, Global: canon(s.Global)}
+		Labels               map[string][]string `json:",omitempty"`
+		Flow                 []FlowSpec          `json:",omitempty"`
+	}{Labels: s.Labels, Flow: s.Flow, Version: 2, PathKeys: set(pathKeys), URLKeys: set(urlKeys), CommandKeys: set(cmdKeys), PathsCaseInsensitive: s.PathsCaseInsensitive, Global: canon(s.Global)}
 	for name, srv := range s.Servers {
 		if v.Servers == nil {
 			v.Servers = map[string]server{}

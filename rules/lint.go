@@ -38,7 +38,9 @@ type Finding struct {
 // path-like key (a deny on `path` never sees read_multiple_files's `paths`:
 // use @path); a rule repeated in a gate; and an allow
 // rule that can never decide because a deny or ask rule matches every call it
-// matches (unreachable). A nil policy has no findings.
+// matches (unreachable); then, per label, a pattern that matches no known
+// tool or misses a path-like key as above, and a label no flow rule uses.
+// A nil policy has no findings.
 func (p *Policy) Lint(tools []ToolInfo) []Finding {
 	if p == nil {
 		return nil
@@ -79,7 +81,7 @@ func (p *Policy) Lint(tools []ToolInfo) []Finding {
 			}
 		}
 	}
-	return fs
+	return append(fs, p.lintLabels(tools)...)
 }
 
 // knownTools returns the tools r matches within gate g.

@@ -33,6 +33,10 @@ type Call struct {
 	// them; the proxy fills it for servers on this machine, and every rule
 	// then also sees that physical form. nil = none.
 	Physical map[string]string
+	// Armed are the labels armed in the call's session (see FlowSpec),
+	// with the calls that armed them; nil = none, and then the flow rules
+	// cost nothing.
+	Armed []Arming
 }
 
 // The names a Verdict's Rule has when no rule of a list decided: a gate's
@@ -54,6 +58,9 @@ type Verdict struct {
 	// Reason is one short sentence for people, e.g.
 	// `deny rule "mcp:fs:write_file:path=/etc/**" matched path="/etc/passwd"`.
 	Reason string
+	// ArmedBy is, for a verdict a flow rule decided, the id of the call
+	// whose result armed it (Arming.ID); else "".
+	ArmedBy string
 }
 
 // Decide evaluates a call against every applicable gate: the global policy,
@@ -153,6 +160,9 @@ func (p *Policy) decide(c *Call, tr *trace) Verdict {
 	if prof != nil && (tr != nil || res.v.Decision != Deny) {
 		res = join(res, x.gate(prof))
 	}
+	if len(p.flow) > 0 && (len(c.Armed) > 0 || tr != nil) && (tr != nil || res.v.Decision != Deny) {
+		res.v = x.flow(c.Armed, res.v)
+	}
 	return res.v
 }
 
@@ -169,7 +179,7 @@ func (p *Policy) evalCtx(c *Call, srv serverEntry) evalCtx {
 func (x *evalCtx) gate(g *gate) contribution {
 	deny, denyWhy, _ := x.scan(g, listDeny, nil)
 	if deny != nil && x.tr == nil {
-		return contribution{true, Verdict{Deny, deny.text, g.name, denyWhy}}
+		return contribution{true, Verdict{Decision: Deny, Rule: deny.text, Gate: g.name, Reason: denyWhy}}
 	}
 	ask, askWhy, _ := x.scan(g, listAsk, nil)
 	var out outside
@@ -188,18 +198,18 @@ func (x *evalCtx) gate(g *gate) contribution {
 
 	switch {
 	case deny != nil:
-		return contribution{true, Verdict{Deny, deny.text, g.name, denyWhy}}
+		return contribution{true, Verdict{Decision: Deny, Rule: deny.text, Gate: g.name, Reason: denyWhy}}
 	case fenced && g.outside == Deny:
-		return contribution{true, Verdict{Deny, RuleOutsideWorkspace, g.name, out.reason(g)}}
+		return contribution{true, Verdict{Decision: Deny, Rule: RuleOutsideWorkspace, Gate: g.name, Reason: out.reason(g)}}
 	case ask != nil:
-		return contribution{true, Verdict{Ask, ask.text, g.name, askWhy}}
+		return contribution{true, Verdict{Decision: Ask, Rule: ask.text, Gate: g.name, Reason: askWhy}}
 	case fenced:
-		return contribution{true, Verdict{Ask, RuleOutsideWorkspace, g.name, out.reason(g)}}
+		return contribution{true, Verdict{Decision: Ask, Rule: RuleOutsideWorkspace, Gate: g.name, Reason: out.reason(g)}}
 	case allow != nil:
-		return contribution{true, Verdict{Allow, allow.text, g.name, allow.reason}}
+		return contribution{true, Verdict{Decision: Allow, Rule: allow.text, Gate: g.name, Reason: allow.reason}}
 	case g.hasDef:
 		x.tr.add(Step{Gate: g.name, List: ListDefault, Rule: RuleDefault, Matched: true, Why: g.defReason})
-		return contribution{true, Verdict{g.def, RuleDefault, g.name, g.defReason}}
+		return contribution{true, Verdict{Decision: g.def, Rule: RuleDefault, Gate: g.name, Reason: g.defReason}}
 	}
 	return contribution{}
 }

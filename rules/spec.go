@@ -85,6 +85,13 @@ type Spec struct {
 	// the config says. An entry ending in `*` protects every path that
 	// starts with the rest (an audit log's rotations).
 	Protected []string
+	// Labels name sets of requests by rule patterns (label name → patterns):
+	// a request carries a label if any pattern matches it, as a deny rule
+	// would. Flow rules refer to them.
+	Labels map[string][]string
+	// Flow are the flow rules: they escalate a request by what its session
+	// has already received (Call.Armed).
+	Flow []FlowSpec
 }
 
 // DefaultPathKeys returns a fresh copy of the argument names treated as paths

@@ -24,6 +24,7 @@ func newCheckCmd() *cobra.Command {
 		configPath string
 		profile    string
 		args       []string
+		after      []string
 	)
 	cmd := &cobra.Command{
 		Use:     "check --config FILE mcp:SERVER:TOOL ['{JSON arguments}'] [--arg key=value ...] [--profile NAME]",
@@ -39,12 +40,14 @@ mcp:fs:completion/complete, mcp:fs:resources/subscribe,
 mcp:fs:logging/setLevel, mcp:fs:sampling/createMessage,
 mcp:fs:elicitation/create), whose arguments are the request's params
 (uri, name, arguments, ref, argument). --profile decides it for a client
-profile.
+profile. --after LABEL decides it as in a session where a request
+labelled LABEL has already returned (flow rules); it is repeatable.
 
 Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 		Example: `  mcpwarden check --config mcpwarden.yaml mcp:fs:write_file '{"path":"/etc/passwd"}'
   mcpwarden check --config mcpwarden.yaml mcp:fs:read_text_file --arg path=./README.md
-  mcpwarden check --config mcpwarden.yaml mcp:fs:resources/read '{"uri":"file:///srv/app/.env"}' --profile ci`,
+  mcpwarden check --config mcpwarden.yaml mcp:fs:resources/read '{"uri":"file:///srv/app/.env"}' --profile ci
+  mcpwarden check --config mcpwarden.yaml mcp:mail:send_mail --after untrusted_input`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, pos []string) error {
 			st, err := loadSetup(configPath)
@@ -60,6 +63,9 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 					return &codeError{code: exitUsage, err: fmt.Errorf("--profile %q: the config has no such profile", profile)}
 				}
 				call.Profile = profile
+			}
+			if call.Armed, err = armedFor(st.Policy, after); err != nil {
+				return &codeError{code: exitUsage, err: err}
 			}
 			// Decide as the proxy does: relative paths also against the
 			// roots mcpwarden hands the server, and on disk where
@@ -83,7 +89,21 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 	cmd.Flags().StringVarP(&configPath, "config", "c", "", "config file")
 	cmd.Flags().StringArrayVar(&args, "arg", nil, "argument as key=value (string value); repeatable")
 	cmd.Flags().StringVar(&profile, "profile", "", "decide for this client profile")
+	cmd.Flags().StringArrayVar(&after, "after", nil, "decide as after a request with this label returned; repeatable")
 	return cmd
+}
+
+// armedFor returns the labels of --after as armed by an earlier call; a
+// label the policy does not define is an error.
+func armedFor(p *rules.Policy, labels []string) ([]rules.Arming, error) {
+	var out []rules.Arming
+	for _, l := range labels {
+		if !p.HasLabel(l) {
+			return nil, fmt.Errorf("--after %q: the config defines no such label under labels", l)
+		}
+		out = append(out, rules.Arming{Label: l})
+	}
+	return out, nil
 }
 
 // parseCheckCall reads "mcp:<server>:<tool>" and the arguments.
@@ -122,6 +142,9 @@ func printExplanation(w io.Writer, c rules.Call, ex rules.Explanation) {
 	fmt.Fprintf(w, "%s  mcp:%s:%s\n", strings.ToUpper(v.Decision.String()), c.Server, c.Tool)
 	if c.Profile != "" {
 		fmt.Fprintf(w, "  profile:    %s\n", c.Profile)
+	}
+	for _, a := range c.Armed {
+		fmt.Fprintf(w, "  after:      %s\n", a.Label)
 	}
 	if v.Rule != "" {
 		fmt.Fprintf(w, "  decided by: %s", v.Rule)

@@ -65,6 +65,8 @@ type Config struct {
 	// State, when set, shares sessions, grants and asks with other
 	// replicas through Redis; nil keeps them in memory.
 	State *State `koanf:"state"`
+	// SessionPolicy holds the top-level keys labels and flow.
+	SessionPolicy `koanf:",squash"`
 
 	// Dir is the directory of the config file; relative cwd values are
 	// resolved against it. Not read from the file.

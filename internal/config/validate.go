@@ -284,6 +284,8 @@ func (c *Config) RulesSpecIn(workDir string) rules.Spec {
 		PathsCaseInsensitive: c.foldPaths(),
 		// mcpwarden's own files are off limits to servers on this machine.
 		Protected: c.OwnFiles(os.Getenv),
+		Labels:    c.Labels,
+		Flow:      c.Flow,
 	}
 	for name, p := range spec.Profiles {
 		spec.Profiles[name] = workspaceIn(p, base)

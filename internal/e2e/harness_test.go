@@ -280,11 +280,13 @@ func callTool(t *testing.T, c *client.Client, name string, args map[string]any) 
 // auditEvent is the part of an audit line the tests check.
 type auditEvent struct {
 	Event     string         `json:"event"`
+	ID        string         `json:"id"`
 	Tool      string         `json:"tool"`
 	WireName  string         `json:"wire_name"`
 	Server    string         `json:"server"`
 	Decision  string         `json:"decision"`
 	Rule      string         `json:"rule"`
+	ArmedBy   string         `json:"armed_by"`
 	GrantedBy string         `json:"granted_by"`
 	Arguments map[string]any `json:"arguments"`
 	Session   string         `json:"session"`

@@ -9,7 +9,7 @@ type Reaction string
 
 // The reactions.
 const (
-	Warn Reaction = "warn" // log and audit the change, expose the new definition, pin it
+	Warn Reaction = "warn" // log and audit the change, expose the new definition, pin it (not a change of annotations: those stay untrusted)
 	Ask  Reaction = "ask"  // calls to the tool need approval until the change is accepted
 	Deny Reaction = "deny" // calls to the tool are refused until the change is accepted
 	Hide Reaction = "hide" // the tool is hidden and refused until the change is accepted

@@ -1,0 +1,19 @@
+package config
+
+import "github.com/mcpwarden/mcpwarden/rules"
+
+// A SessionPolicy is the top-level keys of session-aware policy
+// (DESIGN.md §6): labels, which name sets of requests by rule patterns,
+// and flow, whose rules escalate a request by what its session has already
+// received. Both are compiled with the rules (rules.Spec.Labels and Flow),
+// so an error names its key (`labels.egress[1]`, `flow[0].then`).
+type SessionPolicy struct {
+	// Labels maps a label name to rule patterns: a request carries the
+	// label if any pattern matches it.
+	Labels map[string][]string `koanf:"labels"`
+	// Flow are the flow rules, e.g. {after: untrusted_input, then: ask,
+	// on: egress}: once a request labelled after has returned a result in
+	// a session, a later request of the session labelled on is decided at
+	// least then (ask or deny).
+	Flow []rules.FlowSpec `koanf:"flow"`
+}
