@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -196,6 +197,7 @@ func TestApprovalPageInBrowser(t *testing.T) {
 	args := map[string]any{"path": target, "content": long}
 
 	// 1. Allow once forwards exactly that call.
+	awaitListed(t, c, "fs__write_file")
 	start := time.Now()
 	first := callAsync(t, c, args)
 	within(t, browser, 5*time.Second, chromedp.WaitVisible(chromedp.CSS("li.ask button.allow_once")))
@@ -317,6 +319,7 @@ func TestApprovalTimesOutAndRefusesForgedAnswers(t *testing.T) {
 	c := connectStdio(t, f, client.WithLegacyProtocolOnly())
 	tok := readPageToken(t, f)
 	target := filepath.Join(f.sandbox, "late.txt")
+	awaitListed(t, c, "fs__write_file")
 	start := time.Now()
 	pending := callAsync(t, c, map[string]any{"path": target, "content": "x"})
 
@@ -418,4 +421,12 @@ func TestApprovalByResolverCommand(t *testing.T) {
 	if got := grantedBy(t, f); strings.Join(got, " ") != "ask/resolver ask/resolver" {
 		t.Errorf("audit decisions = %v, want two ask/resolver", got)
 	}
+}
+
+// awaitListed waits until mcpwarden lists the tool wire: until then a call
+// of it waits for its upstream to start, which on a loaded machine can
+// outlast the seconds these tests give the ask to show up.
+func awaitListed(t *testing.T, c *client.Client, wire string) {
+	t.Helper()
+	testkit.Eventually(t, 60*time.Second, wire+" listed", func() bool { return slices.Contains(listedNames(t, c), wire) })
 }
