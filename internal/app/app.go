@@ -21,11 +21,17 @@ import (
 
 // startupWait bounds how long, after mcpwarden starts, a client request
 // that lists the upstreams' tools, resources or prompts waits for those
-// still on their first start (see proxy.Options.Starting). initialize is
-// answered at once; a server that comes up later adds its tools with
-// list_changed. A tools/call of a tool not listed yet waits for it, or
-// for every upstream to have started or failed.
-const startupWait = 10 * time.Second
+// still on their first start (see proxy.Options.Starting): the config's
+// startup_wait, else config.DefaultStartupWait. initialize is answered at
+// once; a server that comes up later adds its tools with list_changed. A
+// tools/call of a tool not listed yet waits for it, or for every upstream
+// to have started or failed.
+func startupWait(cfg *config.Config) time.Duration {
+	if cfg.StartupWait > 0 {
+		return cfg.StartupWait
+	}
+	return config.DefaultStartupWait
+}
 
 // Options configure an App beyond its Setup.
 type Options struct {
@@ -89,7 +95,7 @@ type App struct {
 // error, what was started is stopped.
 func Start(ctx context.Context, st *Setup, o Options) (_ *App, err error) {
 	cfg := st.Config
-	a := &App{o: o, logger: o.Logger, current: st, startBy: time.Now().Add(startupWait)}
+	a := &App{o: o, logger: o.Logger, current: st, startBy: time.Now().Add(startupWait(cfg))}
 	if a.logger == nil {
 		a.logger = slog.New(slog.DiscardHandler)
 	}

@@ -59,6 +59,12 @@ type Config struct {
 	// tools/calls in flight; a call beyond it is refused, naming this
 	// setting. 0 means 256. Read at start, not on reload.
 	MaxInflightMB int `koanf:"max_inflight_mb"`
+	// StartupWait bounds how long after start a request that lists or
+	// reaches the upstreams waits for those still on their first start
+	// (a tools/call of a tool not listed yet waits for it up to each
+	// server's init_timeout instead). 0 means DefaultStartupWait. Read at
+	// start, not on reload.
+	StartupWait time.Duration `koanf:"startup_wait"`
 	// Telemetry holds the top-level keys metrics (a Prometheus endpoint)
 	// and tracing (OpenTelemetry over OTLP/HTTP); both are off by default.
 	Telemetry telemetry.Config `koanf:",squash"`

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/knadh/koanf/parsers/json"
@@ -27,6 +28,9 @@ const EnvPrefix = "MCPWARDEN_"
 // DefaultBearerTokenEnv is the variable the HTTP listener's token is read
 // from when auth.bearer_token_env is not set.
 const DefaultBearerTokenEnv = "MCPWARDEN_TOKEN"
+
+// DefaultStartupWait is startup_wait when the config does not set it.
+const DefaultStartupWait = 10 * time.Second
 
 // Load reads the config file at path, applies the MCPWARDEN_* overrides found
 // in environ (as from os.Environ), expands ${VAR} in server env and headers

@@ -33,6 +33,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.HTTP.validate()...)
+	if c.StartupWait < 0 {
+		add("startup_wait: %s is negative", c.StartupWait)
+	}
 	if c.MaxInflightMB < 0 {
 		add("max_inflight_mb: %d is negative", c.MaxInflightMB)
 	}

@@ -116,12 +116,32 @@ func newFixture(t *testing.T, listen, servers, policy string) *fixture {
 	}
 	servers = strings.ReplaceAll(servers, "SANDBOX", f.sandbox)
 	policy = strings.ReplaceAll(policy, "SANDBOX", f.sandbox)
-	cfg := fmt.Sprintf("listen: %q\nservers:\n%s\npolicy:\n%s\naudit:\n  path: %q\n  required: true\n", listen, servers, policy, f.auditPath)
+	// startup_wait is far above the default so that a loaded machine,
+	// where a reference server takes many seconds to start, does not
+	// fail tests that list tools right after connecting; the tests of the
+	// default set it back (setStartupWait).
+	cfg := fmt.Sprintf("listen: %q\n%s\nservers:\n%s\npolicy:\n%s\naudit:\n  path: %q\n  required: true\n", listen, fixtureStartupWait, servers, policy, f.auditPath)
 	f.config = filepath.Join(dir, "mcpwarden.yaml")
 	if err := os.WriteFile(f.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// fixtureStartupWait is the startup_wait line of every fixture's config.
+const fixtureStartupWait = "startup_wait: 60s"
+
+// setStartupWait sets the fixture's startup_wait to d.
+func (f *fixture) setStartupWait(t *testing.T, d string) {
+	t.Helper()
+	data, err := os.ReadFile(f.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = []byte(strings.Replace(string(data), fixtureStartupWait, "startup_wait: "+d, 1))
+	if err := os.WriteFile(f.config, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // standardFixture is the usual world: everything and fs, a policy that

@@ -41,6 +41,7 @@ func TestSlowUpstreamDoesNotDelayInitialize(t *testing.T) {
 	mark := t.Name() + "-" + strconv.Itoa(os.Getpid())
 	t.Cleanup(func() { killMarked(mark) })
 	f := newFixture(t, "stdio", "  stubborn:\n"+stubbornServer(mark)+"\n  everything:\n"+serverEverything(), `  allow: ["mcp:everything:*"]`)
+	f.setStartupWait(t, "30s") // the stubborn server holds the first tools/list this long
 	begin := time.Now()
 	c := connectStdio(t, f)
 	took := time.Since(begin)
@@ -67,6 +68,7 @@ func TestLateUpstreamToolsAppearWithListChanged(t *testing.T) {
 	late := fmt.Sprintf(`    command: sh
     args: ["-c", "sleep 11; exec node %s stdio"]`, everything)
 	f := newFixture(t, "stdio", "  everything:\n"+late, `  allow: ["mcp:everything:*"]`)
+	f.setStartupWait(t, "10s") // the default, which the test is about
 	changed := make(chan struct{}, 10)
 	begin := time.Now()
 	c := connectStdio(t, f)
