@@ -26,51 +26,46 @@ const idleSessions = 1000
 // with
 // go test ./proxy -run '^$' -bench IdleSessions -benchtime 1x.
 func BenchmarkIdleSessions(b *testing.B) {
-	b.Run("a bare held stream", func(b *testing.B) {
-		for b.Loop() {
-			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "text/event-stream")
-				w.WriteHeader(http.StatusOK)
-				w.(http.Flusher).Flush()
-				<-r.Context().Done()
-			}))
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
-			before := memInUse()
-			var open []*http.Response
-			for range idleSessions {
-				resp, err := openStream(b, client, ts.URL, "s")
-				if err != nil {
-					b.Fatal(err)
-				}
-				open = append(open, resp)
+	bare := func(b *testing.B) (string, func() string) {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}))
+		b.Cleanup(ts.Close)
+		return ts.URL, func() string { return "s" }
+	}
+	proxied := func(b *testing.B) (string, func() string) {
+		_, _, ts := reapedServer(b, SessionLimits{IdleTimeout: time.Hour, Max: 2 * idleSessions, MaxPerPrincipal: 2 * idleSessions}, Identity{})
+		return ts.URL, func() string {
+			id, err := abandon(b.Context(), ts, "")
+			if err != nil {
+				b.Fatal(err)
 			}
-			held := memInUse() - before
-			for _, r := range open {
-				_ = r.Body.Close()
-			}
-			ts.Close()
-			b.ReportMetric(float64(held)/idleSessions/1024, "KiB/session")
-			b.ReportMetric(float64(held)/(1<<20), "MiB/1000-sessions")
+			return id
 		}
-	})
+	}
 	for _, tc := range []struct {
 		name   string
+		start  func(b *testing.B) (url string, open func() string)
 		stream bool
-	}{{"initialized", false}, {"with a GET stream", true}} {
+	}{
+		{"a bare held stream", bare, true},
+		{"initialized", proxied, false},
+		{"with a GET stream", proxied, true},
+	} {
 		b.Run(tc.name, func(b *testing.B) {
 			for b.Loop() {
-				_, _, ts := reapedServer(b, SessionLimits{IdleTimeout: time.Hour, Max: 2 * idleSessions, MaxPerPrincipal: 2 * idleSessions}, Identity{})
+				url, session := tc.start(b)
 				client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
 				b.Cleanup(client.CloseIdleConnections)
 				before := memInUse()
 				var open []*http.Response
 				for range idleSessions {
-					id, err := abandon(b.Context(), ts, "")
-					if err != nil {
-						b.Fatal(err)
-					}
+					id := session()
 					if tc.stream {
-						resp, err := openStream(b, client, ts.URL, id)
+						resp, err := openStream(b, client, url, id)
 						if err != nil {
 							b.Fatal(err)
 						}
