@@ -37,6 +37,9 @@ func TestLongSInTheSchemeDoesNotHideABasicHeader(t *testing.T) {
 // search of the whole text lower-cased, across window boundaries.
 func TestTriggeredSetAgreesWithLowerCasing(t *testing.T) {
 	t.Parallel()
+	if len(patterns) > 32 {
+		t.Fatalf("%d patterns do not fit the uint32 set of candidates", len(patterns))
+	}
 	for _, p := range patterns {
 		for _, tr := range p.triggers {
 			if len(tr) > maxTrigger || tr != strings.ToLower(tr) {
