@@ -55,6 +55,15 @@ var clientMethods = map[mcp.MCPMethod]methodClass{
 // errUnknownMethod refuses a request method the proxy cannot decide.
 var errUnknownMethod = errors.New("mcpwarden does not forward this method")
 
+// gateFields are the fields of a request gateRequest reads.
+type gateFields struct {
+	Method mcp.MCPMethod `json:"method"`
+	Params struct {
+		URI  string `json:"uri"`
+		Name string `json:"name"` // of a tools/call
+	} `json:"params"`
+}
+
 // gateRequest runs before mcp-go handles a client's request: it refuses a
 // method the proxy does not know how to decide, and decides and forwards
 // resources/subscribe and unsubscribe, which mcp-go otherwise only
@@ -65,13 +74,7 @@ func (s *Server) gateRequest(ctx context.Context, _ any, message any) error {
 	if !ok {
 		return fmt.Errorf("%w: the request cannot be read", errUnknownMethod)
 	}
-	var req struct {
-		Method mcp.MCPMethod `json:"method"`
-		Params struct {
-			URI  string `json:"uri"`
-			Name string `json:"name"` // of a tools/call
-		} `json:"params"`
-	}
+	var req gateFields
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return fmt.Errorf("%w: %v", errUnknownMethod, err)
 	}

@@ -216,20 +216,39 @@ func (s *Server) Lookup(wire string) (Tool, bool) { return s.lookup(wire) }
 // listed is the tools/list filter: it drops every tool an unconditional deny
 // hides. mcp-go applies the same filter to tools/call, so a hidden tool
 // cannot be called by guessing its wire name either (see auditHiddenCall).
+// Since mcp-go runs it on every call, it returns tools itself when it drops
+// none, and copies only once it does: a call costs no allocation here.
 func (s *Server) listed(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	snap := s.current()
 	profile := s.profileOf(ctx)
-	out := tools[:0:0]
-	for _, def := range tools {
-		t, ok := snap.names.Lookup(def.Name)
-		if !ok || snap.policy.Hidden(rules.Call{Profile: profile, Server: t.Server, Tool: t.Name}) {
+	var out []mcp.Tool // nil until a tool is dropped
+	for i := range tools {
+		if s.shown(snap, profile, tools[i].Name) {
+			if out != nil {
+				out = append(out, tools[i])
+			}
 			continue
 		}
-		if p, changed := s.review.of(t.Canonical); !changed || p.reaction != pin.Hide {
-			out = append(out, def)
+		if out == nil {
+			out = append(make([]mcp.Tool, 0, len(tools)-1), tools[:i]...)
 		}
 	}
+	if out == nil {
+		return tools
+	}
 	return out
+}
+
+// shown reports whether the tool registered as wire is listed to profile
+// under snap: it is known, no unconditional deny hides it, and its pinned
+// definition's change does not hide it.
+func (s *Server) shown(snap *snapshot, profile, wire string) bool {
+	t, ok := snap.names.Lookup(wire)
+	if !ok || snap.policy.Hidden(rules.Call{Profile: profile, Server: t.Server, Tool: t.Name}) {
+		return false
+	}
+	p, changed := s.review.of(t.Canonical)
+	return !changed || p.reaction != pin.Hide
 }
 
 // auditHiddenCall records a call to a hidden tool, which mcp-go refuses as

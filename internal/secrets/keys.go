@@ -34,6 +34,14 @@ var keyWords = []string{"pass", "pwd", "auth", "pat", "dsn"}
 // ASCII letters and digits and at lower-to-upper case changes, so
 // GITHUB_PERSONAL_ACCESS_TOKEN, apiKey and X-Api-Key are all secret keys.
 func IsSecretKey(name string) bool {
+	if asciiOnly(name) { // the common case, searched without allocating
+		for _, f := range keyFragments {
+			if containsFold(name, f) {
+				return true
+			}
+		}
+		return hasWord(name, keyWords)
+	}
 	lower := strings.ToLower(name) // as Unicode folds: "\u212Aey" holds "key"
 	for _, f := range keyFragments {
 		if strings.Contains(lower, f) {

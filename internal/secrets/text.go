@@ -70,15 +70,17 @@ var patterns = []pattern{
 // password, "x://:p@".
 const minLen = 7
 
-// triggered reports whether lower (the text, lower-cased) holds one of p's
-// triggers.
-func (p *pattern) triggered(lower string) bool {
-	for _, t := range p.triggers {
-		if strings.Contains(lower, t) {
-			return true
-		}
+// candidates returns the set of patterns (bit i for patterns[i]) that
+// may match s: those whose triggers s holds, ignoring case. Only ASCII
+// text is searched; text with other bytes runs every regexp, since a (?i)
+// regexp folds some of them to ASCII letters ("ba\u017Fic" matches
+// "basic") and lower-casing does not. The search does not allocate: it
+// runs on every string the audit log records.
+func candidates(s string) uint32 {
+	if !asciiOnly(s) {
+		return ^uint32(0)
 	}
-	return false
+	return triggeredSet(s)
 }
 
 // Contains reports whether s holds a credential that Find would report.
@@ -86,9 +88,9 @@ func Contains(s string) bool {
 	if len(s) < minLen {
 		return false
 	}
-	lower := strings.ToLower(s)
+	set := candidates(s)
 	for i := range patterns {
-		if p := &patterns[i]; p.triggered(lower) && p.re.MatchString(s) {
+		if p := &patterns[i]; set&(1<<i) != 0 && p.re.MatchString(s) {
 			return true
 		}
 	}
@@ -102,11 +104,11 @@ func Find(s string) []Match {
 	if len(s) < minLen {
 		return nil
 	}
-	lower := strings.ToLower(s)
+	set := candidates(s)
 	var out []Match
 	for i := range patterns {
 		p := &patterns[i]
-		if !p.triggered(lower) {
+		if set&(1<<i) == 0 {
 			continue
 		}
 		g := 2 * p.re.SubexpIndex("s")
@@ -126,14 +128,15 @@ func Redact(s, mask string) string {
 	if len(s) < minLen {
 		return s
 	}
-	lower := strings.ToLower(s)
+	set := candidates(s)
 	for i := range patterns {
 		p := &patterns[i]
-		if !p.triggered(lower) {
+		if set&(1<<i) == 0 {
 			continue
 		}
-		s = p.re.ReplaceAllString(s, p.template(mask))
-		lower = strings.ToLower(s)
+		if next := p.re.ReplaceAllString(s, p.template(mask)); next != s {
+			s, set = next, candidates(next)
+		}
 	}
 	return s
 }
