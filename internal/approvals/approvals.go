@@ -55,12 +55,10 @@ func (a Answer) MarshalText() ([]byte, error) { return answerNames.Marshal(a, "a
 // UnmarshalText sets a from its JSON name; anything else is an error (and
 // leaves a at Deny).
 func (a *Answer) UnmarshalText(b []byte) error {
-	v, ok := answerNames.Lookup(string(b))
-	*a = v // Deny when unknown
-	if ok {
-		return nil
+	if !answerNames.Set(a, string(b)) {
+		return fmt.Errorf("unknown decision %q: want allow_once, allow_session, allow_session_folder or deny", b)
 	}
-	return fmt.Errorf("unknown decision %q: want allow_once, allow_session, allow_session_folder or deny", b)
+	return nil
 }
 
 // ParseAnswer is UnmarshalText for a string.

@@ -41,3 +41,12 @@ func (n Names[E]) Lookup(s string) (E, bool) {
 	}
 	return E(i), true
 }
+
+// Set sets *dst to the value named s and reports whether there is one; when
+// there is none, *dst becomes the zero value (for mcpwarden's enums, the one
+// that fails closed).
+func (n Names[E]) Set(dst *E, s string) bool {
+	v, ok := n.Lookup(s)
+	*dst = v
+	return ok
+}

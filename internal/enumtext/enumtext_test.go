@@ -51,6 +51,12 @@ func TestUnknownValuesAndNamesAreRefused(t *testing.T) {
 				t.Errorf("Lookup(Red) = %d, %t; want 0, false", got, ok)
 			}
 		}},
+		{"setting an unknown name leaves the zero value", func(t *testing.T) {
+			c := green
+			if colorNames.Set(&c, "blue") || c != red {
+				t.Errorf("Set(blue) left %d; want %d (the zero value) and false", c, red)
+			}
+		}},
 		{"the empty name is unknown", func(t *testing.T) {
 			if _, ok := colorNames.Lookup(""); ok {
 				t.Error("Lookup(\"\") found a value")

@@ -82,12 +82,10 @@ func (e Effect) MarshalText() ([]byte, error) { return effectNames.Marshal(e, "e
 // UnmarshalText reads an effect's name; anything else is an error and
 // leaves Deny.
 func (e *Effect) UnmarshalText(b []byte) error {
-	v, ok := effectNames.Lookup(string(b))
-	*e = v // Deny when unknown
-	if ok {
-		return nil
+	if !effectNames.Set(e, string(b)) {
+		return fmt.Errorf("unknown grant effect %q", b)
 	}
-	return fmt.Errorf("unknown grant effect %q", b)
+	return nil
 }
 
 // A Grant is one standing answer of a human for a session: its key, its
