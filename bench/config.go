@@ -42,35 +42,25 @@ func genPolicy(n int) policyShape {
 			"mcp:everything:get-sum",
 		},
 	}
-	kinds := []func(i int) (list *[]string, rule string){
-		func(i int) (*[]string, string) {
-			return &p.Deny, fmt.Sprintf("mcp:fs%d:write_file:path=/srv/team%d/protected/**", i%40, i)
-		},
-		func(i int) (*[]string, string) {
-			return &p.Allow, fmt.Sprintf("mcp:fs%d:read_*:path=/srv/team%d/**", i%40, i)
-		},
-		func(i int) (*[]string, string) {
-			return &p.Ask, fmt.Sprintf("mcp:git%d:git_push:branch!=feature/team%d-*", i%25, i)
-		},
-		func(i int) (*[]string, string) {
-			return &p.Deny, fmt.Sprintf("mcp:shell%d:run:cmd~=.*(sudo|curl .*\\| *sh|/srv/team%d/secrets).*", i%10, i)
-		},
-		func(i int) (*[]string, string) {
-			return &p.Allow, fmt.Sprintf("mcp:http%d:fetch:url=https://api%d.example.com/*", i%20, i)
-		},
-		func(i int) (*[]string, string) {
-			return &p.Allow, fmt.Sprintf("mcp:db%d:query:database=analytics_%d", i%15, i)
-		},
-		func(i int) (*[]string, string) {
-			return &p.Deny, fmt.Sprintf("mcp:db%d:execute:database=prod_%d", i%15, i)
-		},
-		func(i int) (*[]string, string) {
-			return &p.Allow, fmt.Sprintf("mcp:tools%d:tool_%d", i%30, i)
-		},
+	// Each kind of rule is a format of the server's number (i modulo mod)
+	// and the rule's own number i.
+	kinds := []struct {
+		list   *[]string
+		format string
+		mod    int
+	}{
+		{&p.Deny, "mcp:fs%d:write_file:path=/srv/team%d/protected/**", 40},
+		{&p.Allow, "mcp:fs%d:read_*:path=/srv/team%d/**", 40},
+		{&p.Ask, "mcp:git%d:git_push:branch!=feature/team%d-*", 25},
+		{&p.Deny, "mcp:shell%d:run:cmd~=.*(sudo|curl .*\\| *sh|/srv/team%d/secrets).*", 10},
+		{&p.Allow, "mcp:http%d:fetch:url=https://api%d.example.com/*", 20},
+		{&p.Allow, "mcp:db%d:query:database=analytics_%d", 15},
+		{&p.Deny, "mcp:db%d:execute:database=prod_%d", 15},
+		{&p.Allow, "mcp:tools%d:tool_%d", 30},
 	}
 	for i := 0; p.Len() < n; i++ {
-		list, rule := kinds[i%len(kinds)](i)
-		*list = append(*list, rule)
+		k := kinds[i%len(kinds)]
+		*k.list = append(*k.list, fmt.Sprintf(k.format, i%k.mod, i))
 	}
 	return p
 }

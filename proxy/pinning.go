@@ -20,12 +20,32 @@ const gatePin = "pin"
 // lock file on first sight, and a later, different definition gets the
 // server's reaction until `mcpwarden pin --update` accepts it.
 type Pinning struct {
-	Lock *pin.Lock
+	// Lock holds the pinned definitions; *pin.Lock is the one mcpwarden
+	// uses. nil pins nothing.
+	Lock PinLock
 	// OnChange maps a server to its reaction; servers not in it get Default
 	// ("" is pin.DefaultReaction).
 	OnChange map[string]pin.Reaction
 	Default  pin.Reaction
 }
+
+// A PinLock holds the pinned tool definitions of each server: what Pinning
+// needs of internal/pin's Lock, so that the proxy's API names a method set
+// rather than the lock file's type.
+type PinLock interface {
+	// Path names the lock for people (in log lines).
+	Path() string
+	// Known reports whether server's tools were ever pinned.
+	Known(server string) bool
+	// Check returns how tools differ from server's pinned definitions.
+	Check(server string, tools []mcp.Tool) []pin.Change
+	// Update pins tools as server's definitions, in memory.
+	Update(server string, tools []mcp.Tool) error
+	// Save writes the lock.
+	Save() error
+}
+
+var _ PinLock = (*pin.Lock)(nil)
 
 func (p *Pinning) reaction(server string) pin.Reaction {
 	return p.OnChange[server].Or(p.Default.Or(pin.DefaultReaction))

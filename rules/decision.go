@@ -1,6 +1,10 @@
 package rules
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/mcpwarden/mcpwarden/internal/enumtext"
+)
 
 // A Decision is the outcome of evaluating a call. The zero value is Deny, so a
 // forgotten assignment fails closed. Decisions are ordered from the most
@@ -15,24 +19,14 @@ const (
 	Allow
 )
 
-var decisionNames = [...]string{Deny: "deny", Ask: "ask", Allow: "allow"}
+var decisionNames = enumtext.Names[Decision]{Deny: "deny", Ask: "ask", Allow: "allow"}
 
 // String returns "deny", "ask" or "allow", or "Decision(N)" for a value that
 // is none of them.
-func (d Decision) String() string {
-	if int(d) < len(decisionNames) {
-		return decisionNames[d]
-	}
-	return fmt.Sprintf("Decision(%d)", uint8(d))
-}
+func (d Decision) String() string { return decisionNames.String(d, "Decision") }
 
 // MarshalText returns the decision's name; it fails for an unknown value.
-func (d Decision) MarshalText() ([]byte, error) {
-	if int(d) >= len(decisionNames) {
-		return nil, fmt.Errorf("marshalling decision: unknown value %d", uint8(d))
-	}
-	return []byte(decisionNames[d]), nil
-}
+func (d Decision) MarshalText() ([]byte, error) { return decisionNames.Marshal(d, "decision") }
 
 // UnmarshalText accepts exactly "deny", "ask" or "allow" and rejects anything
 // else with an error that names the value.
@@ -48,10 +42,8 @@ func (d *Decision) UnmarshalText(b []byte) error {
 // ParseDecision returns the decision named s: "deny", "ask" or "allow"
 // (lower case, as written in config). Anything else is an error naming s.
 func ParseDecision(s string) (Decision, error) {
-	for i, name := range decisionNames {
-		if s == name {
-			return Decision(i), nil
-		}
+	if d, ok := decisionNames.Lookup(s); ok {
+		return d, nil
 	}
 	return Deny, fmt.Errorf("unknown decision %q: want deny, ask or allow", s)
 }

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/spf13/cobra"
+
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/app"
 	"github.com/mcpwarden/mcpwarden/internal/config"
@@ -50,6 +52,17 @@ func setupLogger(s *app.Setup, w io.Writer, g *globals, level string) (*slog.Log
 		return nil, nil, &codeError{code: exitUsage, err: err}
 	}
 	return logger, redactor, nil
+}
+
+// listUpstreams builds the human log for st on cmd's stderr (see
+// setupLogger), starts st's upstreams and lists their tools. The caller
+// closes the listing.
+func listUpstreams(cmd *cobra.Command, st *app.Setup, g *globals, level string) (*app.Listing, *audit.Redactor, error) {
+	logger, redactor, err := setupLogger(st, cmd.ErrOrStderr(), g, level)
+	if err != nil {
+		return nil, nil, err
+	}
+	return app.ListUpstreams(cmd.Context(), st, logger, version()), redactor, nil
 }
 
 // first returns the first of values that is not "".

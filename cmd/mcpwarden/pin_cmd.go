@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpwarden/mcpwarden/internal/app"
 	"github.com/mcpwarden/mcpwarden/internal/pin"
 )
 
@@ -32,15 +31,14 @@ are changes, or an upstream failed to start, 2 the config is invalid.`,
 			if err != nil {
 				return err
 			}
-			logger, _, err := setupLogger(st, cmd.ErrOrStderr(), g, "error")
-			if err != nil {
-				return err
-			}
 			lock, err := pin.Load(st.LockPath())
 			if err != nil {
 				return &codeError{code: exitUsage, err: err}
 			}
-			listing := app.ListUpstreams(cmd.Context(), st, logger, version())
+			listing, _, err := listUpstreams(cmd, st, g, "error")
+			if err != nil {
+				return err
+			}
 			defer listing.Close()
 
 			out := cmd.OutOrStdout()

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpwarden/mcpwarden/internal/app"
 	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -70,11 +69,10 @@ listed with their error), 2 the config is invalid.`,
 			if err != nil {
 				return err
 			}
-			logger, redactor, err := setupLogger(st, cmd.ErrOrStderr(), g, "error")
+			listing, redactor, err := listUpstreams(cmd, st, g, "error")
 			if err != nil {
 				return err
 			}
-			listing := app.ListUpstreams(cmd.Context(), st, logger, version())
 			defer listing.Close()
 
 			rep := toolsReport{Tools: []toolRow{}, Catalog: []catalogRow{}, Failed: []failedServer{}}

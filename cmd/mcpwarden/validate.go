@@ -53,11 +53,10 @@ is invalid.`,
 			if offline {
 				return nil
 			}
-			logger, _, err := setupLogger(st, cmd.ErrOrStderr(), g, "warn")
+			listing, _, err := listUpstreams(cmd, st, g, "warn")
 			if err != nil {
 				return err
 			}
-			listing := app.ListUpstreams(cmd.Context(), st, logger, version())
 			defer listing.Close()
 
 			naming := st.Naming()

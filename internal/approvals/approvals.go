@@ -28,6 +28,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/enumtext"
 )
 
 // An Answer is what a resolver said to an ask. The zero value is Deny, so
@@ -42,35 +44,21 @@ const (
 	AllowFolder                // "allow_session_folder": forward this call and, for the session, the calls whose paths are all under its folders
 )
 
-var answerNames = [...]string{Deny: "deny", AllowOnce: "allow_once", AllowSession: "allow_session", AllowFolder: "allow_session_folder"}
+var answerNames = enumtext.Names[Answer]{Deny: "deny", AllowOnce: "allow_once", AllowSession: "allow_session", AllowFolder: "allow_session_folder"}
 
 // String returns the JSON name of a.
-func (a Answer) String() string {
-	if int(a) < len(answerNames) {
-		return answerNames[a]
-	}
-	return fmt.Sprintf("Answer(%d)", uint8(a))
-}
+func (a Answer) String() string { return answerNames.String(a, "Answer") }
 
 // MarshalText returns the JSON name of a.
-func (a Answer) MarshalText() ([]byte, error) {
-	if int(a) >= len(answerNames) {
-		return nil, fmt.Errorf("invalid answer %d", uint8(a))
-	}
-	return []byte(answerNames[a]), nil
-}
+func (a Answer) MarshalText() ([]byte, error) { return answerNames.Marshal(a, "answer") }
 
 // UnmarshalText sets a from its JSON name; anything else is an error (and
 // leaves a at Deny).
 func (a *Answer) UnmarshalText(b []byte) error {
-	for i, n := range answerNames {
-		if n == string(b) {
-			*a = Answer(i)
-			return nil
-		}
+	if !answerNames.Set(a, string(b)) {
+		return fmt.Errorf("unknown decision %q: want allow_once, allow_session, allow_session_folder or deny", b)
 	}
-	*a = Deny
-	return fmt.Errorf("unknown decision %q: want allow_once, allow_session, allow_session_folder or deny", b)
+	return nil
 }
 
 // ParseAnswer is UnmarshalText for a string.

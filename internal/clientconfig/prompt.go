@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/mcpwarden/mcpwarden/internal/enumtext"
 )
 
 // A ClientPrompt says whether a client's own permission prompt still asks
@@ -24,22 +26,16 @@ const (
 	PromptKeep
 )
 
-var promptNames = [...]string{PromptSkip: "skip", PromptKeep: "keep"}
+var promptNames = enumtext.Names[ClientPrompt]{PromptSkip: "skip", PromptKeep: "keep"}
 
-func (p ClientPrompt) String() string {
-	if int(p) < len(promptNames) {
-		return promptNames[p]
-	}
-	return fmt.Sprintf("ClientPrompt(%d)", p)
-}
+// String returns "skip" or "keep", or "ClientPrompt(N)" for another value.
+func (p ClientPrompt) String() string { return promptNames.String(p, "ClientPrompt") }
 
 // Set parses "skip" or "keep"; it makes *ClientPrompt a flag value.
 func (p *ClientPrompt) Set(s string) error {
-	for i, n := range promptNames {
-		if s == n {
-			*p = ClientPrompt(i)
-			return nil
-		}
+	if v, ok := promptNames.Lookup(s); ok {
+		*p = v
+		return nil
 	}
 	return fmt.Errorf("%q is not skip or keep", s)
 }

@@ -20,6 +20,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/enumtext"
 )
 
 // Errors callers branch on with errors.Is.
@@ -69,35 +71,21 @@ const (
 	Allow
 )
 
-var effectNames = [...]string{Deny: "deny", Allow: "allow"}
+var effectNames = enumtext.Names[Effect]{Deny: "deny", Allow: "allow"}
 
 // String returns the effect's name.
-func (e Effect) String() string {
-	if int(e) < len(effectNames) {
-		return effectNames[e]
-	}
-	return fmt.Sprintf("Effect(%d)", uint8(e))
-}
+func (e Effect) String() string { return effectNames.String(e, "Effect") }
 
 // MarshalText returns the effect's name.
-func (e Effect) MarshalText() ([]byte, error) {
-	if int(e) >= len(effectNames) {
-		return nil, fmt.Errorf("invalid effect %d", uint8(e))
-	}
-	return []byte(effectNames[e]), nil
-}
+func (e Effect) MarshalText() ([]byte, error) { return effectNames.Marshal(e, "effect") }
 
 // UnmarshalText reads an effect's name; anything else is an error and
 // leaves Deny.
 func (e *Effect) UnmarshalText(b []byte) error {
-	for i, n := range effectNames {
-		if n == string(b) {
-			*e = Effect(i)
-			return nil
-		}
+	if !effectNames.Set(e, string(b)) {
+		return fmt.Errorf("unknown grant effect %q", b)
 	}
-	*e = Deny
-	return fmt.Errorf("unknown grant effect %q", b)
+	return nil
 }
 
 // A Grant is one standing answer of a human for a session: its key, its

@@ -210,38 +210,25 @@ func (t *Telemetry) UpstreamRestarted(server string) {
 
 // SessionOpened and SessionClosed track the open client sessions; call
 // them from the session register and unregister hooks.
-func (t *Telemetry) SessionOpened() {
-	if t != nil {
-		t.metrics.sessions.Inc()
-	}
-}
+func (t *Telemetry) SessionOpened() { t.record(func(m *metrics) { m.sessions.Inc() }) }
 
 // SessionClosed is the counterpart of SessionOpened.
-func (t *Telemetry) SessionClosed() {
-	if t != nil {
-		t.metrics.sessions.Dec()
-	}
-}
+func (t *Telemetry) SessionClosed() { t.record(func(m *metrics) { m.sessions.Dec() }) }
 
 // AskStarted and AskEnded track the asks waiting for an answer; call
 // AskEnded exactly once for every AskStarted, however the ask ends.
-func (t *Telemetry) AskStarted() {
-	if t != nil {
-		t.metrics.asks.Inc()
-	}
-}
+func (t *Telemetry) AskStarted() { t.record(func(m *metrics) { m.asks.Inc() }) }
 
 // AskEnded is the counterpart of AskStarted.
-func (t *Telemetry) AskEnded() {
-	if t != nil {
-		t.metrics.asks.Dec()
-	}
-}
+func (t *Telemetry) AskEnded() { t.record(func(m *metrics) { m.asks.Dec() }) }
 
 // AuditWriteFailed counts one audit event that could not be written.
-func (t *Telemetry) AuditWriteFailed() {
+func (t *Telemetry) AuditWriteFailed() { t.record(func(m *metrics) { m.auditFailures.Inc() }) }
+
+// record runs f on t's metrics; a nil Telemetry records nothing.
+func (t *Telemetry) record(f func(*metrics)) {
 	if t != nil {
-		t.metrics.auditFailures.Inc()
+		f(t.metrics)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -361,24 +362,8 @@ func (s *Store) EndSession(_ context.Context, id string) error {
 // sweepLocked drops the expired asks, tokens and sessions, so that
 // abandoned ones do not pile up.
 func (s *Store) sweepLocked(now time.Time) {
-	for id, e := range s.asks {
-		if !now.Before(e.expires) {
-			delete(s.asks, id)
-		}
-	}
-	for id, e := range s.answers {
-		if !now.Before(e.expires) {
-			delete(s.answers, id)
-		}
-	}
-	for t, e := range s.tokens {
-		if !now.Before(e.expires) {
-			delete(s.tokens, t)
-		}
-	}
-	for id, e := range s.sessions {
-		if !now.Before(e.expires) {
-			delete(s.sessions, id)
-		}
-	}
+	maps.DeleteFunc(s.asks, func(_ string, e askEntry) bool { return !now.Before(e.expires) })
+	maps.DeleteFunc(s.answers, func(_ string, e tokenEntry) bool { return !now.Before(e.expires) })
+	maps.DeleteFunc(s.tokens, func(_ string, e tokenEntry) bool { return !now.Before(e.expires) })
+	maps.DeleteFunc(s.sessions, func(_ string, e sessionEntry) bool { return !now.Before(e.expires) })
 }

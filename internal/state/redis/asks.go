@@ -18,12 +18,9 @@ func (s *Store) PublishAsk(ctx context.Context, a state.Ask, ttl time.Duration) 
 }
 
 func (s *Store) publishAsk(ctx context.Context, a state.Ask, ttl time.Duration) error {
-	if err := state.CheckTTL("an ask", ttl); err != nil {
-		return err
-	}
-	v, err := json.Marshal(a)
+	v, err := encodeExpiring("an ask", ttl, a)
 	if err != nil {
-		return fmt.Errorf("encoding ask %q: %w", a.ID, err)
+		return err
 	}
 	keys := []string{s.keys.ask(a.ID), s.keys.asks(), s.keys.answer(a.ID)}
 	n, err := publishAsk.Run(ctx, s.client, keys, v, ttl.Milliseconds(), a.AskedAt.UnixMilli(), a.ID).Int()

@@ -15,12 +15,9 @@ func (s *Store) PutGrant(ctx context.Context, g state.Grant, ttl time.Duration) 
 }
 
 func (s *Store) putGrant(ctx context.Context, g state.Grant, ttl time.Duration) error {
-	if err := state.CheckTTL("a grant", ttl); err != nil {
-		return err
-	}
-	member, err := json.Marshal(g)
+	member, err := encodeExpiring("a grant", ttl, g)
 	if err != nil {
-		return fmt.Errorf("encoding a grant: %w", err)
+		return err
 	}
 	if err := putGrant.Run(ctx, s.client, []string{s.keys.grants(g.Key.Session)}, member, ttl.Milliseconds()).Err(); err != nil {
 		return s.fail(ctx, "putting a grant", err)

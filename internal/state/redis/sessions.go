@@ -18,12 +18,9 @@ func (s *Store) SaveSession(ctx context.Context, sess state.Session, idle time.D
 }
 
 func (s *Store) saveSession(ctx context.Context, sess state.Session, idle time.Duration) error {
-	if err := state.CheckTTL("a session", idle); err != nil {
-		return err
-	}
-	v, err := json.Marshal(sess)
+	v, err := encodeExpiring("a session", idle, sess)
 	if err != nil {
-		return fmt.Errorf("encoding session %q: %w", sess.ID, err)
+		return err
 	}
 	if err := s.client.Set(ctx, s.keys.session(sess.ID), v, idle).Err(); err != nil {
 		return s.fail(ctx, fmt.Sprintf("saving session %q", sess.ID), err)
