@@ -58,10 +58,13 @@ func routeOf(ctx context.Context) *Route {
 	return r
 }
 
-// key is the child a call from r goes to under isolation i.
+// key is the child a call from r goes to under isolation i. A session's
+// child is its principal's too: a session id sent by another principal
+// does not reach it. A call without a session (a protocol without them)
+// goes to its principal's child.
 func (i Isolation) key(r *Route) string {
-	if i == IsolationPerSession {
-		return "session:" + r.Session
+	if i == IsolationPerSession && r.Session != "" {
+		return "principal:" + r.Principal + " session:" + r.Session
 	}
 	return "principal:" + r.Principal
 }

@@ -1,0 +1,263 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
+)
+
+// stateServer keeps a value in its process (see ./stateserver).
+var stateServer = &standIn{pkg: "stateserver"}
+
+// isolationFixture serves stateserver as "state", isolated as given, with
+// extra server keys, over HTTP behind two static tokens: alice's and
+// bob's. Its processes carry a mark of their own, which it returns.
+func isolationFixture(t *testing.T, isolation, extra string) (*fixture, string) {
+	t.Helper()
+	mark := fmt.Sprintf("isolation-%s-%d", t.Name(), time.Now().UnixNano())
+	f := newFixture(t, testkit.FreeAddr(t), fmt.Sprintf(`  state:
+    command: %q
+    env: { %s: %q }
+    isolation: %s
+%s`, stateServer.binary(t), markEnv, mark, isolation, extra), `  default: deny
+  allow: ["mcp:state:*"]`)
+	f.appendConfig(t, `profiles:
+  alice:
+    servers: [state]
+    tokens_env: [ALICE_TOKEN]
+  bob:
+    servers: [state]
+    tokens_env: [BOB_TOKEN]
+`)
+	t.Cleanup(func() { killMarked(mark) })
+	return f, mark
+}
+
+// startIsolated starts mcpwarden for f with alice's and bob's tokens.
+func startIsolated(t *testing.T, f *fixture) string {
+	t.Helper()
+	url, _ := startHTTP(t, f, "ALICE_TOKEN=alice-secret", "BOB_TOKEN=bob-secret")
+	return url
+}
+
+// connectAs connects to url with token, over the protocol with sessions.
+func connectAs(t *testing.T, url, token string) *client.Client {
+	t.Helper()
+	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr, client.WithLegacyProtocolOnly())
+	t.Cleanup(func() { c.Close() })
+	initialize(t, c)
+	return c
+}
+
+var statePattern = regexp.MustCompile(`^pid=(\d+) value=(.*)$`)
+
+// state calls tool (remember with value, or recall) and returns the pid
+// and value the child that served it reported.
+func state(t *testing.T, c *client.Client, tool, value string) (pid, remembered string) {
+	t.Helper()
+	args := map[string]any{}
+	if tool == "remember" {
+		args["value"] = value
+	}
+	res := callTool(t, c, "state__"+tool, args)
+	text := testkit.Text(res)
+	m := statePattern.FindStringSubmatch(text)
+	if res.IsError || m == nil {
+		t.Fatalf("state__%s: %s", tool, text)
+	}
+	return m[1], m[2]
+}
+
+// instances returns, by principal, the instance each result event of the
+// audit log at path names, in order.
+func instances(t *testing.T, path string) map[string][]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	sc := bufio.NewScanner(strings.NewReader(string(data)))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var e struct {
+			Event, Principal, Instance string
+		}
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		if e.Event == "result" {
+			out[e.Principal] = append(out[e.Principal], e.Instance)
+		}
+	}
+	return out
+}
+
+func TestTwoPrincipalsGetTwoChildrenWithTheirOwnState(t *testing.T) {
+	t.Parallel()
+	f, mark := isolationFixture(t, "per_principal", "")
+	url := startIsolated(t, f)
+	alice, bob := connectAs(t, url, "alice-secret"), connectAs(t, url, "bob-secret")
+
+	alicePID, _ := state(t, alice, "remember", "alice's secret")
+	bobPID, got := state(t, bob, "recall", "")
+	if bobPID == alicePID {
+		t.Fatalf("alice and bob were both served by pid %s", alicePID)
+	}
+	if got != "" {
+		t.Errorf("bob's child remembers %q: alice's state reached it", got)
+	}
+	state(t, bob, "remember", "bob's")
+	if pid, got := state(t, alice, "recall", ""); pid != alicePID || got != "alice's secret" {
+		t.Errorf("alice's recall = pid %s value %q, want pid %s value %q", pid, got, alicePID, "alice's secret")
+	}
+	again := connectAs(t, url, "alice-secret") // another session, the same principal
+	if pid, got := state(t, again, "recall", ""); pid != alicePID || got != "alice's secret" {
+		t.Errorf("alice's second session got pid %s value %q, want her child %s", pid, got, alicePID)
+	}
+	if n := len(marked(mark)); n != 3 {
+		t.Errorf("%d stateserver processes, want 3: the template and one child per principal", n)
+	}
+
+	byPrincipal := instances(t, f.auditPath)
+	if len(byPrincipal) != 2 {
+		t.Fatalf("result events name principals %v, want two", byPrincipal)
+	}
+	for principal, names := range byPrincipal {
+		for _, name := range names {
+			if !strings.Contains(name, "principal:"+principal) || !strings.Contains(name, " pid ") {
+				t.Errorf("%s's result names instance %q, want its child and pid", principal, name)
+			}
+		}
+		want := bobPID
+		if len(names) == 3 {
+			want = alicePID
+		}
+		if !strings.HasSuffix(names[0], " pid "+want) {
+			t.Errorf("%s's results name %q, want pid %s", principal, names, want)
+		}
+	}
+}
+
+func TestStolenSessionIDDoesNotReachAnotherPrincipalsChild(t *testing.T) {
+	t.Parallel()
+	f, _ := isolationFixture(t, "per_session", "")
+	url := startIsolated(t, f)
+	alice := connectAs(t, url, "alice-secret")
+	alicePID, _ := state(t, alice, "remember", "alice's secret")
+
+	// bob's client sends alice's session id with his own token.
+	tr, err := transport.NewStreamableHTTP(url,
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer bob-secret"}),
+		transport.WithSession(alice.GetSessionId()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob := client.NewClient(tr, client.WithLegacyProtocolOnly())
+	t.Cleanup(func() { bob.Close() })
+	if err := bob.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	res, err := bob.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "state__recall", Arguments: map[string]any{}}})
+	if err != nil {
+		return // refused outright: nothing of alice's reached him
+	}
+	text := testkit.Text(res)
+	if m := statePattern.FindStringSubmatch(text); m != nil && (m[1] == alicePID || m[2] != "") {
+		t.Errorf("bob on alice's session id got %q from alice's child (pid %s)", text, alicePID)
+	}
+}
+
+func TestTwoSessionsOfOnePrincipalGetTwoChildren(t *testing.T) {
+	t.Parallel()
+	f, _ := isolationFixture(t, "per_session", "")
+	url := startIsolated(t, f)
+	first, second := connectAs(t, url, "alice-secret"), connectAs(t, url, "alice-secret")
+	pid1, _ := state(t, first, "remember", "first")
+	pid2, got := state(t, second, "recall", "")
+	if pid1 == pid2 || got != "" {
+		t.Errorf("the second session got pid %s value %q; the first's child is %s", pid2, got, pid1)
+	}
+	if pid, got := state(t, first, "recall", ""); pid != pid1 || got != "first" {
+		t.Errorf("the first session's recall = pid %s value %q, want %s %q", pid, got, pid1, "first")
+	}
+}
+
+func TestIdleChildIsReapedAndStartedAgainOnUse(t *testing.T) {
+	t.Parallel()
+	f, mark := isolationFixture(t, "per_principal", "    isolation_idle_timeout: 500ms\n")
+	url := startIsolated(t, f)
+	alice := connectAs(t, url, "alice-secret")
+	pid, _ := state(t, alice, "remember", "before")
+	if n := len(marked(mark)); n != 2 {
+		t.Fatalf("%d stateserver processes, want 2: the template and alice's child", n)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for len(marked(mark)) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("alice's idle child is still running: %v", marked(mark))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	again, got := state(t, alice, "recall", "")
+	if again == pid || got != "" {
+		t.Errorf("after reaping alice got pid %s value %q, want a new child without state (the old was %s)", again, got, pid)
+	}
+}
+
+func TestIsolationCapRefusesOneChildTooMany(t *testing.T) {
+	t.Parallel()
+	f, mark := isolationFixture(t, "per_principal", "    isolation_max: 1\n")
+	url := startIsolated(t, f)
+	alice, bob := connectAs(t, url, "alice-secret"), connectAs(t, url, "bob-secret")
+	pid, _ := state(t, alice, "remember", "mine")
+	res := callTool(t, bob, "state__recall", map[string]any{})
+	if text := testkit.Text(res); !res.IsError || !strings.Contains(text, "isolation_max") {
+		t.Errorf("bob's call beyond the cap: %q, want an error naming isolation_max", text)
+	}
+	if n := len(marked(mark)); n != 2 {
+		t.Errorf("%d stateserver processes, want 2: the cap started no third", n)
+	}
+	if again, got := state(t, alice, "recall", ""); again != pid || got != "mine" {
+		t.Errorf("alice after bob's refusal: pid %s value %q, want %s %q", again, got, pid, "mine")
+	}
+}
+
+func TestIsolatedChildrenDieWithMcpwarden(t *testing.T) {
+	t.Parallel()
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			f, mark := isolationFixture(t, "per_principal", "")
+			url := startIsolated(t, f)
+			state(t, connectAs(t, url, "alice-secret"), "recall", "")
+			state(t, connectAs(t, url, "bob-secret"), "recall", "")
+			if n := len(marked(mark)); n != 3 {
+				t.Fatalf("%d stateserver processes, want 3", n)
+			}
+			if err := signalPID(f.pid, sig); err != nil {
+				t.Fatal(err)
+			}
+			waitNoneMarked(t, mark, 10*time.Second, "after "+sig.String()+" to mcpwarden")
+		})
+	}
+}
