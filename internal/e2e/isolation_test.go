@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"regexp"
 	"strings"
@@ -14,7 +16,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
@@ -163,27 +164,27 @@ func TestStolenSessionIDDoesNotReachAnotherPrincipalsChild(t *testing.T) {
 	alice := connectAs(t, url, "alice-secret")
 	alicePID, _ := state(t, alice, "remember", "alice's secret")
 
-	// bob's client sends alice's session id with his own token.
-	tr, err := transport.NewStreamableHTTP(url,
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer bob-secret"}),
-		transport.WithSession(alice.GetSessionId()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bob := client.NewClient(tr, client.WithLegacyProtocolOnly())
-	t.Cleanup(func() { bob.Close() })
-	if err := bob.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	// bob sends a call on alice's session id with his own token.
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"state__recall","arguments":{}}}`
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	res, err := bob.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "state__recall", Arguments: map[string]any{}}})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
-		return // refused outright: nothing of alice's reached him
+		t.Fatal(err)
 	}
-	text := testkit.Text(res)
-	if m := statePattern.FindStringSubmatch(text); m != nil && (m[1] == alicePID || m[2] != "") {
-		t.Errorf("bob on alice's session id got %q from alice's child (pid %s)", text, alicePID)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer bob-secret")
+	req.Header.Set("Mcp-Session-Id", alice.GetSessionId())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	t.Logf("bob on alice's session id: %d %s", resp.StatusCode, data)
+	if strings.Contains(string(data), "pid="+alicePID) || strings.Contains(string(data), "alice's secret") {
+		t.Errorf("bob on alice's session id reached alice's child: %s", data)
 	}
 }
 
