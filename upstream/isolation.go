@@ -156,6 +156,22 @@ func (k *children) releaser(c *child) func() {
 	}
 }
 
+// busy reports whether a child has a call in flight; nil children have
+// none.
+func (k *children) busy() bool {
+	if k == nil {
+		return false
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, c := range k.byKey {
+		if c.busy > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // reap stops the children that have been idle for idle, until ctx (the
 // template's) ends; the children end with it.
 func (k *children) reap(ctx context.Context, idle time.Duration) {

@@ -229,3 +229,32 @@ func TestARemoteServerIsNeverIsolated(t *testing.T) {
 		}
 	}
 }
+
+// TestReloadDrainsACallInFlightOnAnIsolatedChild changes an isolated
+// server's Spec while a call is held on a child: the template has no call
+// of its own, yet the child is not stopped under the call.
+func TestReloadDrainsACallInFlightOnAnIsolatedChild(t *testing.T) {
+	t.Parallel()
+	spec, dir := faulty(t, "")
+	spec.Isolation = IsolationPerPrincipal
+	pool, evs := startFaulty(t, map[string]Spec{"s": spec})
+	evs.wait(t, EventConnected, 10*time.Second)
+	errs := make(chan error, 1)
+	go func() {
+		_, err := pool.Call(WithRoute(t.Context(), &Route{Principal: "alice"}), "s", mcp.CallToolParams{Name: "held"})
+		errs <- err
+	}()
+	waitFor(t, func() bool { s, _ := pool.server("s"); return s.kids.busy() })
+	if _, _, restarted := pool.Reconcile(t.Context(), map[string]Spec{"s": withEnv(spec, "EXTRA", "1")}); len(restarted) != 1 {
+		t.Fatalf("restarted %v", restarted)
+	}
+	select {
+	case err := <-errs:
+		t.Fatalf("the held call ended before its release: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	appendFile(filepath.Join(dir, "release"), "")
+	if err := <-errs; err != nil {
+		t.Errorf("a call in flight on a child across the reload: %v", err)
+	}
+}
