@@ -58,15 +58,30 @@ func routeOf(ctx context.Context) *Route {
 	return r
 }
 
+// A childKey says whose child a call goes to. Being a struct, it cannot be
+// forged by a principal or session id that spells out another's key.
+type childKey struct {
+	principal string
+	session   string // "" for a child per principal
+}
+
+// String is the child's name in logs and audit events.
+func (k childKey) String() string {
+	if k.session == "" {
+		return "principal:" + k.principal
+	}
+	return "principal:" + k.principal + " session:" + k.session
+}
+
 // key is the child a call from r goes to under isolation i. A session's
 // child is its principal's too: a session id sent by another principal
 // does not reach it. A call without a session (a protocol without them)
 // goes to its principal's child.
-func (i Isolation) key(r *Route) string {
-	if i == IsolationPerSession && r.Session != "" {
-		return "principal:" + r.Principal + " session:" + r.Session
+func (i Isolation) key(r *Route) childKey {
+	if i == IsolationPerSession {
+		return childKey{principal: r.Principal, session: r.Session}
 	}
-	return "principal:" + r.Principal
+	return childKey{principal: r.Principal}
 }
 
 // isolated reports whether spec gives each caller a child of its own: only
@@ -82,7 +97,7 @@ func (s Spec) isolated() bool {
 // max of them.
 type children struct {
 	mu      sync.Mutex
-	byKey   map[string]*child
+	byKey   map[childKey]*child
 	reaping bool // the reaper runs
 	started int  // children started so far, to number them
 }
@@ -129,11 +144,11 @@ func (p *Pool) pick(ctx context.Context, s *server) (*server, func(), error) {
 	}
 	k.started++
 	cs := newServer(s.ctx, s.env, s.name, s.spec)
-	cs.kids, cs.instance = nil, key+"#"+strconv.Itoa(k.started)
+	cs.kids, cs.instance = nil, key.String()+"#"+strconv.Itoa(k.started)
 	cs.logger = cs.logger.With("instance", cs.instance)
 	c := &child{s: cs, busy: 1}
 	if k.byKey == nil {
-		k.byKey = map[string]*child{}
+		k.byKey = map[childKey]*child{}
 	}
 	k.byKey[key] = c
 	var first sync.WaitGroup

@@ -110,6 +110,8 @@ func TestASessionIDSentByAnotherPrincipalDoesNotReachTheSessionsChild(t *testing
 		{"no sessions, one principal", IsolationPerSession, Route{Principal: "alice"}, Route{Principal: "alice"}, true},
 		{"per principal, two sessions", IsolationPerPrincipal, Route{Principal: "alice", Session: "s1"}, Route{Principal: "alice", Session: "s2"}, true},
 		{"per principal, one session id, two principals", IsolationPerPrincipal, Route{Principal: "alice", Session: "s"}, Route{Principal: "mallory", Session: "s"}, false},
+		{"a principal named like another's session", IsolationPerSession, Route{Principal: "alice", Session: "s1"}, Route{Principal: "alice session:s1"}, false},
+		{"a session id spelling out another's", IsolationPerSession, Route{Principal: "alice", Session: "s1 session:s2"}, Route{Principal: "alice session:s1", Session: "s2"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,7 +167,7 @@ func TestAnIdleChildIsStoppedAndABusyOneIsNot(t *testing.T) {
 	s, _ := pool.server("iso")
 	k := s.kids
 	k.mu.Lock()
-	c := k.byKey["principal:alice"]
+	c := k.byKey[childKey{principal: "alice"}]
 	c.busy++
 	c.lastUsed = time.Now().Add(-time.Hour)
 	k.mu.Unlock()
