@@ -23,10 +23,18 @@ import (
 // stateServer keeps a value in its process (see ./stateserver).
 var stateServer = &standIn{pkg: "stateserver"}
 
-// isolationFixture serves stateserver as "state", isolated as given, with
-// extra server keys, over HTTP behind two static tokens: alice's and
-// bob's. Its processes carry a mark of their own, which it returns.
-func isolationFixture(t *testing.T, isolation, extra string) (*fixture, string) {
+// An isolated is mcpwarden serving stateserver as "state", isolated, over
+// HTTP behind two static tokens: alice's and bob's. Its upstream processes
+// carry mark.
+type isolated struct {
+	f    *fixture
+	mark string
+	url  string
+}
+
+// startIsolated starts mcpwarden serving stateserver isolated as given,
+// with extra server keys.
+func startIsolated(t *testing.T, isolation, extra string) isolated {
 	t.Helper()
 	mark := fmt.Sprintf("isolation-%s-%d", t.Name(), time.Now().UnixNano())
 	f := newFixture(t, testkit.FreeAddr(t), fmt.Sprintf(`  state:
@@ -44,14 +52,8 @@ func isolationFixture(t *testing.T, isolation, extra string) (*fixture, string) 
     tokens_env: [BOB_TOKEN]
 `)
 	t.Cleanup(func() { killMarked(mark) })
-	return f, mark
-}
-
-// startIsolated starts mcpwarden for f with alice's and bob's tokens.
-func startIsolated(t *testing.T, f *fixture) string {
-	t.Helper()
 	url, _ := startHTTP(t, f, "ALICE_TOKEN=alice-secret", "BOB_TOKEN=bob-secret")
-	return url
+	return isolated{f: f, mark: mark, url: url}
 }
 
 // connectAs connects to url with token, over the protocol with sessions.
@@ -113,9 +115,8 @@ func instances(t *testing.T, path string) map[string][]string {
 
 func TestTwoPrincipalsGetTwoChildrenWithTheirOwnState(t *testing.T) {
 	t.Parallel()
-	f, mark := isolationFixture(t, "per_principal", "")
-	url := startIsolated(t, f)
-	alice, bob := connectAs(t, url, "alice-secret"), connectAs(t, url, "bob-secret")
+	iso := startIsolated(t, "per_principal", "")
+	alice, bob := connectAs(t, iso.url, "alice-secret"), connectAs(t, iso.url, "bob-secret")
 
 	alicePID, _ := state(t, alice, "remember", "alice's secret")
 	bobPID, got := state(t, bob, "recall", "")
@@ -129,15 +130,15 @@ func TestTwoPrincipalsGetTwoChildrenWithTheirOwnState(t *testing.T) {
 	if pid, got := state(t, alice, "recall", ""); pid != alicePID || got != "alice's secret" {
 		t.Errorf("alice's recall = pid %s value %q, want pid %s value %q", pid, got, alicePID, "alice's secret")
 	}
-	again := connectAs(t, url, "alice-secret") // another session, the same principal
+	again := connectAs(t, iso.url, "alice-secret") // another session, the same principal
 	if pid, got := state(t, again, "recall", ""); pid != alicePID || got != "alice's secret" {
 		t.Errorf("alice's second session got pid %s value %q, want her child %s", pid, got, alicePID)
 	}
-	if n := len(marked(mark)); n != 3 {
+	if n := len(marked(iso.mark)); n != 3 {
 		t.Errorf("%d stateserver processes, want 3: the template and one child per principal", n)
 	}
 
-	byPrincipal := instances(t, f.auditPath)
+	byPrincipal := instances(t, iso.f.auditPath)
 	if len(byPrincipal) != 2 {
 		t.Fatalf("result events name principals %v, want two", byPrincipal)
 	}
@@ -159,16 +160,15 @@ func TestTwoPrincipalsGetTwoChildrenWithTheirOwnState(t *testing.T) {
 
 func TestStolenSessionIDDoesNotReachAnotherPrincipalsChild(t *testing.T) {
 	t.Parallel()
-	f, _ := isolationFixture(t, "per_session", "")
-	url := startIsolated(t, f)
-	alice := connectAs(t, url, "alice-secret")
+	iso := startIsolated(t, "per_session", "")
+	alice := connectAs(t, iso.url, "alice-secret")
 	alicePID, _ := state(t, alice, "remember", "alice's secret")
 
 	// bob sends a call on alice's session id with his own token.
 	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"state__recall","arguments":{}}}`
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, iso.url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,9 +190,8 @@ func TestStolenSessionIDDoesNotReachAnotherPrincipalsChild(t *testing.T) {
 
 func TestTwoSessionsOfOnePrincipalGetTwoChildren(t *testing.T) {
 	t.Parallel()
-	f, _ := isolationFixture(t, "per_session", "")
-	url := startIsolated(t, f)
-	first, second := connectAs(t, url, "alice-secret"), connectAs(t, url, "alice-secret")
+	iso := startIsolated(t, "per_session", "")
+	first, second := connectAs(t, iso.url, "alice-secret"), connectAs(t, iso.url, "alice-secret")
 	pid1, _ := state(t, first, "remember", "first")
 	pid2, got := state(t, second, "recall", "")
 	if pid1 == pid2 || got != "" {
@@ -205,17 +204,16 @@ func TestTwoSessionsOfOnePrincipalGetTwoChildren(t *testing.T) {
 
 func TestIdleChildIsReapedAndStartedAgainOnUse(t *testing.T) {
 	t.Parallel()
-	f, mark := isolationFixture(t, "per_principal", "    isolation_idle_timeout: 500ms\n")
-	url := startIsolated(t, f)
-	alice := connectAs(t, url, "alice-secret")
+	iso := startIsolated(t, "per_principal", "    isolation_idle_timeout: 500ms\n")
+	alice := connectAs(t, iso.url, "alice-secret")
 	pid, _ := state(t, alice, "remember", "before")
-	if n := len(marked(mark)); n != 2 {
+	if n := len(marked(iso.mark)); n != 2 {
 		t.Fatalf("%d stateserver processes, want 2: the template and alice's child", n)
 	}
 	deadline := time.Now().Add(15 * time.Second)
-	for len(marked(mark)) != 1 {
+	for len(marked(iso.mark)) != 1 {
 		if time.Now().After(deadline) {
-			t.Fatalf("alice's idle child is still running: %v", marked(mark))
+			t.Fatalf("alice's idle child is still running: %v", marked(iso.mark))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -227,15 +225,14 @@ func TestIdleChildIsReapedAndStartedAgainOnUse(t *testing.T) {
 
 func TestIsolationCapRefusesOneChildTooMany(t *testing.T) {
 	t.Parallel()
-	f, mark := isolationFixture(t, "per_principal", "    isolation_max: 1\n")
-	url := startIsolated(t, f)
-	alice, bob := connectAs(t, url, "alice-secret"), connectAs(t, url, "bob-secret")
+	iso := startIsolated(t, "per_principal", "    isolation_max: 1\n")
+	alice, bob := connectAs(t, iso.url, "alice-secret"), connectAs(t, iso.url, "bob-secret")
 	pid, _ := state(t, alice, "remember", "mine")
 	res := callTool(t, bob, "state__recall", map[string]any{})
 	if text := testkit.Text(res); !res.IsError || !strings.Contains(text, "isolation_max") {
 		t.Errorf("bob's call beyond the cap: %q, want an error naming isolation_max", text)
 	}
-	if n := len(marked(mark)); n != 2 {
+	if n := len(marked(iso.mark)); n != 2 {
 		t.Errorf("%d stateserver processes, want 2: the cap started no third", n)
 	}
 	if again, got := state(t, alice, "recall", ""); again != pid || got != "mine" {
@@ -248,17 +245,16 @@ func TestIsolatedChildrenDieWithMcpwarden(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
 			t.Parallel()
-			f, mark := isolationFixture(t, "per_principal", "")
-			url := startIsolated(t, f)
-			state(t, connectAs(t, url, "alice-secret"), "recall", "")
-			state(t, connectAs(t, url, "bob-secret"), "recall", "")
-			if n := len(marked(mark)); n != 3 {
+			iso := startIsolated(t, "per_principal", "")
+			state(t, connectAs(t, iso.url, "alice-secret"), "recall", "")
+			state(t, connectAs(t, iso.url, "bob-secret"), "recall", "")
+			if n := len(marked(iso.mark)); n != 3 {
 				t.Fatalf("%d stateserver processes, want 3", n)
 			}
-			if err := signalPID(f.pid, sig); err != nil {
+			if err := signalPID(iso.f.pid, sig); err != nil {
 				t.Fatal(err)
 			}
-			waitNoneMarked(t, mark, 10*time.Second, "after "+sig.String()+" to mcpwarden")
+			waitNoneMarked(t, iso.mark, 10*time.Second, "after "+sig.String()+" to mcpwarden")
 		})
 	}
 }
