@@ -113,25 +113,28 @@ func instances(t *testing.T, path string) map[string][]string {
 	return out
 }
 
+// separate checks that a and b are served by two children, each keeping
+// its own state, and returns their pids.
+func separate(t *testing.T, a, b *client.Client) (pidA, pidB string) {
+	t.Helper()
+	pidA, _ = state(t, a, "remember", "a's secret")
+	pidB, got := state(t, b, "recall", "")
+	if pidA == pidB || got != "" {
+		t.Fatalf("b got pid %s value %q; a's child is %s: they share one", pidB, got, pidA)
+	}
+	state(t, b, "remember", "b's")
+	if pid, got := state(t, a, "recall", ""); pid != pidA || got != "a's secret" {
+		t.Errorf("a's recall = pid %s value %q, want pid %s value %q", pid, got, pidA, "a's secret")
+	}
+	return pidA, pidB
+}
+
 func TestTwoPrincipalsGetTwoChildrenWithTheirOwnState(t *testing.T) {
 	t.Parallel()
 	iso := startIsolated(t, "per_principal", "")
-	alice, bob := connectAs(t, iso.url, "alice-secret"), connectAs(t, iso.url, "bob-secret")
-
-	alicePID, _ := state(t, alice, "remember", "alice's secret")
-	bobPID, got := state(t, bob, "recall", "")
-	if bobPID == alicePID {
-		t.Fatalf("alice and bob were both served by pid %s", alicePID)
-	}
-	if got != "" {
-		t.Errorf("bob's child remembers %q: alice's state reached it", got)
-	}
-	state(t, bob, "remember", "bob's")
-	if pid, got := state(t, alice, "recall", ""); pid != alicePID || got != "alice's secret" {
-		t.Errorf("alice's recall = pid %s value %q, want pid %s value %q", pid, got, alicePID, "alice's secret")
-	}
+	alicePID, bobPID := separate(t, connectAs(t, iso.url, "alice-secret"), connectAs(t, iso.url, "bob-secret"))
 	again := connectAs(t, iso.url, "alice-secret") // another session, the same principal
-	if pid, got := state(t, again, "recall", ""); pid != alicePID || got != "alice's secret" {
+	if pid, got := state(t, again, "recall", ""); pid != alicePID || got != "a's secret" {
 		t.Errorf("alice's second session got pid %s value %q, want her child %s", pid, got, alicePID)
 	}
 	if n := len(marked(iso.mark)); n != 3 {
@@ -191,15 +194,7 @@ func TestStolenSessionIDDoesNotReachAnotherPrincipalsChild(t *testing.T) {
 func TestTwoSessionsOfOnePrincipalGetTwoChildren(t *testing.T) {
 	t.Parallel()
 	iso := startIsolated(t, "per_session", "")
-	first, second := connectAs(t, iso.url, "alice-secret"), connectAs(t, iso.url, "alice-secret")
-	pid1, _ := state(t, first, "remember", "first")
-	pid2, got := state(t, second, "recall", "")
-	if pid1 == pid2 || got != "" {
-		t.Errorf("the second session got pid %s value %q; the first's child is %s", pid2, got, pid1)
-	}
-	if pid, got := state(t, first, "recall", ""); pid != pid1 || got != "first" {
-		t.Errorf("the first session's recall = pid %s value %q, want %s %q", pid, got, pid1, "first")
-	}
+	separate(t, connectAs(t, iso.url, "alice-secret"), connectAs(t, iso.url, "alice-secret"))
 }
 
 func TestIdleChildIsReapedAndStartedAgainOnUse(t *testing.T) {
