@@ -65,7 +65,7 @@ func TestAppendEventMatchesEncodingJSON(t *testing.T) {
 			Time: when, Event: KindDecision, ID: "0193a", DecisionID: "d", Session: "s", Principal: "token:ab",
 			Profile: "p", Server: "fs", Method: "tools/call", Tool: "mcp:fs:read", WireName: "fs__read",
 			Decision: DecisionAllow, Rule: "mcp:fs:*", GrantedBy: GrantedByRule, Reason: "r",
-			ResultPreview: "x", Error: "e", Detail: "d", PolicySHA256: "abc",
+			ResultPreview: "x", Error: "e", Detail: "d", Instance: "principal:alice#1 pid 7", PolicySHA256: "abc",
 		}},
 		{"a result with pointers and counts", Event{
 			Time: when, Event: KindResult, DurationMS: ptr(int64(0)), IsError: ptr(false), ResultBytes: ptr(int64(-7)), Lost: -1,
@@ -225,7 +225,7 @@ func FuzzAppendEventMatchesEncodingJSON(f *testing.F) {
 		e := Event{
 			Time: time.Unix(0, unixNano).UTC(), Event: Kind(uint8(n) % uint8(len(kindNames)+1)), ID: s1, DecisionID: s2,
 			Session: s1, Principal: s2, Server: s1, Tool: s2, Rule: s1, Reason: s2, Arguments: m,
-			Detail: s1 + s2, Error: s2 + s1, Lost: n,
+			Detail: s1 + s2, Instance: s2, Error: s2 + s1, Lost: n,
 		}
 		if numbers {
 			e.Client = &Client{Name: s1, Version: s2}

@@ -133,7 +133,8 @@ type Event struct {
 	ResultPreview string         `json:"result_preview,omitempty"`
 	Lost          int64          `json:"lost,omitempty"` // of a lost event: how many events were not written
 	Error         string         `json:"error,omitempty"`
-	Detail        string         `json:"detail,omitempty"` // upstream: connect|crash|restart; tools_changed: a summary
+	Detail        string         `json:"detail,omitempty"`   // upstream: connect|crash|restart; tools_changed: a summary
+	Instance      string         `json:"instance,omitempty"` // of a result from an isolated server: which child served it
 	PolicySHA256  string         `json:"policy_sha256,omitempty"`
 	PrevSHA256    string         `json:"prev_sha256"` // hex SHA-256 of the previous line; "" for the first line of a log
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/rules"
+	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
 // A call is one tools/call on its way through the proxy.
@@ -158,6 +159,8 @@ func (s *Server) resolveAsk(ctx context.Context, c *call, req mcp.CallToolReques
 func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	c.args = nil // decided and audited: only c.canonical goes on, and the decoded copy can be freed
 	uctx, uspan := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
+	route := &upstream.Route{Principal: c.principal, Session: c.session}
+	uctx = upstream.WithRoute(uctx, route) // an isolated server picks its caller's child
 	start := time.Now()
 	raw, err := s.callUpstream(uctx, c.tool.Server, mcp.CallToolParams{
 		Name:         c.tool.Name,
@@ -179,6 +182,7 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	s.tel.Call(c.tool.Server, elapsed, telemetry.ResultOutcome(res != nil && res.IsError, err))
 	uspan.End(spanErr(res, err))
 	ev := c.event(audit.KindResult)
+	ev.Instance = route.Instance
 	ms := elapsed.Milliseconds()
 	ev.DurationMS = &ms
 	if err != nil {

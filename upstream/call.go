@@ -26,11 +26,21 @@ var errCallTimeout = errors.New("call_timeout expired")
 // (ErrTimeout) and refuses a result over its MaxResultBytes
 // (ErrResultTooLarge). A call interrupted by the upstream going down, or
 // by Reconcile or Close stopping it, fails with ErrUnavailable and is not
-// retried: it may have had effects.
+// retried: it may have had effects. A server isolated per principal or
+// per session is served by the child of the caller ctx's Route names
+// (see WithRoute), started on its first call; a call that would need one
+// more child than isolation_max allows fails with ErrIsolationFull.
 func (p *Pool) Call(ctx context.Context, name string, params mcp.CallToolParams) (json.RawMessage, error) {
 	s, err := p.server(name)
 	if err != nil {
 		return nil, err
+	}
+	if s.kids != nil {
+		var done func()
+		if s, done, err = p.pick(ctx, s); err != nil {
+			return nil, err
+		}
+		defer done()
 	}
 	timeout := s.spec.callTimeout()
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errCallTimeout)
@@ -48,6 +58,9 @@ func (p *Pool) Call(ctx context.Context, name string, params mcp.CallToolParams)
 	sess, err := s.await(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if s.instance != "" {
+		routeOf(ctx).Instance = s.instanceName(sess)
 	}
 	var raw json.RawMessage
 	err = sess.callTool(ctx, &raw, params)

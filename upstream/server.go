@@ -23,6 +23,12 @@ type server struct {
 	logger *slog.Logger
 	gate   *gate
 
+	// kids are the isolated children of a server whose spec is isolated
+	// (nil otherwise); instance names a child ("" for every other server),
+	// whose events are not reported: its template's stand for it.
+	kids     *children
+	instance string
+
 	// headerFunc is spec.HeaderFunc, or the one of a later equal Spec given
 	// to Reconcile (a func cannot be compared, so a new one does not make
 	// the Spec differ); dialled sessions call the current one.
@@ -74,6 +80,9 @@ func newServer(parent context.Context, env *supervisorEnv, name string, spec Spe
 		started: make(chan struct{}),
 		wake:    make(chan struct{}),
 		attempt: 1,
+	}
+	if spec.isolated() {
+		s.kids = &children{}
 	}
 	s.ctx, s.cancel = context.WithCancel(parent)
 	s.setHeaderFunc(spec.HeaderFunc)

@@ -48,6 +48,15 @@ type Spec struct {
 	// DefaultMaxQueuedCalls, a negative value means no queue.
 	MaxConcurrentCalls int
 	MaxQueuedCalls     int
+	// Isolation, for a stdio server, gives each principal or each session
+	// a child process of its own (see Route); IsolationShared, the zero
+	// value, has every caller share one. IsolationIdleTimeout is how long
+	// an isolated child may go unused before it is stopped (0 means
+	// DefaultIsolationIdleTimeout), IsolationMax how many may run at once
+	// (0 means DefaultIsolationMax).
+	Isolation            Isolation
+	IsolationIdleTimeout time.Duration
+	IsolationMax         int
 }
 
 // Defaults for the zero values of a Spec's limits.
@@ -56,6 +65,9 @@ const (
 	DefaultMaxResultBytes     = 32 << 20
 	DefaultMaxConcurrentCalls = 16
 	DefaultMaxQueuedCalls     = 64
+
+	DefaultIsolationIdleTimeout = 10 * time.Minute
+	DefaultIsolationMax         = 16
 )
 
 func (s Spec) initTimeout() time.Duration { return orDefault(s.InitTimeout, DefaultInitTimeout) }
@@ -64,6 +76,11 @@ func (s Spec) maxResultBytes() int64      { return orDefault(s.MaxResultBytes, D
 func (s Spec) maxConcurrentCalls() int {
 	return orDefault(s.MaxConcurrentCalls, DefaultMaxConcurrentCalls)
 }
+
+func (s Spec) isolationIdleTimeout() time.Duration {
+	return orDefault(s.IsolationIdleTimeout, DefaultIsolationIdleTimeout)
+}
+func (s Spec) isolationMax() int { return orDefault(s.IsolationMax, DefaultIsolationMax) }
 
 func (s Spec) maxQueuedCalls() int {
 	if s.MaxQueuedCalls < 0 {

@@ -44,9 +44,10 @@ var errSessionExpired = errors.New("the upstream no longer knows the session (HT
 
 const minSessionLife = time.Second
 
-// busy reports whether the server has calls in flight or queued.
+// busy reports whether the server, or one of its isolated children, has
+// calls in flight or queued.
 func (s *server) busy() bool {
-	return len(s.gate.slots) > 0 || s.gate.waiting.Load() > 0
+	return len(s.gate.slots) > 0 || s.gate.waiting.Load() > 0 || s.kids.busy()
 }
 
 // isRetired reports whether Reconcile removed or replaced the server.

@@ -201,7 +201,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 func (s *server) emit(e Event) {
-	if s.env.opts.OnEvent != nil {
+	if s.env.opts.OnEvent != nil && s.instance == "" {
 		s.env.opts.OnEvent(e)
 	}
 }

@@ -58,7 +58,11 @@ func (s *Setup) Specs(headerFunc func(context.Context) map[string]string) map[st
 			MaxResultBytes:     srv.MaxResultBytes,
 			MaxConcurrentCalls: srv.MaxConcurrentCalls,
 			MaxQueuedCalls:     srv.MaxQueuedCalls,
-			OAuth:              oauthlogin.UpstreamOAuth(name, srv, os.Getenv),
+
+			Isolation:            isolation(srv.Isolation),
+			IsolationIdleTimeout: srv.IsolationIdleTimeout,
+			IsolationMax:         srv.IsolationMax,
+			OAuth:                oauthlogin.UpstreamOAuth(name, srv, os.Getenv),
 		}
 		switch srv.EffectiveTransport() {
 		case config.TransportHTTP:
@@ -72,6 +76,18 @@ func (s *Setup) Specs(headerFunc func(context.Context) map[string]string) map[st
 		specs[name] = spec
 	}
 	return specs
+}
+
+// isolation is the upstream Isolation of a validated config value.
+func isolation(v string) upstream.Isolation {
+	switch v {
+	case config.IsolationPerPrincipal:
+		return upstream.IsolationPerPrincipal
+	case config.IsolationPerSession:
+		return upstream.IsolationPerSession
+	default:
+		return upstream.IsolationShared
+	}
 }
 
 // LockPath is the tool pin lock file's path.

@@ -261,6 +261,14 @@ type Server struct {
 	// 64. A call beyond both fails at once with a "busy" error.
 	MaxConcurrentCalls int `koanf:"max_concurrent_calls"`
 	MaxQueuedCalls     int `koanf:"max_queued_calls"`
+	// Isolation is who shares the child process of a stdio server:
+	// shared ("", everyone), per_principal or per_session (a child each,
+	// started on first use). IsolationIdleTimeout stops a child unused that
+	// long (0 means 10m); IsolationMax caps the children running at once
+	// (0 means 16).
+	Isolation            string        `koanf:"isolation"`
+	IsolationIdleTimeout time.Duration `koanf:"isolation_idle_timeout"`
+	IsolationMax         int           `koanf:"isolation_max"`
 	// OnToolChange is the reaction when a tool's definition differs from
 	// the one pinned in the lock file: warn, ask, deny or hide; "" means
 	// pin.on_tool_change (itself ask by default).
@@ -268,6 +276,13 @@ type Server struct {
 	// Policy is this server's gate; it applies in addition to the global one.
 	Policy rules.PolicySpec `koanf:"policy"`
 }
+
+// Isolation values.
+const (
+	IsolationShared       = "shared"
+	IsolationPerPrincipal = "per_principal"
+	IsolationPerSession   = "per_session"
+)
 
 // Transport values.
 const (

@@ -104,6 +104,11 @@ func TestParseRejectsBadInputNamingTheKey(t *testing.T) {
 		{"a negative session cap", minimal + "http: { max_sessions: -1 }\n", nil, []string{"http.max_sessions"}},
 		{"a negative per-principal session cap", minimal + "http: { max_sessions_per_principal: -5 }\n", nil, []string{"http.max_sessions_per_principal"}},
 		{"a negative in-flight bound", minimal + "max_inflight_mb: -1\n", nil, []string{"max_inflight_mb"}},
+		{"per_principal isolation of a url server", "servers:\n  gh: { url: http://x, isolation: per_principal }\n", nil, []string{"servers.gh.isolation", "url server"}},
+		{"per_session isolation of a url server", "servers:\n  gh: { url: http://x, isolation: per_session }\n", nil, []string{"servers.gh.isolation"}},
+		{"an unknown isolation", "servers:\n  fs: { command: x, isolation: per_user }\n", nil, []string{"servers.fs.isolation", "per_principal"}},
+		{"a negative isolation idle timeout", "servers:\n  fs: { command: x, isolation: per_principal, isolation_idle_timeout: -1s }\n", nil, []string{"servers.fs.isolation_idle_timeout"}},
+		{"a negative isolation cap", "servers:\n  fs: { command: x, isolation: per_session, isolation_max: -1 }\n", nil, []string{"servers.fs.isolation_max"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -142,6 +142,7 @@ func (s Server) validate(name string) []error {
 	if s.MaxQueuedCalls < 0 {
 		add(".max_queued_calls: must not be negative")
 	}
+	errs = append(errs, s.validateIsolation(name)...)
 	if !s.OnToolChange.Valid() {
 		add(".on_tool_change: %q is not one of warn, ask, deny, hide", s.OnToolChange)
 	}
