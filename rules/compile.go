@@ -155,11 +155,13 @@ type Policy struct {
 	cmdKeys       keySet
 	foldPaths     bool // Spec.PathsCaseInsensitive
 	idna          *idna.Profile
-	annotations   bool            // some rule reads a tool annotation (@readOnly …)
-	protected     []protectedPath // see Spec.Protected
-	labels        []label         // Spec.Labels, by name
-	flow          []flowRule      // Spec.Flow, in order
-	order         []*gate         // global, servers by name, profiles by name (for Lint)
+	annotations   bool                    // some rule reads a tool annotation (@readOnly …)
+	protected     []protectedPath         // see Spec.Protected
+	labels        []label                 // Spec.Labels, by name
+	flow          []flowRule              // Spec.Flow, in order
+	results       ResultAction            // Spec.Results
+	serverResults map[string]ResultAction // ServerSpec.Results, where set
+	order         []*gate                 // global, servers by name, profiles by name (for Lint)
 	sha           string
 }
 
@@ -238,6 +240,7 @@ func Compile(s Spec) (*Policy, error) {
 		c.p.profiles[name] = g
 	}
 	c.labels(s.Labels, s.Flow)
+	c.resultsSpec(s)
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, err
 	}
@@ -384,6 +387,7 @@ func specSHA256(s Spec, pathKeys, urlKeys, cmdKeys []string) string {
 		Root       string
 		ExtraRoots []string `json:",omitempty"`
 		Home       string   `json:",omitempty"`
+		Results    string   `json:",omitempty"`
 	}
 	set := func(keys []string) []string { return slices.Compact(slices.Sorted(slices.Values(keys))) }
 	v := struct {
@@ -397,12 +401,13 @@ func specSHA256(s Spec, pathKeys, urlKeys, cmdKeys []string) string {
 		Profiles             map[string]PolicySpec
 		Labels               map[string][]string `json:",omitempty"`
 		Flow                 []FlowSpec          `json:",omitempty"`
-	}{Labels: s.Labels, Flow: s.Flow, Version: 2, PathKeys: set(pathKeys), URLKeys: set(urlKeys), CommandKeys: set(cmdKeys), PathsCaseInsensitive: s.PathsCaseInsensitive, Global: canon(s.Global)}
+		Results              string              `json:",omitempty"`
+	}{Labels: s.Labels, Flow: s.Flow, Results: s.Results, Version: 2, PathKeys: set(pathKeys), URLKeys: set(urlKeys), CommandKeys: set(cmdKeys), PathsCaseInsensitive: s.PathsCaseInsensitive, Global: canon(s.Global)}
 	for name, srv := range s.Servers {
 		if v.Servers == nil {
 			v.Servers = map[string]server{}
 		}
-		v.Servers[name] = server{canon(srv.Policy), srv.Root, srv.ExtraRoots, srv.Home}
+		v.Servers[name] = server{canon(srv.Policy), srv.Root, srv.ExtraRoots, srv.Home, srv.Results}
 	}
 	for name, p := range s.Profiles {
 		if v.Profiles == nil {

@@ -286,6 +286,7 @@ func (c *Config) RulesSpecIn(workDir string) rules.Spec {
 		Protected: c.OwnFiles(os.Getenv),
 		Labels:    c.Labels,
 		Flow:      c.Flow,
+		Results:   c.Results,
 	}
 	for name, p := range spec.Profiles {
 		spec.Profiles[name] = workspaceIn(p, base)
@@ -297,6 +298,7 @@ func (c *Config) RulesSpecIn(workDir string) rules.Spec {
 			ExtraRoots: c.ExtraRoots(name, workDir),
 			Home:       c.Home(name),
 			Local:      s.onThisMachine(),
+			Results:    s.Results,
 		}
 	}
 	return spec
