@@ -159,6 +159,7 @@ type Policy struct {
 	protected     []protectedPath         // see Spec.Protected
 	labels        []label                 // Spec.Labels, by name
 	flow          []flowRule              // Spec.Flow, in order
+	limits        []Limit                 // Spec.Limits, in order
 	results       ResultAction            // Spec.Results
 	serverResults map[string]ResultAction // ServerSpec.Results, where set
 	order         []*gate                 // global, servers by name, profiles by name (for Lint)
@@ -241,6 +242,7 @@ func Compile(s Spec) (*Policy, error) {
 	}
 	c.labels(s.Labels, s.Flow)
 	c.resultsSpec(s)
+	c.limits(s.Limits)
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, err
 	}
@@ -402,7 +404,8 @@ func specSHA256(s Spec, pathKeys, urlKeys, cmdKeys []string) string {
 		Labels               map[string][]string `json:",omitempty"`
 		Flow                 []FlowSpec          `json:",omitempty"`
 		Results              string              `json:",omitempty"`
-	}{Labels: s.Labels, Flow: s.Flow, Results: s.Results, Version: 2, PathKeys: set(pathKeys), URLKeys: set(urlKeys), CommandKeys: set(cmdKeys), PathsCaseInsensitive: s.PathsCaseInsensitive, Global: canon(s.Global)}
+		Limits               []LimitSpec         `json:",omitempty"`
+	}{Labels: s.Labels, Flow: s.Flow, Results: s.Results, Limits: s.Limits, Version: 2, PathKeys: set(pathKeys), URLKeys: set(urlKeys), CommandKeys: set(cmdKeys), PathsCaseInsensitive: s.PathsCaseInsensitive, Global: canon(s.Global)}
 	for name, srv := range s.Servers {
 		if v.Servers == nil {
 			v.Servers = map[string]server{}

@@ -95,6 +95,8 @@ type Spec struct {
 	// Flow are the flow rules: they escalate a request by what its session
 	// has already received (Call.Armed).
 	Flow []FlowSpec
+	// Limits count requests matching a pattern per window (see LimitSpec).
+	Limits []LimitSpec
 	// Results is what to do with a result that holds a credential:
 	// redact (the default, ""), deny, ask or log (see ResultAction).
 	Results string

@@ -287,6 +287,7 @@ func (c *Config) RulesSpecIn(workDir string) rules.Spec {
 		Labels:    c.Labels,
 		Flow:      c.Flow,
 		Results:   c.Results,
+		Limits:    c.Limits,
 	}
 	for name, p := range spec.Profiles {
 		spec.Profiles[name] = workspaceIn(p, base)
