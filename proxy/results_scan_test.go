@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
@@ -33,7 +34,10 @@ var leakedParts = []string{awsKey, githubPAT, "MIIEpAIBAAKCAQEAzLeakedKeyBody"}
 // resource, and in a result large enough to be streamed.
 func leakEnv(t *testing.T, results string) (*Server, *memorySink) {
 	t.Helper()
-	vault := testkit.NewStandIn()
+	vault := testkit.NewStandIn(server.WithResourceCapabilities(false, false))
+	vault.MCP().AddResource(mcp.NewResource("file:///creds", "creds"), func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: "file:///creds", Text: leakedText}}, nil
+	})
 	vault.AddTool(mcp.NewTool("dump"), testkit.Reply(leakedText))
 	vault.AddTool(mcp.NewTool("dump_structured"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultStructured(map[string]any{"creds": map[string]any{"aws": awsKey, "gh": githubPAT, "key": pemKey}}, "see structured content"), nil
@@ -123,6 +127,15 @@ func TestResultWithCloudAndVCSSecretsIsRedacted(t *testing.T) {
 				if tt.withheld != strings.Contains(got, `"isError":true`) {
 					t.Errorf("%s: got %.300s, want isError %v", tool, got, tt.withheld)
 				}
+			}
+			got := send(`{"jsonrpc":"2.0","id":99,"method":"resources/read","params":{"uri":"file:///creds"}}`)
+			for _, part := range leakedParts {
+				if strings.Contains(got, part) {
+					t.Errorf("resources/read: the client received %q", part)
+				}
+			}
+			if !strings.Contains(got, tt.want) {
+				t.Errorf("resources/read: got %.300s, want %q", got, tt.want)
 			}
 			log := sinkText(sink)
 			for _, kind := range []string{"private_key", "token"} {
