@@ -145,25 +145,26 @@ type serverEntry struct {
 // swap a whole Policy (e.g. through an atomic.Pointer) to reload. A nil
 // *Policy denies every call.
 type Policy struct {
-	global        gate
-	globalDefault Decision
-	defaultReason string
-	servers       map[string]serverEntry
-	profiles      map[string]*gate
-	pathKeys      keySet
-	urlKeys       keySet
-	cmdKeys       keySet
-	foldPaths     bool // Spec.PathsCaseInsensitive
-	idna          *idna.Profile
-	annotations   bool                    // some rule reads a tool annotation (@readOnly …)
-	protected     []protectedPath         // see Spec.Protected
-	labels        []label                 // Spec.Labels, by name
-	flow          []flowRule              // Spec.Flow, in order
-	limits        []Limit                 // Spec.Limits, in order
-	results       ResultAction            // Spec.Results
-	serverResults map[string]ResultAction // ServerSpec.Results, where set
-	order         []*gate                 // global, servers by name, profiles by name (for Lint)
-	sha           string
+	global         gate
+	globalDefault  Decision
+	defaultReason  string
+	servers        map[string]serverEntry
+	profiles       map[string]*gate
+	pathKeys       keySet
+	urlKeys        keySet
+	cmdKeys        keySet
+	foldPaths      bool // Spec.PathsCaseInsensitive
+	idna           *idna.Profile
+	annotations    bool                    // some rule reads a tool annotation (@readOnly …)
+	protected      []protectedPath         // see Spec.Protected
+	labels         []label                 // Spec.Labels, by name
+	flow           []flowRule              // Spec.Flow, in order
+	limits         []Limit                 // Spec.Limits, in order
+	results        ResultAction            // Spec.Results
+	hideSuspicious bool                    // Spec.HideSuspiciousTools
+	serverResults  map[string]ResultAction // ServerSpec.Results, where set
+	order          []*gate                 // global, servers by name, profiles by name (for Lint)
+	sha            string
 }
 
 // Compile validates s and compiles every rule once. All problems are
@@ -242,6 +243,7 @@ func Compile(s Spec) (*Policy, error) {
 	}
 	c.labels(s.Labels, s.Flow)
 	c.resultsSpec(s)
+	c.p.hideSuspicious = s.HideSuspiciousTools
 	c.limits(s.Limits)
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, err
@@ -405,7 +407,8 @@ func specSHA256(s Spec, pathKeys, urlKeys, cmdKeys []string) string {
 		Flow                 []FlowSpec          `json:",omitempty"`
 		Results              string              `json:",omitempty"`
 		Limits               []LimitSpec         `json:",omitempty"`
-	}{Labels: s.Labels, Flow: s.Flow, Results: s.Results, Limits: s.Limits, Version: 2, PathKeys: set(pathKeys), URLKeys: set(urlKeys), CommandKeys: set(cmdKeys), PathsCaseInsensitive: s.PathsCaseInsensitive, Global: canon(s.Global)}
+		HideSuspiciousTools  bool                `json:",omitempty"`
+	}{HideSuspiciousTools: s.HideSuspiciousTools, Labels: s.Labels, Flow: s.Flow, Results: s.Results, Limits: s.Limits, Version: 2, PathKeys: set(pathKeys), URLKeys: set(urlKeys), CommandKeys: set(cmdKeys), PathsCaseInsensitive: s.PathsCaseInsensitive, Global: canon(s.Global)}
 	for name, srv := range s.Servers {
 		if v.Servers == nil {
 			v.Servers = map[string]server{}

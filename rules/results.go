@@ -78,3 +78,9 @@ func (c *compiler) resultAction(where, s string) ResultAction {
 	}
 	return a
 }
+
+// HidesSuspiciousTools reports whether tools whose description looks
+// aimed at the model are to be hidden (Spec.HideSuspiciousTools).
+func (p *Policy) HidesSuspiciousTools() bool {
+	return p != nil && p.hideSuspicious
+}

@@ -27,4 +27,8 @@ type SessionPolicy struct {
 	// human, withheld as deny) or log. A server's own results key
 	// overrides it.
 	Results string `koanf:"results"`
+	// HideSuspiciousTools hides the tools whose description, or an
+	// argument's, looks aimed at the model (instructions such as "ignore
+	// previous …", hidden Unicode); validate and tools flag them anyway.
+	HideSuspiciousTools bool `koanf:"hide_suspicious_tools"`
 }
