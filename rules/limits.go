@@ -94,14 +94,7 @@ func (c *compiler) limits(specs []LimitSpec) {
 		default:
 			c.errorf("%s.scope: %q is not session, principal or global", where, s.Scope)
 		}
-		switch s.Then {
-		case "ask":
-			l.then = Ask
-		case "deny":
-			l.then = Deny
-		default:
-			c.errorf("%s.then: %q is not ask or deny", where, s.Then)
-		}
+		l.then = c.escalation(where+".then", s.Then)
 		l.Text = where + ": " + s.Match + " max " + strconv.Itoa(s.Max) + " per " + s.Per.String() + " by " + l.Scope.String() + " then " + s.Then
 		c.p.limits = append(c.p.limits, l)
 	}
