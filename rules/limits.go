@@ -136,3 +136,6 @@ func OverLimit(v Verdict, l *Limit, count int) Verdict {
 	return Verdict{Decision: l.then, Rule: l.Text, Gate: GateLimit,
 		Reason: "limit " + strconv.Quote(l.Text) + " exceeded: request " + strconv.Itoa(count) + " in " + l.Per.String() + " by " + l.Scope.String()}
 }
+
+// Then is what the limit raises a request beyond it to: Ask or Deny.
+func (l *Limit) Then() Decision { return l.then }
