@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -210,4 +211,18 @@ func sinkText(sink *memorySink) string {
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
 	return strings.Join(sink.lines, "\n")
+}
+
+func BenchmarkScanJSON(b *testing.B) {
+	for _, size := range []int{1 << 10, 1 << 20} {
+		text := strings.Repeat("plain words of a page\n", size/22)
+		raw, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}})
+		b.Run(fmt.Sprintf("%dKiB clean", size>>10), func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			b.ReportAllocs()
+			for b.Loop() {
+				scanJSON(raw, true)
+			}
+		})
+	}
 }
