@@ -199,7 +199,7 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 		if errors.Is(err, ErrInflightFull) {
 			failed = "its result was dropped"
 		}
-		return mcp.NewToolResultError(fmt.Sprintf("mcpwarden forwarded %s, but %s: %v", c.tool.Canonical, failed, err)), nil
+		return mcp.NewToolResultError(fmt.Sprintf("mcpwarden forwarded %s, but %s: %s", c.tool.Canonical, failed, errText(err, action))), nil
 	}
 	ev.IsError = ptr(res.IsError)
 	ev.ResultBytes = ptr(held)

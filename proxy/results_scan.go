@@ -140,3 +140,13 @@ func scanResource(res *mcp.ReadResourceResult, redact bool) resultScan {
 	}
 	return scan
 }
+
+// errText is the text of err, an upstream's failure, as the client gets
+// it: an error message can carry a credential as a result can, so it is
+// redacted unless the policy says results: log.
+func errText(err error, a rules.ResultAction) string {
+	if a == rules.ResultLog {
+		return err.Error()
+	}
+	return secrets.Redact(err.Error(), resultMask)
+}

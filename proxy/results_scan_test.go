@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -45,6 +46,9 @@ func leakEnv(t *testing.T, results string) (*Server, *memorySink) {
 	})
 	vault.AddTool(mcp.NewTool("dump_resource"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewEmbeddedResource(mcp.TextResourceContents{URI: "file:///creds", Text: leakedText})}}, nil
+	})
+	vault.AddTool(mcp.NewTool("dump_error"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, errors.New(leakedText) // the credentials come back in an error
 	})
 	vault.AddTool(mcp.NewTool("dump_big"), testkit.Reply(strings.Repeat("padding ", liftMin/4)+leakedText))
 	pool := upstream.Start(t.Context(), map[string]upstream.Spec{
@@ -94,6 +98,21 @@ func rawLines(t *testing.T, srv *Server) (send func(line string) string) {
 	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return send
+}
+
+func TestUpstreamErrorCarryingSecretsIsRedacted(t *testing.T) {
+	t.Parallel()
+	srv, _ := leakEnv(t, "deny")
+	send := rawLines(t, srv)
+	got := send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"vault__dump_error","arguments":{}}}`)
+	for _, part := range leakedParts {
+		if strings.Contains(got, part) {
+			t.Errorf("the client received %q in %.300s", part, got)
+		}
+	}
+	if !strings.Contains(got, resultMask) {
+		t.Errorf("got %.300s, want the error redacted", got)
+	}
 }
 
 func TestResultWithCloudAndVCSSecretsIsRedacted(t *testing.T) {

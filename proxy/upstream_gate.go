@@ -55,6 +55,9 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 	// The result is recorded even when the client has gone away meanwhile.
 	s.writeAudit(context.WithoutCancel(ctx), ev)
 	if err != nil {
+		if text := errText(err, action); text != err.Error() {
+			return nil, fmt.Errorf("mcpwarden forwarded %s, but the upstream failed: %s", c.tool.Canonical, text)
+		}
 		return nil, fmt.Errorf("mcpwarden forwarded %s, but the upstream failed: %w", c.tool.Canonical, err)
 	}
 	if scan.found() && (action == rules.ResultDeny || action == rules.ResultAsk) {
