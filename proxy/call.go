@@ -172,10 +172,16 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	s.armBy(c)
 	var res *mcp.CallToolResult
 	var text string
+	var scan resultScan
+	held := int64(len(raw))
+	action := c.policy.Results(c.tool.Server)
 	if err == nil {
-		err = c.hold.add(int64(len(raw)), "its result")
+		err = c.hold.add(held, "its result")
 	}
 	if err == nil {
+		// Scanned before it is decoded: what is decoded is what the
+		// client gets, streamed or not.
+		raw, scan = scanJSON(raw, action == rules.ResultRedact)
 		res, text, err = decodeResult(raw)
 	}
 	elapsed := time.Since(start)
@@ -197,16 +203,26 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 		if errors.Is(err, ErrInflightFull) {
 			failed = "its result was dropped"
 		}
-		return mcp.NewToolResultError(fmt.Sprintf("mcpwarden forwarded %s, but %s: %v", c.tool.Canonical, failed, err)), nil
+		return mcp.NewToolResultError(fmt.Sprintf("mcpwarden forwarded %s, but %s: %s", c.tool.Canonical, failed, errText(err, action))), nil
 	}
 	ev.IsError = ptr(res.IsError)
-	ev.ResultBytes = ptr(int64(len(raw)))
+	ev.ResultBytes = ptr(held)
 	ev.ResultPreview = text
+	withhold := scan.found() && (action == rules.ResultDeny || action == rules.ResultAsk)
+	if scan.found() {
+		ev.Detail = scan.detail(action)
+		if withhold {
+			ev.ResultPreview = ""
+		}
+	}
 	// The result is recorded even when the client has gone away meanwhile.
 	s.writeAudit(context.WithoutCancel(ctx), ev)
+	if withhold {
+		return mcp.NewToolResultError(scan.withheld(c.tool.Canonical, action)), nil
+	}
 	if len(raw) >= liftMin && req.Params.Task == nil {
 		// A task's result is kept for a later request: not streamed.
-		if out := streamed(ctx, res, c.hold, int64(len(raw))); out != nil {
+		if out := streamed(ctx, res, c.hold, held); out != nil {
 			return out, nil
 		}
 	}

@@ -14,13 +14,18 @@ import (
 // built-in self-protection still follows links: no setting may open a way
 // to mcpwarden's own files.
 //
-// It also sets the labels c carries (c.labels), read from the same forms.
+// It also counts c against the limits it matches, escalating the verdict
+// by those it exceeds, and sets the labels c carries (c.labels), read
+// from the same forms.
 func (s *Server) decide(c *call) rules.Verdict {
 	rc := c.rulesCall()
 	if c.policy.ReadsAnnotations() {
 		rc.Facts = s.toolFacts(c.tool)
 	}
 	v := s.decideForms(c, &rc)
+	if c.policy.UsesLimits() {
+		v = s.overLimits(c, rc, v)
+	}
 	if c.policy.UsesLabels() {
 		c.labels = c.policy.Labels(rc)
 	}

@@ -109,6 +109,7 @@ type Server struct {
 	relay     relay
 	sessions  clientSessions
 	armed     armedLabels // the flow labels each session has armed
+	limits    limitCounters
 	drain     drain
 	catalog   catalog
 	profile   string

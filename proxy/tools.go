@@ -55,7 +55,11 @@ func (s *Server) SetTools(ctx context.Context, name string, tools []mcp.Tool) er
 func (s *Server) setTools(name string, tools []mcp.Tool) (added, removed, changed []string, err error) {
 	s.tools.mu.Lock()
 	defer s.tools.mu.Unlock()
-	next, reg, added, removed, changed, err := s.stageTools(s.current(), name, tools, false)
+	cur := s.current()
+	if cur.policy.HidesSuspiciousTools() {
+		tools = s.unsuspicious(name, tools)
+	}
+	next, reg, added, removed, changed, err := s.stageTools(cur, name, tools, false)
 	if err != nil {
 		return nil, nil, nil, err
 	}

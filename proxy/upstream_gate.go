@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
+	"github.com/mcpwarden/mcpwarden/rules"
 )
 
 // This file is the one place where the proxy touches an upstream's
@@ -43,10 +44,24 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 	} else if raw, merr := json.Marshal(res); merr == nil {
 		ev.ResultBytes = ptr(int64(len(raw)))
 	}
+	action := c.policy.Results(c.tool.Server)
+	var scan resultScan
+	if r, ok := res.(*mcp.ReadResourceResult); ok && err == nil {
+		scan = scanResource(r, action == rules.ResultRedact)
+	}
+	if scan.found() {
+		ev.Detail = scan.detail(action)
+	}
 	// The result is recorded even when the client has gone away meanwhile.
 	s.writeAudit(context.WithoutCancel(ctx), ev)
 	if err != nil {
+		if text := errText(err, action); text != err.Error() {
+			return nil, fmt.Errorf("mcpwarden forwarded %s, but the upstream failed: %s", c.tool.Canonical, text)
+		}
 		return nil, fmt.Errorf("mcpwarden forwarded %s, but the upstream failed: %w", c.tool.Canonical, err)
+	}
+	if scan.found() && (action == rules.ResultDeny || action == rules.ResultAsk) {
+		return nil, fmt.Errorf("%w: %s", errRefused, scan.withheld(c.tool.Canonical, action))
 	}
 	return res, nil
 }

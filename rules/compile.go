@@ -145,22 +145,26 @@ type serverEntry struct {
 // swap a whole Policy (e.g. through an atomic.Pointer) to reload. A nil
 // *Policy denies every call.
 type Policy struct {
-	global        gate
-	globalDefault Decision
-	defaultReason string
-	servers       map[string]serverEntry
-	profiles      map[string]*gate
-	pathKeys      keySet
-	urlKeys       keySet
-	cmdKeys       keySet
-	foldPaths     bool // Spec.PathsCaseInsensitive
-	idna          *idna.Profile
-	annotations   bool            // some rule reads a tool annotation (@readOnly …)
-	protected     []protectedPath // see Spec.Protected
-	labels        []label         // Spec.Labels, by name
-	flow          []flowRule      // Spec.Flow, in order
-	order         []*gate         // global, servers by name, profiles by name (for Lint)
-	sha           string
+	global         gate
+	globalDefault  Decision
+	defaultReason  string
+	servers        map[string]serverEntry
+	profiles       map[string]*gate
+	pathKeys       keySet
+	urlKeys        keySet
+	cmdKeys        keySet
+	foldPaths      bool // Spec.PathsCaseInsensitive
+	idna           *idna.Profile
+	annotations    bool                    // some rule reads a tool annotation (@readOnly …)
+	protected      []protectedPath         // see Spec.Protected
+	labels         []label                 // Spec.Labels, by name
+	flow           []flowRule              // Spec.Flow, in order
+	limits         []Limit                 // Spec.Limits, in order
+	results        ResultAction            // Spec.Results
+	hideSuspicious bool                    // Spec.HideSuspiciousTools
+	serverResults  map[string]ResultAction // ServerSpec.Results, where set
+	order          []*gate                 // global, servers by name, profiles by name (for Lint)
+	sha            string
 }
 
 // Compile validates s and compiles every rule once. All problems are
@@ -238,6 +242,9 @@ func Compile(s Spec) (*Policy, error) {
 		c.p.profiles[name] = g
 	}
 	c.labels(s.Labels, s.Flow)
+	c.resultsSpec(s)
+	c.p.hideSuspicious = s.HideSuspiciousTools
+	c.limits(s.Limits)
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, err
 	}
@@ -384,6 +391,7 @@ func specSHA256(s Spec, pathKeys, urlKeys, cmdKeys []string) string {
 		Root       string
 		ExtraRoots []string `json:",omitempty"`
 		Home       string   `json:",omitempty"`
+		Results    string   `json:",omitempty"`
 	}
 	set := func(keys []string) []string { return slices.Compact(slices.Sorted(slices.Values(keys))) }
 	v := struct {
@@ -397,12 +405,15 @@ func specSHA256(s Spec, pathKeys, urlKeys, cmdKeys []string) string {
 		Profiles             map[string]PolicySpec
 		Labels               map[string][]string `json:",omitempty"`
 		Flow                 []FlowSpec          `json:",omitempty"`
-	}{Labels: s.Labels, Flow: s.Flow, Version: 2, PathKeys: set(pathKeys), URLKeys: set(urlKeys), CommandKeys: set(cmdKeys), PathsCaseInsensitive: s.PathsCaseInsensitive, Global: canon(s.Global)}
+		Results              string              `json:",omitempty"`
+		Limits               []LimitSpec         `json:",omitempty"`
+		HideSuspiciousTools  bool                `json:",omitempty"`
+	}{HideSuspiciousTools: s.HideSuspiciousTools, Labels: s.Labels, Flow: s.Flow, Results: s.Results, Limits: s.Limits, Version: 2, PathKeys: set(pathKeys), URLKeys: set(urlKeys), CommandKeys: set(cmdKeys), PathsCaseInsensitive: s.PathsCaseInsensitive, Global: canon(s.Global)}
 	for name, srv := range s.Servers {
 		if v.Servers == nil {
 			v.Servers = map[string]server{}
 		}
-		v.Servers[name] = server{canon(srv.Policy), srv.Root, srv.ExtraRoots, srv.Home}
+		v.Servers[name] = server{canon(srv.Policy), srv.Root, srv.ExtraRoots, srv.Home, srv.Results}
 	}
 	for name, p := range s.Profiles {
 		if v.Profiles == nil {

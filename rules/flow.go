@@ -82,16 +82,22 @@ func (c *compiler) labels(specs map[string][]string, flow []FlowSpec) {
 		fr := flowRule{text: where + ": after " + f.After + " then " + f.Then + " on " + f.On}
 		fr.after = c.labelIndex(where+".after", f.After)
 		fr.on = c.labelIndex(where+".on", f.On)
-		switch f.Then {
-		case "ask":
-			fr.then = Ask
-		case "deny":
-			fr.then = Deny
-		default:
-			c.errorf("%s.then: %q is not ask or deny", where, f.Then)
-		}
+		fr.then = c.escalation(where+".then", f.Then)
 		c.p.flow = append(c.p.flow, fr)
 	}
+}
+
+// escalation compiles the then of a flow rule or limit, which can only
+// make a decision more restrictive: ask or deny.
+func (c *compiler) escalation(where, then string) Decision {
+	switch then {
+	case "ask":
+		return Ask
+	case "deny":
+		return Deny
+	}
+	c.errorf("%s: %q is not ask or deny", where, then)
+	return Deny
 }
 
 // labelIndex returns the index of the label called name, reporting an

@@ -56,6 +56,9 @@ type ServerSpec struct {
 	// its path-like values may reach mcpwarden's own files, which the
 	// built-in self-protection denies (see Spec.Protected).
 	Local bool
+	// Results is what to do with the server's results that hold a
+	// credential (see Spec.Results); "" takes the global value.
+	Results string
 }
 
 // A Spec is the whole rule configuration handed to Compile.
@@ -92,6 +95,14 @@ type Spec struct {
 	// Flow are the flow rules: they escalate a request by what its session
 	// has already received (Call.Armed).
 	Flow []FlowSpec
+	// Limits count requests matching a pattern per window (see LimitSpec).
+	Limits []LimitSpec
+	// HideSuspiciousTools hides the tools whose description looks aimed
+	// at the model (the proxy judges that; see proxy.SuspiciousTool).
+	HideSuspiciousTools bool
+	// Results is what to do with a result that holds a credential:
+	// redact (the default, ""), deny, ask or log (see ResultAction).
+	Results string
 }
 
 // DefaultPathKeys returns a fresh copy of the argument names treated as paths

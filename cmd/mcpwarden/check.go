@@ -25,6 +25,7 @@ func newCheckCmd() *cobra.Command {
 		profile    string
 		args       []string
 		after      []string
+		overLimit  bool
 	)
 	cmd := &cobra.Command{
 		Use:     "check --config FILE mcp:SERVER:TOOL ['{JSON arguments}'] [--arg key=value ...] [--profile NAME]",
@@ -42,12 +43,15 @@ mcp:fs:elicitation/create), whose arguments are the request's params
 (uri, name, arguments, ref, argument). --profile decides it for a client
 profile. --after LABEL decides it as in a session where a request
 labelled LABEL has already returned (flow rules); it is repeatable.
+The limits a request counts against are listed; --over-limit decides it
+as the request beyond each one's max.
 
 Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 		Example: `  mcpwarden check --config mcpwarden.yaml mcp:fs:write_file '{"path":"/etc/passwd"}'
   mcpwarden check --config mcpwarden.yaml mcp:fs:read_text_file --arg path=./README.md
   mcpwarden check --config mcpwarden.yaml mcp:fs:resources/read '{"uri":"file:///srv/app/.env"}' --profile ci
-  mcpwarden check --config mcpwarden.yaml mcp:mail:send_mail --after untrusted_input`,
+  mcpwarden check --config mcpwarden.yaml mcp:mail:send_mail --after untrusted_input
+  mcpwarden check --config mcpwarden.yaml mcp:mail:send_mail --over-limit`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, pos []string) error {
 			st, err := loadSetup(configPath)
@@ -75,6 +79,7 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 				call.Physical = proxy.PhysicalForms(st.Policy, call)
 			}
 			ex := st.Policy.Explain(call)
+			ex = explainLimits(st.Policy, call, ex, overLimit)
 			printExplanation(cmd.OutOrStdout(), call, ex)
 			switch ex.Verdict.Decision {
 			case rules.Allow:
@@ -90,7 +95,23 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 	cmd.Flags().StringArrayVar(&args, "arg", nil, "argument as key=value (string value); repeatable")
 	cmd.Flags().StringVar(&profile, "profile", "", "decide for this client profile")
 	cmd.Flags().StringArrayVar(&after, "after", nil, "decide as after a request with this label returned; repeatable")
+	cmd.Flags().BoolVar(&overLimit, "over-limit", false, "decide as a request beyond the max of every limit it counts against")
 	return cmd
+}
+
+// explainLimits adds to ex a step for each limit the call counts
+// against; with over, the call is taken to be beyond each one's max, and
+// the verdict is escalated as the proxy would escalate it.
+func explainLimits(p *rules.Policy, c rules.Call, ex rules.Explanation, over bool) rules.Explanation {
+	for _, l := range p.Limits(c) {
+		why := fmt.Sprintf("counts against it; request %d in %v by %v would be %v (--over-limit)", l.Max+1, l.Per, l.Scope, l.Then())
+		if over {
+			why = fmt.Sprintf("taken as request %d in %v by %v (--over-limit)", l.Max+1, l.Per, l.Scope)
+			ex.Verdict = rules.OverLimit(ex.Verdict, l, l.Max+1)
+		}
+		ex.Steps = append(ex.Steps, rules.Step{Gate: rules.GateLimit, List: rules.List(l.Then().String()), Rule: l.Text, Matched: over, Why: why})
+	}
+	return ex
 }
 
 // armedFor returns the labels of --after as armed by an earlier call; a

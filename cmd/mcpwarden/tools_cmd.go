@@ -25,6 +25,9 @@ type toolRow struct {
 	Decision string `json:"decision"`
 	Rule     string `json:"rule"`
 	Gate     string `json:"gate,omitempty"`
+	// Suspicious says why the tool's description looks aimed at the
+	// model (proxy.SuspiciousTool); "" when it does not.
+	Suspicious string `json:"suspicious,omitempty"`
 }
 
 // A failedServer is an upstream that did not start.
@@ -86,13 +89,14 @@ listed with their error), 2 the config is invalid.`,
 					call := rules.Call{Server: l.Server, Tool: t.Name}
 					v := st.Policy.Decide(call)
 					row := toolRow{
-						Server:   l.Server,
-						Tool:     t.Name,
-						Name:     proxy.Canonical(l.Server, t.Name),
-						WireName: naming.Wire(l.Server, t.Name),
-						Decision: v.Decision.String(),
-						Rule:     v.Rule,
-						Gate:     v.Gate,
+						Server:     l.Server,
+						Tool:       t.Name,
+						Name:       proxy.Canonical(l.Server, t.Name),
+						WireName:   naming.Wire(l.Server, t.Name),
+						Decision:   v.Decision.String(),
+						Rule:       v.Rule,
+						Gate:       v.Gate,
+						Suspicious: proxy.SuspiciousTool(t),
 					}
 					if st.Policy.Hidden(call) {
 						row.Decision = "hidden"
@@ -136,6 +140,11 @@ func printToolsTable(w io.Writer, rep toolsReport) {
 		fmt.Fprintf(tw, "%s\t-\t-\terror\t%s\n", f.Server, oneLine(f.Error))
 	}
 	tw.Flush()
+	for _, r := range rep.Tools {
+		if r.Suspicious != "" {
+			fmt.Fprintf(w, "warning: %s looks aimed at the model: its %s\n", r.Name, r.Suspicious)
+		}
+	}
 	printCatalogTable(w, rep.Catalog)
 }
 

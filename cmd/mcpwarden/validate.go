@@ -61,12 +61,16 @@ is invalid.`,
 
 			naming := st.Naming()
 			var known []rules.ToolInfo
+			var poisoned []rules.Finding
 			for _, l := range listing.Servers {
 				if l.Err != nil {
 					fmt.Fprintf(out, "error: %v\n", l.Err)
 					continue
 				}
 				for _, t := range l.Tools {
+					if why := proxy.SuspiciousTool(t); why != "" {
+						poisoned = append(poisoned, rules.Finding{Where: proxy.Canonical(l.Server, t.Name), Message: "looks aimed at the model: its " + why})
+					}
 					props := t.InputSchema.Properties
 					known = append(known, rules.ToolInfo{Server: l.Server, Name: t.Name, Optional: optional(props, t.InputSchema.Required),
 						Keys: slices.Sorted(maps.Keys(props)), StringKeys: stringKeys(props)})
@@ -98,6 +102,10 @@ is invalid.`,
 				fmt.Fprintf(out, "warning: %s: %s\n", f.Where, f.Message)
 			}
 			findings = append(findings, roots...)
+			for _, f := range poisoned {
+				fmt.Fprintf(out, "warning: %s %s\n", f.Where, f.Message)
+			}
+			findings = append(findings, poisoned...)
 			fmt.Fprintf(out, "%d tools on %d servers, %d lint findings\n", len(known), len(listing.Servers)-failed, len(findings))
 			switch {
 			case failed > 0:

@@ -275,6 +275,9 @@ type Server struct {
 	OnToolChange pin.Reaction `koanf:"on_tool_change"`
 	// Policy is this server's gate; it applies in addition to the global one.
 	Policy rules.PolicySpec `koanf:"policy"`
+	// Results is what to do with this server's results that hold a
+	// credential; "" takes the top-level results (see SessionPolicy).
+	Results string `koanf:"results"`
 }
 
 // Isolation values.

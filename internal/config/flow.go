@@ -4,8 +4,9 @@ import "github.com/mcpwarden/mcpwarden/rules"
 
 // A SessionPolicy is the top-level keys of session-aware policy
 // (DESIGN.md §6): labels, which name sets of requests by rule patterns,
-// and flow, whose rules escalate a request by what its session has already
-// received. Both are compiled with the rules (rules.Spec.Labels and Flow),
+// flow, whose rules escalate a request by what its session has already
+// received, limits, which count requests per window, and results, what becomes of a result that holds a
+// credential. All are compiled with the rules (rules.Spec.Labels and Flow),
 // so an error names its key (`labels.egress[1]`, `flow[0].then`).
 type SessionPolicy struct {
 	// Labels maps a label name to rule patterns: a request carries the
@@ -16,4 +17,18 @@ type SessionPolicy struct {
 	// a session, a later request of the session labelled on is decided at
 	// least then (ask or deny).
 	Flow []rules.FlowSpec `koanf:"flow"`
+	// Limits count requests per window, e.g. {match: "mcp:mail:send_*",
+	// max: 20, per: 1h, scope: principal, then: ask}: a request beyond max
+	// in a window is decided at least then. Counted in memory.
+	Limits []rules.LimitSpec `koanf:"limits"`
+	// Results is what to do with a tool result or resource contents that
+	// hold a credential (a private key, a cloud or VCS token, a JWT, …):
+	// redact (the default), deny, ask (until results can be put to a
+	// human, withheld as deny) or log. A server's own results key
+	// overrides it.
+	Results string `koanf:"results"`
+	// HideSuspiciousTools hides the tools whose description, or an
+	// argument's, looks aimed at the model (instructions such as "ignore
+	// previous …", hidden Unicode); validate and tools flag them anyway.
+	HideSuspiciousTools bool `koanf:"hide_suspicious_tools"`
 }

@@ -287,9 +287,12 @@ func (c *Config) RulesSpecIn(workDir string) rules.Spec {
 		CommandKeys:          c.CommandKeys,
 		PathsCaseInsensitive: c.foldPaths(),
 		// mcpwarden's own files are off limits to servers on this machine.
-		Protected: c.OwnFiles(os.Getenv),
-		Labels:    c.Labels,
-		Flow:      c.Flow,
+		Protected:           c.OwnFiles(os.Getenv),
+		Labels:              c.Labels,
+		Flow:                c.Flow,
+		Results:             c.Results,
+		Limits:              c.Limits,
+		HideSuspiciousTools: c.HideSuspiciousTools,
 	}
 	for name, p := range spec.Profiles {
 		spec.Profiles[name] = workspaceIn(p, base)
@@ -301,6 +304,7 @@ func (c *Config) RulesSpecIn(workDir string) rules.Spec {
 			ExtraRoots: c.ExtraRoots(name, workDir),
 			Home:       c.Home(name),
 			Local:      s.onThisMachine(),
+			Results:    s.Results,
 		}
 	}
 	return spec

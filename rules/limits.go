@@ -1,0 +1,141 @@
+package rules
+
+import (
+	"strconv"
+	"time"
+)
+
+// GateLimit is the Gate of a Verdict a limit decided.
+const GateLimit = "limit"
+
+// maxLimits bounds the limits of a Spec.
+const maxLimits = 64
+
+// A LimitScope says whose requests a limit counts together.
+type LimitScope uint8
+
+// The limit scopes.
+const (
+	// ScopeSession counts each client session's requests on their own.
+	ScopeSession LimitScope = iota
+	// ScopePrincipal counts each principal's requests, all its sessions
+	// together.
+	ScopePrincipal
+	// ScopeGlobal counts every request together.
+	ScopeGlobal
+)
+
+var scopeNames = [...]string{ScopeSession: "session", ScopePrincipal: "principal", ScopeGlobal: "global"}
+
+// String returns the scope's config name, as in "session".
+func (s LimitScope) String() string {
+	if int(s) < len(scopeNames) {
+		return scopeNames[s]
+	}
+	return "unknown"
+}
+
+// A LimitSpec is one limit as written in config: at most Max requests
+// matching the rule pattern Match in each window of Per, counted per
+// Scope (session, the default; principal; global); a request beyond them
+// is decided at least Then (ask or deny), whatever allows it.
+type LimitSpec struct {
+	Match string        `koanf:"match"`
+	Max   int           `koanf:"max"`
+	Per   time.Duration `koanf:"per"`
+	Scope string        `koanf:"scope"`
+	Then  string        `koanf:"then"`
+}
+
+// A Limit is a compiled LimitSpec as the counter needs it. The rules hold
+// no state: the caller counts (see Policy.Limits) and hands an exceeded
+// limit back to Policy.OverLimit.
+type Limit struct {
+	// Text names the limit, e.g.
+	// `limits[0]: mcp:mail:send_* max 5 per 1m0s by session then ask`;
+	// counters are keyed by it, so a reload that changes a limit starts
+	// it afresh.
+	Text  string
+	Max   int
+	Per   time.Duration
+	Scope LimitScope
+	then  Decision
+	g     gate // its deny list holds the one pattern, as a label's does
+}
+
+// limits compiles Spec.Limits; every problem names its config key.
+func (c *compiler) limits(specs []LimitSpec) {
+	if len(specs) > maxLimits {
+		c.errorf("limits: %d limits, at most %d", len(specs), maxLimits)
+	}
+	for i, s := range specs {
+		where := "limits[" + strconv.Itoa(i) + "]"
+		l := Limit{Max: s.Max, Per: s.Per}
+		l.g.name = where
+		if r, err := c.rule(s.Match, listDeny); err != nil {
+			c.errs = append(c.errs, &RuleError{Where: where + ".match", Rule: s.Match, Column: column(s.Match, err.off), Msg: err.msg})
+		} else {
+			r.where = where + ".match"
+			l.g.lists[listDeny].add(r)
+		}
+		if s.Max < 1 {
+			c.errorf("%s.max: %d, want at least 1", where, s.Max)
+		}
+		if s.Per <= 0 {
+			c.errorf("%s.per: %v, want a positive duration such as 1m", where, s.Per)
+		}
+		switch s.Scope {
+		case "", "session":
+			l.Scope = ScopeSession
+		case "principal":
+			l.Scope = ScopePrincipal
+		case "global":
+			l.Scope = ScopeGlobal
+		default:
+			c.errorf("%s.scope: %q is not session, principal or global", where, s.Scope)
+		}
+		l.then = c.escalation(where+".then", s.Then)
+		l.Text = where + ": " + s.Match + " max " + strconv.Itoa(s.Max) + " per " + s.Per.String() + " by " + l.Scope.String() + " then " + s.Then
+		c.p.limits = append(c.p.limits, l)
+	}
+}
+
+// UsesLimits reports whether the policy has limits, so that the proxy
+// need only count calls when it does. A nil Policy has none.
+func (p *Policy) UsesLimits() bool {
+	return p != nil && len(p.limits) > 0
+}
+
+// Limits returns the limits whose pattern the call matches, or nil when
+// it matches none (then it does not allocate). It reads the same
+// arguments and path forms as Decide.
+func (p *Policy) Limits(c Call) []*Limit {
+	if p == nil || len(p.limits) == 0 {
+		return nil
+	}
+	x := p.evalCtx(&c, p.servers[c.Server])
+	var out []*Limit
+	for i := range p.limits {
+		if r, _, _ := x.scan(&p.limits[i].g, listDeny, nil); r != nil {
+			out = append(out, &p.limits[i])
+		}
+	}
+	return out
+}
+
+// OverLimit escalates v, the verdict of a call that exceeded l (its
+// count in the window is count, beyond l.Max), to at least l's then:
+// never lower. A deny stays as it is; an ask of another rule becomes the
+// limit's (unless a flow rule made it), so that a session grant for
+// that rule does not settle it.
+func OverLimit(v Verdict, l *Limit, count int) Verdict {
+	takesOver := l.then < v.Decision || l.then == v.Decision && v.Decision == Ask && v.Gate != GateFlow && v.Gate != GateLimit
+	if !takesOver {
+		return v
+	}
+	return Verdict{Decision: l.then, Rule: l.Text, Gate: GateLimit,
+		Reason: "limit " + strconv.Quote(l.Text) + " exceeded: request " + strconv.Itoa(count) + " in " + l.Per.String() + " by " + l.Scope.String()}
+}
+
+// Then is what the limit raises a request beyond it to: Ask or Deny.
+func (l *Limit) Then() Decision { return l.then }
