@@ -7,7 +7,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
-// armedLabels are the labels armed in each client session (DESIGN.md §6):
+// armedLabels are the labels armed in each client session (docs/design.md, "Deciding a request"):
 // a label is armed once a request carrying it has returned, and the flow
 // rules then escalate the session's later requests. A request without a
 // session (an HTTP request served by an ephemeral session) arms and reads

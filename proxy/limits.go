@@ -11,7 +11,7 @@ import (
 // those whose window has ended, so that ended sessions do not pile up.
 const limitPruneAt = 4096
 
-// limitCounters count the requests of each limit (DESIGN.md §6) in fixed
+// limitCounters count the requests of each limit (docs/design.md, "Deciding a request") in fixed
 // windows, in memory, per session, principal or globally. A request
 // without a session (one an ephemeral HTTP session serves) is counted
 // with its principal's, as armed labels are. It is safe for concurrent

@@ -16,7 +16,7 @@ import (
 // resultMask takes the place of a credential redacted from a result.
 const resultMask = "[redacted]"
 
-// What comes back (DESIGN.md §6): a tool result or a resource's contents
+// What comes back (docs/design.md, "Deciding a request"): a tool result or a resource's contents
 // is scanned for credentials with the detector audit redaction uses
 // (internal/secrets) before the client can see any of it, and the
 // policy's `results:` action applies: redact, deny (ask, until results

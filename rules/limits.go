@@ -3,6 +3,8 @@ package rules
 import (
 	"strconv"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/enumtext"
 )
 
 // GateLimit is the Gate of a Verdict a limit decided.
@@ -25,15 +27,10 @@ const (
 	ScopeGlobal
 )
 
-var scopeNames = [...]string{ScopeSession: "session", ScopePrincipal: "principal", ScopeGlobal: "global"}
+var scopeNames = enumtext.Names[LimitScope]{ScopeSession: "session", ScopePrincipal: "principal", ScopeGlobal: "global"}
 
 // String returns the scope's config name, as in "session".
-func (s LimitScope) String() string {
-	if int(s) < len(scopeNames) {
-		return scopeNames[s]
-	}
-	return "unknown"
-}
+func (s LimitScope) String() string { return scopeNames.String(s, "LimitScope") }
 
 // A LimitSpec is one limit as written in config: at most Max requests
 // matching the rule pattern Match in each window of Per, counted per
@@ -84,14 +81,7 @@ func (c *compiler) limits(specs []LimitSpec) {
 		if s.Per <= 0 {
 			c.errorf("%s.per: %v, want a positive duration such as 1m", where, s.Per)
 		}
-		switch s.Scope {
-		case "", "session":
-			l.Scope = ScopeSession
-		case "principal":
-			l.Scope = ScopePrincipal
-		case "global":
-			l.Scope = ScopeGlobal
-		default:
+		if s.Scope != "" && !scopeNames.Set(&l.Scope, s.Scope) {
 			c.errorf("%s.scope: %q is not session, principal or global", where, s.Scope)
 		}
 		l.then = c.escalation(where+".then", s.Then)

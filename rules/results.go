@@ -1,9 +1,13 @@
 package rules
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/mcpwarden/mcpwarden/internal/enumtext"
+)
 
 // A ResultAction says what the proxy does with a result (a tool result, a
-// resource's contents) that holds a credential (DESIGN.md §6).
+// resource's contents) that holds a credential (docs/design.md, "Deciding a request").
 type ResultAction uint8
 
 // The result actions. The zero value is ResultRedact: a credential in a
@@ -22,27 +26,17 @@ const (
 	ResultLog
 )
 
-var resultActionNames = [...]string{ResultRedact: "redact", ResultDeny: "deny", ResultAsk: "ask", ResultLog: "log"}
+var resultActionNames = enumtext.Names[ResultAction]{ResultRedact: "redact", ResultDeny: "deny", ResultAsk: "ask", ResultLog: "log"}
 
 // String returns the action's config name, as in "redact".
-func (a ResultAction) String() string {
-	if int(a) < len(resultActionNames) {
-		return resultActionNames[a]
-	}
-	return "unknown"
-}
+func (a ResultAction) String() string { return resultActionNames.String(a, "ResultAction") }
 
 // ParseResultAction parses a `results:` value; "" is ResultRedact.
 func ParseResultAction(s string) (ResultAction, bool) {
 	if s == "" {
 		return ResultRedact, true
 	}
-	for a, name := range resultActionNames {
-		if s == name {
-			return ResultAction(a), true
-		}
-	}
-	return ResultRedact, false
+	return resultActionNames.Lookup(s)
 }
 
 // Results returns what to do with a result of server that holds a

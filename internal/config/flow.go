@@ -3,7 +3,7 @@ package config
 import "github.com/mcpwarden/mcpwarden/rules"
 
 // A SessionPolicy is the top-level keys of session-aware policy
-// (DESIGN.md §6): labels, which name sets of requests by rule patterns,
+// (docs/design.md, "Deciding a request"): labels, which name sets of requests by rule patterns,
 // flow, whose rules escalate a request by what its session has already
 // received, limits, which count requests per window, and results, what becomes of a result that holds a
 // credential. All are compiled with the rules (rules.Spec.Labels and Flow),

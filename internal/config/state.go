@@ -7,7 +7,7 @@ import (
 	"regexp"
 )
 
-// State says where replicas share their state (DESIGN.md §7): sessions,
+// State says where replicas share their state (docs/design.md, "Shared state"): sessions,
 // grants, pending asks and their answers, single-use tokens. Without a
 // state block everything stays in this process's memory, as with one
 // replica.

@@ -1,5 +1,5 @@
 // Package state names what mcpwarden replicas must share so that any of
-// them can serve any request of any session (DESIGN.md §7): grants with
+// them can serve any request of any session (docs/design.md, "Shared state"): grants with
 // their time to live, pending asks and their answers, single-use tokens,
 // and client session records. A Store holds all four. Two implementations
 // exist: state/memory, the embedded default that keeps everything in one
@@ -52,7 +52,7 @@ type Store interface {
 	Close() error
 }
 
-// A GrantKey is what a grant is bound to (DESIGN.md §3): the client
+// A GrantKey is what a grant is bound to (docs/design.md, "Asking a human"): the client
 // session, the principal, the canonical tool and the ask rule that asked.
 type GrantKey struct {
 	Session   string `json:"session"`
