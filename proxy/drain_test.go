@@ -61,6 +61,11 @@ func (h *hangingUpstream) Call(ctx context.Context, _ string, _ mcp.CallToolPara
 func (h *hangingUpstream) Session(string) (*client.Client, mcp.ServerCapabilities, error) {
 	return h.session, h.caps, nil
 }
+func (h *hangingUpstream) Request(ctx context.Context, _ string, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
+	return do(ctx, h.session, h.caps)
+}
+
+func (h *hangingUpstream) EndSession(string) {}
 
 // drainingServer is a proxy allowing everything of a hangingUpstream.
 func drainingServer(t *testing.T) (*Server, *hangingUpstream) {

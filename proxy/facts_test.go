@@ -24,6 +24,10 @@ func (l toolList) Tools(server string) ([]mcp.Tool, error) { return l[server], n
 func (l toolList) Session(string) (*client.Client, mcp.ServerCapabilities, error) {
 	return nil, mcp.ServerCapabilities{}, errors.New("no session")
 }
+func (l toolList) Request(context.Context, string, func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
+	return nil, errors.New("no session")
+}
+func (l toolList) EndSession(string) {}
 func (l toolList) Call(context.Context, string, mcp.CallToolParams) (json.RawMessage, error) {
 	return nil, errors.New("not forwarded")
 }

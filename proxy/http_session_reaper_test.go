@@ -61,6 +61,10 @@ func (noUpstream) Call(context.Context, string, mcp.CallToolParams) (json.RawMes
 func (noUpstream) Session(string) (*client.Client, mcp.ServerCapabilities, error) {
 	return nil, mcp.ServerCapabilities{}, errors.New("no such server")
 }
+func (noUpstream) Request(context.Context, string, func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
+	return nil, errors.New("no such server")
+}
+func (noUpstream) EndSession(string) {}
 
 // reapedServer serves a proxy with telemetry over HTTP with limits,
 // reaping idle sessions until the test ends.

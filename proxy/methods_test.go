@@ -121,6 +121,7 @@ func TestOnlyTheGateTouchesUpstreamSessions(t *testing.T) {
 	t.Parallel()
 	allowed := map[string][]string{
 		"upstream.Session": {"upstream_gate.go"},
+		"upstream.Request": {"upstream_gate.go"},
 		"upstream.Call":    {"relay.go"},
 		"forwardRequest":   {"request.go"},
 		"ownSession":       {"catalog.go"},

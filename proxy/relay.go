@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
@@ -34,12 +35,13 @@ type relay struct {
 type inflight struct {
 	ctx       context.Context
 	principal string
+	session   string
 }
 
 // enter records a request to server in flight until leave is called.
 func (s *Server) enter(ctx context.Context, server string) (leave func()) {
 	r := &s.relay
-	entry := &inflight{ctx: ctx, principal: s.principalOf(ctx)}
+	entry := &inflight{ctx: ctx, principal: s.principalOf(ctx), session: sessionIDOf(ctx)}
 	r.mu.Lock()
 	if r.active == nil {
 		r.active = map[string][]*inflight{}
@@ -60,8 +62,18 @@ func (s *Server) enter(ctx context.Context, server string) (leave func()) {
 }
 
 type progressRoute struct {
-	ctx   context.Context // the client's call
-	token mcp.ProgressToken
+	ctx       context.Context // the client's call
+	token     mcp.ProgressToken
+	principal string // who made the call, so that only its child reaches it
+	session   string
+}
+
+// sessionIDOf is the id of the client session in ctx, "" without one.
+func sessionIDOf(ctx context.Context) string {
+	if cs := server.ClientSessionFromContext(ctx); cs != nil {
+		return cs.SessionID()
+	}
+	return ""
 }
 
 var _ upstream.Peer = (*Server)(nil)
@@ -80,7 +92,7 @@ func (s *Server) callUpstream(ctx context.Context, server string, params mcp.Cal
 	if params.Meta != nil && params.Meta.ProgressToken != nil {
 		r.next++
 		token = "mcpwarden-" + strconv.FormatUint(r.next, 10)
-		r.tokens[token] = progressRoute{ctx: ctx, token: params.Meta.ProgressToken}
+		r.tokens[token] = progressRoute{ctx: ctx, token: params.Meta.ProgressToken, principal: s.principalOf(ctx), session: sessionIDOf(ctx)}
 		params.Meta.ProgressToken = token
 	}
 	r.mu.Unlock()
@@ -118,8 +130,12 @@ func upstreamMeta(m *mcp.Meta) *mcp.Meta {
 	return out
 }
 
-// Notify routes an upstream's notification to the clients.
-func (s *Server) Notify(server string, n mcp.JSONRPCNotification) {
+// Notify routes an upstream's notification to the clients. One from an
+// isolated child (ctx carries its upstream.Route) reaches only the
+// sessions that child serves: a progress token of another caller's call,
+// guessed or replayed, goes nowhere.
+func (s *Server) Notify(ctx context.Context, server string, n mcp.JSONRPCNotification) {
+	from := upstream.RouteOf(ctx)
 	params := maps.Clone(n.Params.AdditionalFields)
 	if params == nil {
 		params = map[string]any{}
@@ -133,8 +149,8 @@ func (s *Server) Notify(server string, n mcp.JSONRPCNotification) {
 		s.relay.mu.Lock()
 		route, ok := s.relay.tokens[token]
 		s.relay.mu.Unlock()
-		if !ok {
-			return // the call has ended, or the token was never ours
+		if !ok || !from.Serves(route.principal, route.session) {
+			return // the call has ended, or the token was never ours, or is another caller's
 		}
 		params["progressToken"] = route.token
 		_ = s.mcp.SendNotificationToClient(route.ctx, n.Method, params)
@@ -147,17 +163,18 @@ func (s *Server) Notify(server string, n mcp.JSONRPCNotification) {
 		}
 		// Only to the session it belongs to (see target); none if that
 		// cannot be told.
-		if ctx, err := s.recipient(server, mcp.MCPMethod(n.Method)); err == nil {
+		if ctx, err := s.recipient(from, server, mcp.MCPMethod(n.Method)); err == nil {
 			_ = s.mcp.SendNotificationToClient(ctx, n.Method, params)
 		}
 	case mcp.MethodNotificationResourceUpdated:
 		if uri, _ := params["uri"].(string); uri != "" {
 			params["uri"] = s.catalog.exposedURI(server, uri)
 		}
-		// To every session that may read the server's resources.
+		// To every session that may read the server's resources and, from
+		// an isolated child, is one it serves.
 		policy := s.current().policy
 		for _, k := range s.sessions.all() {
-			if !policy.Hidden(rules.Call{Profile: k.profile, Server: server, Tool: string(mcp.MethodResourcesRead)}) {
+			if from.Serves(k.principal, k.id) && !policy.Hidden(rules.Call{Profile: k.profile, Server: server, Tool: string(mcp.MethodResourcesRead)}) {
 				_ = s.mcp.SendNotificationToClient(k.ctx, n.Method, params)
 			}
 		}

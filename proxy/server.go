@@ -33,8 +33,15 @@ type Upstream interface {
 	Tools(server string) ([]mcp.Tool, error)
 	// Call returns the tools/call result object as the upstream sent it.
 	Call(ctx context.Context, server string, params mcp.CallToolParams) (json.RawMessage, error)
-	// Session is the live session for requests other than tools/call.
+	// Session is the live session for mcpwarden's own requests (listing).
 	Session(server string) (*client.Client, mcp.ServerCapabilities, error)
+	// Request runs do with the session that serves a client's request
+	// other than tools/call: for an isolated server, the child of the
+	// caller ctx's upstream.Route names.
+	Request(ctx context.Context, server string, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error)
+	// EndSession tells the upstreams that a client session has ended, so
+	// that the children isolated per session that serve it stop.
+	EndSession(session string)
 }
 
 var _ Upstream = (*upstream.Pool)(nil)
@@ -163,6 +170,7 @@ func New(o Options) (*Server, error) {
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 		s.asker.grants.end(cs.SessionID())
 		s.sessions.forget(cs.SessionID())
+		s.upstream.EndSession(cs.SessionID())
 		s.armed.end(cs.SessionID())
 		s.roots.end(cs.SessionID())
 		s.tel.SessionClosed()

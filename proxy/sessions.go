@@ -12,6 +12,7 @@ import (
 // latest request's context (without its cancellation, for the session in
 // it) and who it is.
 type knownSession struct {
+	id        string
 	ctx       context.Context
 	principal string
 	profile   string
@@ -34,7 +35,7 @@ func (s *Server) heard(ctx context.Context) {
 	if cs == nil || cs.SessionID() == "" {
 		return
 	}
-	k := knownSession{ctx: context.WithoutCancel(ctx), principal: s.principalOf(ctx), profile: s.profileOf(ctx)}
+	k := knownSession{id: cs.SessionID(), ctx: context.WithoutCancel(ctx), principal: s.principalOf(ctx), profile: s.profileOf(ctx)}
 	m := &s.sessions
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/rules"
+	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
 // This file is the one place where the proxy touches an upstream's
@@ -28,6 +29,8 @@ import (
 func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
 	defer s.enter(ctx, c.tool.Server)()
 	uctx, uspan := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
+	route := &upstream.Route{Principal: c.principal, Session: c.session}
+	uctx = upstream.WithRoute(uctx, route) // an isolated server picks its caller's child
 	start := time.Now()
 	res, err := s.withSession(uctx, c.tool.Server, do)
 	s.armBy(c) // before the client can see the result
@@ -35,6 +38,7 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 	s.tel.Call(c.tool.Server, elapsed, telemetry.ResultOutcome(false, err))
 	uspan.End(err)
 	ev := c.event(audit.KindResult)
+	ev.Instance = route.Instance
 	ms := elapsed.Milliseconds()
 	ev.DurationMS = &ms
 	ev.IsError = ptr(err != nil)
@@ -66,12 +70,10 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 	return res, nil
 }
 
+// withSession runs do with the session that serves the caller in ctx's
+// route on server: its own child, when the server is isolated.
 func (s *Server) withSession(ctx context.Context, server string, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
-	cl, caps, err := s.upstream.Session(server)
-	if err != nil {
-		return nil, err
-	}
-	return do(ctx, cl, caps)
+	return s.upstream.Request(ctx, server, do)
 }
 
 // ownSession is an upstream's session for mcpwarden's own requests, which

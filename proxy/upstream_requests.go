@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/rules"
+	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
 // Requests from upstreams to the client side (docs/design.md, "Sessions and principals").
@@ -40,10 +41,13 @@ func elicitationPrefix(server string) string { return "[" + server + "] " }
 // request in flight to it comes from one principal; else, with none in
 // flight, the newest session whose profile can see the server, if every
 // such session is one principal's. It never picks a session of another
-// principal than the one it cannot tell apart from.
-func (s *Server) recipient(server string, method mcp.MCPMethod) (context.Context, error) {
+// principal than the one it cannot tell apart from. From an isolated child
+// (from is not nil) only the requests and sessions that child serves
+// count: another caller's, in flight to another child of the server, never
+// do.
+func (s *Server) recipient(from *upstream.Route, server string, method mcp.MCPMethod) (context.Context, error) {
 	s.relay.mu.Lock()
-	calls := slices.Clone(s.relay.active[server])
+	calls := slices.DeleteFunc(slices.Clone(s.relay.active[server]), func(c *inflight) bool { return !from.Serves(c.principal, c.session) })
 	s.relay.mu.Unlock()
 	if len(calls) > 0 {
 		newest := calls[len(calls)-1]
@@ -57,7 +61,7 @@ func (s *Server) recipient(server string, method mcp.MCPMethod) (context.Context
 	policy := s.current().policy
 	var best *knownSession
 	for _, k := range s.sessions.all() {
-		if policy.Hidden(rules.Call{Profile: k.profile, Server: server, Tool: string(method)}) {
+		if !from.Serves(k.principal, k.id) || policy.Hidden(rules.Call{Profile: k.profile, Server: server, Tool: string(method)}) {
 			continue
 		}
 		if best != nil && best.principal != k.principal {
@@ -122,9 +126,9 @@ func (s *Server) refuseFromUpstream(server string, method mcp.MCPMethod, why err
 
 // CreateMessage passes an upstream's sampling request to its client
 // session (see target), unless it is denied.
-func (s *Server) CreateMessage(_ context.Context, server string, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+func (s *Server) CreateMessage(ctx context.Context, server string, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	method := mcp.MethodSamplingCreateMessage
-	ctx, err := s.recipient(server, method)
+	ctx, err := s.recipient(upstream.RouteOf(ctx), server, method)
 	if err != nil {
 		return nil, s.refuseFromUpstream(server, method, err)
 	}
@@ -140,9 +144,9 @@ func (s *Server) CreateMessage(_ context.Context, server string, req mcp.CreateM
 // Elicit passes an upstream's elicitation to its client session (see
 // target), unless it is denied, with the message prefixed by the server's
 // name.
-func (s *Server) Elicit(_ context.Context, server string, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+func (s *Server) Elicit(ctx context.Context, server string, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	method := mcp.MethodElicitationCreate
-	ctx, err := s.recipient(server, method)
+	ctx, err := s.recipient(upstream.RouteOf(ctx), server, method)
 	if err != nil {
 		return nil, s.refuseFromUpstream(server, method, err)
 	}

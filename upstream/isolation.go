@@ -36,24 +36,41 @@ func (i Isolation) String() string {
 // isolated child while isolation_max of them are running already.
 var ErrIsolationFull = errors.New("isolation_max reached")
 
-// A Route says who a tools/call comes from, so that a server isolated per
-// principal or per session is given its caller's child. Call records in
-// Instance which isolated child served the call ("" when the server is
-// shared).
+// A Route says who a request comes from, so that a server isolated per
+// principal or per session is given its caller's child: Call and Request
+// route by it and record in Instance which isolated child served the
+// request ("" when the server is shared). It also travels the other way:
+// the ctx a Peer gets with an isolated child's notification or request
+// carries the Route of the caller that child serves, Session empty when
+// the child serves every session of its principal.
 type Route struct {
 	Principal string
 	Session   string
-	Instance  string // set by Call
+	Instance  string // set by Call and Request
+}
+
+// Serves reports whether a client session, of principal with the session
+// id session, is one the child r came from serves: the same principal, and
+// the same session unless r has none. A nil Route, of a shared server,
+// serves every session.
+func (r *Route) Serves(principal, session string) bool {
+	if r == nil {
+		return true
+	}
+	return principal == r.Principal && (r.Session == "" || session == r.Session)
 }
 
 type routeKey struct{}
 
-// WithRoute returns ctx carrying r, for Call to route by and fill in.
+// WithRoute returns ctx carrying r, for Call and Request to route by and
+// fill in.
 func WithRoute(ctx context.Context, r *Route) context.Context {
 	return context.WithValue(ctx, routeKey{}, r)
 }
 
-func routeOf(ctx context.Context) *Route {
+// RouteOf is the Route ctx carries, or nil. In a Peer's ctx it names the
+// caller an isolated child serves; nil says the sender is shared.
+func RouteOf(ctx context.Context) *Route {
 	r, _ := ctx.Value(routeKey{}).(*Route)
 	return r
 }
@@ -113,7 +130,7 @@ type child struct {
 // the function to call once the call has ended. A shared server, or a call
 // without a route, is served by s itself.
 func (p *Pool) pick(ctx context.Context, s *server) (*server, func(), error) {
-	r := routeOf(ctx)
+	r := RouteOf(ctx)
 	if s.kids == nil || r == nil {
 		return s, func() {}, nil
 	}
@@ -144,7 +161,7 @@ func (p *Pool) pick(ctx context.Context, s *server) (*server, func(), error) {
 	}
 	k.started++
 	cs := newServer(s.ctx, s.env, s.name, s.spec)
-	cs.kids, cs.instance = nil, key.String()+"#"+strconv.Itoa(k.started)
+	cs.kids, cs.instance, cs.owner = nil, key.String()+"#"+strconv.Itoa(k.started), key
 	cs.logger = cs.logger.With("instance", cs.instance)
 	c := &child{s: cs, busy: 1}
 	if k.byKey == nil {
@@ -222,4 +239,64 @@ func (s *server) instanceName(sess *session) string {
 		return s.instance
 	}
 	return s.instance + " pid " + strconv.Itoa(sess.proc.cmd.Process.Pid)
+}
+
+// peerContext is ctx, carrying for an isolated child the Route of the
+// caller it serves, so that the Peer sends its notifications and requests
+// to that caller alone. A fresh Route each time: the Peer cannot change
+// the child's.
+func (s *server) peerContext(ctx context.Context) context.Context {
+	if s.instance == "" {
+		return ctx
+	}
+	return WithRoute(ctx, &Route{Principal: s.owner.principal, Session: s.owner.session, Instance: s.instance})
+}
+
+// EndSession stops the children isolated per session that serve the client
+// session with the id session, which has ended: a per_session child lives
+// no longer than its session (isolation_idle_timeout is for sessions that
+// stay open unused). It returns at once; the children are stopped in the
+// background and the pool's Close waits for them. Children per principal
+// are left to the idle timeout: the principal may have other sessions.
+func (p *Pool) EndSession(session string) {
+	if session == "" {
+		return
+	}
+	var ended []*child
+	for _, name := range p.Names() {
+		s, err := p.server(name)
+		if err != nil || s.kids == nil {
+			continue
+		}
+		ended = append(ended, s.kids.endSession(session)...)
+	}
+	if len(ended) == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return // Close stops them
+	}
+	p.env.group.Go(func() {
+		for _, c := range ended {
+			c.s.cancel()
+			<-c.s.done
+			c.s.logger.Info("isolated upstream child stopped: its session ended", "session", session)
+		}
+	})
+}
+
+// endSession removes and returns the children that serve session.
+func (k *children) endSession(session string) []*child {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []*child
+	for key, c := range k.byKey {
+		if key.session == session {
+			delete(k.byKey, key)
+			out = append(out, c)
+		}
+	}
+	return out
 }

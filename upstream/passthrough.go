@@ -10,26 +10,28 @@ import (
 // A Peer is the client side as upstreams see it: where their notifications
 // go (progress, log messages, resource updates, list changes) and who
 // answers their requests for sampling, elicitation and roots. mcpwarden's
-// proxy routes each to the right client session. Notify is called from the
-// transport's reader and must not block.
+// proxy routes each to the right client session. The ctx of a notification
+// or request from an isolated child carries the Route of the caller that
+// child serves (see RouteOf): it must reach only that caller's sessions
+// (Route.Serves). Notify is called from the transport's reader and must not
+// block.
 type Peer interface {
-	Notify(server string, n mcp.JSONRPCNotification)
+	Notify(ctx context.Context, server string, n mcp.JSONRPCNotification)
 	CreateMessage(ctx context.Context, server string, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
 	Elicit(ctx context.Context, server string, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error)
 	ListRoots(ctx context.Context, server string, req mcp.ListRootsRequest) (*mcp.ListRootsResult, error)
 }
 
-// peerHandlers adapt a Peer to mcp-go's client handlers for one server.
-// With them the upstream session declares the sampling, elicitation and
-// roots capabilities, so the upstream may use them; the proxy refuses what
-// the calling client cannot do.
+// peerHandlers adapt a Peer to mcp-go's client handlers for one server or
+// isolated child. With them the upstream session declares the sampling,
+// elicitation and roots capabilities, so the upstream may use them; the
+// proxy refuses what the calling client cannot do.
 type peerHandlers struct {
-	env    *supervisorEnv
-	server string
+	s *server
 }
 
 func (h peerHandlers) peer() (Peer, error) {
-	p := h.env.peer()
+	p := h.s.env.peer()
 	if p == nil {
 		return nil, ErrNoPeer
 	}
@@ -41,7 +43,7 @@ func (h peerHandlers) CreateMessage(ctx context.Context, req mcp.CreateMessageRe
 	if err != nil {
 		return nil, err
 	}
-	return p.CreateMessage(ctx, h.server, req)
+	return p.CreateMessage(h.s.peerContext(ctx), h.s.name, req)
 }
 
 func (h peerHandlers) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
@@ -49,7 +51,7 @@ func (h peerHandlers) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	return p.Elicit(ctx, h.server, req)
+	return p.Elicit(h.s.peerContext(ctx), h.s.name, req)
 }
 
 func (h peerHandlers) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
@@ -57,12 +59,12 @@ func (h peerHandlers) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (
 	if err != nil {
 		return nil, err
 	}
-	return p.ListRoots(ctx, h.server, req)
+	return p.ListRoots(h.s.peerContext(ctx), h.s.name, req)
 }
 
 // clientOptions are the handlers every upstream session gets.
 func (s *server) clientOptions() []client.ClientOption {
-	h := peerHandlers{env: s.env, server: s.name}
+	h := peerHandlers{s: s}
 	return []client.ClientOption{
 		client.WithSamplingHandler(h),
 		client.WithElicitationHandler(h),
@@ -84,4 +86,43 @@ func (p *Pool) Session(name string) (*client.Client, mcp.ServerCapabilities, err
 		return nil, mcp.ServerCapabilities{}, err
 	}
 	return sess.client, sess.client.GetServerCapabilities(), nil
+}
+
+// Request runs do with the client session that serves a client's request
+// other than tools/call (resources, prompts, completion, logging) to the
+// named server, and the capabilities its server declared. A server
+// isolated per principal or per session serves it from the child of the
+// caller ctx's Route names (see WithRoute), started on first use and kept
+// from being reaped until do returns; Route.Instance then names it. A
+// request that would need one more child than isolation_max allows fails
+// with ErrIsolationFull. Request waits while a child is starting, at most
+// the server's CallTimeout, and fails fast while a server is down, like
+// Session.
+func (p *Pool) Request(ctx context.Context, name string, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
+	s, err := p.server(name)
+	if err != nil {
+		return nil, err
+	}
+	var sess *session
+	if s.kids != nil {
+		var done func()
+		if s, done, err = p.pick(ctx, s); err != nil {
+			return nil, err
+		}
+		defer done()
+	}
+	if s.instance != "" {
+		wctx, cancel := context.WithTimeoutCause(ctx, s.spec.callTimeout(), errCallTimeout)
+		sess, err = s.await(wctx)
+		cancel()
+		if err == nil {
+			RouteOf(ctx).Instance = s.instanceName(sess)
+		}
+	} else {
+		sess, err = s.current()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return do(ctx, sess.client, sess.client.GetServerCapabilities())
 }

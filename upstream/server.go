@@ -25,9 +25,11 @@ type server struct {
 
 	// kids are the isolated children of a server whose spec is isolated
 	// (nil otherwise); instance names a child ("" for every other server),
-	// whose events are not reported: its template's stand for it.
+	// whose events are not reported: its template's stand for it; owner
+	// is whose child it is.
 	kids     *children
 	instance string
+	owner    childKey
 
 	// headerFunc is spec.HeaderFunc, or the one of a later equal Spec given
 	// to Reconcile (a func cannot be compared, so a new one does not make

@@ -164,7 +164,7 @@ func (s *server) onNotification(n mcp.JSONRPCNotification) {
 		poke(s.relist)
 	}
 	if p := s.env.peer(); p != nil {
-		p.Notify(s.name, n)
+		p.Notify(s.peerContext(context.Background()), s.name, n)
 	}
 }
 
