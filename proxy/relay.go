@@ -135,7 +135,7 @@ func upstreamMeta(m *mcp.Meta) *mcp.Meta {
 // sessions that child serves: a progress token of another caller's call,
 // guessed or replayed, goes nowhere.
 func (s *Server) Notify(ctx context.Context, server string, n mcp.JSONRPCNotification) {
-	from := upstream.RouteOf(ctx)
+	from := upstream.CallerOf(ctx)
 	params := maps.Clone(n.Params.AdditionalFields)
 	if params == nil {
 		params = map[string]any{}

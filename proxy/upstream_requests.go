@@ -128,7 +128,7 @@ func (s *Server) refuseFromUpstream(server string, method mcp.MCPMethod, why err
 // session (see target), unless it is denied.
 func (s *Server) CreateMessage(ctx context.Context, server string, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	method := mcp.MethodSamplingCreateMessage
-	ctx, err := s.recipient(upstream.RouteOf(ctx), server, method)
+	ctx, err := s.recipient(upstream.CallerOf(ctx), server, method)
 	if err != nil {
 		return nil, s.refuseFromUpstream(server, method, err)
 	}
@@ -146,7 +146,7 @@ func (s *Server) CreateMessage(ctx context.Context, server string, req mcp.Creat
 // name.
 func (s *Server) Elicit(ctx context.Context, server string, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	method := mcp.MethodElicitationCreate
-	ctx, err := s.recipient(upstream.RouteOf(ctx), server, method)
+	ctx, err := s.recipient(upstream.CallerOf(ctx), server, method)
 	if err != nil {
 		return nil, s.refuseFromUpstream(server, method, err)
 	}

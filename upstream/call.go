@@ -60,7 +60,7 @@ func (p *Pool) Call(ctx context.Context, name string, params mcp.CallToolParams)
 		return nil, err
 	}
 	if s.instance != "" {
-		RouteOf(ctx).Instance = s.instanceName(sess)
+		routeOf(ctx).Instance = s.instanceName(sess)
 	}
 	var raw json.RawMessage
 	err = sess.callTool(ctx, &raw, params)

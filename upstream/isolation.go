@@ -39,10 +39,11 @@ var ErrIsolationFull = errors.New("isolation_max reached")
 // A Route says who a request comes from, so that a server isolated per
 // principal or per session is given its caller's child: Call and Request
 // route by it and record in Instance which isolated child served the
-// request ("" when the server is shared). It also travels the other way:
-// the ctx a Peer gets with an isolated child's notification or request
-// carries the Route of the caller that child serves, Session empty when
-// the child serves every session of its principal.
+// request ("" when the server is shared). It also travels the other way,
+// under its own key (see CallerOf): the ctx a Peer gets with an isolated
+// child's notification or request carries the Route of the caller that
+// child serves, Session empty when the child serves every session of its
+// principal.
 type Route struct {
 	Principal string
 	Session   string
@@ -68,10 +69,21 @@ func WithRoute(ctx context.Context, r *Route) context.Context {
 	return context.WithValue(ctx, routeKey{}, r)
 }
 
-// RouteOf is the Route ctx carries, or nil. In a Peer's ctx it names the
-// caller an isolated child serves; nil says the sender is shared.
-func RouteOf(ctx context.Context) *Route {
+// routeOf is the Route ctx carries for Call and Request, or nil.
+func routeOf(ctx context.Context) *Route {
 	r, _ := ctx.Value(routeKey{}).(*Route)
+	return r
+}
+
+type callerKey struct{}
+
+// CallerOf is, in the ctx of a Peer's notification or request, the Route
+// of the caller the isolated child that sent it serves; nil when a shared
+// server sent it. It has a key of its own: a call's Route, which an
+// in-process transport may hand back in the ctx of the upstream's request,
+// is not mistaken for it.
+func CallerOf(ctx context.Context) *Route {
+	r, _ := ctx.Value(callerKey{}).(*Route)
 	return r
 }
 
@@ -130,7 +142,7 @@ type child struct {
 // the function to call once the call has ended. A shared server, or a call
 // without a route, is served by s itself.
 func (p *Pool) pick(ctx context.Context, s *server) (*server, func(), error) {
-	r := RouteOf(ctx)
+	r := routeOf(ctx)
 	if s.kids == nil || r == nil {
 		return s, func() {}, nil
 	}
@@ -241,15 +253,16 @@ func (s *server) instanceName(sess *session) string {
 	return s.instance + " pid " + strconv.Itoa(sess.proc.cmd.Process.Pid)
 }
 
-// peerContext is ctx, carrying for an isolated child the Route of the
-// caller it serves, so that the Peer sends its notifications and requests
-// to that caller alone. A fresh Route each time: the Peer cannot change
-// the child's.
+// peerContext is ctx carrying, for an isolated child, the Route of the
+// caller it serves (see CallerOf), so that the Peer sends its
+// notifications and requests to that caller alone; for any other server,
+// none, whatever ctx carried. A fresh Route each time: the Peer cannot
+// change the child's.
 func (s *server) peerContext(ctx context.Context) context.Context {
 	if s.instance == "" {
-		return ctx
+		return context.WithValue(ctx, callerKey{}, (*Route)(nil))
 	}
-	return WithRoute(ctx, &Route{Principal: s.owner.principal, Session: s.owner.session, Instance: s.instance})
+	return context.WithValue(ctx, callerKey{}, &Route{Principal: s.owner.principal, Session: s.owner.session, Instance: s.instance})
 }
 
 // EndSession stops the children isolated per session that serve the client

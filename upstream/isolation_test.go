@@ -33,7 +33,7 @@ func isolatedPool(t *testing.T, spec Spec) (*Pool, *atomic.Int32) {
 func callAs(t *testing.T, pool *Pool, r Route) (string, error) {
 	t.Helper()
 	ctx := WithRoute(t.Context(), &r)
-	route := RouteOf(ctx)
+	route := routeOf(ctx)
 	raw, err := pool.Call(ctx, "iso", mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "hi"}})
 	if err == nil && firstText(t, raw) != "hi" {
 		t.Errorf("tool0 answered %q", firstText(t, raw))

@@ -12,7 +12,7 @@ import (
 // answers their requests for sampling, elicitation and roots. mcpwarden's
 // proxy routes each to the right client session. The ctx of a notification
 // or request from an isolated child carries the Route of the caller that
-// child serves (see RouteOf): it must reach only that caller's sessions
+// child serves (see CallerOf): it must reach only that caller's sessions
 // (Route.Serves). Notify is called from the transport's reader and must not
 // block.
 type Peer interface {
@@ -116,7 +116,7 @@ func (p *Pool) Request(ctx context.Context, name string, do func(context.Context
 		sess, err = s.await(wctx)
 		cancel()
 		if err == nil {
-			RouteOf(ctx).Instance = s.instanceName(sess)
+			routeOf(ctx).Instance = s.instanceName(sess)
 		}
 	} else {
 		sess, err = s.current()
