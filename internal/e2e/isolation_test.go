@@ -25,24 +25,19 @@ var stateServer = &standIn{pkg: "stateserver"}
 
 // An isolated is mcpwarden serving stateserver as "state", isolated, over
 // HTTP behind two static tokens: alice's and bob's. Its upstream processes
-// carry mark.
+// carry mark; stderr is mcpwarden's.
 type isolated struct {
-	f    *fixture
-	mark string
-	url  string
+	f      *fixture
+	mark   string
+	url    string
+	stderr *testkit.LockedBuffer
 }
 
 // startIsolated starts mcpwarden serving stateserver isolated as given,
 // with extra server keys.
 func startIsolated(t *testing.T, isolation, extra string) isolated {
 	t.Helper()
-	mark := fmt.Sprintf("isolation-%s-%d", t.Name(), time.Now().UnixNano())
-	f := newFixture(t, testkit.FreeAddr(t), fmt.Sprintf(`  state:
-    command: %q
-    env: { %s: %q }
-    isolation: %s
-%s`, stateServer.binary(t), markEnv, mark, isolation, extra), `  default: deny
-  allow: ["mcp:state:*"]`)
+	f, mark := isolatedFixture(t, isolation, extra)
 	f.appendConfig(t, `profiles:
   alice:
     servers: [state]
@@ -51,9 +46,24 @@ func startIsolated(t *testing.T, isolation, extra string) isolated {
     servers: [state]
     tokens_env: [BOB_TOKEN]
 `)
+	url, stderr := startHTTP(t, f, "ALICE_TOKEN=alice-secret", "BOB_TOKEN=bob-secret")
+	return isolated{f: f, mark: mark, url: url, stderr: stderr}
+}
+
+// isolatedFixture is the config of mcpwarden serving stateserver isolated
+// as given, with extra server keys, and the mark its processes carry; the
+// caller adds who may connect.
+func isolatedFixture(t *testing.T, isolation, extra string) (*fixture, string) {
+	t.Helper()
+	mark := fmt.Sprintf("isolation-%s-%d", t.Name(), time.Now().UnixNano())
+	f := newFixture(t, testkit.FreeAddr(t), fmt.Sprintf(`  state:
+    command: %q
+    env: { %s: %q }
+    isolation: %s
+%s`, stateServer.binary(t), markEnv, mark, isolation, extra), `  default: deny
+  allow: ["mcp:state:*"]`)
 	t.Cleanup(func() { killMarked(mark) })
-	url, _ := startHTTP(t, f, "ALICE_TOKEN=alice-secret", "BOB_TOKEN=bob-secret")
-	return isolated{f: f, mark: mark, url: url}
+	return f, mark
 }
 
 // connectAs connects to url with token, over the protocol with sessions.
