@@ -355,3 +355,20 @@ func deleteSession(t *testing.T, url string, c *client.Client) {
 func runs(mark, pid string) bool {
 	return slices.ContainsFunc(marked(mark), func(p int) bool { return strconv.Itoa(p) == pid })
 }
+
+// TestPerSessionChildEndsWhenStdioClientGoes: over stdio the one session
+// ends with the client; its child does not outlive it.
+func TestPerSessionChildEndsWhenStdioClientGoes(t *testing.T) {
+	t.Parallel()
+	mark := fmt.Sprintf("isolation-%s-%d", t.Name(), time.Now().UnixNano())
+	t.Cleanup(func() { killMarked(mark) })
+	f := newFixture(t, "stdio", fmt.Sprintf("  state:\n    command: %q\n    env: { %s: %q }\n    isolation: per_session\n",
+		stateServer.binary(t), markEnv, mark), `  allow: ["mcp:state:*"]`)
+	c := connectStdio(t, f)
+	pid, _ := state(t, c, "remember", "x")
+	if !runs(mark, pid) || len(marked(mark)) != 2 {
+		t.Fatalf("processes %v, want the template and the session's child %s", marked(mark), pid)
+	}
+	c.Close() // the client goes: its stdin closes
+	waitNoneMarked(t, mark, 15*time.Second, "after the stdio client went")
+}
