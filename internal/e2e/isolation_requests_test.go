@@ -262,7 +262,7 @@ func TestIsolatedChildCannotSendProgressToAnotherPrincipalsCall(t *testing.T) {
 	bobCalling()
 }
 
-// bobWaits starts a call of state__wait that lasts until the returned
+// bobWaits starts a call of state__wait, as the client bob, that lasts until the returned
 // function is called, and returns once it has reached bob's child.
 func bobWaits(t *testing.T, bob *client.Client, meta *mcp.Meta) (end func()) {
 	t.Helper()
@@ -371,4 +371,24 @@ func TestPerSessionChildEndsWhenStdioClientGoes(t *testing.T) {
 	}
 	c.Close() // the client goes: its stdin closes
 	waitNoneMarked(t, mark, 15*time.Second, "after the stdio client went")
+}
+
+// TestPerSessionChildRequestReachesOnlyItsSession is the variant within
+// one principal: the child of alice's first session asks for sampling
+// while only her second session has a call in flight. It goes to the
+// first session, whose child asked.
+func TestPerSessionChildRequestReachesOnlyItsSession(t *testing.T) {
+	t.Parallel()
+	iso := startIsolated(t, "per_session", "")
+	first, second := listen(t, iso.url, "alice-secret", "first's answer"), listen(t, iso.url, "alice-secret", "second's answer")
+	secondCalling := bobWaits(t, second.c, nil)
+	state(t, first.c, "later", "")
+	testkit.Eventually(t, 15*time.Second, "the first session's sampling request", func() bool { return len(first.samplings()) > 0 })
+	if got := second.samplings(); len(got) != 0 {
+		t.Errorf("the second session was asked %q by the first session's child", got)
+	}
+	if got := testkit.Text(callTool(t, first.c, "state__sampled", nil)); !strings.HasSuffix(got, "sampled=first's answer") {
+		t.Errorf("the first session's child got %q", got)
+	}
+	secondCalling()
 }
