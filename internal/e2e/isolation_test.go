@@ -47,6 +47,11 @@ func startIsolated(t *testing.T, isolation, extra string) isolated {
     tokens_env: [BOB_TOKEN]
 `)
 	url, stderr := startHTTP(t, f, "ALICE_TOKEN=alice-secret", "BOB_TOKEN=bob-secret")
+	t.Cleanup(func() { // mcpwarden is built with -race
+		if strings.Contains(stderr.String(), "WARNING: DATA RACE") {
+			t.Error("mcpwarden reported a data race")
+		}
+	})
 	return isolated{f: f, mark: mark, url: url, stderr: stderr}
 }
 
