@@ -82,8 +82,9 @@ func (s *Server) recipient(from *upstream.Route, server string, method mcp.MCPMe
 // runs do and writes the result event. An ask lets it through: the
 // request is itself put to the human (an elicitation form, a sampling
 // request the client shows). servers.<name>.policy.sampling: deny denies
-// sampling whatever the rules say.
-func (s *Server) fromUpstream(ctx context.Context, server string, method mcp.MCPMethod, args map[string]any, do func(context.Context) (any, error)) (any, error) {
+// sampling whatever the rules say. Both events name the isolated child
+// that asked, from (nil for a shared server), in instance.
+func (s *Server) fromUpstream(ctx context.Context, from *upstream.Route, server string, method mcp.MCPMethod, args map[string]any, do func(context.Context) (any, error)) (any, error) {
 	c := s.newRequest(ctx, server, method, server, args)
 	c.verdict = s.decideFromUpstream(c, server, method)
 	c.grantedBy = audit.GrantedByRule
@@ -94,7 +95,13 @@ func (s *Server) fromUpstream(ctx context.Context, server string, method mcp.MCP
 		c.reason = "let through: the request itself goes to the human"
 	}
 	s.tel.Decision(c.profile, server, string(method), c.verdict.Decision)
-	if err := s.writeAudit(ctx, c.decisionEvent()); err != nil && s.audit.Required() {
+	instance := ""
+	if from != nil {
+		instance = from.Instance
+	}
+	decision := c.decisionEvent()
+	decision.Instance = instance
+	if err := s.writeAudit(ctx, decision); err != nil && s.audit.Required() {
 		return nil, fmt.Errorf("mcpwarden: the audit log cannot be written, so %s is refused: %w", c.tool.Canonical, err)
 	}
 	if c.verdict.Decision == rules.Deny {
@@ -103,6 +110,7 @@ func (s *Server) fromUpstream(ctx context.Context, server string, method mcp.MCP
 	start := time.Now()
 	res, err := do(ctx)
 	ev := c.event(audit.KindResult)
+	ev.Instance = instance
 	ms := time.Since(start).Milliseconds()
 	ev.DurationMS = &ms
 	ev.IsError = ptr(err != nil)
@@ -128,11 +136,12 @@ func (s *Server) refuseFromUpstream(server string, method mcp.MCPMethod, why err
 // session (see target), unless it is denied.
 func (s *Server) CreateMessage(ctx context.Context, server string, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	method := mcp.MethodSamplingCreateMessage
-	ctx, err := s.recipient(upstream.CallerOf(ctx), server, method)
+	from := upstream.CallerOf(ctx)
+	ctx, err := s.recipient(from, server, method)
 	if err != nil {
 		return nil, s.refuseFromUpstream(server, method, err)
 	}
-	res, err := s.fromUpstream(ctx, server, method, map[string]any{}, func(ctx context.Context) (any, error) {
+	res, err := s.fromUpstream(ctx, from, server, method, map[string]any{}, func(ctx context.Context) (any, error) {
 		return s.mcp.RequestSampling(ctx, req)
 	})
 	if err != nil {
@@ -146,12 +155,13 @@ func (s *Server) CreateMessage(ctx context.Context, server string, req mcp.Creat
 // name.
 func (s *Server) Elicit(ctx context.Context, server string, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	method := mcp.MethodElicitationCreate
-	ctx, err := s.recipient(upstream.CallerOf(ctx), server, method)
+	from := upstream.CallerOf(ctx)
+	ctx, err := s.recipient(from, server, method)
 	if err != nil {
 		return nil, s.refuseFromUpstream(server, method, err)
 	}
 	req.Params.Message = elicitationPrefix(server) + req.Params.Message
-	res, err := s.fromUpstream(ctx, server, method, map[string]any{"message": req.Params.Message}, func(ctx context.Context) (any, error) {
+	res, err := s.fromUpstream(ctx, from, server, method, map[string]any{"message": req.Params.Message}, func(ctx context.Context) (any, error) {
 		return s.mcp.RequestElicitation(ctx, req)
 	})
 	if err != nil {

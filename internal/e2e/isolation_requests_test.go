@@ -240,6 +240,13 @@ func TestPerPrincipalChildRequestReachesOnlyItsSession(t *testing.T) {
 	if got := testkit.Text(callTool(t, alice.c, "state__sampled", nil)); !strings.HasSuffix(got, "sampled=alice's answer") {
 		t.Errorf("alice's child got %q", got)
 	}
+	for principal, names := range instances(t, iso.f.auditPath) { // the sampling's result too
+		for _, name := range names {
+			if !strings.HasPrefix(name, "principal:"+principal+"#") {
+				t.Errorf("a result of %s names instance %q, want the child that served or asked", principal, name)
+			}
+		}
+	}
 	bobCalling()
 }
 
