@@ -131,7 +131,7 @@ func upstreamMeta(m *mcp.Meta) *mcp.Meta {
 }
 
 // Notify routes an upstream's notification to the clients. One from an
-// isolated child (ctx carries its upstream.Route) reaches only the
+// isolated child (upstream.CallerOf(ctx) is not nil) reaches only the
 // sessions that child serves: a progress token of another caller's call,
 // guessed or replayed, goes nowhere.
 func (s *Server) Notify(ctx context.Context, server string, n mcp.JSONRPCNotification) {
