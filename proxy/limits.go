@@ -37,11 +37,11 @@ type limitWindow struct {
 // count counts one request of session by principal against l at now and
 // returns its number in l's current window.
 func (lc *limitCounters) count(l *rules.Limit, session, principal string, now time.Time) int {
-	key := limitKey{limit: l.Text, scope: l.Scope}
+	key := limitKey{limit: l.Text, scope: l.Per}
 	switch {
-	case l.Scope == rules.ScopeSession && session != "":
+	case l.Per == rules.ScopeSession && session != "":
 		key.who = session
-	case l.Scope != rules.ScopeGlobal:
+	case l.Per != rules.ScopeGlobal:
 		key.scope, key.who = rules.ScopePrincipal, principal
 	}
 	lc.mu.Lock()
@@ -58,7 +58,7 @@ func (lc *limitCounters) count(l *rules.Limit, session, principal string, now ti
 		lc.m[key] = w
 	}
 	if !now.Before(w.end) {
-		w.end, w.n = now.Add(l.Per), 0
+		w.end, w.n = now.Add(l.Window), 0
 	}
 	w.n++
 	return w.n
