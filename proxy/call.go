@@ -208,9 +208,25 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	ev.IsError = ptr(res.IsError)
 	ev.ResultBytes = ptr(held)
 	ev.ResultPreview = text
-	withhold := scan.found() && (action == rules.ResultDeny || action == rules.ResultAsk)
+	withhold := scan.found() && action == rules.ResultDeny
+	refusal := ""
 	if scan.found() {
 		ev.Detail = scan.detail(action)
+		if action == rules.ResultAsk {
+			// Held, in its budget, while a human is asked about it.
+			ans := s.askAboutResult(ctx, c, req, scan, text)
+			ev.Detail, ev.GrantedBy, ev.Reason, ev.Error = scan.asked(ans), ans.grantedBy, ans.reason, ans.failure
+			switch ans.outcome {
+			case resultWithheld:
+				withhold, refusal = true, ans.refusal(c.tool.Canonical, scan)
+			case resultRedacted:
+				raw, _ = scanJSON(raw, true)
+				if res, text, err = decodeResult(raw); err != nil {
+					withhold, refusal = true, scan.withheld(c.tool.Canonical, action) // cannot be: redacting keeps valid JSON
+				}
+				ev.ResultPreview = text
+			}
+		}
 		if withhold {
 			ev.ResultPreview = ""
 		}
@@ -218,7 +234,7 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	// The result is recorded even when the client has gone away meanwhile.
 	s.writeAudit(context.WithoutCancel(ctx), ev)
 	if withhold {
-		return mcp.NewToolResultError(scan.withheld(c.tool.Canonical, action)), nil
+		return mcp.NewToolResultError(cmp.Or(refusal, scan.withheld(c.tool.Canonical, action))), nil
 	}
 	if len(raw) >= liftMin && req.Params.Task == nil {
 		// A task's result is kept for a later request: not streamed.

@@ -49,8 +49,23 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 	if r, ok := res.(*mcp.ReadResourceResult); ok && err == nil {
 		scan = scanResource(r, action == rules.ResultRedact)
 	}
+	refusal := ""
 	if scan.found() {
 		ev.Detail = scan.detail(action)
+		if action == rules.ResultAsk {
+			// Held while a human is asked about it.
+			ans := s.askAboutResult(ctx, c, mcp.CallToolRequest{}, scan, contentsText(res))
+			ev.Detail, ev.GrantedBy, ev.Reason = scan.asked(ans), ans.grantedBy, ans.reason
+			if ans.failure != "" {
+				ev.Error = ans.failure
+			}
+			switch ans.outcome {
+			case resultWithheld:
+				refusal = ans.refusal(c.tool.Canonical, scan)
+			case resultRedacted:
+				scanResource(res.(*mcp.ReadResourceResult), true)
+			}
+		}
 	}
 	// The result is recorded even when the client has gone away meanwhile.
 	s.writeAudit(context.WithoutCancel(ctx), ev)
@@ -60,7 +75,10 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 		}
 		return nil, fmt.Errorf("mcpwarden forwarded %s, but the upstream failed: %w", c.tool.Canonical, err)
 	}
-	if scan.found() && (action == rules.ResultDeny || action == rules.ResultAsk) {
+	switch {
+	case refusal != "":
+		return nil, fmt.Errorf("%w: %s", errRefused, refusal)
+	case scan.found() && action == rules.ResultDeny:
 		return nil, fmt.Errorf("%w: %s", errRefused, scan.withheld(c.tool.Canonical, action))
 	}
 	return res, nil

@@ -24,8 +24,8 @@ type SessionPolicy struct {
 	Limits []rules.LimitSpec `koanf:"limits"`
 	// Results is what to do with a tool result or resource contents that
 	// hold a credential (a private key, a cloud or VCS token, a JWT, …):
-	// redact (the default), deny, ask (until results can be put to a
-	// human, withheld as deny) or log. A server's own results key
+	// redact (the default), deny, ask (held while a human is asked;
+	// withheld without an answer) or log. A server's own results key
 	// overrides it.
 	Results string `koanf:"results"`
 	// HideSuspiciousTools hides the tools whose description, or an
