@@ -3,6 +3,7 @@ package proxy
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -289,12 +290,17 @@ func (ans resultAnswer) refusal(canonical string, scan resultScan) string {
 		canonical, strings.Join(scan.names(), ", "), ans.reason)
 }
 
-// contentsText is the text of a resources/read result for the human:
-// its text contents, one after another, and a line for each blob.
-func contentsText(res any) string {
+// replyText is the text of a resources/read or prompts/get result for the
+// human: a resource's text contents, one after another, and a line for
+// each blob; a prompt's JSON.
+func replyText(res any) string {
 	r, ok := res.(*mcp.ReadResourceResult)
 	if !ok {
-		return ""
+		if p, ok := res.(*mcp.GetPromptResult); ok {
+			res, _, _ = scanPrompt(p, true) // the human sees no blob that holds a credential
+		}
+		raw, _ := json.Marshal(res)
+		return string(raw)
 	}
 	var b strings.Builder
 	for _, content := range r.Contents {

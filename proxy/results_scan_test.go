@@ -43,7 +43,8 @@ func leakEnv(t *testing.T, results string) (*Server, *memorySink) {
 // sets.
 func leakEnvWith(t *testing.T, results string, opts Options) (*Server, *memorySink) {
 	t.Helper()
-	vault := testkit.NewStandIn(server.WithResourceCapabilities(false, false))
+	vault := testkit.NewStandIn(server.WithResourceCapabilities(false, false), server.WithPromptCapabilities(false))
+	addBlobLeaks(vault)
 	vault.MCP().AddResource(mcp.NewResource("file:///creds", "creds"), func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		return []mcp.ResourceContents{mcp.TextResourceContents{URI: "file:///creds", Text: leakedText}}, nil
 	})

@@ -46,15 +46,20 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 	}
 	action := c.policy.Results(c.tool.Server)
 	var scan resultScan
-	if r, ok := res.(*mcp.ReadResourceResult); ok && err == nil {
-		scan = scanResource(r, action == rules.ResultRedact)
-	}
 	refusal := ""
+	if err == nil {
+		var serr error
+		if res, scan, serr = scanReply(res, action == rules.ResultRedact); serr != nil {
+			// What cannot be scanned or redacted is withheld: doubt fails closed.
+			ev.Error = serr.Error()
+			refusal = fmt.Sprintf("mcpwarden withheld the result of %s: it could not be scanned for credentials", c.tool.Canonical)
+		}
+	}
 	if scan.found() {
 		ev.Detail = scan.detail(action)
 		if action == rules.ResultAsk {
 			// Held while a human is asked about it.
-			ans := s.askAboutResult(ctx, c, mcp.CallToolRequest{}, scan, contentsText(res))
+			ans := s.askAboutResult(ctx, c, mcp.CallToolRequest{}, scan, replyText(res))
 			ev.Detail, ev.GrantedBy, ev.Reason = scan.asked(ans), ans.grantedBy, ans.reason
 			if ans.failure != "" {
 				ev.Error = ans.failure
@@ -63,7 +68,11 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 			case resultWithheld:
 				refusal = ans.refusal(c.tool.Canonical, scan)
 			case resultRedacted:
-				scanResource(res.(*mcp.ReadResourceResult), true)
+				var serr error
+				if res, _, serr = scanReply(res, true); serr != nil {
+					ev.Error = serr.Error()
+					refusal = fmt.Sprintf("mcpwarden withheld the result of %s: it could not be redacted", c.tool.Canonical)
+				}
 			}
 		}
 	}
