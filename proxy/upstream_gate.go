@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -30,7 +31,9 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 	uctx, uspan := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
 	start := time.Now()
 	res, err := s.withSession(uctx, c.tool.Server, do)
-	s.armBy(c) // before the client can see the result
+	if armErr := s.armBy(ctx, c); err == nil && armErr != nil { // before the client can see the result
+		res, err = nil, armErr
+	}
 	elapsed := time.Since(start)
 	s.tel.Call(c.tool.Server, elapsed, telemetry.ResultOutcome(false, err))
 	uspan.End(err)
@@ -81,6 +84,9 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 	if err != nil {
 		if text := errText(err, action); text != err.Error() {
 			return nil, fmt.Errorf("mcpwarden forwarded %s, but the upstream failed: %s", c.tool.Canonical, text)
+		}
+		if errors.Is(err, errLabelsNotKept) {
+			return nil, fmt.Errorf("%w: mcpwarden forwarded %s, but withheld its result: %w", errRefused, c.tool.Canonical, err)
 		}
 		return nil, fmt.Errorf("mcpwarden forwarded %s, but the upstream failed: %w", c.tool.Canonical, err)
 	}

@@ -224,13 +224,17 @@ func (c *compiler) checkLabelRefs() {
 		case len(c.p.labels) == 0:
 			c.errorf("rule %q: @label reads the labels armed in the session, and no labels are defined under labels", ref.rule)
 		case ref.literal && !c.p.HasLabel(ref.pattern):
-			c.errorf("rule %q: @label pattern %q names no label defined under labels (%s)", ref.rule, ref.pattern, strings.Join(c.p.labelNames(), ", "))
+			c.errorf("rule %q: @label pattern %q names no label defined under labels (%s)", ref.rule, ref.pattern, strings.Join(c.p.LabelNames(), ", "))
 		}
 	}
 }
 
-// labelNames returns the names of the policy's labels, in name order.
-func (p *Policy) labelNames() []string {
+// LabelNames returns the names of the policy's labels, in name order. A
+// nil Policy has none.
+func (p *Policy) LabelNames() []string {
+	if p == nil {
+		return nil
+	}
 	names := make([]string, len(p.labels))
 	for i, l := range p.labels {
 		names[i] = l.name
