@@ -108,3 +108,21 @@ func TestLabelFactWithNothingArmedDoesNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecideLabelFact measures benchSpec(1000) with a deny rule on
+// @label added, with nothing armed: the common case, which must cost
+// what BenchmarkDecide's does.
+func BenchmarkDecideLabelFact(b *testing.B) {
+	spec := benchSpec(1000)
+	spec.Labels = map[string][]string{"untrusted_input": {"mcp:web:fetch"}}
+	spec.Global.Deny = append(spec.Global.Deny, "mcp:*:*:@label=untrusted_input")
+	p := mustCompile(b, spec)
+	for _, c := range benchCalls(1000) {
+		b.Run("nothing_armed/"+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p.Decide(c.call)
+			}
+		})
+	}
+}
