@@ -149,3 +149,38 @@ func TestBlobMemberNameIsNotTakenForABlob(t *testing.T) {
 		t.Errorf("scanJSON changed %s into %s (%v)", raw, out, scan.kinds)
 	}
 }
+
+func TestSecretInABlobIsFoundWhateverItsBase64Spelling(t *testing.T) {
+	t.Parallel()
+	data := []byte(binaryLeak + "\xfb\xff") // bytes whose encodings differ by alphabet
+	wrapped := base64.StdEncoding.EncodeToString(data)
+	var lines []string
+	for len(wrapped) > 76 {
+		lines, wrapped = append(lines, wrapped[:76]), wrapped[76:]
+	}
+	lines = append(lines, wrapped)
+	tests := []struct {
+		name string
+		blob string
+	}{
+		{"padded standard base64", base64.StdEncoding.EncodeToString(data)},
+		{"unpadded standard base64", base64.RawStdEncoding.EncodeToString(data)},
+		{"base64 with line breaks every 76 characters", strings.Join(lines, "\r\n")},
+		{"URL-safe base64", base64.URLEncoding.EncodeToString(data)},
+		{"unpadded URL-safe base64", base64.RawURLEncoding.EncodeToString(data)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var scan resultScan
+			red, ok := scanBlob(tt.blob, &scan)
+			if !ok || !scan.found() {
+				t.Fatalf("nothing found in %.60q…", tt.blob)
+			}
+			got, err := base64.StdEncoding.DecodeString(red)
+			if err != nil || strings.Contains(string(got), awsKey) || !strings.Contains(string(got), resultMask) {
+				t.Errorf("redacted to %q (%v)", got, err)
+			}
+		})
+	}
+}

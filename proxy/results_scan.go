@@ -149,15 +149,22 @@ func nextByte(raw []byte, i int) byte {
 
 // scanBlob scans the bytes blob, base64 text, encodes for credentials,
 // adding what it finds to scan, and returns blob with them redacted
-// (re-encoded), ok false when it holds none or is not base64. Binary
+// (re-encoded in the standard alphabet), ok false when it holds none or
+// is not base64. Binary
 // bytes are scanned as they are: a key file served as
 // application/octet-stream is text to the detector.
 func scanBlob(blob string, scan *resultScan) (redacted string, ok bool) {
-	data, err := base64.StdEncoding.DecodeString(blob)
-	if err != nil {
-		if data, err = base64.RawStdEncoding.DecodeString(blob); err != nil {
-			return "", false
+	// A lenient client may read it in any of the alphabets and paddings;
+	// line breaks are skipped by each.
+	var data []byte
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if d, err := enc.DecodeString(blob); err == nil {
+			data = d
+			break
 		}
+	}
+	if data == nil {
+		return "", false
 	}
 	text := string(data)
 	ms := secrets.Find(text)
