@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -212,5 +214,33 @@ func TestResourceWithSecretsIsHeldUntilAHumanAllowsIt(t *testing.T) {
 	form.mu.Unlock()
 	if _, err := c.ReadResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///creds"}}); err == nil || !strings.Contains(err.Error(), "withheld") {
 		t.Errorf("a read the human withheld: %v", err)
+	}
+}
+
+func TestPromptWithSecretsIsHeldUntilAHumanAllowsIt(t *testing.T) {
+	t.Parallel()
+	srv, sink := leakEnvWith(t, "ask", Options{})
+	form := &formRecorder{answer: choose(resultChoiceRedacted)}
+	c := legacyClient(t, srv, form)
+	res, err := c.GetPrompt(t.Context(), mcp.GetPromptRequest{Params: mcp.GetPromptParams{Name: "vault__creds"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(res)
+	got := clientSees(t, string(raw))
+	for _, part := range leakedParts {
+		if strings.Contains(got, part) {
+			t.Errorf("the client got %q", part)
+		}
+	}
+	forms := form.forms()
+	if !strings.Contains(got, resultMask) || len(forms) != 1 || !strings.Contains(forms[0], "mcp:vault:prompts/get") {
+		t.Fatalf("got %.300q after forms %q, want it masked after one form", got, forms)
+	}
+	if strings.Contains(forms[0], awsKey) || strings.Contains(forms[0], base64.StdEncoding.EncodeToString([]byte(binaryLeak))) {
+		t.Errorf("the form showed the human the credentials, in a blob or not")
+	}
+	if ev := resultEvent(t, sink); !strings.Contains(ev.Detail, "redacted after an allow") {
+		t.Errorf("result detail %q", ev.Detail)
 	}
 }
