@@ -45,7 +45,7 @@ func (s *Server) admit(ctx context.Context, c *call, req mcp.CallToolRequest, as
 		c.verdict = rules.Verdict{Decision: rules.Deny, Reason: c.argsErr.Error()}
 		res = resolution{grantedBy: audit.GrantedByRule, text: fmt.Sprintf("mcpwarden refused %s: %v", c.tool.Canonical, c.argsErr)}
 	default:
-		c.verdict = s.pinVerdict(c.tool, s.decide(c))
+		c.verdict = s.pinVerdict(c.tool, s.decide(dctx, c))
 		switch c.verdict.Decision {
 		case rules.Allow:
 			res = resolution{forward: true, grantedBy: audit.GrantedByRule}

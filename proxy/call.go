@@ -61,7 +61,7 @@ func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *
 		}
 	}
 	if c.policy.UsesLabels() {
-		c.armed = s.armed.of(c.session, c.principal)
+		c.armed = s.armedFor(ctx, c)
 	}
 	raw := []byte(req.Params.RawArguments)
 	if len(raw) == 0 && req.Params.Arguments != nil {
@@ -169,12 +169,15 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	})
 	// Whatever came back may carry what the upstream read: the call's
 	// labels are armed before the client can see any of it.
-	s.armBy(c)
+	armErr := s.armBy(ctx, c)
 	var res *mcp.CallToolResult
 	var text string
 	var scan resultScan
 	held := int64(len(raw))
 	action := c.policy.Results(c.tool.Server)
+	if err == nil {
+		err = armErr
+	}
 	if err == nil {
 		err = c.hold.add(held, "its result")
 	}
@@ -200,17 +203,36 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 			return mcp.NewToolResultError(fmt.Sprintf("%v (%s; an upstream already working on it was sent notifications/cancelled)", cause, c.tool.Canonical)), nil
 		}
 		failed := "the upstream failed"
-		if errors.Is(err, ErrInflightFull) {
+		switch {
+		case errors.Is(err, ErrInflightFull):
 			failed = "its result was dropped"
+		case errors.Is(err, errLabelsNotKept):
+			failed = "its result was withheld"
 		}
 		return mcp.NewToolResultError(fmt.Sprintf("mcpwarden forwarded %s, but %s: %s", c.tool.Canonical, failed, errText(err, action))), nil
 	}
 	ev.IsError = ptr(res.IsError)
 	ev.ResultBytes = ptr(held)
 	ev.ResultPreview = text
-	withhold := scan.found() && (action == rules.ResultDeny || action == rules.ResultAsk)
+	withhold := scan.found() && action == rules.ResultDeny
+	refusal := ""
 	if scan.found() {
 		ev.Detail = scan.detail(action)
+		if action == rules.ResultAsk {
+			// Held, in its budget, while a human is asked about it.
+			ans := s.askAboutResult(ctx, c, req, scan, text)
+			ev.Detail, ev.GrantedBy, ev.Reason, ev.Error = scan.asked(ans), ans.grantedBy, ans.reason, ans.failure
+			switch ans.outcome {
+			case resultWithheld:
+				withhold, refusal = true, ans.refusal(c.tool.Canonical, scan)
+			case resultRedacted:
+				raw, _ = scanJSON(raw, true)
+				if res, text, err = decodeResult(raw); err != nil {
+					withhold, refusal = true, scan.withheld(c.tool.Canonical, action) // cannot be: redacting keeps valid JSON
+				}
+				ev.ResultPreview = text
+			}
+		}
 		if withhold {
 			ev.ResultPreview = ""
 		}
@@ -218,7 +240,7 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	// The result is recorded even when the client has gone away meanwhile.
 	s.writeAudit(context.WithoutCancel(ctx), ev)
 	if withhold {
-		return mcp.NewToolResultError(scan.withheld(c.tool.Canonical, action)), nil
+		return mcp.NewToolResultError(cmp.Or(refusal, scan.withheld(c.tool.Canonical, action))), nil
 	}
 	if len(raw) >= liftMin && req.Params.Task == nil {
 		// A task's result is kept for a later request: not streamed.

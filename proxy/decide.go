@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"context"
+
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -17,14 +19,14 @@ import (
 // It also counts c against the limits it matches, escalating the verdict
 // by those it exceeds, and sets the labels c carries (c.labels), read
 // from the same forms.
-func (s *Server) decide(c *call) rules.Verdict {
+func (s *Server) decide(ctx context.Context, c *call) rules.Verdict {
 	rc := c.rulesCall()
 	if c.policy.ReadsAnnotations() {
 		rc.Facts = s.toolFacts(c.tool)
 	}
 	v := s.decideForms(c, &rc)
 	if c.policy.UsesLimits() {
-		v = s.overLimits(c, rc, v)
+		v = s.overLimits(ctx, c, rc, v)
 	}
 	if c.policy.UsesLabels() {
 		c.labels = c.policy.Labels(rc)

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -37,13 +38,7 @@ type limitWindow struct {
 // count counts one request of session by principal against l at now and
 // returns its number in l's current window.
 func (lc *limitCounters) count(l *rules.Limit, session, principal string, now time.Time) int {
-	key := limitKey{limit: l.Text, scope: l.Scope}
-	switch {
-	case l.Scope == rules.ScopeSession && session != "":
-		key.who = session
-	case l.Scope != rules.ScopeGlobal:
-		key.scope, key.who = rules.ScopePrincipal, principal
-	}
+	key := limitKeyFor(l, session, principal)
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	if lc.m == nil {
@@ -58,10 +53,23 @@ func (lc *limitCounters) count(l *rules.Limit, session, principal string, now ti
 		lc.m[key] = w
 	}
 	if !now.Before(w.end) {
-		w.end, w.n = now.Add(l.Per), 0
+		w.end, w.n = now.Add(l.Window), 0
 	}
 	w.n++
 	return w.n
+}
+
+// limitKeyFor is the counter of l that a request of session by principal
+// counts against.
+func limitKeyFor(l *rules.Limit, session, principal string) limitKey {
+	key := limitKey{limit: l.Text, scope: l.Per}
+	switch {
+	case l.Per == rules.ScopeSession && session != "":
+		key.who = session
+	case l.Per != rules.ScopeGlobal:
+		key.scope, key.who = rules.ScopePrincipal, principal
+	}
+	return key
 }
 
 // prune drops the counters whose window has ended by now: counting
@@ -76,14 +84,20 @@ func (lc *limitCounters) prune(now time.Time) {
 
 // overLimits counts c against each limit its request matches, as rc, and
 // escalates v by those it exceeds. A call already denied is not counted:
-// it cannot reach the upstream.
-func (s *Server) overLimits(c *call, rc rules.Call, v rules.Verdict) rules.Verdict {
+// it cannot reach the upstream. A call that cannot be counted (the shared
+// state is unavailable) is denied.
+func (s *Server) overLimits(ctx context.Context, c *call, rc rules.Call, v rules.Verdict) rules.Verdict {
 	if v.Decision == rules.Deny {
 		return v
 	}
 	now := time.Now()
 	for _, l := range c.policy.Limits(rc) {
-		if n := s.limits.count(l, c.session, c.principal, now); n > l.Max {
+		n, err := s.limits.tally(ctx, l, c.session, c.principal, now)
+		switch {
+		case err != nil:
+			s.logger.Warn("counting a limit", "limit", l.Text, "err", err)
+			return uncounted(l, err)
+		case n > l.Max:
 			v = rules.OverLimit(v, l, n)
 		}
 	}

@@ -20,7 +20,7 @@ import (
 func limitSpec(max int, scope, then string) rules.Spec {
 	return rules.Spec{
 		Global: rules.PolicySpec{Allow: []string{"mcp:*:*"}},
-		Limits: []rules.LimitSpec{{Match: "mcp:fs:echo", Max: max, Per: time.Minute, Scope: scope, Then: then}},
+		Limits: []rules.LimitSpec{{Match: "mcp:fs:echo", Max: max, Per: scope, Window: time.Minute, Then: then}},
 	}
 }
 
@@ -107,7 +107,7 @@ func TestCallBeyondALimitIsAskedAndTheDecisionNamesTheLimit(t *testing.T) {
 			decisions = append(decisions, ev.Decision+" "+ev.Rule)
 		}
 	}
-	want := []string{"allow mcp:*:*", "ask limits[0]: mcp:fs:echo max 1 per 1m0s by session then ask"}
+	want := []string{"allow mcp:*:*", "ask limits[0]: mcp:fs:echo max 1 per session in 1m0s then ask"}
 	if strings.Join(decisions, "|") != strings.Join(want, "|") {
 		t.Errorf("decisions %q, want %q", decisions, want)
 	}
@@ -132,7 +132,7 @@ func TestLimitNeverLowersADeny(t *testing.T) {
 
 func TestLimitWindowStartsAfreshOnceItEnds(t *testing.T) {
 	t.Parallel()
-	l := &rules.Limit{Text: "l", Max: 2, Per: time.Minute, Scope: rules.ScopeSession}
+	l := &rules.Limit{Text: "l", Max: 2, Window: time.Minute, Per: rules.ScopeSession}
 	var lc limitCounters
 	t0 := time.Unix(1000, 0)
 	counts := []int{

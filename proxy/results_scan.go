@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -69,13 +70,17 @@ func (r resultScan) names() []string {
 	return names
 }
 
-// scanJSON scans every string of raw, a valid JSON value, for credentials.
-// With redact it returns raw with each string that holds one replaced by
-// the string redacted (raw itself when none does); otherwise raw as it is.
+// scanJSON scans every string of raw, a valid JSON value, for credentials,
+// and the value of every `blob` member (a resource's binary contents,
+// embedded or read) also as the bytes its base64 encodes. With redact it
+// returns raw with each string that holds one replaced by the string
+// redacted — a blob by the base64 of its bytes redacted — (raw itself when
+// none does); otherwise raw as it is.
 func scanJSON(raw []byte, redact bool) ([]byte, resultScan) {
 	var scan resultScan
 	var out []byte
-	done := 0 // raw[:done] is in out, when out is in use
+	done := 0          // raw[:done] is in out, when out is in use
+	blobValue := false // the string next is the value of a `blob` member
 	for i := 0; i < len(raw); i++ {
 		if raw[i] != '"' {
 			continue
@@ -101,16 +106,26 @@ func scanJSON(raw []byte, redact bool) ([]byte, resultScan) {
 			i = j
 			continue
 		}
+		isKey := nextByte(raw, j+1) == ':'
+		var replace string
+		found := false
 		if ms := secrets.Find(text); len(ms) > 0 {
 			scan.add(ms)
-			if redact {
-				enc, err := json.Marshal(secrets.Redact(text, resultMask))
-				if err == nil {
-					out = append(append(out, raw[done:i]...), enc...)
-					done = j + 1
-				}
+			replace, found = secrets.Redact(text, resultMask), true
+		}
+		if blobValue && !isKey {
+			if blob, ok := scanBlob(text, &scan); ok {
+				replace, found = blob, true
 			}
 		}
+		if found && redact {
+			enc, err := json.Marshal(replace)
+			if err == nil {
+				out = append(append(out, raw[done:i]...), enc...)
+				done = j + 1
+			}
+		}
+		blobValue = isKey && text == "blob"
 		i = j
 	}
 	if out == nil {
@@ -119,11 +134,59 @@ func scanJSON(raw []byte, redact bool) ([]byte, resultScan) {
 	return append(out, raw[done:]...), scan
 }
 
-// scanResource scans the text of res's contents, redacting it in place
-// when redact is set. Blob contents are not scanned.
+// nextByte returns the first byte of raw from i on that is not JSON white
+// space, or 0 at the end.
+func nextByte(raw []byte, i int) byte {
+	for ; i < len(raw); i++ {
+		switch raw[i] {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return raw[i]
+	}
+	return 0
+}
+
+// scanBlob scans the bytes blob, base64 text, encodes for credentials,
+// adding what it finds to scan, and returns blob with them redacted
+// (re-encoded in the standard alphabet), ok false when it holds none or
+// is not base64. Binary
+// bytes are scanned as they are: a key file served as
+// application/octet-stream is text to the detector.
+func scanBlob(blob string, scan *resultScan) (redacted string, ok bool) {
+	// A lenient client may read it in any of the alphabets and paddings;
+	// line breaks are skipped by each.
+	var data []byte
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if d, err := enc.DecodeString(blob); err == nil {
+			data = d
+			break
+		}
+	}
+	if data == nil {
+		return "", false
+	}
+	text := string(data)
+	ms := secrets.Find(text)
+	if len(ms) == 0 {
+		return "", false
+	}
+	scan.add(ms)
+	return base64.StdEncoding.EncodeToString([]byte(secrets.Redact(text, resultMask))), true
+}
+
+// scanResource scans res's contents — text, and the bytes of blobs —
+// redacting them in place when redact is set.
 func scanResource(res *mcp.ReadResourceResult, redact bool) resultScan {
 	var scan resultScan
 	for i, content := range res.Contents {
+		if b, ok := content.(mcp.BlobResourceContents); ok {
+			if blob, found := scanBlob(b.Blob, &scan); found && redact {
+				b.Blob = blob
+				res.Contents[i] = b
+			}
+			continue
+		}
 		c, ok := content.(mcp.TextResourceContents)
 		if !ok {
 			continue
@@ -149,4 +212,41 @@ func errText(err error, a rules.ResultAction) string {
 		return err.Error()
 	}
 	return secrets.Redact(err.Error(), resultMask)
+}
+
+// scanPrompt scans every string of a prompts/get result (description,
+// message text, embedded resources and their blobs, _meta) in its JSON
+// form, as scanJSON does. With redact, a result that holds a credential
+// is returned redacted, read back from the redacted JSON as a client
+// reads it; res itself is not changed.
+func scanPrompt(res *mcp.GetPromptResult, redact bool) (*mcp.GetPromptResult, resultScan, error) {
+	raw, err := json.Marshal(res)
+	if err != nil {
+		return nil, resultScan{}, fmt.Errorf("encoding the prompt to scan it: %w", err)
+	}
+	out, scan := scanJSON(raw, redact)
+	if !redact || !scan.found() {
+		return res, scan, nil
+	}
+	msg := json.RawMessage(out)
+	red, err := mcp.ParseGetPromptResult(&msg)
+	if err != nil {
+		return nil, scan, fmt.Errorf("reading the redacted prompt: %w", err)
+	}
+	return red, scan, nil
+}
+
+// scanReply scans the result of a request other than tools/call that can
+// carry what an upstream read — resources/read, prompts/get — and returns
+// it, redacted when redact is set and it holds a credential. Any other
+// result is returned as it is. An error means the result could not be
+// scanned or redacted: the caller withholds it.
+func scanReply(res any, redact bool) (any, resultScan, error) {
+	switch r := res.(type) {
+	case *mcp.ReadResourceResult:
+		return r, scanResource(r, redact), nil
+	case *mcp.GetPromptResult:
+		return scanPrompt(r, redact)
+	}
+	return res, resultScan{}, nil
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -20,6 +21,8 @@ func FuzzScanJSON(f *testing.F) {
 		`{"structuredContent":{"ghp_abcdefghijklmnopqrstuvwxyz0123456789":"\u0067hp_abcdefghijklmnopqrstuvwxyz0123456789"}}`,
 		`["-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----", "Bearer abcdefgh", "https://u:p@host/"]`,
 		`"\\\"\u00e9\ud83d\ude00"`,
+		`{"content":[{"type":"resource","resource":{"uri":"file:///k","blob":"QUtJQUlPU0ZPRE5ON0VYQU1QTEUK"}}]}`,
+		`{"blob" : "Z2hwX2FiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6MDEyMzQ1Njc4OQ","x":{"blob":["blob"]}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -53,5 +56,37 @@ func FuzzScanJSON(f *testing.F) {
 				}
 			}
 		}
+		var v any
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatalf("%q redacted to %q: %v", raw, out, err)
+		}
+		eachBlob(v, func(blob string) {
+			data, err := base64.StdEncoding.DecodeString(blob)
+			if err != nil {
+				return
+			}
+			for _, m := range secrets.Find(string(data)) {
+				if !strings.Contains(string(data[m.Start:m.End]), resultMask) {
+					t.Fatalf("%q redacted to %q, whose blob still holds the %v %q", raw, out, m.Kind, data[m.Start:m.End])
+				}
+			}
+		})
 	})
+}
+
+// eachBlob calls f with every string value of a `blob` member in v.
+func eachBlob(v any, f func(string)) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if s, ok := e.(string); ok && k == "blob" {
+				f(s)
+			}
+			eachBlob(e, f)
+		}
+	case []any:
+		for _, e := range t {
+			eachBlob(e, f)
+		}
+	}
 }

@@ -36,7 +36,15 @@ var leakedParts = []string{awsKey, githubPAT, "MIIEpAIBAAKCAQEAzLeakedKeyBody"}
 // resource, and in a result large enough to be streamed.
 func leakEnv(t *testing.T, results string) (*Server, *memorySink) {
 	t.Helper()
-	vault := testkit.NewStandIn(server.WithResourceCapabilities(false, false))
+	return leakEnvWith(t, results, Options{})
+}
+
+// leakEnvWith is leakEnv with opts, whose upstream, policy and audit it
+// sets.
+func leakEnvWith(t *testing.T, results string, opts Options) (*Server, *memorySink) {
+	t.Helper()
+	vault := testkit.NewStandIn(server.WithResourceCapabilities(false, false), server.WithPromptCapabilities(false))
+	addBlobLeaks(vault)
 	vault.MCP().AddResource(mcp.NewResource("file:///creds", "creds"), func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		return []mcp.ResourceContents{mcp.TextResourceContents{URI: "file:///creds", Text: leakedText}}, nil
 	})
@@ -67,7 +75,8 @@ func leakEnv(t *testing.T, results string) (*Server, *memorySink) {
 		t.Fatal(err)
 	}
 	sink := &memorySink{}
-	srv, err := New(Options{Upstream: pool, Policy: p, Audit: audit.New(sink, audit.Config{})})
+	opts.Upstream, opts.Policy, opts.Audit = pool, p, audit.New(sink, audit.Config{})
+	srv, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +136,7 @@ func TestResultWithCloudAndVCSSecretsIsRedacted(t *testing.T) {
 		{"results unset redacts by default", "", resultMask, false},
 		{"results: redact redacts", "redact", resultMask, false},
 		{"results: deny withholds the result", "deny", "withheld the result", true},
-		{"results: ask withholds the result until it can be asked about", "ask", "withheld the result", true},
+		{"results: ask withholds the result when no one can be asked", "ask", "withheld the result", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/pin"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
@@ -102,6 +103,11 @@ type Options struct {
 	// for nothing.
 	Starting        func(ctx context.Context) error
 	StartupDeadline time.Time
+	// PolicyState, when set, keeps the limits' counters and the labels
+	// each session has armed in the state replicas share (config state:),
+	// so that every replica counts and escalates alike; nil keeps them in
+	// this process's memory. See policy_state.go.
+	PolicyState state.PolicyState
 }
 
 // A Server is the MCP server clients connect to. It is safe for concurrent
@@ -115,8 +121,8 @@ type Server struct {
 	review    review
 	relay     relay
 	sessions  clientSessions
-	armed     armedLabels // the flow labels each session has armed
-	limits    limitCounters
+	armed     labelKeeper  // the flow labels each session has armed
+	limits    limitCounter // the limits' counters
 	drain     drain
 	catalog   catalog
 	profile   string
@@ -155,6 +161,7 @@ func New(o Options) (*Server, error) {
 		starting:  o.Starting,
 		startBy:   o.StartupDeadline,
 	}
+	s.armed, s.limits = policyKeepers(o.PolicyState)
 	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &Names{}, samplingDenied: o.SamplingDenied, resolveSymlinks: o.ResolveSymlinks})
 
 	hooks := &server.Hooks{}

@@ -53,7 +53,7 @@ func TestCallDuringReloadNeverSeesAMixedSnapshot(t *testing.T) {
 
 	reloadWhileDeciding(t, srv, x, y, func() string {
 		c := srv.newCall(t.Context(), tool, req)
-		if v := srv.decide(c); c.policy == x.Policy && v.Decision != rules.Ask {
+		if v := srv.decide(t.Context(), c); c.policy == x.Policy && v.Decision != rules.Ask {
 			return "a call under X's policy was " + v.Decision.String() + " by " + v.Rule + ": it saw Y's options (symlinks not followed)"
 		}
 		return ""
@@ -108,7 +108,7 @@ func TestSamplingDuringReloadNeverSeesAMixedSnapshot(t *testing.T) {
 	method := mcp.MethodSamplingCreateMessage
 	reloadWhileDeciding(t, srv, x, y, func() string {
 		c := srv.newRequest(t.Context(), "up", method, "up", nil)
-		if v := srv.decideFromUpstream(c, "up", method); c.policy == x.Policy && v.Decision != rules.Deny {
+		if v := srv.decideFromUpstream(t.Context(), c, "up", method); c.policy == x.Policy && v.Decision != rules.Deny {
 			return "a sampling request under X's policy was " + v.Decision.String() + ": it saw Y's options (sampling not denied)"
 		}
 		return ""

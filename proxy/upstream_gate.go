@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -33,7 +34,9 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 	uctx = upstream.WithRoute(uctx, route) // an isolated server picks its caller's child
 	start := time.Now()
 	res, err := s.withSession(uctx, c.tool.Server, do)
-	s.armBy(c) // before the client can see the result
+	if armErr := s.armBy(ctx, c); err == nil && armErr != nil { // before the client can see the result
+		res, err = nil, armErr
+	}
 	elapsed := time.Since(start)
 	s.tel.Call(c.tool.Server, elapsed, telemetry.ResultOutcome(false, err))
 	uspan.End(err)
@@ -50,11 +53,35 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 	}
 	action := c.policy.Results(c.tool.Server)
 	var scan resultScan
-	if r, ok := res.(*mcp.ReadResourceResult); ok && err == nil {
-		scan = scanResource(r, action == rules.ResultRedact)
+	refusal := ""
+	if err == nil {
+		var serr error
+		if res, scan, serr = scanReply(res, action == rules.ResultRedact); serr != nil {
+			// What cannot be scanned or redacted is withheld: doubt fails closed.
+			ev.Error = serr.Error()
+			refusal = fmt.Sprintf("mcpwarden withheld the result of %s: it could not be scanned for credentials", c.tool.Canonical)
+		}
 	}
 	if scan.found() {
 		ev.Detail = scan.detail(action)
+		if action == rules.ResultAsk {
+			// Held while a human is asked about it.
+			ans := s.askAboutResult(ctx, c, mcp.CallToolRequest{}, scan, replyText(res))
+			ev.Detail, ev.GrantedBy, ev.Reason = scan.asked(ans), ans.grantedBy, ans.reason
+			if ans.failure != "" {
+				ev.Error = ans.failure
+			}
+			switch ans.outcome {
+			case resultWithheld:
+				refusal = ans.refusal(c.tool.Canonical, scan)
+			case resultRedacted:
+				var serr error
+				if res, _, serr = scanReply(res, true); serr != nil {
+					ev.Error = serr.Error()
+					refusal = fmt.Sprintf("mcpwarden withheld the result of %s: it could not be redacted", c.tool.Canonical)
+				}
+			}
+		}
 	}
 	// The result is recorded even when the client has gone away meanwhile.
 	s.writeAudit(context.WithoutCancel(ctx), ev)
@@ -62,9 +89,15 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 		if text := errText(err, action); text != err.Error() {
 			return nil, fmt.Errorf("mcpwarden forwarded %s, but the upstream failed: %s", c.tool.Canonical, text)
 		}
+		if errors.Is(err, errLabelsNotKept) {
+			return nil, fmt.Errorf("%w: mcpwarden forwarded %s, but withheld its result: %w", errRefused, c.tool.Canonical, err)
+		}
 		return nil, fmt.Errorf("mcpwarden forwarded %s, but the upstream failed: %w", c.tool.Canonical, err)
 	}
-	if scan.found() && (action == rules.ResultDeny || action == rules.ResultAsk) {
+	switch {
+	case refusal != "":
+		return nil, fmt.Errorf("%w: %s", errRefused, refusal)
+	case scan.found() && action == rules.ResultDeny:
 		return nil, fmt.Errorf("%w: %s", errRefused, scan.withheld(c.tool.Canonical, action))
 	}
 	return res, nil

@@ -86,7 +86,7 @@ func (s *Server) recipient(from *upstream.Route, server string, method mcp.MCPMe
 // that asked, from (nil for a shared server), in instance.
 func (s *Server) fromUpstream(ctx context.Context, from *upstream.Route, server string, method mcp.MCPMethod, args map[string]any, do func(context.Context) (any, error)) (any, error) {
 	c := s.newRequest(ctx, server, method, server, args)
-	c.verdict = s.decideFromUpstream(c, server, method)
+	c.verdict = s.decideFromUpstream(ctx, c, server, method)
 	c.grantedBy = audit.GrantedByRule
 	if c.argsErr != nil {
 		c.verdict = rules.Verdict{Decision: rules.Deny, Reason: c.argsErr.Error()}
@@ -199,9 +199,9 @@ func fileURI(dir string) string {
 // decideFromUpstream is the verdict of an upstream's request of method:
 // the rules', unless the server's policy denies sampling, all read from
 // the call's one snapshot.
-func (s *Server) decideFromUpstream(c *call, server string, method mcp.MCPMethod) rules.Verdict {
+func (s *Server) decideFromUpstream(ctx context.Context, c *call, server string, method mcp.MCPMethod) rules.Verdict {
 	if method == mcp.MethodSamplingCreateMessage && c.snap.samplingDenied[server] {
 		return rules.Verdict{Decision: rules.Deny, Rule: "servers." + server + ".policy.sampling: deny", Gate: "servers." + server + ".policy", Reason: "the server's policy denies sampling"}
 	}
-	return s.decide(c)
+	return s.decide(ctx, c)
 }

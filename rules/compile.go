@@ -242,6 +242,7 @@ func Compile(s Spec) (*Policy, error) {
 		c.p.profiles[name] = g
 	}
 	c.labels(s.Labels, s.Flow)
+	c.checkLabelRefs()
 	c.resultsSpec(s)
 	c.p.hideSuspicious = s.HideSuspiciousTools
 	c.limits(s.Limits)
@@ -266,6 +267,9 @@ func (c *compiler) keySet(name string, keys []string) keySet {
 type compiler struct {
 	p    *Policy
 	errs []error
+	// labelRefs are the `@label` conditions met, checked against the
+	// labels once they are compiled (see checkLabelRefs).
+	labelRefs []labelRef
 }
 
 func (c *compiler) errorf(format string, args ...any) {
@@ -352,6 +356,9 @@ func (c *compiler) rule(text string, kind listKind) (*rule, *syntaxError) {
 			return nil, err
 		}
 		r.conds = append(r.conds, cd)
+		if cd.fact == factLabel {
+			c.labelRefs = append(c.labelRefs, labelRef{rule: text, pattern: cd.pattern, literal: cd.op != opRe && isLiteral(cd.pattern)})
+		}
 		if cd.pathLike && cd.fact == factNone && cd.op != opNe && !slices.ContainsFunc(r.cover, func(s []string) bool { return slices.Equal(s, cd.segs) }) {
 			r.cover = append(r.cover, cd.segs)
 		}

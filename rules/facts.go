@@ -52,10 +52,11 @@ const (
 	factOpenWorld
 	factPrincipal
 	factProfile
+	factLabel
 )
 
 // factNames lists the facts for an error message.
-const factNames = "@path, @readOnly, @destructive, @idempotent, @openWorld, @principal, @profile"
+const factNames = "@path, @readOnly, @destructive, @idempotent, @openWorld, @principal, @profile, @label"
 
 // lookupFact returns the fact named by a condition key such as `@path`; ok
 // is false for an unknown name or a key with segments (`@path.x`).
@@ -79,6 +80,8 @@ func lookupFact(key string) (fact, bool) {
 		return factPrincipal, true
 	case "profile":
 		return factProfile, true
+	case "label":
+		return factLabel, true
 	}
 	return factNone, false
 }

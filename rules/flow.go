@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // GateFlow is the Gate of a Verdict a flow rule decided.
@@ -205,4 +206,38 @@ func armingName(a Arming) string {
 // A nil Policy uses none.
 func (p *Policy) UsesLabels() bool {
 	return p != nil && len(p.labels) > 0
+}
+
+// A labelRef is one `@label` condition as written, for checkLabelRefs.
+type labelRef struct {
+	rule, pattern string
+	literal       bool // a glob without meta characters: one label name
+}
+
+// checkLabelRefs refuses an `@label` condition that can never hold for
+// want of its label, since a misspelt label would silently stop a deny or
+// ask working: any one when the policy defines no labels, and one whose
+// pattern is a plain name that no label has.
+func (c *compiler) checkLabelRefs() {
+	for _, ref := range c.labelRefs {
+		switch {
+		case len(c.p.labels) == 0:
+			c.errorf("rule %q: @label reads the labels armed in the session, and no labels are defined under labels", ref.rule)
+		case ref.literal && !c.p.HasLabel(ref.pattern):
+			c.errorf("rule %q: @label pattern %q names no label defined under labels (%s)", ref.rule, ref.pattern, strings.Join(c.p.LabelNames(), ", "))
+		}
+	}
+}
+
+// LabelNames returns the names of the policy's labels, in name order. A
+// nil Policy has none.
+func (p *Policy) LabelNames() []string {
+	if p == nil {
+		return nil
+	}
+	names := make([]string, len(p.labels))
+	for i, l := range p.labels {
+		names[i] = l.name
+	}
+	return names
 }

@@ -13,6 +13,8 @@ func FuzzFlow(f *testing.F) {
 	f.Add("mcp:web:fetch", "mcp:mail:send_*", "mcp:mail:*", []byte(`{"to":"a@b"}`), "mail", "send_mail", true)
 	f.Add("mcp:fs:*:@path=/srv/dl/**", "mcp:*:*:url.host=*.test", "mcp:*:*", []byte(`{"url":"https://x.test/","path":"dl/a"}`), "fs", "read", false)
 	f.Add("mcp:*:*:@readOnly=true", "mcp:gh:*:@path=/**", "mcp:gh:*", []byte(`{"files":[{"path":"/a"}]}`), "gh", "push", true)
+	f.Add("mcp:web:fetch", "mcp:mail:*:@label=a", "mcp:*:*", []byte(`{"to":"a@b"}`), "mail", "send_mail", false)
+	f.Add("mcp:*:*:@label!=a", "mcp:*:*:@label=[ab]", "mcp:mail:*", []byte(`{}`), "mail", "send", true)
 	f.Fuzz(func(t *testing.T, after, on, allow string, args []byte, server, tool string, deny bool) {
 		then := "ask"
 		if deny {
@@ -32,8 +34,8 @@ func FuzzFlow(f *testing.F) {
 		}
 		c := Call{Server: server, Tool: tool, Arguments: fuzzArgs(args)}
 		plain := p.Decide(c)
-		labels := p.Labels(c)
 		c.Armed = []Arming{{Label: "a", ID: "id", Tool: "mcp:x:y"}}
+		labels := p.Labels(c) // as the proxy works them out: with the session's labels (@label)
 		armed := p.Decide(c)
 		if armed.Decision > plain.Decision {
 			t.Fatalf("arming loosened %+v to %+v", plain, armed)

@@ -183,7 +183,7 @@ func TestDeadPathPatternsAreLoadErrors(t *testing.T) {
 		{"a wider path key", "mcp:fs:*:target=.env", 17, `write "**/.env"`},
 		{"a regexp that starts with a name", "mcp:fs:*:path~=\\.env", 16, `write ".*/\\.env"`},
 		{"a regexp that starts with a relative directory", "mcp:*:*:@path~=secrets/.*", 16, "no absolute path does"},
-		{"an unknown fact", "mcp:fs:*:@label=x", 10, "unknown fact"},
+		{"an unknown fact", "mcp:fs:*:@labels=x", 10, "unknown fact"},
 		{"a fact with a segment", "mcp:fs:*:@path.x=/a", 10, "unknown fact"},
 	}
 	for _, tt := range tests {

@@ -32,16 +32,21 @@ var scopeNames = enumtext.Names[LimitScope]{ScopeSession: "session", ScopePrinci
 // String returns the scope's config name, as in "session".
 func (s LimitScope) String() string { return scopeNames.String(s, "LimitScope") }
 
-// A LimitSpec is one limit as written in config: at most Max requests
-// matching the rule pattern Match in each window of Per, counted per
-// Scope (session, the default; principal; global); a request beyond them
-// is decided at least Then (ask or deny), whatever allows it.
+// A LimitSpec is one limit as written in config, e.g. `{match:
+// "mcp:mail:send_*", max: 20, per: principal, window: 1h, then: ask}`: at
+// most Max requests matching the rule pattern Match in each Window,
+// counted per Per (session, the default; principal; global); a request
+// beyond them is decided at least Then (ask or deny), whatever allows it.
 type LimitSpec struct {
-	Match string        `koanf:"match"`
-	Max   int           `koanf:"max"`
-	Per   time.Duration `koanf:"per"`
-	Scope string        `koanf:"scope"`
-	Then  string        `koanf:"then"`
+	Match  string        `koanf:"match"`
+	Max    int           `koanf:"max"`
+	Per    string        `koanf:"per"`
+	Window time.Duration `koanf:"window"`
+	Then   string        `koanf:"then"`
+	// Scope is the name an earlier version gave Per. It is read only so
+	// that a config still using it gets an error saying what to write
+	// instead; any value is refused.
+	Scope string `koanf:"scope"`
 }
 
 // A Limit is a compiled LimitSpec as the counter needs it. The rules hold
@@ -49,15 +54,15 @@ type LimitSpec struct {
 // limit back to Policy.OverLimit.
 type Limit struct {
 	// Text names the limit, e.g.
-	// `limits[0]: mcp:mail:send_* max 5 per 1m0s by session then ask`;
+	// `limits[0]: mcp:mail:send_* max 5 per session in 1m0s then ask`;
 	// counters are keyed by it, so a reload that changes a limit starts
 	// it afresh.
-	Text  string
-	Max   int
-	Per   time.Duration
-	Scope LimitScope
-	then  Decision
-	g     gate // its deny list holds the one pattern, as a label's does
+	Text   string
+	Max    int
+	Window time.Duration
+	Per    LimitScope
+	then   Decision
+	g      gate // its deny list holds the one pattern, as a label's does
 }
 
 // limits compiles Spec.Limits; every problem names its config key.
@@ -67,7 +72,7 @@ func (c *compiler) limits(specs []LimitSpec) {
 	}
 	for i, s := range specs {
 		where := "limits[" + strconv.Itoa(i) + "]"
-		l := Limit{Max: s.Max, Per: s.Per}
+		l := Limit{Max: s.Max, Window: s.Window}
 		l.g.name = where
 		if r, err := c.rule(s.Match, listDeny); err != nil {
 			c.errs = append(c.errs, &RuleError{Where: where + ".match", Rule: s.Match, Column: column(s.Match, err.off), Msg: err.msg})
@@ -78,14 +83,22 @@ func (c *compiler) limits(specs []LimitSpec) {
 		if s.Max < 1 {
 			c.errorf("%s.max: %d, want at least 1", where, s.Max)
 		}
-		if s.Per <= 0 {
-			c.errorf("%s.per: %v, want a positive duration such as 1m", where, s.Per)
+		if s.Window <= 0 {
+			c.errorf("%s.window: %v, want a positive duration such as 1m", where, s.Window)
 		}
-		if s.Scope != "" && !scopeNames.Set(&l.Scope, s.Scope) {
-			c.errorf("%s.scope: %q is not session, principal or global", where, s.Scope)
+		switch {
+		case s.Scope != "":
+			c.errorf("%s.scope: not a limit key: write per: %s (whose requests are counted together) and the duration under window (window: 1h)", where, s.Scope)
+		case s.Per == "":
+		case !scopeNames.Set(&l.Per, s.Per):
+			if _, err := time.ParseDuration(s.Per); err == nil {
+				c.errorf("%s.per: %q is a duration; per is session, principal or global, and the duration goes under window (window: %s)", where, s.Per, s.Per)
+			} else {
+				c.errorf("%s.per: %q is not session, principal or global", where, s.Per)
+			}
 		}
 		l.then = c.escalation(where+".then", s.Then)
-		l.Text = where + ": " + s.Match + " max " + strconv.Itoa(s.Max) + " per " + s.Per.String() + " by " + l.Scope.String() + " then " + s.Then
+		l.Text = where + ": " + s.Match + " max " + strconv.Itoa(s.Max) + " per " + l.Per.String() + " in " + s.Window.String() + " then " + s.Then
 		c.p.limits = append(c.p.limits, l)
 	}
 }
@@ -124,7 +137,7 @@ func OverLimit(v Verdict, l *Limit, count int) Verdict {
 		return v
 	}
 	return Verdict{Decision: l.then, Rule: l.Text, Gate: GateLimit,
-		Reason: "limit " + strconv.Quote(l.Text) + " exceeded: request " + strconv.Itoa(count) + " in " + l.Per.String() + " by " + l.Scope.String()}
+		Reason: "limit " + strconv.Quote(l.Text) + " exceeded: request " + strconv.Itoa(count) + " in " + l.Window.String() + " per " + l.Per.String()}
 }
 
 // Then is what the limit raises a request beyond it to: Ask or Deny.

@@ -13,12 +13,15 @@ func TestLimitSpecsAreCheckedAndNameTheirKey(t *testing.T) {
 		spec LimitSpec
 		want string // in the error; "" = compiles
 	}{
-		{"a valid limit compiles", LimitSpec{Match: "mcp:mail:send_*", Max: 5, Per: time.Minute, Then: "ask"}, ""},
-		{"a bad pattern names its key", LimitSpec{Match: "mail:send", Max: 5, Per: time.Minute, Then: "ask"}, "limits[0].match"},
-		{"a zero max is refused", LimitSpec{Match: "mcp:*:*", Per: time.Minute, Then: "deny"}, "limits[0].max"},
-		{"a missing window is refused", LimitSpec{Match: "mcp:*:*", Max: 1, Then: "deny"}, "limits[0].per"},
-		{"an unknown scope is refused", LimitSpec{Match: "mcp:*:*", Max: 1, Per: time.Minute, Scope: "tenant", Then: "deny"}, "limits[0].scope"},
-		{"then allow cannot lower a decision", LimitSpec{Match: "mcp:*:*", Max: 1, Per: time.Minute, Then: "allow"}, "limits[0].then"},
+		{"a valid limit compiles", LimitSpec{Match: "mcp:mail:send_*", Max: 5, Window: time.Minute, Then: "ask"}, ""},
+		{"a limit per principal compiles", LimitSpec{Match: "mcp:mail:send_*", Max: 5, Per: "principal", Window: time.Minute, Then: "ask"}, ""},
+		{"a bad pattern names its key", LimitSpec{Match: "mail:send", Max: 5, Window: time.Minute, Then: "ask"}, "limits[0].match"},
+		{"a zero max is refused", LimitSpec{Match: "mcp:*:*", Window: time.Minute, Then: "deny"}, "limits[0].max"},
+		{"a missing window is refused", LimitSpec{Match: "mcp:*:*", Max: 1, Then: "deny"}, "limits[0].window"},
+		{"an unknown per is refused", LimitSpec{Match: "mcp:*:*", Max: 1, Per: "tenant", Window: time.Minute, Then: "deny"}, `limits[0].per: "tenant" is not session, principal or global`},
+		{"a duration under per says it goes under window", LimitSpec{Match: "mcp:*:*", Max: 1, Per: "1h", Then: "deny"}, `limits[0].per: "1h" is a duration; per is session, principal or global, and the duration goes under window (window: 1h)`},
+		{"the old scope key says to write per", LimitSpec{Match: "mcp:*:*", Max: 1, Window: time.Minute, Scope: "principal", Then: "deny"}, "limits[0].scope: not a limit key: write per: principal"},
+		{"then allow cannot lower a decision", LimitSpec{Match: "mcp:*:*", Max: 1, Window: time.Minute, Then: "allow"}, "limits[0].then"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,7 +55,7 @@ func TestLimitsMatchTheirPatternAndEscalateNeverLower(t *testing.T) {
 	t.Parallel()
 	p, err := Compile(Spec{
 		Global: PolicySpec{Allow: []string{"mcp:*:*"}},
-		Limits: []LimitSpec{{Match: "mcp:mail:send_*", Max: 2, Per: time.Hour, Scope: "principal", Then: "ask"}},
+		Limits: []LimitSpec{{Match: "mcp:mail:send_*", Max: 2, Per: "principal", Window: time.Hour, Then: "ask"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +64,7 @@ func TestLimitsMatchTheirPatternAndEscalateNeverLower(t *testing.T) {
 		t.Errorf("a call the limit does not match got %v", got)
 	}
 	ls := p.Limits(Call{Server: "mail", Tool: "send_mail"})
-	if len(ls) != 1 || ls[0].Max != 2 || ls[0].Scope != ScopePrincipal {
+	if len(ls) != 1 || ls[0].Max != 2 || ls[0].Per != ScopePrincipal {
 		t.Fatalf("got %v, want the one limit", ls)
 	}
 	tests := []struct {
@@ -82,7 +85,7 @@ func TestLimitsMatchTheirPatternAndEscalateNeverLower(t *testing.T) {
 			if v.Decision != tt.want || v.Gate != tt.gate {
 				t.Errorf("got %v by %s, want %v by %s", v.Decision, v.Gate, tt.want, tt.gate)
 			}
-			if v.Gate == GateLimit && !strings.Contains(v.Reason, "request 3 in 1h0m0s by principal") {
+			if v.Gate == GateLimit && !strings.Contains(v.Reason, "request 3 in 1h0m0s per principal") {
 				t.Errorf("reason %q does not say the count", v.Reason)
 			}
 		})

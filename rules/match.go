@@ -110,6 +110,10 @@ func (x *evalCtx) holds(c *cond, all bool) (bool, witness) {
 		} else if st.done && !all {
 			st.w = x.firstPathWitness(c)
 		}
+	case factLabel:
+		// The labels armed in the session, as one multi-valued key: none
+		// armed is an absent key.
+		anyOf(c, &st, x.armed, func(a Arming) bool { return x.text(c, a.Label, true, &st) })
 	default:
 		if s, ok := x.factText(c.fact); ok {
 			st.visit(witness{text: s, isString: c.fact == factPrincipal || c.fact == factProfile}, c.holds(s))

@@ -123,6 +123,7 @@ type evalCtx struct {
 	principal    string
 	profile      string
 	facts        Facts
+	armed        []Arming // Call.Armed, which @label reads
 	env          pathEnv
 	tr           *trace // nil for Decide
 }
@@ -170,7 +171,7 @@ func (p *Policy) decide(c *Call, tr *trace) Verdict {
 func (p *Policy) evalCtx(c *Call, srv serverEntry) evalCtx {
 	return evalCtx{
 		p: p, server: c.Server, tool: c.Tool, args: c.Arguments, roots: c.Roots,
-		principal: c.Principal, profile: c.Profile, facts: c.Facts,
+		principal: c.Principal, profile: c.Profile, facts: c.Facts, armed: c.Armed,
 		env: pathEnv{root: srv.root, extra: srv.extra, handed: c.UpstreamRoots, home: srv.home, physical: c.Physical, fold: p.foldPaths},
 	}
 }

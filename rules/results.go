@@ -18,8 +18,9 @@ const (
 	ResultRedact ResultAction = iota
 	// ResultDeny withholds the whole result; the client gets an error.
 	ResultDeny
-	// ResultAsk puts the result to a human. Until results can be asked
-	// about, it withholds the result, as deny does: doubt fails closed.
+	// ResultAsk holds the result while a human is asked whether the
+	// client may see it (as sent, or with the credentials masked); with
+	// no answer it is withheld, as deny does: doubt fails closed.
 	ResultAsk
 	// ResultLog lets the result through unchanged; the audit says what it
 	// held.

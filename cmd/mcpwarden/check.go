@@ -104,9 +104,9 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 // the verdict is escalated as the proxy would escalate it.
 func explainLimits(p *rules.Policy, c rules.Call, ex rules.Explanation, over bool) rules.Explanation {
 	for _, l := range p.Limits(c) {
-		why := fmt.Sprintf("counts against it; request %d in %v by %v would be %v (--over-limit)", l.Max+1, l.Per, l.Scope, l.Then())
+		why := fmt.Sprintf("counts against it; request %d in %v per %v would be %v (--over-limit)", l.Max+1, l.Window, l.Per, l.Then())
 		if over {
-			why = fmt.Sprintf("taken as request %d in %v by %v (--over-limit)", l.Max+1, l.Per, l.Scope)
+			why = fmt.Sprintf("taken as request %d in %v per %v (--over-limit)", l.Max+1, l.Window, l.Per)
 			ex.Verdict = rules.OverLimit(ex.Verdict, l, l.Max+1)
 		}
 		ex.Steps = append(ex.Steps, rules.Step{Gate: rules.GateLimit, List: rules.List(l.Then().String()), Rule: l.Text, Matched: over, Why: why})

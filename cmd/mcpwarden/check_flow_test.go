@@ -28,3 +28,24 @@ func TestCheckExplainsFlowRulesAfterALabel(t *testing.T) {
 		{"an unknown label is bad input", []string{"mcp:mail:send_mail", "--after", "untrusted"}, exitUsage, nil},
 	})
 }
+
+const labelFactConfig = `servers:
+  web: { url: "https://web.test/mcp" }
+  fs: { url: "https://fs.test/mcp" }
+policy:
+  deny: ["mcp:fs:write_file:@label=private"]
+  allow: ["mcp:web:*", "mcp:fs:*"]
+labels:
+  private: ["mcp:fs:read_file"]
+audit: { sink: none }
+`
+
+func TestCheckExplainsLabelFactAfterALabel(t *testing.T) {
+	t.Parallel()
+	runCheckCases(t, labelFactConfig, []checkCase{
+		{"a write before private data was read", []string{"mcp:fs:write_file"}, 0, []string{"ALLOW  mcp:fs:write_file"}},
+		{"a write after private data was read", []string{"mcp:fs:write_file", "--after", "private"}, exitDeny, []string{
+			"DENY  mcp:fs:write_file", "decided by: mcp:fs:write_file:@label=private",
+		}},
+	})
+}

@@ -13,7 +13,7 @@ policy:
   allow: ["mcp:mail:*"]
   deny: ["mcp:mail:send_mail:to=*@evil.test"]
 limits:
-  - { match: "mcp:mail:send_*", max: 10, per: 1h, scope: principal, then: ask }
+  - { match: "mcp:mail:send_*", max: 10, per: principal, window: 1h, then: ask }
 audit: { sink: none }
 `
 
@@ -52,10 +52,10 @@ func TestCheckExplainsLimits(t *testing.T) {
 	t.Parallel()
 	runCheckCases(t, limitConfig, []checkCase{
 		{"a request within the limit is allowed and names the limit", []string{"mcp:mail:send_mail"}, 0, []string{
-			"ALLOW  mcp:mail:send_mail", "limits[0]: mcp:mail:send_* max 10 per 1h0m0s by principal then ask", "request 11 in 1h0m0s by principal would be ask",
+			"ALLOW  mcp:mail:send_mail", "limits[0]: mcp:mail:send_* max 10 per principal in 1h0m0s then ask", "request 11 in 1h0m0s per principal would be ask",
 		}},
 		{"the request beyond the limit is asked", []string{"mcp:mail:send_mail", "--over-limit"}, exitAsk, []string{
-			"ASK  mcp:mail:send_mail", "decided by: limits[0]: mcp:mail:send_* max 10 per 1h0m0s by principal then ask (in limit)",
+			"ASK  mcp:mail:send_mail", "decided by: limits[0]: mcp:mail:send_* max 10 per principal in 1h0m0s then ask (in limit)",
 		}},
 		{"a denied request beyond the limit stays denied", []string{"mcp:mail:send_mail", `{"to":"x@evil.test"}`, "--over-limit"}, exitDeny, []string{"DENY  mcp:mail:send_mail"}},
 		{"a request no limit matches lists none", []string{"mcp:mail:list_folders", "--over-limit"}, 0, []string{"ALLOW  mcp:mail:list_folders"}},

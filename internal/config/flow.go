@@ -18,13 +18,14 @@ type SessionPolicy struct {
 	// least then (ask or deny).
 	Flow []rules.FlowSpec `koanf:"flow"`
 	// Limits count requests per window, e.g. {match: "mcp:mail:send_*",
-	// max: 20, per: 1h, scope: principal, then: ask}: a request beyond max
-	// in a window is decided at least then. Counted in memory.
+	// max: 20, per: principal, window: 1h, then: ask}: a request beyond max
+	// in a window is decided at least then. Counted in memory, or in the
+	// shared state when one is configured.
 	Limits []rules.LimitSpec `koanf:"limits"`
 	// Results is what to do with a tool result or resource contents that
 	// hold a credential (a private key, a cloud or VCS token, a JWT, …):
-	// redact (the default), deny, ask (until results can be put to a
-	// human, withheld as deny) or log. A server's own results key
+	// redact (the default), deny, ask (held while a human is asked;
+	// withheld without an answer) or log. A server's own results key
 	// overrides it.
 	Results string `koanf:"results"`
 	// HideSuspiciousTools hides the tools whose description, or an

@@ -15,14 +15,14 @@ func TestLimitsAndResultsLoad(t *testing.T) {
 	data := minimal + `
 results: deny
 limits:
-  - { match: "mcp:mail:send_*", max: 20, per: 1h, scope: principal, then: ask }
+  - { match: "mcp:mail:send_*", max: 20, per: principal, window: 1h, then: ask }
 `
 	cfg, err := Parse([]byte(data), ".yaml", "/cfg", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	spec := cfg.RulesSpecIn("/work")
-	want := []rules.LimitSpec{{Match: "mcp:mail:send_*", Max: 20, Per: time.Hour, Scope: "principal", Then: "ask"}}
+	want := []rules.LimitSpec{{Match: "mcp:mail:send_*", Max: 20, Per: "principal", Window: time.Hour, Then: "ask"}}
 	if diff := cmp.Diff(want, spec.Limits); diff != "" {
 		t.Errorf("limits (-want +got):\n%s", diff)
 	}
@@ -38,9 +38,12 @@ func TestLimitAndResultsMistakesNameTheKey(t *testing.T) {
 		data string
 		want string
 	}{
-		{"a misspelt limit key", "limits: [{match: \"mcp:a:b\", max: 1, per: 1m, then: ask, scop: session}]\n", `"limits.0.scop"`},
-		{"a limit without a window", "limits: [{match: \"mcp:a:b\", max: 1, then: ask}]\n", "limits[0].per"},
-		{"a limit that allows", "limits: [{match: \"mcp:a:b\", max: 1, per: 1m, then: allow}]\n", "limits[0].then"},
+		{"a misspelt limit key", "limits: [{match: \"mcp:a:b\", max: 1, window: 1m, then: ask, scop: session}]\n", `"limits.0.scop"`},
+		{"a limit without a window", "limits: [{match: \"mcp:a:b\", max: 1, then: ask}]\n", "limits[0].window"},
+		{"a limit written the old way, with a duration under per", "limits: [{match: \"mcp:a:b\", max: 1, per: 1m, then: ask}]\n", `limits[0].per: "1m" is a duration`},
+		{"a limit with the old scope key", "limits: [{match: \"mcp:a:b\", max: 1, window: 1m, scope: principal, then: ask}]\n", "limits[0].scope: not a limit key: write per: principal"},
+		{"a window that is no duration", "limits: [{match: \"mcp:a:b\", max: 1, window: principal, then: ask}]\n", "limits[0].window"},
+		{"a limit that allows", "limits: [{match: \"mcp:a:b\", max: 1, window: 1m, then: allow}]\n", "limits[0].then"},
 		{"an unknown results action", "results: hide\n", `results: "hide" is not a result action`},
 	}
 	for _, tt := range tests {
