@@ -6,7 +6,9 @@ package upstream
 // this sets it up from the Spec and says plainly when a login is needed.
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -20,10 +22,27 @@ type OAuth struct {
 	ClientSecret string
 	// Scopes are requested with every token.
 	Scopes []string
+	// Registered, when set, is asked first for the client mcpwarden
+	// registered itself as at login (RFC 7591); ClientID and ClientSecret
+	// serve when it has none.
+	Registered Registrations
 	// Tokens holds the server's token; it is read before every request and
 	// given the token a refresh obtains. A store with no token makes the
 	// server fail to start with ErrLoginRequired.
 	Tokens transport.TokenStore
+}
+
+// An OAuthClient is a client registration: its ID, its secret ("" for a
+// public client) and how it authenticates at the token endpoint
+// (client_secret_basic, client_secret_post, none; "" lets mcp-go choose).
+type OAuthClient struct {
+	ID, Secret, AuthMethod string
+}
+
+// Registrations gives the client registered for a server, if there is
+// one. It is asked each time the server's session starts.
+type Registrations interface {
+	RegisteredClient(ctx context.Context) (OAuthClient, bool, error)
 }
 
 // ErrLoginRequired is the error of a server that needs an OAuth token
@@ -34,18 +53,49 @@ var ErrLoginRequired = errors.New("the server needs an OAuth login")
 // httpOAuthOptions are the transport options that make the session an
 // OAuth client of spec's server, if spec asks for one. client is the
 // session's HTTP client, which discovery and token requests use too.
-func httpOAuthOptions(spec Spec, client *http.Client) []transport.StreamableHTTPCOption {
-	if spec.OAuth == nil {
-		return nil
+func httpOAuthOptions(ctx context.Context, spec Spec, client *http.Client) ([]transport.StreamableHTTPCOption, error) {
+	cfg, err := oauthConfig(ctx, spec, client)
+	if cfg == nil || err != nil {
+		return nil, err
 	}
-	return []transport.StreamableHTTPCOption{transport.WithHTTPOAuth(transport.OAuthConfig{
-		ClientID:     spec.OAuth.ClientID,
-		ClientSecret: spec.OAuth.ClientSecret,
-		Scopes:       spec.OAuth.Scopes,
-		TokenStore:   spec.OAuth.Tokens,
-		PKCEEnabled:  true,
-		HTTPClient:   client,
-	})}
+	return []transport.StreamableHTTPCOption{transport.WithHTTPOAuth(*cfg)}, nil
+}
+
+// sseOAuthOptions are httpOAuthOptions for an SSE server.
+func sseOAuthOptions(ctx context.Context, spec Spec) ([]transport.ClientOption, error) {
+	cfg, err := oauthConfig(ctx, spec, nil)
+	if cfg == nil || err != nil {
+		return nil, err
+	}
+	return []transport.ClientOption{transport.WithOAuth(*cfg)}, nil
+}
+
+// oauthConfig is mcp-go's configuration of spec's OAuth client, nil when
+// the server needs none.
+func oauthConfig(ctx context.Context, spec Spec, client *http.Client) (*transport.OAuthConfig, error) {
+	o := spec.OAuth
+	if o == nil {
+		return nil, nil
+	}
+	c := OAuthClient{ID: o.ClientID, Secret: o.ClientSecret}
+	if o.Registered != nil {
+		reg, ok, err := o.Registered.RegisteredClient(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reading the registered OAuth client: %w", err)
+		}
+		if ok {
+			c = reg
+		}
+	}
+	return &transport.OAuthConfig{
+		ClientID:                c.ID,
+		ClientSecret:            c.Secret,
+		TokenEndpointAuthMethod: c.AuthMethod,
+		Scopes:                  o.Scopes,
+		TokenStore:              o.Tokens,
+		PKCEEnabled:             true,
+		HTTPClient:              client,
+	}, nil
 }
 
 // loginRequired reports whether err says the server wants a token

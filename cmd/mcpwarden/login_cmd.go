@@ -66,9 +66,9 @@ mcpwarden refreshes the token from then on; run login again when it says so.`,
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
 			out := cmd.OutOrStdout()
-			tok, err := oauthlogin.Login(ctx, oauthlogin.Request{
-				Server: name, URL: srv.URL, ClientID: o.ClientID, ClientSecret: o.ClientSecret,
-				Scopes: o.Scopes, Store: store,
+			tok, client, err := oauthlogin.Login(ctx, oauthlogin.Request{
+				Server: name, URL: srv.URL, ClientID: srv.OAuth.ClientID, ClientSecret: o.ClientSecret,
+				ClientMetadataURL: srv.OAuth.ClientMetadataURL, Scopes: o.Scopes, Store: store,
 				Show: func(authURL string) error {
 					fmt.Fprintf(out, "Open this URL to sign in to %s:\n\n  %s\n\n", name, authURL)
 					if open {
@@ -80,7 +80,7 @@ mcpwarden refreshes the token from then on; run login again when it says so.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "Signed in to %s; its token is in %s", name, store.Path())
+			fmt.Fprintf(out, "Signed in to %s as %s (%s); its token is in %s", name, client.ID, client.How, store.Path())
 			if !tok.Expiry.IsZero() {
 				fmt.Fprintf(out, " (valid until %s, then refreshed)", tok.Expiry.Format(time.RFC3339))
 			}

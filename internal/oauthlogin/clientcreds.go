@@ -86,7 +86,8 @@ func (c *ClientCredentials) obtain(ctx context.Context) (*transport.Token, error
 			TokenStore: c.Tokens, HTTPClient: client,
 		})
 		h.SetBaseURL(c.Tokens.Resource)
-		probe(ctx, client, c.Tokens.Resource, h)
+		_, header := probe(ctx, client, c.Tokens.Resource)
+		h.HandleUnauthorizedResponse(&http.Response{Header: header})
 		c.handler = h
 	}
 	md, err := c.handler.GetServerMetadata(ctx)

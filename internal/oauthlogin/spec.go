@@ -1,6 +1,7 @@
 package oauthlogin
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/mcpwarden/mcpwarden/internal/config"
@@ -25,6 +26,9 @@ func UpstreamOAuth(name string, srv config.Server, getenv func(string) string) *
 	}
 	tokens := &tokenstore.ServerTokens{Store: store, Server: name, Resource: srv.URL}
 	out.Tokens = tokens
+	if o.ClientID == "" {
+		out.Registered = registrations{tokens}
+	}
 	if env := o.ClientSecretEnv; env != "" {
 		if out.ClientSecret = getenv(env); out.ClientSecret == "" {
 			out.Tokens = tokenstore.Unusable(fmt.Errorf("servers.%s.oauth.client_secret_env: environment variable %s is empty or not set", name, env))
@@ -49,4 +53,16 @@ func OpenStore(getenv func(string) string) (*tokenstore.Store, error) {
 		return nil, err
 	}
 	return tokenstore.Open(path, key)
+}
+
+// registrations gives upstream the client a login registered for the
+// server (tokenstore.Token.Client).
+type registrations struct{ tokens *tokenstore.ServerTokens }
+
+func (r registrations) RegisteredClient(ctx context.Context) (upstream.OAuthClient, bool, error) {
+	c, err := r.tokens.Client(ctx)
+	if err != nil || c == nil {
+		return upstream.OAuthClient{}, false, err
+	}
+	return upstream.OAuthClient{ID: c.ID, Secret: c.Secret, AuthMethod: c.AuthMethod}, true, nil
 }

@@ -54,6 +54,23 @@ type Token struct {
 	// sent to.
 	Issuer   string `json:"issuer,omitempty"`
 	Resource string `json:"resource,omitempty"`
+	// Client is the client mcpwarden registered itself as at Issuer
+	// (RFC 7591 dynamic registration) when the config names none; later
+	// logins and every refresh reuse it. Nil for a configured client.
+	Client *Client `json:"client,omitempty"`
+}
+
+// A Client is a client registration mcpwarden obtained from an
+// authorization server. Its secret is kept encrypted like the tokens.
+type Client struct {
+	ID     string `json:"client_id"`
+	Secret string `json:"client_secret,omitempty"`
+	// AuthMethod is the token_endpoint_auth_method the server registered
+	// (client_secret_basic, client_secret_post or none).
+	AuthMethod string `json:"token_endpoint_auth_method,omitempty"`
+	// Issuer is the authorization server the client is registered at; a
+	// server that moves to another one needs a new registration.
+	Issuer string `json:"issuer"`
 }
 
 // KeyFromEnv reads and decodes the key in KeyEnv. getenv reads the
