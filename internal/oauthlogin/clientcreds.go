@@ -86,8 +86,8 @@ func (c *ClientCredentials) obtain(ctx context.Context) (*transport.Token, error
 			TokenStore: c.Tokens, HTTPClient: client,
 		})
 		h.SetBaseURL(c.Tokens.Resource)
-		_, header := probe(ctx, client, c.Tokens.Resource)
-		h.HandleUnauthorizedResponse(&http.Response{Header: header})
+		ch, header := probe(ctx, client, c.Tokens.Resource)
+		discoverWith(h, c.Tokens.Resource, findResource(ctx, client, c.Tokens.Resource, ch), header)
 		c.handler = h
 	}
 	md, err := c.handler.GetServerMetadata(ctx)

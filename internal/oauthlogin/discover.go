@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/mark3labs/mcp-go/client/transport"
 )
 
 // maxMetadata caps a metadata document's size.
@@ -42,22 +44,55 @@ func probe(ctx context.Context, client *http.Client, serverURL string) (c challe
 	return parseChallenges(resp.Header.Values("WWW-Authenticate")), resp.Header
 }
 
-// chooseScopes is the scope to ask for when the config names none: the
-// one the server's challenge asks for, else every scope its protected
-// resource metadata lists, else none (the scope parameter is left out).
-func chooseScopes(ctx context.Context, client *http.Client, serverURL string, c challenge) []string {
-	if s := strings.Fields(c.scope); len(s) > 0 {
-		return s
-	}
+// A resource is what the server's protected resource metadata (RFC 9728)
+// says, and whether it was found only at the root well-known URL; the
+// zero resource when it was not found.
+type resource struct {
+	found           bool
+	atRoot          bool
+	scopesSupported []string
+}
+
+// findResource reads the server's protected resource metadata at the
+// first of resourceMetadataURLs that has it.
+func findResource(ctx context.Context, client *http.Client, serverURL string, c challenge) resource {
 	var prm struct {
 		ScopesSupported []string `json:"scopes_supported"`
 	}
-	for _, u := range resourceMetadataURLs(serverURL, c.resourceMetadata) {
+	urls := resourceMetadataURLs(serverURL, c.resourceMetadata)
+	for i, u := range urls {
 		if getJSON(ctx, client, u, &prm) {
-			return prm.ScopesSupported
+			return resource{found: true, atRoot: i == len(urls)-1, scopesSupported: prm.ScopesSupported}
 		}
 	}
-	return nil
+	return resource{}
+}
+
+// chooseScopes is the scope to ask for when the config names none: the
+// one the server's challenge asks for, else every scope its protected
+// resource metadata lists, else none (the scope parameter is left out).
+func chooseScopes(c challenge, r resource) []string {
+	if s := strings.Fields(c.scope); len(s) > 0 {
+		return s
+	}
+	return r.scopesSupported
+}
+
+// discoverWith sets up h's discovery for the server at serverURL: from
+// the probe's 401 header, which may name the metadata, else at the
+// path-based well-known URL, both of which mcp-go tries. Metadata found
+// only at the root well-known URL, which mcp-go does not try, describes
+// the server's origin (RFC 9728 §3.1): h then discovers from the origin,
+// and mcp-go still requires the resource the metadata declares to be
+// that origin (a prefix of serverURL), so a token is never asked for a
+// resource other than the server.
+func discoverWith(h *transport.OAuthHandler, serverURL string, r resource, header http.Header) {
+	if r.found && r.atRoot {
+		if u, err := url.Parse(serverURL); err == nil {
+			h.SetBaseURL(u.Scheme + "://" + u.Host)
+		}
+	}
+	h.HandleUnauthorizedResponse(&http.Response{Header: header})
 }
 
 // resourceMetadataURLs are where the server's protected resource metadata

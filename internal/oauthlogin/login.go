@@ -112,11 +112,12 @@ func Login(ctx context.Context, r Request) (tokenstore.Token, Client, error) {
 	}
 	tokens := &tokenstore.ServerTokens{Store: r.Store, Server: r.Server, Resource: r.URL}
 	ch, header := probe(ctx, client, r.URL)
+	prm := findResource(ctx, client, r.URL, ch)
 	scopes := r.Scopes
 	if len(scopes) == 0 {
-		scopes = chooseScopes(ctx, client, r.URL, ch)
+		scopes = chooseScopes(ch, prm)
 	}
-	h, used, err := r.handler(ctx, client, tokens, redirect, scopes, header)
+	h, used, err := r.handler(ctx, client, tokens, redirect, scopes, func(h *transport.OAuthHandler) { discoverWith(h, r.URL, prm, header) })
 	if err != nil {
 		return tokenstore.Token{}, Client{}, err
 	}
@@ -170,11 +171,11 @@ func Login(ctx context.Context, r Request) (tokenstore.Token, Client, error) {
 	return tok, used, nil
 }
 
-// handler is the OAuth handler of the login: discovery from the probe's
-// 401 header, then the client, in this order: the configured one; the
+// handler is the OAuth handler of the login: discovery as discover sets
+// it up, then the client, in this order: the configured one; the
 // one registered earlier at the same authorization server; the metadata
 // document, if the server takes it; one registered now (kept in tokens).
-func (r Request) handler(ctx context.Context, client *http.Client, tokens *tokenstore.ServerTokens, redirect string, scopes []string, header http.Header) (*transport.OAuthHandler, Client, error) {
+func (r Request) handler(ctx context.Context, client *http.Client, tokens *tokenstore.ServerTokens, redirect string, scopes []string, discover func(*transport.OAuthHandler)) (*transport.OAuthHandler, Client, error) {
 	newHandler := func(id, secret, method string) *transport.OAuthHandler {
 		h := transport.NewOAuthHandler(transport.OAuthConfig{
 			ClientID: id, ClientSecret: secret, TokenEndpointAuthMethod: method,
@@ -182,7 +183,7 @@ func (r Request) handler(ctx context.Context, client *http.Client, tokens *token
 			TokenStore: tokens, PKCEEnabled: true, HTTPClient: client,
 		})
 		h.SetBaseURL(r.URL)
-		h.HandleUnauthorizedResponse(&http.Response{Header: header})
+		discover(h)
 		return h
 	}
 	h := newHandler(r.ClientID, r.ClientSecret, "")
