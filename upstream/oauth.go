@@ -12,6 +12,8 @@ import (
 	"net/http"
 
 	"github.com/mark3labs/mcp-go/client/transport"
+
+	"github.com/mcpwarden/mcpwarden/internal/wwwauth"
 )
 
 // An OAuth makes mcpwarden an OAuth client of a streamable HTTP server.
@@ -26,6 +28,10 @@ type OAuth struct {
 	// registered itself as at login (RFC 7591); ClientID and ClientSecret
 	// serve when it has none.
 	Registered Registrations
+	// StepUps, when set, is told the scope the server wants when it
+	// refuses the token for lacking it (403 insufficient_scope), so that
+	// the next login asks for it.
+	StepUps StepUps
 	// Tokens holds the server's token; it is read before every request and
 	// given the token a refresh obtains. A store with no token makes the
 	// server fail to start with ErrLoginRequired.
@@ -43,6 +49,63 @@ type OAuthClient struct {
 // one. It is asked each time the server's session starts.
 type Registrations interface {
 	RegisteredClient(ctx context.Context) (OAuthClient, bool, error)
+}
+
+// StepUps keeps the scope a server asked for more of.
+type StepUps interface {
+	NeedScope(ctx context.Context, scope string) error
+}
+
+// An InsufficientScopeError is the error of a request the server refused
+// because the token lacks Scope (RFC 6750 §3.1): a person has to sign in
+// again, and the login asks for Scope. It wraps ErrLoginRequired.
+type InsufficientScopeError struct{ Scope string }
+
+func (e *InsufficientScopeError) Error() string {
+	return fmt.Sprintf("the server wants OAuth scope %q, which its token lacks: sign in to it again with `mcpwarden login`", e.Scope)
+}
+
+func (e *InsufficientScopeError) Unwrap() error { return ErrLoginRequired }
+
+// A stepUpTransport turns a 403 insufficient_scope answer into an
+// InsufficientScopeError, telling StepUps the scope wanted. mcp-go would
+// report the answer as an anonymous failure.
+type stepUpTransport struct {
+	base    http.RoundTripper
+	stepUps StepUps
+}
+
+func (t stepUpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusForbidden {
+		return resp, err
+	}
+	c := wwwauth.Parse(resp.Header.Values("WWW-Authenticate"))
+	if c.Error != wwwauth.ErrorInsufficientScope {
+		return resp, nil
+	}
+	resp.Body.Close()
+	if t.stepUps != nil {
+		if err := t.stepUps.NeedScope(req.Context(), c.Scope); err != nil {
+			return nil, fmt.Errorf("keeping the scope the server wants: %w", err)
+		}
+	}
+	return nil, &InsufficientScopeError{Scope: c.Scope}
+}
+
+// withStepUps is client with its transport wrapped in a stepUpTransport
+// when spec is an OAuth client; client itself otherwise.
+func withStepUps(spec Spec, client *http.Client) *http.Client {
+	if spec.OAuth == nil {
+		return client
+	}
+	c := *client
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	c.Transport = stepUpTransport{base: base, stepUps: spec.OAuth.StepUps}
+	return &c
 }
 
 // ErrLoginRequired is the error of a server that needs an OAuth token
@@ -101,5 +164,5 @@ func oauthConfig(ctx context.Context, spec Spec, client *http.Client) (*transpor
 // loginRequired reports whether err says the server wants a token
 // mcpwarden has not got.
 func loginRequired(err error) bool {
-	return errors.Is(err, transport.ErrOAuthAuthorizationRequired)
+	return errors.Is(err, transport.ErrOAuthAuthorizationRequired) || errors.Is(err, ErrLoginRequired)
 }

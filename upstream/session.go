@@ -160,7 +160,7 @@ func (s *session) newTransport(ctx context.Context, spec Spec, logger *slog.Logg
 		transport.WithCommandLogger(slog.New(closedWriteHandler{logger.Handler()}))(t)
 		return rawStdio{t, results}, nil
 	case TransportHTTP:
-		hc := s.httpClient(spec)
+		hc := withStepUps(spec, s.httpClient(spec))
 		oauth, err := httpOAuthOptions(ctx, spec, hc)
 		if err != nil {
 			return nil, err
@@ -182,7 +182,7 @@ func (s *session) newTransport(ctx context.Context, spec Spec, logger *slog.Logg
 		t, err := transport.NewSSE(spec.URL, append([]transport.ClientOption{
 			transport.WithHeaders(spec.Headers),
 			transport.WithHeaderFunc(spec.HeaderFunc), // nil adds none
-			transport.WithHTTPClient(s.httpClient(spec)),
+			transport.WithHTTPClient(withStepUps(spec, s.httpClient(spec))),
 			// Its own default of 60 s would cut calls short of call_timeout.
 			transport.WithResponseTimeout(spec.callTimeout()),
 			transport.WithSSELogger(logger)}, oauth...)...)

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/client/transport"
+
+	"github.com/mcpwarden/mcpwarden/internal/wwwauth"
 )
 
 // maxMetadata caps a metadata document's size.
@@ -25,23 +27,23 @@ const maxMetadata = 1 << 20
 // server that does not answer 401 leaves discovery to the well-known URLs
 // and gives the zero challenge. header is the 401's header, for mcp-go's
 // discovery (transport.OAuthHandler.HandleUnauthorizedResponse).
-func probe(ctx context.Context, client *http.Client, serverURL string) (c challenge, header http.Header) {
+func probe(ctx context.Context, client *http.Client, serverURL string) (c wwwauth.Challenge, header http.Header) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, serverURL, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"ping"}`))
 	if err != nil {
-		return challenge{}, nil
+		return wwwauth.Challenge{}, nil
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := client.Do(req)
 	if err != nil {
-		return challenge{}, nil
+		return wwwauth.Challenge{}, nil
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxMetadata))
 	if resp.StatusCode != http.StatusUnauthorized {
-		return challenge{}, nil
+		return wwwauth.Challenge{}, nil
 	}
-	return parseChallenges(resp.Header.Values("WWW-Authenticate")), resp.Header
+	return wwwauth.Parse(resp.Header.Values("WWW-Authenticate")), resp.Header
 }
 
 // A resource is what the server's protected resource metadata (RFC 9728)
@@ -55,11 +57,11 @@ type resource struct {
 
 // findResource reads the server's protected resource metadata at the
 // first of resourceMetadataURLs that has it.
-func findResource(ctx context.Context, client *http.Client, serverURL string, c challenge) resource {
+func findResource(ctx context.Context, client *http.Client, serverURL string, c wwwauth.Challenge) resource {
 	var prm struct {
 		ScopesSupported []string `json:"scopes_supported"`
 	}
-	urls := resourceMetadataURLs(serverURL, c.resourceMetadata)
+	urls := resourceMetadataURLs(serverURL, c.ResourceMetadata)
 	for i, u := range urls {
 		if getJSON(ctx, client, u, &prm) {
 			return resource{found: true, atRoot: i == len(urls)-1, scopesSupported: prm.ScopesSupported}
@@ -71,8 +73,8 @@ func findResource(ctx context.Context, client *http.Client, serverURL string, c 
 // chooseScopes is the scope to ask for when the config names none: the
 // one the server's challenge asks for, else every scope its protected
 // resource metadata lists, else none (the scope parameter is left out).
-func chooseScopes(c challenge, r resource) []string {
-	if s := strings.Fields(c.scope); len(s) > 0 {
+func chooseScopes(c wwwauth.Challenge, r resource) []string {
+	if s := strings.Fields(c.Scope); len(s) > 0 {
 		return s
 	}
 	return r.scopesSupported

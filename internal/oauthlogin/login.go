@@ -16,6 +16,8 @@ import (
 	"html"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -117,6 +119,11 @@ func Login(ctx context.Context, r Request) (tokenstore.Token, Client, error) {
 	if len(scopes) == 0 {
 		scopes = chooseScopes(ch, prm)
 	}
+	stepUp, err := tokens.StepUpScope(ctx)
+	if err != nil {
+		return tokenstore.Token{}, Client{}, err
+	}
+	scopes = withScopes(scopes, strings.Fields(stepUp))
 	h, used, err := r.handler(ctx, client, tokens, redirect, scopes, func(h *transport.OAuthHandler) { discoverWith(h, r.URL, prm, header) })
 	if err != nil {
 		return tokenstore.Token{}, Client{}, err
@@ -245,4 +252,16 @@ func callback(got chan<- result) http.Handler {
 		fmt.Fprintf(w, "<!doctype html><title>mcpwarden login</title><p>%s</p>\n", html.EscapeString(msg))
 	})
 	return mux
+}
+
+// withScopes is scopes and then those of more it lacks: a step-up asks for
+// the scope the server wants on top of what the login would ask for.
+func withScopes(scopes, more []string) []string {
+	out := slices.Clone(scopes)
+	for _, s := range more {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -26,6 +26,7 @@ func UpstreamOAuth(name string, srv config.Server, getenv func(string) string) *
 	}
 	tokens := &tokenstore.ServerTokens{Store: store, Server: name, Resource: srv.URL}
 	out.Tokens = tokens
+	out.StepUps = tokens
 	if o.ClientID == "" {
 		out.Registered = registrations{tokens}
 	}

@@ -94,6 +94,22 @@ func (s *ServerTokens) SaveClient(ctx context.Context, c *Client) error {
 	})
 }
 
+// NeedScope keeps scope as the server's StepUpScope, for the next login.
+func (s *ServerTokens) NeedScope(ctx context.Context, scope string) error {
+	return s.Store.update(ctx, func(all map[string]Token) {
+		t := all[s.Server]
+		t.StepUpScope = scope
+		all[s.Server] = t
+	})
+}
+
+// StepUpScope is the scope the server last asked for more of (see
+// Token.StepUpScope), "" when none.
+func (s *ServerTokens) StepUpScope(ctx context.Context) (string, error) {
+	t, _, err := s.Store.Get(ctx, s.Server)
+	return t.StepUpScope, err
+}
+
 // Unusable is a token store that fails every read and write with err: the
 // store of a server whose tokens cannot be reached (no key, say), so that
 // the server reports why instead of mcpwarden refusing to start.

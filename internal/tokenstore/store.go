@@ -58,6 +58,10 @@ type Token struct {
 	// (RFC 7591 dynamic registration) when the config names none; later
 	// logins and every refresh reuse it. Nil for a configured client.
 	Client *Client `json:"client,omitempty"`
+	// StepUpScope is the scope the server last refused the token for
+	// lacking (a 403 insufficient_scope): the next login asks for it too.
+	// A new token clears it.
+	StepUpScope string `json:"step_up_scope,omitempty"`
 }
 
 // A Client is a client registration mcpwarden obtained from an

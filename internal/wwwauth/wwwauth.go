@@ -1,37 +1,43 @@
-package oauthlogin
+// Package wwwauth reads the Bearer challenge of a WWW-Authenticate
+// header (RFC 6750 §3, RFC 9728 §5.1), for mcpwarden as an OAuth client.
+package wwwauth
 
 import (
 	"strings"
 )
 
-// A challenge is what a server's 401 or 403 says in its Bearer
-// WWW-Authenticate challenge (RFC 6750 §3, RFC 9728 §5.1): where its
-// protected resource metadata is, the scope it wants, and the error.
-type challenge struct {
-	resourceMetadata string
-	scope            string
-	err              string
+// A Challenge is what a server's 401 or 403 says in its Bearer
+// WWW-Authenticate challenge: where its protected resource metadata is,
+// the scope it wants, and the error (insufficient_scope, say).
+type Challenge struct {
+	ResourceMetadata string
+	Scope            string
+	Error            string
 }
 
-// parseChallenges reads the Bearer challenge among the WWW-Authenticate
+// ErrorInsufficientScope is the error of a 403 that wants more scope
+// (RFC 6750 §3.1).
+const ErrorInsufficientScope = "insufficient_scope"
+
+// Parse reads the Bearer challenge among the WWW-Authenticate
 // header values; a value with no Bearer challenge gives the zero
 // challenge. Parameter names are case-insensitive; values are tokens or
 // quoted strings with backslash escapes (RFC 9110 §11.2).
-func parseChallenges(values []string) challenge {
-	var c challenge
+func Parse(values []string) Challenge {
+	var c Challenge
 	for _, v := range values {
 		params, ok := bearerParams(v)
 		if !ok {
 			continue
 		}
-		if c.resourceMetadata == "" {
-			c.resourceMetadata = params["resource_metadata"]
+		if c.ResourceMetadata == "" {
+			c.ResourceMetadata = params["resource_metadata"]
 		}
-		if c.scope == "" {
-			c.scope = params["scope"]
+		if c.Scope == "" {
+			c.Scope = params["scope"]
 		}
-		if c.err == "" {
-			c.err = params["error"]
+		if c.Error == "" {
+			c.Error = params["error"]
 		}
 	}
 	return c
