@@ -68,10 +68,10 @@ type ClientOrigin uint8
 
 // ClientOrigin values.
 const (
-	ClientConfigured       ClientOrigin = iota // client_id in the config
-	ClientMetadataDocument                     // client_metadata_url, taken by the server
-	ClientRegisteredEarlier                    // a registration in the token store
-	ClientRegisteredNow                        // registered by this login (RFC 7591)
+	ClientConfigured        ClientOrigin = iota // client_id in the config
+	ClientMetadataDocument                      // client_metadata_url, taken by the server
+	ClientRegisteredEarlier                     // a registration in the token store
+	ClientRegisteredNow                         // registered by this login (RFC 7591)
 )
 
 // String names the origin for `mcpwarden login`'s output.
