@@ -42,18 +42,17 @@ func UpstreamOAuth(name string, srv config.Server, getenv func(string) string) *
 	return out
 }
 
-// OpenStore opens the upstream token file with the key in the
-// environment.
+// OpenStore opens the upstream token file. Its key is found on first
+// use (tokenstore.ResolveKey): MCPWARDEN_TOKEN_KEY when it is set, else
+// the OS keyring where there is one; Store.KeySource says which.
 func OpenStore(getenv func(string) string) (*tokenstore.Store, error) {
-	key, err := tokenstore.KeyFromEnv(getenv)
-	if err != nil {
-		return nil, err
-	}
 	path, err := config.UpstreamTokenFile(getenv)
 	if err != nil {
 		return nil, err
 	}
-	return tokenstore.Open(path, key)
+	return tokenstore.OpenLazy(path, func(ctx context.Context) ([]byte, tokenstore.KeySource, error) {
+		return tokenstore.ResolveKey(ctx, getenv, tokenstore.OSKeyring{})
+	}), nil
 }
 
 // registrations gives upstream the client a login registered for the
