@@ -67,6 +67,10 @@ func (e *InsufficientScopeError) Error() string {
 
 func (e *InsufficientScopeError) Unwrap() error { return ErrLoginRequired }
 
+// maxStepUpScope caps the scope a server may ask for more of: it is kept
+// for the next login and quoted in the call's error.
+const maxStepUpScope = 1024
+
 // A stepUpTransport turns a 403 insufficient_scope answer into an
 // InsufficientScopeError, telling StepUps the scope wanted. mcp-go would
 // report the answer as an anonymous failure.
@@ -85,6 +89,9 @@ func (t stepUpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 	resp.Body.Close()
+	if len(c.Scope) > maxStepUpScope {
+		return nil, fmt.Errorf("the server wants more OAuth scope than its token has, but names %d bytes of it (more than %d)", len(c.Scope), maxStepUpScope)
+	}
 	if t.stepUps != nil {
 		if err := t.stepUps.NeedScope(req.Context(), c.Scope); err != nil {
 			return nil, fmt.Errorf("keeping the scope the server wants: %w", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -75,6 +76,7 @@ func TestForbiddenWithoutAScopeChallengeIsNotTakenForALogin(t *testing.T) {
 		{"no challenge", ""},
 		{"another error", `Bearer error="invalid_token"`},
 		{"insufficient_scope in another scheme's challenge", `Basic error="insufficient_scope", scope="admin"`},
+		{"a scope too long to keep", `Bearer error="insufficient_scope", scope="` + strings.Repeat("a ", maxStepUpScope) + `"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
