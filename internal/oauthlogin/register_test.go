@@ -2,16 +2,22 @@ package oauthlogin
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/internal/tokenstore"
+	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
 // A standInAS is a protected MCP endpoint (/mcp, which only answers 401)
@@ -26,7 +32,8 @@ type standInAS struct {
 	mu      sync.Mutex
 	reg     int      // registrations
 	authIDs []string // client_ids of the authorization requests
-	basic   []string // client_ids sent with HTTP Basic to /token
+	basic   []string // client_ids sent with HTTP Basic to /token ("" without)
+	grants  []string // grant types asked of /token
 }
 
 func startStandInAS(t *testing.T, cimd, noDCR bool) *standInAS {
@@ -37,7 +44,12 @@ func startStandInAS(t *testing.T, cimd, noDCR bool) *standInAS {
 	t.Cleanup(ts.Close)
 	s.issuer, s.URL = ts.URL, ts.URL+"/mcp"
 	prm := ts.URL + "/.well-known/oauth-protected-resource/mcp"
-	mux.HandleFunc("/mcp", func(w http.ResponseWriter, _ *http.Request) {
+	mcp := mcpserver.NewStreamableHTTPServer(mcpserver.NewMCPServer("stand-in", "1"))
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.Header.Get("Authorization"), "Bearer issued-token") {
+			mcp.ServeHTTP(w, r)
+			return
+		}
 		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+prm+`"`)
 		w.WriteHeader(http.StatusUnauthorized)
 	})
@@ -71,12 +83,15 @@ func startStandInAS(t *testing.T, cimd, noDCR bool) *standInAS {
 		http.Redirect(w, r, q.Get("redirect_uri")+"?code=c&state="+q.Get("state"), http.StatusFound)
 	})
 	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
-		if id, _, ok := r.BasicAuth(); ok {
-			s.mu.Lock()
-			s.basic = append(s.basic, id)
-			s.mu.Unlock()
-		}
-		writeJSON(w, map[string]any{"access_token": "issued-token", "token_type": "Bearer", "expires_in": 3600})
+		id, _, _ := r.BasicAuth()
+		s.mu.Lock()
+		s.basic = append(s.basic, id)
+		s.grants = append(s.grants, r.FormValue("grant_type"))
+		n := len(s.grants)
+		s.mu.Unlock()
+		// Tokens that live less than tokenstore.RefreshAhead: each is
+		// refreshed before its first use.
+		writeJSON(w, map[string]any{"access_token": fmt.Sprintf("issued-token-%d", n), "token_type": "Bearer", "expires_in": 30, "refresh_token": "refresh"})
 	})
 	return s
 }
@@ -141,7 +156,7 @@ func TestRegisteredClientSecretIsNotStoredInTheClear(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"registered-secret", "registered-1", "issued-token"} {
+	for _, s := range []string{"registered-secret", "registered-1", "issued-token-1"} {
 		if bytes.Contains(data, []byte(s)) {
 			t.Errorf("the token file holds %q in the clear", s)
 		}
@@ -211,5 +226,35 @@ func TestLoginWithNoWayToGetAClientSaysSo(t *testing.T) {
 	}
 	if len(as.authIDs) != 0 {
 		t.Errorf("authorization requests by %q, want none", as.authIDs)
+	}
+}
+
+func TestServeRefreshesAsTheRegisteredClient(t *testing.T) {
+	t.Parallel()
+	as := startStandInAS(t, false, false)
+	vars := map[string]string{"XDG_STATE_HOME": t.TempDir(), tokenstore.KeyEnv: base64.StdEncoding.EncodeToString(make([]byte, tokenstore.KeySize))}
+	getenv := func(k string) string { return vars[k] }
+	store, err := OpenStore(getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Login(t.Context(), as.request(t, store)); err != nil {
+		t.Fatal(err)
+	}
+	// The server's spec as serve builds it from a config with no client:
+	// the registration in the store is the client.
+	o := UpstreamOAuth("remote", config.Server{URL: as.URL, OAuth: &config.ServerOAuth{}}, getenv)
+	pool := upstream.Start(t.Context(), map[string]upstream.Spec{"remote": {Transport: upstream.TransportHTTP, URL: as.URL, OAuth: o}}, nil)
+	t.Cleanup(func() { pool.Close() })
+	if err := pool.Err("remote"); err != nil {
+		t.Fatalf("Err = %v", err)
+	}
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if len(as.grants) < 2 || as.grants[1] != "refresh_token" {
+		t.Fatalf("token requests %q, want the code exchange then a refresh", as.grants)
+	}
+	if as.basic[1] != "registered-1" {
+		t.Errorf("the refresh authenticated as %q, want the registered client", as.basic[1])
 	}
 }
