@@ -65,6 +65,9 @@ func TestInsufficientScopeAsksForANewLoginWithThatScope(t *testing.T) {
 	if !errors.Is(err, ErrLoginRequired) {
 		t.Fatalf("Err = %v, want ErrLoginRequired", err)
 	}
+	if want := "`mcpwarden login remote`: it wants OAuth scope \"mcp:basic mcp:write\""; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %s", err, want)
+	}
 	if got := rec.got(); len(got) == 0 || got[0] != "mcp:basic mcp:write" {
 		t.Errorf("StepUps was told %q, want the scope the server wants", got)
 	}

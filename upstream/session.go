@@ -69,6 +69,9 @@ func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.
 	fail := func(step string, err error) error {
 		if loginRequired(err) {
 			s.stop()
+			if errors.Is(err, ErrLoginRequired) { // an InsufficientScopeError: keep the scope
+				return fmt.Errorf("%s: %w", step, err)
+			}
 			return fmt.Errorf("%s: %w", step, ErrLoginRequired)
 		}
 		msg := fmt.Sprintf("%s: %v", step, err)
