@@ -51,6 +51,11 @@ type UnavailableError struct {
 func (e *UnavailableError) Error() string {
 	var b strings.Builder
 	if !e.Closed && !e.Removed && errors.Is(e.Err, ErrLoginRequired) {
+		var scope *InsufficientScopeError
+		if errors.As(e.Err, &scope) {
+			fmt.Fprintf(&b, "upstream %q needs `mcpwarden login %s`: it wants OAuth scope %q, which its token lacks", e.Server, e.Server, scope.Scope)
+			return b.String()
+		}
 		fmt.Fprintf(&b, "upstream %q needs `mcpwarden login %s`: it has no OAuth token for it, or its token can no longer be refreshed", e.Server, e.Server)
 		return b.String()
 	}

@@ -49,7 +49,7 @@ func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.
 	defer cancel()
 
 	s := &session{lost: make(chan struct{})}
-	t, err := s.newTransport(spec, logger, sp)
+	t, err := s.newTransport(ctx, spec, logger, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +69,9 @@ func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.
 	fail := func(step string, err error) error {
 		if loginRequired(err) {
 			s.stop()
+			if errors.Is(err, ErrLoginRequired) { // an InsufficientScopeError: keep the scope
+				return fmt.Errorf("%s: %w", step, err)
+			}
 			return fmt.Errorf("%s: %w", step, ErrLoginRequired)
 		}
 		msg := fmt.Sprintf("%s: %v", step, err)
@@ -147,7 +150,7 @@ func (s *session) listTools(ctx context.Context) ([]mcp.Tool, error) {
 // newTransport builds the transport for spec without starting it. For a
 // stdio server it starts the child through sp (the transport only frames
 // messages on its pipes) and sets s.proc.
-func (s *session) newTransport(spec Spec, logger *slog.Logger, sp *spawner) (transport.Interface, error) {
+func (s *session) newTransport(ctx context.Context, spec Spec, logger *slog.Logger, sp *spawner) (transport.Interface, error) {
 	switch spec.Transport {
 	case TransportStdio:
 		proc, err := startProcess(spec, logger, sp)
@@ -160,24 +163,32 @@ func (s *session) newTransport(spec Spec, logger *slog.Logger, sp *spawner) (tra
 		transport.WithCommandLogger(slog.New(closedWriteHandler{logger.Handler()}))(t)
 		return rawStdio{t, results}, nil
 	case TransportHTTP:
-		hc := s.httpClient(spec)
+		hc := withStepUps(spec, s.httpClient(spec))
+		oauth, err := httpOAuthOptions(ctx, spec, hc)
+		if err != nil {
+			return nil, err
+		}
 		t, err := transport.NewStreamableHTTP(spec.URL, append([]transport.StreamableHTTPCOption{
 			transport.WithHTTPHeaders(spec.Headers),
 			transport.WithHTTPHeaderFunc(spec.HeaderFunc), // nil adds none
 			transport.WithHTTPBasicClient(hc),
-			transport.WithHTTPLogger(logger)}, httpOAuthOptions(spec, hc)...)...)
+			transport.WithHTTPLogger(logger)}, oauth...)...)
 		if err != nil {
 			return nil, err
 		}
 		return rawStreamableHTTP{t}, nil
 	case TransportSSE:
-		t, err := transport.NewSSE(spec.URL,
+		oauth, err := sseOAuthOptions(ctx, spec)
+		if err != nil {
+			return nil, err
+		}
+		t, err := transport.NewSSE(spec.URL, append([]transport.ClientOption{
 			transport.WithHeaders(spec.Headers),
 			transport.WithHeaderFunc(spec.HeaderFunc), // nil adds none
-			transport.WithHTTPClient(s.httpClient(spec)),
+			transport.WithHTTPClient(withStepUps(spec, s.httpClient(spec))),
 			// Its own default of 60 s would cut calls short of call_timeout.
 			transport.WithResponseTimeout(spec.callTimeout()),
-			transport.WithSSELogger(logger))
+			transport.WithSSELogger(logger)}, oauth...)...)
 		if err != nil {
 			return nil, err
 		}

@@ -33,7 +33,11 @@ func newLoginCmd() *cobra.Command {
 with an oauth block, so that mcpwarden can call it: it prints a URL to open in
 a browser (--open opens one), waits for the authorization server to redirect
 back to a listener on 127.0.0.1, and stores the token, encrypted with the key
-in MCPWARDEN_TOKEN_KEY, in the upstream token file under the state directory.
+in MCPWARDEN_TOKEN_KEY (else one kept in the OS keyring, where there is one;
+MCPWARDEN_KEYRING=off keeps it out), in the upstream token file under the state
+directory. Without a client_id it uses the server's client ID metadata document
+(client_metadata_url) if the authorization server takes them, else registers a
+client (RFC 7591) and keeps it with the token.
 mcpwarden refreshes the token from then on; run login again when it says so.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -66,9 +70,9 @@ mcpwarden refreshes the token from then on; run login again when it says so.`,
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
 			out := cmd.OutOrStdout()
-			tok, err := oauthlogin.Login(ctx, oauthlogin.Request{
-				Server: name, URL: srv.URL, ClientID: o.ClientID, ClientSecret: o.ClientSecret,
-				Scopes: o.Scopes, Store: store,
+			tok, client, err := oauthlogin.Login(ctx, oauthlogin.Request{
+				Server: name, URL: srv.URL, ClientID: srv.OAuth.ClientID, ClientSecret: o.ClientSecret,
+				ClientMetadataURL: srv.OAuth.ClientMetadataURL, Scopes: o.Scopes, Store: store,
 				Show: func(authURL string) error {
 					fmt.Fprintf(out, "Open this URL to sign in to %s:\n\n  %s\n\n", name, authURL)
 					if open {
@@ -80,7 +84,10 @@ mcpwarden refreshes the token from then on; run login again when it says so.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "Signed in to %s; its token is in %s", name, store.Path())
+			fmt.Fprintf(out, "Signed in to %s as %s (%s); its token is in %s", name, client.ID, client.How, store.Path())
+			if src, ok := store.KeySource(); ok {
+				fmt.Fprintf(out, ", encrypted with the key from %s", src)
+			}
 			if !tok.Expiry.IsZero() {
 				fmt.Fprintf(out, " (valid until %s, then refreshed)", tok.Expiry.Format(time.RFC3339))
 			}

@@ -18,7 +18,10 @@ import (
 type ServerOAuth struct {
 	// ClientID is the client mcpwarden is registered as at the
 	// authorization server. ClientMetadataURL, instead, is the https URL
-	// of a client ID metadata document, which serves as the client ID.
+	// of a client ID metadata document, which serves as the client ID
+	// when the authorization server says it takes them. With neither (or
+	// a server that does not take the document), `mcpwarden login`
+	// registers a client (RFC 7591) and keeps it in the token file.
 	ClientID          string `koanf:"client_id"`
 	ClientMetadataURL string `koanf:"client_metadata_url"`
 	// ClientSecretEnv names the environment variable holding the client's
@@ -63,8 +66,8 @@ func (s Server) validateOAuth() []error {
 	}
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(".oauth"+format, args...)) }
-	if s.EffectiveTransport() != TransportHTTP {
-		add(": only a streamable HTTP server (url, transport http) takes oauth")
+	if t := s.EffectiveTransport(); t != TransportHTTP && t != TransportSSE {
+		add(": only a remote server (url, transport http or sse) takes oauth")
 	}
 	if u, err := url.Parse(s.URL); err == nil && u.Scheme == "http" && !hostport.IsLoopback(u.Hostname()) {
 		add(": the server's url %q must be https (http only on a loopback host): tokens must not travel in the clear", s.URL)
@@ -75,8 +78,8 @@ func (s Server) validateOAuth() []error {
 		}
 	}
 	switch {
-	case o.ClientID == "" && o.ClientMetadataURL == "":
-		add(": client_id or client_metadata_url is required")
+	case o.ClientID == "" && o.ClientMetadataURL == "" && o.EffectiveGrant() == GrantClientCredentials:
+		add(": client_id is required for grant client_credentials")
 	case o.ClientID != "" && o.ClientMetadataURL != "":
 		add(": set client_id or client_metadata_url, not both")
 	case o.ClientMetadataURL != "":

@@ -26,10 +26,9 @@ servers:
 func TestBadServerOAuthIsRefusedNamingTheKey(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ name, server, want string }{
-		{"a stdio server takes no oauth", `{ command: x, oauth: { client_id: c } }`, "servers.s.oauth: only a streamable HTTP server"},
-		{"an sse server takes no oauth", `{ url: "https://a.example/sse", transport: sse, oauth: { client_id: c } }`, "servers.s.oauth: only a streamable HTTP server"},
+		{"a stdio server takes no oauth", `{ command: x, oauth: { client_id: c } }`, "servers.s.oauth: only a remote server"},
 		{"tokens are not sent in the clear", `{ url: "http://a.example/mcp", oauth: { client_id: c } }`, "must be https"},
-		{"a client is required", `{ url: "https://a.example/mcp", oauth: { scopes: [x] } }`, "client_id or client_metadata_url is required"},
+		{"client credentials need a client", `{ url: "https://a.example/mcp", oauth: { client_secret_env: S, grant: client_credentials } }`, "client_id is required for grant client_credentials"},
 		{"only one kind of client", `{ url: "https://a.example/mcp", oauth: { client_id: c, client_metadata_url: "https://me.example/client.json" } }`, "not both"},
 		{"a metadata document is https", `{ url: "https://a.example/mcp", oauth: { client_metadata_url: "http://me.example/client.json" } }`, "client_metadata_url"},
 		{"an unknown grant", `{ url: "https://a.example/mcp", oauth: { client_id: c, grant: password } }`, `servers.s.oauth.grant: "password"`},
@@ -42,6 +41,22 @@ func TestBadServerOAuthIsRefusedNamingTheKey(t *testing.T) {
 			_, err := Parse([]byte("servers:\n  s: "+tt.server+"\n"), ".yaml", "/cfg", nil)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestOAuthWithoutAClientOrOverSSEIsAccepted(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, server string }{
+		{"no client: login registers one", `{ url: "https://a.example/mcp", oauth: { scopes: [x] } }`},
+		{"an sse server", `{ url: "https://a.example/sse", transport: sse, oauth: { client_id: c } }`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := Parse([]byte("servers:\n  s: "+tt.server+"\n"), ".yaml", "/cfg", nil); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}

@@ -158,8 +158,8 @@ func TestLoginCompletedHeadlesslyThenServeCallsTheServer(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("login: %v\n%s\n%s", err, out.String(), stderr.String())
 	}
-	if !strings.Contains(out.String(), "Signed in to remote") {
-		t.Errorf("login said:\n%s", out.String())
+	if !strings.Contains(out.String(), "Signed in to remote") || !strings.Contains(out.String(), "key from the environment ("+tokenstore.KeyEnv+")") {
+		t.Errorf("login said (want it signed in, naming where the key came from):\n%s", out.String())
 	}
 
 	serveAndEcho(t, f, env, "after login")

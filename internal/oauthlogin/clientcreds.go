@@ -86,7 +86,8 @@ func (c *ClientCredentials) obtain(ctx context.Context) (*transport.Token, error
 			TokenStore: c.Tokens, HTTPClient: client,
 		})
 		h.SetBaseURL(c.Tokens.Resource)
-		probe(ctx, client, c.Tokens.Resource, h)
+		ch, header := probe(ctx, client, c.Tokens.Resource)
+		discoverWith(h, c.Tokens.Resource, findResource(ctx, client, c.Tokens.Resource, ch), header)
 		c.handler = h
 	}
 	md, err := c.handler.GetServerMetadata(ctx)

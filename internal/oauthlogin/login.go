@@ -16,6 +16,7 @@ import (
 	"html"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,12 +34,20 @@ type Request struct {
 	// for which the token is asked (the resource).
 	Server string
 	URL    string
-	// ClientID, ClientSecret ("" for a public client) and Scopes are those
-	// of the server's oauth block.
-	ClientID     string
-	ClientSecret string
-	Scopes       []string
-	Store        *tokenstore.Store
+	// ClientID and ClientSecret ("" for a public client) are the
+	// pre-registered client of the server's oauth block, if it names one.
+	// ClientMetadataURL is its client ID metadata document, used when the
+	// authorization server says it takes them. With neither (or when the
+	// server does not take the document), the client registered earlier
+	// is reused, or one is registered (RFC 7591) and kept in the store.
+	ClientID          string
+	ClientSecret      string
+	ClientMetadataURL string
+	// Scopes are those of the server's oauth block; when there are none,
+	// the scope the server's challenge asks for is requested, else every
+	// scope its resource metadata lists, else none.
+	Scopes []string
+	Store  *tokenstore.Store
 	// Show is given the authorization URL the person has to open: it
 	// prints it, and may open a browser on it.
 	Show func(authURL string) error
@@ -46,6 +55,43 @@ type Request struct {
 	// with a 30 s timeout.
 	HTTPClient *http.Client
 }
+
+// A Client says which client a login used, for the person to see.
+type Client struct {
+	ID string
+	// How is how mcpwarden came by it.
+	How ClientOrigin
+}
+
+// A ClientOrigin says where the client of a login came from.
+type ClientOrigin uint8
+
+// ClientOrigin values.
+const (
+	ClientConfigured        ClientOrigin = iota // client_id in the config
+	ClientMetadataDocument                      // client_metadata_url, taken by the server
+	ClientRegisteredEarlier                     // a registration in the token store
+	ClientRegisteredNow                         // registered by this login (RFC 7591)
+)
+
+// String names the origin for `mcpwarden login`'s output.
+func (o ClientOrigin) String() string {
+	switch o {
+	case ClientConfigured:
+		return "configured client"
+	case ClientMetadataDocument:
+		return "client ID metadata document"
+	case ClientRegisteredEarlier:
+		return "client registered earlier"
+	case ClientRegisteredNow:
+		return "client registered now"
+	}
+	return "unknown client"
+}
+
+// ErrNoClient is returned by Login when the config names no client and
+// the authorization server offers no way to get one.
+var ErrNoClient = errors.New("no client to sign in with: the config names no client_id, and the authorization server takes neither a client ID metadata document nor dynamic registration")
 
 // A result is what the loopback listener got: a code, or an error.
 type result struct {
@@ -55,38 +101,45 @@ type result struct {
 
 // Login runs the flow and stores the token it gets. It waits for the
 // redirect until ctx ends.
-func Login(ctx context.Context, r Request) (tokenstore.Token, error) {
+func Login(ctx context.Context, r Request) (tokenstore.Token, Client, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return tokenstore.Token{}, fmt.Errorf("listening for the login redirect: %w", err)
+		return tokenstore.Token{}, Client{}, fmt.Errorf("listening for the login redirect: %w", err)
 	}
+	defer ln.Close()
 	redirect := fmt.Sprintf("http://%s%s", ln.Addr(), CallbackPath)
 	client := r.HTTPClient
 	if client == nil {
 		client = &http.Client{Timeout: 30 * time.Second}
 	}
 	tokens := &tokenstore.ServerTokens{Store: r.Store, Server: r.Server, Resource: r.URL}
-	h := transport.NewOAuthHandler(transport.OAuthConfig{
-		ClientID: r.ClientID, ClientSecret: r.ClientSecret, RedirectURI: redirect, Scopes: r.Scopes,
-		TokenStore: tokens, PKCEEnabled: true, HTTPClient: client,
-	})
-	h.SetBaseURL(r.URL)
-	probe(ctx, client, r.URL, h)
+	ch, header := probe(ctx, client, r.URL)
+	prm := findResource(ctx, client, r.URL, ch)
+	scopes := r.Scopes
+	if len(scopes) == 0 {
+		scopes = chooseScopes(ch, prm)
+	}
+	stepUp, err := tokens.StepUpScope(ctx)
+	if err != nil {
+		return tokenstore.Token{}, Client{}, err
+	}
+	scopes = withScopes(scopes, strings.Fields(stepUp))
+	h, used, err := r.handler(ctx, client, tokens, redirect, scopes, func(h *transport.OAuthHandler) { discoverWith(h, r.URL, prm, header) })
+	if err != nil {
+		return tokenstore.Token{}, Client{}, err
+	}
 
 	verifier, err := transport.GenerateCodeVerifier()
 	if err != nil {
-		ln.Close()
-		return tokenstore.Token{}, err
+		return tokenstore.Token{}, Client{}, err
 	}
 	state, err := transport.GenerateState()
 	if err != nil {
-		ln.Close()
-		return tokenstore.Token{}, err
+		return tokenstore.Token{}, Client{}, err
 	}
 	authURL, err := h.GetAuthorizationURL(ctx, state, transport.GenerateCodeChallenge(verifier))
 	if err != nil {
-		ln.Close()
-		return tokenstore.Token{}, fmt.Errorf("finding where %q signs in: %w", r.Server, err)
+		return tokenstore.Token{}, Client{}, fmt.Errorf("finding where %q signs in: %w", r.Server, err)
 	}
 
 	got := make(chan result, 1)
@@ -94,55 +147,82 @@ func Login(ctx context.Context, r Request) (tokenstore.Token, error) {
 	go srv.Serve(ln)
 	defer srv.Close()
 	if err := r.Show(authURL); err != nil {
-		return tokenstore.Token{}, err
+		return tokenstore.Token{}, Client{}, err
 	}
 	var res result
 	select {
 	case res = <-got:
 	case <-ctx.Done():
-		return tokenstore.Token{}, fmt.Errorf("waiting for the sign-in to %q: %w", r.Server, ctx.Err())
+		return tokenstore.Token{}, Client{}, fmt.Errorf("waiting for the sign-in to %q: %w", r.Server, ctx.Err())
 	}
 	if res.err != nil {
-		return tokenstore.Token{}, res.err
+		return tokenstore.Token{}, Client{}, res.err
 	}
 	if err := h.ProcessAuthorizationResponse(ctx, res.code, res.state, verifier); err != nil {
-		return tokenstore.Token{}, fmt.Errorf("exchanging the code of %q: %w", r.Server, err)
+		return tokenstore.Token{}, Client{}, fmt.Errorf("exchanging the code of %q: %w", r.Server, err)
 	}
 	// The token is stored; add the issuer it came from.
 	tok, ok, err := r.Store.Get(ctx, r.Server)
 	if err != nil {
-		return tokenstore.Token{}, fmt.Errorf("reading the new token of %q: %w", r.Server, err)
+		return tokenstore.Token{}, Client{}, fmt.Errorf("reading the new token of %q: %w", r.Server, err)
 	}
 	if !ok {
-		return tokenstore.Token{}, fmt.Errorf("the token of %q was not stored", r.Server)
+		return tokenstore.Token{}, Client{}, fmt.Errorf("the token of %q was not stored", r.Server)
 	}
 	if md, err := h.GetServerMetadata(ctx); err == nil {
 		tok.Issuer = md.Issuer
 		if err := r.Store.Put(ctx, r.Server, tok); err != nil {
-			return tokenstore.Token{}, err
+			return tokenstore.Token{}, Client{}, err
 		}
 	}
-	return tok, nil
+	return tok, used, nil
 }
 
-// probe asks the server for nothing without a token, so that its 401
-// names its resource metadata (RFC 9728 §5.1) for discovery; a server
-// that does not answer 401 leaves discovery to the well-known URLs.
-func probe(ctx context.Context, client *http.Client, serverURL string, h *transport.OAuthHandler) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, serverURL, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"ping"}`))
+// handler is the OAuth handler of the login: discovery as discover sets
+// it up, then the client, in this order: the configured one; the
+// one registered earlier at the same authorization server; the metadata
+// document, if the server takes it; one registered now (kept in tokens).
+func (r Request) handler(ctx context.Context, client *http.Client, tokens *tokenstore.ServerTokens, redirect string, scopes []string, discover func(*transport.OAuthHandler)) (*transport.OAuthHandler, Client, error) {
+	newHandler := func(id, secret, method string) *transport.OAuthHandler {
+		h := transport.NewOAuthHandler(transport.OAuthConfig{
+			ClientID: id, ClientSecret: secret, TokenEndpointAuthMethod: method,
+			ClientURI: "https://github.com/mcpwarden/mcpwarden", RedirectURI: redirect, Scopes: scopes,
+			TokenStore: tokens, PKCEEnabled: true, HTTPClient: client,
+		})
+		h.SetBaseURL(r.URL)
+		discover(h)
+		return h
+	}
+	h := newHandler(r.ClientID, r.ClientSecret, "")
+	if r.ClientID != "" {
+		return h, Client{ID: r.ClientID, How: ClientConfigured}, nil
+	}
+	md, err := h.GetServerMetadata(ctx)
 	if err != nil {
-		return
+		return nil, Client{}, fmt.Errorf("finding where %q signs in: %w", r.Server, err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := client.Do(req)
-	if err != nil {
-		return
+	if c, err := tokens.Client(ctx); err != nil {
+		return nil, Client{}, err
+	} else if c != nil && c.Issuer == md.Issuer {
+		return newHandler(c.ID, c.Secret, c.AuthMethod), Client{ID: c.ID, How: ClientRegisteredEarlier}, nil
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusUnauthorized {
-		h.HandleUnauthorizedResponse(resp)
+	if r.ClientMetadataURL != "" && metadataDocumentsSupported(ctx, client, md.Issuer) {
+		return newHandler(r.ClientMetadataURL, "", ""), Client{ID: r.ClientMetadataURL, How: ClientMetadataDocument}, nil
 	}
+	if md.RegistrationEndpoint == "" {
+		return nil, Client{}, fmt.Errorf("signing in to %q: %w", r.Server, ErrNoClient)
+	}
+	if err := h.RegisterClient(ctx, "mcpwarden"); err != nil {
+		return nil, Client{}, fmt.Errorf("registering mcpwarden as a client of %q: %w", md.Issuer, err)
+	}
+	c := &tokenstore.Client{ID: h.GetClientID(), Secret: h.GetClientSecret(), AuthMethod: h.GetTokenEndpointAuthMethod(), Issuer: md.Issuer}
+	if c.ID == "" {
+		return nil, Client{}, fmt.Errorf("registering mcpwarden as a client of %q: the answer has no client_id", md.Issuer)
+	}
+	if err := tokens.SaveClient(ctx, c); err != nil {
+		return nil, Client{}, err
+	}
+	return h, Client{ID: c.ID, How: ClientRegisteredNow}, nil
 }
 
 // callback takes the one redirect of the flow: its code and state, or the
@@ -172,4 +252,16 @@ func callback(got chan<- result) http.Handler {
 		fmt.Fprintf(w, "<!doctype html><title>mcpwarden login</title><p>%s</p>\n", html.EscapeString(msg))
 	})
 	return mux
+}
+
+// withScopes is scopes and then those of more it lacks: a step-up asks for
+// the scope the server wants on top of what the login would ask for.
+func withScopes(scopes, more []string) []string {
+	out := slices.Clone(scopes)
+	for _, s := range more {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -35,7 +35,7 @@ func TestLoginCompletedHeadlesslyStoresAWorkingToken(t *testing.T) {
 	up := remote.Start(t, 0)
 	store := newStore(t)
 	var shown string
-	tok, err := Login(t.Context(), request(up, store, func(u string) error {
+	tok, _, err := Login(t.Context(), request(up, store, func(u string) error {
 		shown = u
 		return up.OP.Browse(t.Context(), u, testop.Alice.ID)
 	}))
@@ -81,7 +81,7 @@ func TestForgedRedirectDoesNotCompleteLogin(t *testing.T) {
 	store := newStore(t)
 	// An attacker's page sends the browser to the loopback listener with
 	// a code of its own and a state it guessed (login CSRF).
-	_, err := Login(t.Context(), request(up, store, func(u string) error {
+	_, _, err := Login(t.Context(), request(up, store, func(u string) error {
 		redirect := mustQuery(t, u).Get("redirect_uri")
 		resp, err := http.Get(redirect + "?code=attacker-code&state=guessed")
 		if err != nil {
@@ -101,7 +101,7 @@ func TestForgedRedirectDoesNotCompleteLogin(t *testing.T) {
 func TestRefusedSignInIsReported(t *testing.T) {
 	t.Parallel()
 	up := remote.Start(t, 0)
-	_, err := Login(t.Context(), request(up, newStore(t), func(u string) error {
+	_, _, err := Login(t.Context(), request(up, newStore(t), func(u string) error {
 		return up.OP.Browse(t.Context(), u, "mallory") // no such user
 	}))
 	if err == nil {
@@ -114,7 +114,7 @@ func TestLoginGivesUpWhenTheContextEnds(t *testing.T) {
 	up := remote.Start(t, 0)
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
-	_, err := Login(ctx, request(up, newStore(t), func(string) error { return nil })) // nobody opens it
+	_, _, err := Login(ctx, request(up, newStore(t), func(string) error { return nil })) // nobody opens it
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Login = %v, want DeadlineExceeded", err)
 	}
@@ -154,7 +154,7 @@ func TestServerClaimingAnotherResourceGetsNoTokenForIt(t *testing.T) {
 		return victim.OP.Browse(t.Context(), u, testop.Alice.ID)
 	})
 	r.URL = evil.URL + "/mcp"
-	tok, err := Login(t.Context(), r)
+	tok, _, err := Login(t.Context(), r)
 	t.Logf("login: %v", err)
 	if err == nil {
 		t.Fatalf("login to a server claiming another's resource stored %+v", tok)

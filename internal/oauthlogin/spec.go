@@ -1,6 +1,7 @@
 package oauthlogin
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/mcpwarden/mcpwarden/internal/config"
@@ -25,6 +26,10 @@ func UpstreamOAuth(name string, srv config.Server, getenv func(string) string) *
 	}
 	tokens := &tokenstore.ServerTokens{Store: store, Server: name, Resource: srv.URL}
 	out.Tokens = tokens
+	out.StepUps = tokens
+	if o.ClientID == "" {
+		out.Registered = registrations{tokens}
+	}
 	if env := o.ClientSecretEnv; env != "" {
 		if out.ClientSecret = getenv(env); out.ClientSecret == "" {
 			out.Tokens = tokenstore.Unusable(fmt.Errorf("servers.%s.oauth.client_secret_env: environment variable %s is empty or not set", name, env))
@@ -37,16 +42,27 @@ func UpstreamOAuth(name string, srv config.Server, getenv func(string) string) *
 	return out
 }
 
-// OpenStore opens the upstream token file with the key in the
-// environment.
+// OpenStore opens the upstream token file. Its key is found on first
+// use (tokenstore.ResolveKey): MCPWARDEN_TOKEN_KEY when it is set, else
+// the OS keyring where there is one; Store.KeySource says which.
 func OpenStore(getenv func(string) string) (*tokenstore.Store, error) {
-	key, err := tokenstore.KeyFromEnv(getenv)
-	if err != nil {
-		return nil, err
-	}
 	path, err := config.UpstreamTokenFile(getenv)
 	if err != nil {
 		return nil, err
 	}
-	return tokenstore.Open(path, key)
+	return tokenstore.OpenLazy(path, func(ctx context.Context) ([]byte, tokenstore.KeySource, error) {
+		return tokenstore.ResolveKey(ctx, getenv, tokenstore.OSKeyring{})
+	}), nil
+}
+
+// registrations gives upstream the client a login registered for the
+// server (tokenstore.Token.Client).
+type registrations struct{ tokens *tokenstore.ServerTokens }
+
+func (r registrations) RegisteredClient(ctx context.Context) (upstream.OAuthClient, bool, error) {
+	c, err := r.tokens.Client(ctx)
+	if err != nil || c == nil {
+		return upstream.OAuthClient{}, false, err
+	}
+	return upstream.OAuthClient{ID: c.ID, Secret: c.Secret, AuthMethod: c.AuthMethod}, true, nil
 }

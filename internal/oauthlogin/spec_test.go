@@ -24,7 +24,7 @@ func TestUpstreamOAuthFromTheConfig(t *testing.T) {
 		wantCC  bool
 	}{
 		{"a server without oauth has none", config.Server{URL: "https://a.example/mcp"}, nil, "", false},
-		{"a missing key is the server's error, naming the variable", server(""), map[string]string{"SECRET": "s"}, tokenstore.KeyEnv, false},
+		{"a missing key is the server's error, naming the variable", server(""), map[string]string{"SECRET": "s", tokenstore.KeyringEnv: "off"}, tokenstore.KeyEnv, false},
 		{"a missing secret is the server's error, naming the variable", server(""), map[string]string{tokenstore.KeyEnv: key}, "SECRET", false},
 		{"authorization code reads the stored token", server(""), map[string]string{tokenstore.KeyEnv: key, "SECRET": "s"}, "", false},
 		{"client credentials gets its own tokens", server(config.GrantClientCredentials), map[string]string{tokenstore.KeyEnv: key, "SECRET": "s"}, "", true},

@@ -63,6 +63,7 @@ func (s *ServerTokens) SaveToken(ctx context.Context, tok *transport.Token) erro
 		Expiry:       tok.ExpiresAt,
 		Issuer:       old.Issuer,
 		Resource:     s.Resource,
+		Client:       old.Client,
 	}
 	if t.Expiry.IsZero() && tok.ExpiresIn > 0 {
 		t.Expiry = time.Now().Add(time.Duration(tok.ExpiresIn) * time.Second)
@@ -71,6 +72,42 @@ func (s *ServerTokens) SaveToken(ctx context.Context, tok *transport.Token) erro
 		return fmt.Errorf("saving the token of %q: %w", s.Server, err)
 	}
 	return nil
+}
+
+// Client is the client registered for the server (see Token.Client), or
+// nil when there is none.
+func (s *ServerTokens) Client(ctx context.Context) (*Client, error) {
+	t, ok, err := s.Store.Get(ctx, s.Server)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return t.Client, nil
+}
+
+// SaveClient keeps c as the client registered for the server, with the
+// server's token if it has one.
+func (s *ServerTokens) SaveClient(ctx context.Context, c *Client) error {
+	return s.Store.update(ctx, func(all map[string]Token) {
+		t := all[s.Server]
+		t.Client = c
+		all[s.Server] = t
+	})
+}
+
+// NeedScope keeps scope as the server's StepUpScope, for the next login.
+func (s *ServerTokens) NeedScope(ctx context.Context, scope string) error {
+	return s.Store.update(ctx, func(all map[string]Token) {
+		t := all[s.Server]
+		t.StepUpScope = scope
+		all[s.Server] = t
+	})
+}
+
+// StepUpScope is the scope the server last asked for more of (see
+// Token.StepUpScope), "" when none.
+func (s *ServerTokens) StepUpScope(ctx context.Context) (string, error) {
+	t, _, err := s.Store.Get(ctx, s.Server)
+	return t.StepUpScope, err
 }
 
 // Unusable is a token store that fails every read and write with err: the

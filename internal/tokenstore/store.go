@@ -1,7 +1,7 @@
 // Package tokenstore keeps the OAuth tokens mcpwarden holds as a client of
 // remote upstream servers, one per server, encrypted at rest in a 0600
-// file: AES-256-GCM with a key from the environment (KeyEnv). The OS
-// keyring is not used (yet). A Store is safe for concurrent use within a
+// file: AES-256-GCM with a key from the environment (KeyEnv) or, when
+// that is not set, from the OS keyring (ResolveKey). A Store is safe for concurrent use within a
 // process; two processes writing the same file at once can lose one
 // write, never corrupt it (each write replaces the file whole, through
 // atomicfile).
@@ -54,6 +54,27 @@ type Token struct {
 	// sent to.
 	Issuer   string `json:"issuer,omitempty"`
 	Resource string `json:"resource,omitempty"`
+	// Client is the client mcpwarden registered itself as at Issuer
+	// (RFC 7591 dynamic registration) when the config names none; later
+	// logins and every refresh reuse it. Nil for a configured client.
+	Client *Client `json:"client,omitempty"`
+	// StepUpScope is the scope the server last refused the token for
+	// lacking (a 403 insufficient_scope): the next login asks for it too.
+	// A new token clears it.
+	StepUpScope string `json:"step_up_scope,omitempty"`
+}
+
+// A Client is a client registration mcpwarden obtained from an
+// authorization server. Its secret is kept encrypted like the tokens.
+type Client struct {
+	ID     string `json:"client_id"`
+	Secret string `json:"client_secret,omitempty"`
+	// AuthMethod is the token_endpoint_auth_method the server registered
+	// (client_secret_basic, client_secret_post or none).
+	AuthMethod string `json:"token_endpoint_auth_method,omitempty"`
+	// Issuer is the authorization server the client is registered at; a
+	// server that moves to another one needs a new registration.
+	Issuer string `json:"issuer"`
 }
 
 // KeyFromEnv reads and decodes the key in KeyEnv. getenv reads the
@@ -75,15 +96,32 @@ func KeyFromEnv(getenv func(string) string) ([]byte, error) {
 
 // A Store is the token file at one path, read and written whole.
 type Store struct {
-	path string
-	aead cipher.AEAD
+	path    string
+	resolve func(context.Context) ([]byte, KeySource, error) // nil once aead is set
 
-	mu sync.Mutex // serialises read-modify-write of the file
+	mu     sync.Mutex // serialises read-modify-write of the file; guards aead and source
+	aead   cipher.AEAD
+	source KeySource
 }
 
 // Open returns the store at path with key (KeySize bytes). The file need
 // not exist yet; nothing is read until Get or Put.
 func Open(path string, key []byte) (*Store, error) {
+	aead, err := newAEAD(key)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{path: path, aead: aead}, nil
+}
+
+// OpenLazy returns the store at path whose key resolve finds on the first
+// Get or Put (see ResolveKey), so that opening it does no I/O; a key that
+// cannot be found fails each Get and Put until one can.
+func OpenLazy(path string, resolve func(context.Context) ([]byte, KeySource, error)) *Store {
+	return &Store{path: path, resolve: resolve}
+}
+
+func newAEAD(key []byte) (cipher.AEAD, error) {
 	if len(key) != KeySize {
 		return nil, fmt.Errorf("token store key is %d bytes, want %d", len(key), KeySize)
 	}
@@ -95,7 +133,33 @@ func Open(path string, key []byte) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("token store key: %w", err)
 	}
-	return &Store{path: path, aead: aead}, nil
+	return aead, nil
+}
+
+// KeySource says where the store's key came from, once it has one (false
+// before the first Get or Put of a lazily opened store). Open's key
+// counts as the environment's.
+func (s *Store) KeySource() (KeySource, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.source, s.aead != nil
+}
+
+// ready finds the key if it is not known yet. s.mu is held.
+func (s *Store) ready(ctx context.Context) error {
+	if s.aead != nil {
+		return nil
+	}
+	key, source, err := s.resolve(ctx)
+	if err != nil {
+		return err
+	}
+	aead, err := newAEAD(key)
+	if err != nil {
+		return err
+	}
+	s.aead, s.source, s.resolve = aead, source, nil
+	return nil
 }
 
 // Path is the store's file.
@@ -108,6 +172,9 @@ func (s *Store) Get(ctx context.Context, server string) (Token, bool, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.ready(ctx); err != nil {
+		return Token{}, false, err
+	}
 	all, err := s.load()
 	if err != nil {
 		return Token{}, false, err
@@ -132,6 +199,9 @@ func (s *Store) update(ctx context.Context, change func(map[string]Token)) error
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
 	all, err := s.load()
 	if err != nil {
 		return err

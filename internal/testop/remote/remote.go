@@ -43,8 +43,23 @@ type Server struct {
 // live lifetime (0: an hour).
 func Start(t testing.TB, lifetime time.Duration) *Server {
 	t.Helper()
+	return start(t, lifetime, false)
+}
+
+// StartSSE is Start for a server on the SSE transport: URL is its /sse
+// endpoint, and its messages go to /message, guarded alike.
+func StartSSE(t testing.TB, lifetime time.Duration) *Server {
+	t.Helper()
+	return start(t, lifetime, true)
+}
+
+func start(t testing.TB, lifetime time.Duration, sse bool) *Server {
 	ts := httptest.NewUnstartedServer(nil)
-	s := &Server{URL: "http://" + ts.Listener.Addr().String() + "/mcp"}
+	endpoint := "/mcp"
+	if sse {
+		endpoint = "/sse"
+	}
+	s := &Server{URL: "http://" + ts.Listener.Addr().String() + endpoint}
 	s.Client = testop.Client{ID: "mcpwarden-upstream", Secret: "upstream-secret", Audience: []string{s.URL}, Native: true}
 	s.OP = testop.Start(t, &testop.Options{Lifetime: lifetime, Clients: []testop.Client{s.Client}})
 	v, err := oauth.New(oauth.Config{Issuer: s.OP.Issuer, Audience: s.URL}, nil)
@@ -59,13 +74,21 @@ func Start(t testing.TB, lifetime time.Duration) *Server {
 	srv.AddTool(echoTool(), echo)
 	mux := http.NewServeMux()
 	mux.Handle(v.MetadataPath(), oauth.MetadataHandler(v.Metadata()))
-	guarded := oauth.Guard{Verifier: v, Matcher: m}.Wrap(mcpserver.NewStreamableHTTPServer(srv))
-	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var h http.Handler = mcpserver.NewStreamableHTTPServer(srv)
+	if sse {
+		h = mcpserver.NewSSEServer(srv, mcpserver.WithBaseURL("http://"+ts.Listener.Addr().String()))
+	}
+	guarded := oauth.Guard{Verifier: v, Matcher: m}.Wrap(h)
+	seen := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.auth = append(s.auth, r.Header.Get("Authorization"))
 		s.mu.Unlock()
 		guarded.ServeHTTP(w, r)
-	}))
+	})
+	mux.Handle(endpoint, seen)
+	if sse {
+		mux.Handle("/message", seen)
+	}
 	ts.Config.Handler = mux
 	ts.Start()
 	t.Cleanup(ts.Close)

@@ -1,0 +1,38 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestConformanceAuthScenariosPassThroughMcpwarden runs the official MCP
+// conformance suite's client authorization scenarios (auth/*, protocol
+// 2025-11-25) with .ci/conformance-auth: once with the Go SDK's reference
+// client, once with mcpwarden as the client (login followed headlessly,
+// a tool call through serve). It requires every scenario the reference
+// client passes to pass through mcpwarden too: discovery (RFC 9728 at
+// every location, RFC 8414 and OpenID metadata), dynamic registration and
+// client ID metadata documents, the scope selection strategy and step-up,
+// and each token endpoint authentication method. The table is logged.
+func TestConformanceAuthScenariosPassThroughMcpwarden(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, ".ci", "conformance-auth"), binary)
+	cmd.Dir = repoRoot
+	cmd.WaitDelay = 10 * time.Second
+	out, err := cmd.CombinedOutput()
+	t.Logf(".ci/conformance-auth:\n%s", out)
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit) && exit.ExitCode() == 1:
+		t.Errorf("auth scenarios that the reference client passes fail through mcpwarden (see the table above)")
+	default:
+		t.Fatalf(".ci/conformance-auth did not run: %v", err)
+	}
+}
