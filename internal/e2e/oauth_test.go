@@ -75,6 +75,11 @@ func TestOAuthUsersSeeAndCallOnlyTheirProfile(t *testing.T) {
 	}
 }
 
+// TestOAuthRefusesBadTokensWithAChallenge sends bad tokens to the real
+// binary. An expired token is refused in internal/oauth's
+// TestGuardRefusesBadTokensWithAChallenge, where the provider can be made
+// to issue one-second tokens and the leeway shortened, which this
+// end-to-end run cannot wait out.
 func TestOAuthRefusesBadTokensWithAChallenge(t *testing.T) {
 	t.Parallel()
 	_, p, url := oauthFixture(t)
@@ -83,6 +88,10 @@ func TestOAuthRefusesBadTokensWithAChallenge(t *testing.T) {
 		t.Fatal(err)
 	}
 	other, err := p.Token(t.Context(), testop.Alice.ID, testop.ClientOther)
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := testop.Start(t, nil).Token(t.Context(), testop.Alice.ID, testop.ClientJWT)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +109,7 @@ func TestOAuthRefusesBadTokensWithAChallenge(t *testing.T) {
 		{"no token", "", ""},
 		{"a token for another resource", other, "invalid_token"},
 		{"a tampered token", tampered, "invalid_token"},
+		{"a token from another issuer", foreign, "invalid_token"},
 		{"not a token at all", "hello", "invalid_token"},
 	}
 	for _, tt := range tests {
