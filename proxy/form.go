@@ -87,22 +87,28 @@ func (a *asker) form(c *call, t target) (params mcp.ElicitationParams, offered [
 	}
 	offered = append(offered, "deny", "deny_session")
 	names = append(names, "Deny", "Deny "+c.tool.Canonical+" for this session")
+	return decisionForm(b.String(), "Allow or deny "+c.tool.Canonical, offered, names), offered
+}
+
+// decisionForm is an approval form: message, and one required "decision"
+// field whose choices are values, shown as names.
+func decisionForm(message, description string, values, names []string) mcp.ElicitationParams {
 	return mcp.ElicitationParams{
-		Message: b.String(),
+		Message: message,
 		RequestedSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
 				"decision": map[string]any{
 					"type":        "string",
 					"title":       "Decision",
-					"description": "Allow or deny " + c.tool.Canonical,
-					"enum":        offered,
+					"description": description,
+					"enum":        values,
 					"enumNames":   names,
 				},
 			},
 			"required": []string{"decision"},
 		},
-	}, offered
+	}
 }
 
 // shown is a copy of args for a human: every value in full, except the

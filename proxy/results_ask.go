@@ -163,22 +163,9 @@ func (a *asker) resultForm(c *call, scan resultScan, args map[string]any, previe
 	if hidden > 0 {
 		fmt.Fprintf(&b, "… (%d more characters hidden)\n", hidden)
 	}
-	return mcp.ElicitationParams{
-		Message: b.String(),
-		RequestedSchema: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"decision": map[string]any{
-					"type":        "string",
-					"title":       "Decision",
-					"description": "What the client gets of the result of " + c.tool.Canonical,
-					"enum":        []string{resultChoiceAsSent, resultChoiceRedacted, resultChoiceDeny},
-					"enumNames":   []string{"Pass the result on as sent, credentials included", "Pass the result on with the credentials masked", "Withhold the result"},
-				},
-			},
-			"required": []string{"decision"},
-		},
-	}
+	return decisionForm(b.String(), "What the client gets of the result of "+c.tool.Canonical,
+		[]string{resultChoiceAsSent, resultChoiceRedacted, resultChoiceDeny},
+		[]string{"Pass the result on as sent, credentials included", "Pass the result on with the credentials masked", "Withhold the result"})
 }
 
 // elicitResult asks a legacy client about a result with its form. none is
