@@ -111,7 +111,7 @@ func Start(ctx context.Context, st *Setup, o Options) (_ *App, err error) {
 	if a.auditCfg.Path != "" && !filepath.IsAbs(a.auditCfg.Path) {
 		a.auditCfg.Path = filepath.Join(cfg.Dir, a.auditCfg.Path)
 	}
-	if a.audit, err = audit.Open(a.auditCfg, &audit.Options{Stderr: a.o.Stderr}); err != nil {
+	if a.audit, err = audit.Open(a.auditCfg, &audit.Options{Stderr: a.o.Stderr, Replica: cfg.ReplicaID()}); err != nil {
 		return nil, fmt.Errorf("opening audit log: %w", err)
 	}
 	a.closers = append(a.closers, func() { a.audit.Close() })
