@@ -21,6 +21,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/pin"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
@@ -95,6 +96,13 @@ type Options struct {
 	// for nothing.
 	Starting        func(ctx context.Context) error
 	StartupDeadline time.Time
+	// State, when set, is the state replicas share (config state:): the
+	// HTTP listener's sessions, session grants and the single-use state
+	// of multi round-trip asks live in it, so that any replica serves any
+	// request of any session. When it cannot be reached the requests that
+	// need it are refused. nil keeps all of it in this process, as with
+	// one replica. The Server does not close it.
+	State state.Store
 }
 
 // A Server is the MCP server clients connect to. It is safe for concurrent
@@ -122,6 +130,7 @@ type Server struct {
 	inflight  *inflightBudget
 	starting  func(ctx context.Context) error // see Options.Starting; nil
 	startBy   time.Time                       // Options.StartupDeadline
+	shared    state.Store                     // Options.State; nil: this process only
 }
 
 // New builds the server. It does no I/O: it exposes no tools until it is
@@ -147,6 +156,7 @@ func New(o Options) (*Server, error) {
 		tel:       o.Telemetry,
 		starting:  o.Starting,
 		startBy:   o.StartupDeadline,
+		shared:    o.State,
 	}
 	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &Names{}, samplingDenied: o.SamplingDenied, resolveSymlinks: o.ResolveSymlinks})
 

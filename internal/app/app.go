@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/upstream"
@@ -73,6 +74,7 @@ type App struct {
 	headerFunc func(context.Context) map[string]string
 	pool       *upstream.Pool
 	srv        *proxy.Server
+	state      state.Store // config state:; nil keeps everything in this process
 	identity   proxy.Identity
 	startBy    time.Time // see startupWait
 	closers    []func()  // run by Close, last first
@@ -136,6 +138,17 @@ func Start(ctx context.Context, st *Setup, o Options) (_ *App, err error) {
 	if tel != nil {
 		a.headerFunc = tel.Headers
 	}
+	if a.state, err = openState(ctx, cfg, nil); err != nil {
+		return nil, err
+	}
+	if a.state != nil {
+		// Closed after everything that uses it (closers run last first).
+		a.closers = append(a.closers, func() {
+			if err := a.state.Close(); err != nil {
+				a.logger.Warn("closing the shared state", "err", err)
+			}
+		})
+	}
 	resolvers, stopResolvers, err := StartResolvers(ctx, cfg, a.o.Stderr, a.logger)
 	if err != nil {
 		return nil, err
@@ -177,6 +190,7 @@ func Start(ctx context.Context, st *Setup, o Options) (_ *App, err error) {
 		MaxInflightBytes: int64(cfg.MaxInflightMB) << 20,
 		Starting:         a.pool.WaitStarted,
 		StartupDeadline:  a.startBy,
+		State:            a.state,
 	})
 	if err != nil {
 		return nil, &ConfigError{fmt.Errorf("config %s: %w", cfg.File, err)}
