@@ -129,16 +129,10 @@ func Start(ctx context.Context, st *Setup, o Options) (_ *App, err error) {
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
-	tel, stopTelemetry, err := startTelemetry(ctx, cfg, a.logger, o.Version)
-	if err != nil {
-		return nil, err
-	}
-	a.tel = tel
-	a.closers = append(a.closers, stopTelemetry) // after the upstreams are closed: the last spans are flushed
-	if tel != nil {
-		a.headerFunc = tel.Headers
-	}
-	if a.state, err = openState(ctx, cfg, nil); err != nil {
+	// The state's metrics exist before the state, which the telemetry's
+	// readiness checks.
+	stateMetrics := telemetry.NewStateMetrics()
+	if a.state, err = openState(ctx, cfg, stateMetrics); err != nil {
 		return nil, err
 	}
 	if a.state != nil {
@@ -148,6 +142,15 @@ func Start(ctx context.Context, st *Setup, o Options) (_ *App, err error) {
 				a.logger.Warn("closing the shared state", "err", err)
 			}
 		})
+	}
+	tel, stopTelemetry, err := startTelemetry(ctx, cfg, a.logger, o.Version, stateMetrics, a.readyChecks())
+	if err != nil {
+		return nil, err
+	}
+	a.tel = tel
+	a.closers = append(a.closers, stopTelemetry) // after the upstreams are closed: the last spans are flushed
+	if tel != nil {
+		a.headerFunc = tel.Headers
 	}
 	resolvers, stopResolvers, err := StartResolvers(ctx, cfg, a.o.Stderr, a.logger)
 	if err != nil {

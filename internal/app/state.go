@@ -8,6 +8,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	stateredis "github.com/mcpwarden/mcpwarden/internal/state/redis"
+	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 )
 
 // openState connects to the state replicas share (config state:), or
@@ -41,4 +42,13 @@ func (a *App) CheckState(ctx context.Context) error {
 		return nil
 	}
 	return a.state.Check(ctx)
+}
+
+// readyChecks are the readiness checks besides the upstreams': the shared
+// state's reachability, when there is one. a.state must be open.
+func (a *App) readyChecks() []telemetry.Check {
+	if a.state == nil {
+		return nil
+	}
+	return []telemetry.Check{{Name: "state", Run: a.state.Check}}
 }
