@@ -74,7 +74,9 @@ func TestReplicasServeASessionRoundRobin(t *testing.T) {
 				t.Errorf("read #%d through the balancer = %q, want the file", i+1, testkit.Text(res))
 			}
 		}
-		if res := callTool(t, c, "go__move", map[string]any{"source": path, "destination": path + ".moved"}); !res.IsError {
+		// move is denied outright, so hidden: calling it is an error.
+		res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "go__move", Arguments: map[string]any{"source": path, "destination": path + ".moved"}}})
+		if err == nil && !res.IsError {
 			t.Errorf("a denied move went through: %q", testkit.Text(res))
 		}
 		if !exists(path) {
@@ -106,12 +108,12 @@ func TestReplicasAskByElicitationAndKeepSessionGrants(t *testing.T) {
 		}}
 		c := connectLB(t, rs, plainToken, append(opts, client.WithElicitationHandler(h))...)
 		once := filepath.Join(f.sandbox, mark+"-once.txt")
-		if res := write(t, c, once, "1"); res.IsError || !exists(once) {
+		if res := goWrite(t, c, once, "1"); res.IsError || !exists(once) {
 			t.Fatalf("allowed once through the balancer: %q, written %v", testkit.Text(res), exists(once))
 		}
 		kept := filepath.Join(f.sandbox, mark+"-kept.txt")
 		for i := range 6 {
-			if res := write(t, c, kept, fmt.Sprint(i)); res.IsError {
+			if res := goWrite(t, c, kept, fmt.Sprint(i)); res.IsError {
 				t.Errorf("write #%d of %s: %q, want it allowed (asked once, then by the session grant)", i+1, kept, testkit.Text(res))
 			}
 		}
@@ -169,7 +171,7 @@ func TestReplicasApprovalOnAnotherReplicasPage(t *testing.T) {
 	generations(t, func(t *testing.T, mark string, opts ...client.ClientOption) {
 		c := connectLB(t, rs, plainToken, opts...) // no elicitation: the approvals page answers
 		target := filepath.Join(f.sandbox, mark+"-approved.txt")
-		pending := callAsync(t, c, map[string]any{"path": target, "content": "x"})
+		pending := goWriteAsync(t, c, target, "x")
 		var waiter *replica
 		testkit.Eventually(t, 10*time.Second, "a replica to wait on the ask", func() bool {
 			for _, r := range rs.replicas {
@@ -214,7 +216,10 @@ func TestReplicasKeepProfilesOnEveryReplica(t *testing.T) {
 		}
 		target := filepath.Join(f.sandbox, mark+"-readonly.txt")
 		for i := range 4 {
-			if res := write(t, c, target, "x"); !res.IsError {
+			// write is denied outright for the profile, so hidden from it:
+			// calling it is an error, on every replica.
+			res, err := c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "go__write", Arguments: map[string]any{"path": target, "content": "x"}}})
+			if err == nil && !res.IsError {
 				t.Errorf("write #%d by the readonly profile went through: %q", i+1, testkit.Text(res))
 			}
 		}
@@ -232,4 +237,27 @@ func TestReplicasKeepProfilesOnEveryReplica(t *testing.T) {
 		}
 		wantSpread(t, events)
 	})
+}
+
+// goWrite calls go__write.
+func goWrite(t *testing.T, c *client.Client, path, content string) *mcp.CallToolResult {
+	t.Helper()
+	return callTool(t, c, "go__write", map[string]any{"path": path, "content": content})
+}
+
+// goWriteAsync calls go__write and returns its result when it comes (a
+// failed call as an error result).
+func goWriteAsync(t *testing.T, c *client.Client, path, content string) <-chan *mcp.CallToolResult {
+	t.Helper()
+	ch := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "go__write", Arguments: map[string]any{"path": path, "content": content}}})
+		if err != nil {
+			res = mcp.NewToolResultError("call failed: " + err.Error())
+		}
+		ch <- res
+	}()
+	return ch
 }
