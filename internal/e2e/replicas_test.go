@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,10 +31,14 @@ func generations(t *testing.T, fn func(t *testing.T, mark string, opts ...client
 }
 
 // connectLB connects a client to the replica set through the balancer
-// with the bearer token.
+// with the bearer token. Each client has connections of its own, as
+// separate MCP clients do: none picks up a connection that another's
+// failed call left closing.
 func connectLB(t *testing.T, rs *replicaSet, token string, opts ...client.ClientOption) *client.Client {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(rs.url(), transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	t.Cleanup(hc.CloseIdleConnections)
+	tr, err := transport.NewStreamableHTTP(rs.url(), transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}), transport.WithHTTPBasicClient(hc))
 	if err != nil {
 		t.Fatal(err)
 	}

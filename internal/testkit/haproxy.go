@@ -20,7 +20,8 @@ const HAProxyBin = "/usr/sbin/haproxy"
 // backend that refuses connections is taken out by a TCP health check
 // every 200ms, and a request whose connection to a backend fails is sent
 // to another one; a request already sent is never sent again, so a call
-// in flight on a backend that dies fails instead of running twice. It is
+// in flight on a backend that dies fails instead of running twice. Each
+// request gets a connection of its own to its backend (http-reuse never). It is
 // stopped when the test ends.
 type HAProxy struct {
 	addr string
@@ -89,9 +90,14 @@ func haproxyConfig(addr string, backends []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `global
   maxconn 4096
+  log stderr format short local0
 
 defaults
   mode http
+  # Requests that failed are logged, to the test's output when it fails.
+  log global
+  option httplog
+  option dontlog-normal
   timeout connect 1s
   timeout client 120s
   timeout server 120s
@@ -101,6 +107,9 @@ defaults
   retries 2
   option redispatch 1
   retry-on conn-failure
+  # A new connection per request: a request is never sent on an idle
+  # connection to a backend that has just died, where it could only fail.
+  http-reuse never
 
 frontend mcp
   bind %s
