@@ -229,9 +229,14 @@ func TestRedisRestartedDuringLoadFailsClosedAndRecovers(t *testing.T) {
 	}
 
 	// Redis came back empty: the sessions it held are gone, and a new one
-	// works on every replica, asks included.
+	// works on every replica, asks included. Each replica counted the
+	// outage and its answers subscription came back.
 	for _, r := range rs.replicas {
 		r.waitReady(t)
+		testkit.Eventually(t, 10*time.Second, r.id+" to count the outage and the resubscription", func() bool {
+			m := r.scrape(t)
+			return sumSeries(m, `mcpwarden_state_errors_total{error="unavailable",`) > 0 && m["mcpwarden_state_resubscriptions_total"] >= 1
+		})
 	}
 	c := connectLB(t, rs, plainToken, client.WithLegacyProtocolOnly(), client.WithElicitationHandler(h))
 	for i := range 6 {

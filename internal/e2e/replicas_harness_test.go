@@ -284,3 +284,38 @@ func readTokenFile(t *testing.T, path string) pageToken {
 	})
 	return tok
 }
+
+// scrape fetches the replica's metrics, by series.
+func (r *replica) scrape(t *testing.T) map[string]float64 {
+	t.Helper()
+	resp, body := rawRequest(t, "GET", "http://"+r.metrics+"/metrics", nil, "")
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s /metrics: %d", r.id, resp.StatusCode)
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(body, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		var v float64
+		if _, err := fmt.Sscan(line[i+1:], &v); err == nil {
+			out[line[:i]] = v
+		}
+	}
+	return out
+}
+
+// sumSeries adds up the samples whose series starts with prefix.
+func sumSeries(m map[string]float64, prefix string) float64 {
+	var sum float64
+	for k, v := range m {
+		if strings.HasPrefix(k, prefix) {
+			sum += v
+		}
+	}
+	return sum
+}

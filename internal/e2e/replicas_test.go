@@ -144,21 +144,10 @@ func TestReplicasAskByElicitationAndKeepSessionGrants(t *testing.T) {
 // asksPending is a replica's mcpwarden_asks_pending: the asks it waits on.
 func (r *replica) asksPending(t *testing.T) float64 {
 	t.Helper()
-	resp, body := rawRequest(t, "GET", "http://"+r.metrics+"/metrics", nil, "")
-	if resp.StatusCode != 200 {
-		t.Fatalf("%s /metrics: %d", r.id, resp.StatusCode)
-	}
-	for _, line := range strings.Split(body, "\n") {
-		if v, ok := strings.CutPrefix(line, "mcpwarden_asks_pending "); ok {
-			var f float64
-			fmt.Sscan(v, &f)
-			return f
-		}
-	}
-	return 0
+	return r.scrape(t)["mcpwarden_asks_pending"]
 }
 
-// approveOn runs mcpwarden approve id against replica r's approvals page.
+// approve runs mcpwarden approve id against replica r's approvals page.
 func (r *replica) approve(t *testing.T, f *fixture, id string) string {
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), binary, "approve", id, "--token-file", r.tokenFile)
