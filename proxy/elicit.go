@@ -75,7 +75,7 @@ func (a *asker) elicit(ctx context.Context, c *call, sess *session, key grantKey
 		if ans == answerNone {
 			return resolution{}, &noAnswer{why: why}
 		}
-		return a.apply(c, sess, key, scopeFor(t, ans), ans), nil
+		return a.apply(ctx, c, sess, key, scopeFor(t, ans), ans), nil
 	case ans := <-w.done:
 		return a.byGrant(c, ans), nil
 	}
@@ -85,7 +85,7 @@ func (a *asker) elicit(ctx context.Context, c *call, sess *session, key grantKey
 // client retries the call with the answer and the state issued here. A
 // retry without a valid choice is no answer: the ask goes on to the next
 // resolver within the retried call.
-func (a *asker) roundTrip(c *call, req mcp.CallToolRequest, sess *session, key grantKey, t target) (res resolution, none *noAnswer) {
+func (a *asker) roundTrip(ctx context.Context, c *call, req mcp.CallToolRequest, sess *session, key grantKey, t target) (res resolution, none *noAnswer) {
 	digest := argsDigest(c.canonical)
 	if state := req.Params.RequestState; state != "" {
 		a.mu.Lock()
@@ -102,7 +102,7 @@ func (a *asker) roundTrip(c *call, req mcp.CallToolRequest, sess *session, key g
 		if ans == answerNone {
 			return resolution{}, &noAnswer{why: why}
 		}
-		return a.apply(c, sess, key, scopeFor(p.t, ans), ans), nil
+		return a.apply(ctx, c, sess, key, scopeFor(p.t, ans), ans), nil
 	}
 	params, offered := a.form(c, t)
 	state := rand.Text()
