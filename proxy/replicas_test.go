@@ -148,14 +148,21 @@ func (b *balancer) RoundTrip(r *http.Request) (*http.Response, error) {
 func (b *balancer) to(i int) { b.target.Store(int32(i)) }
 
 // client returns an MCP client whose requests go through b, initialized
-// (on the replica b targets now) as client "unit".
+// (on the replica b targets now) as client "unit" on protocol 2025-11-25,
+// which has sessions.
 func (b *balancer) client(t *testing.T, opts ...client.ClientOption) *client.Client {
+	t.Helper()
+	return b.clientOn(t, "2025-11-25", opts...)
+}
+
+// clientOn is client on protocol version ("" for the latest).
+func (b *balancer) clientOn(t *testing.T, version string, opts ...client.ClientOption) *client.Client {
 	t.Helper()
 	tr, err := transport.NewStreamableHTTP("http://replicas"+EndpointPath, transport.WithHTTPBasicClient(&http.Client{Transport: b}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := client.NewClient(tr, opts...)
-	testkit.Initialize(t, c, "2025-11-25")
+	testkit.Initialize(t, c, version)
 	return c
 }
