@@ -125,15 +125,22 @@ func TestReplicasAskByElicitationAndKeepSessionGrants(t *testing.T) {
 		if data, _ := os.ReadFile(kept); string(data) != "5" {
 			t.Errorf("%s holds %q, want the last write", kept, data)
 		}
-		if h.times() != 2 {
-			t.Errorf("the human was asked %d times, want 2 (once, then for the session)", h.times())
+		// 2026-07-28 has no sessions over HTTP: a grant "for this
+		// session" covers the call it was given for, and the next asks
+		// again (proxy/grants.go), on whichever replica.
+		wantAsks, later := 2, "user_session"
+		if mark == "modern" {
+			wantAsks = 7
+		}
+		if h.times() != wantAsks {
+			t.Errorf("the human was asked %d times, want %d", h.times(), wantAsks)
 		}
 		events := matching(rs.decisions(t), mark)
 		var got []string
 		for _, e := range events {
 			got = append(got, e.GrantedBy)
 		}
-		want := []string{"user_once", "user_session", "user_session", "user_session", "user_session", "user_session", "user_session"}
+		want := []string{"user_once", later, later, later, later, later, later}
 		if !slices.Equal(got, want) {
 			t.Errorf("granted_by = %v, want %v:\n%s", got, want, describe(events))
 		}
