@@ -41,7 +41,7 @@ func StartHAProxy(t testing.TB, backends ...string) *HAProxy {
 	h := &HAProxy{addr: FreeAddr(t)}
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "haproxy.cfg")
-	if err := os.WriteFile(cfg, []byte(haproxyConfig(h.addr, backends)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(HAProxyConfig(h.addr, backends)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out := &LockedBuffer{}
@@ -85,8 +85,9 @@ func (h *HAProxy) Addr() string { return h.addr }
 // URL is http://Addr followed by path.
 func (h *HAProxy) URL(path string) string { return "http://" + h.addr + path }
 
-// haproxyConfig is the configuration of a round-robin balancer on addr.
-func haproxyConfig(addr string, backends []string) string {
+// HAProxyConfig is the configuration of StartHAProxy's balancer on addr in
+// front of backends, for others that run HAProxy the same way (the bench).
+func HAProxyConfig(addr string, backends []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `global
   maxconn 4096
