@@ -152,7 +152,11 @@ func Start(ctx context.Context, st *Setup, o Options) (_ *App, err error) {
 	if tel != nil {
 		a.headerFunc = tel.Headers
 	}
-	resolvers, stopResolvers, err := StartResolvers(ctx, cfg, a.o.Stderr, a.logger)
+	var sharedAsks state.Asks // a nil Store must stay a nil interface
+	if a.state != nil {
+		sharedAsks = a.state
+	}
+	resolvers, stopResolvers, err := startResolvers(ctx, cfg, sharedAsks, a.o.Stderr, a.logger)
 	if err != nil {
 		return nil, err
 	}
