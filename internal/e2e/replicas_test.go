@@ -154,10 +154,11 @@ func (r *replica) asksPending(t *testing.T) float64 {
 	return r.scrape(t)["mcpwarden_asks_pending"]
 }
 
-// approve runs mcpwarden approve id against replica r's approvals page.
-func (r *replica) approve(t *testing.T, f *fixture, id string) string {
+// approve runs mcpwarden approve id (with more flags: --session) against
+// replica r's approvals page.
+func (r *replica) approve(t *testing.T, id string, flags ...string) string {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), binary, "approve", id, "--token-file", r.tokenFile)
+	cmd := exec.CommandContext(t.Context(), binary, append([]string{"approve", id, "--token-file", r.tokenFile}, flags...)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("mcpwarden approve %s on %s: %v\n%s", id, r.id, err, out)
@@ -192,7 +193,7 @@ func TestReplicasApprovalOnAnotherReplicasPage(t *testing.T) {
 			t.Errorf("the pages list asks %v, want the one ask on every page", ids)
 		}
 		other := rs.replicas[(slices.Index(rs.replicas, waiter)+1)%len(rs.replicas)]
-		other.approve(t, f, ids[0])
+		other.approve(t, ids[0])
 		if res := result(t, pending); res.IsError || !exists(target) {
 			t.Fatalf("approved on %s, waiting on %s: %q, written %v", other.id, waiter.id, testkit.Text(res), exists(target))
 		}
