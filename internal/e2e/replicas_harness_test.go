@@ -39,7 +39,8 @@ type replica struct {
 	auditPath string
 	tokenFile string // the approvals page's token file
 	cmd       *exec.Cmd
-	done      chan error
+	exited    chan struct{} // closed when the process has ended, with err set
+	err       error         // how it ended
 	stderr    *testkit.LockedBuffer
 }
 
@@ -127,15 +128,18 @@ func (r *replica) start(t *testing.T, f *fixture) {
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	r.done = make(chan error, 1)
-	go func() { r.done <- r.cmd.Wait() }()
+	r.exited = make(chan struct{})
+	go func() {
+		r.err = r.cmd.Wait()
+		close(r.exited)
+	}()
 	t.Cleanup(func() {
 		_ = r.cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-r.done:
+		case <-r.exited:
 		case <-time.After(15 * time.Second):
 			_ = killGroup(r.cmd.Process.Pid)
-			<-r.done
+			<-r.exited
 			t.Errorf("%s did not exit within 15s of SIGTERM", r.id)
 		}
 		if t.Failed() {
@@ -150,8 +154,8 @@ func (r *replica) waitReady(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		select {
-		case err := <-r.done:
-			t.Fatalf("%s exited before it was ready: %v\n%s", r.id, err, r.stderr.String())
+		case <-r.exited:
+			t.Fatalf("%s exited before it was ready: %v\n%s", r.id, r.err, r.stderr.String())
 		default:
 		}
 		code, _ := r.ready(t)
@@ -184,8 +188,7 @@ func (r *replica) kill(t *testing.T) {
 	t.Helper()
 	_ = killGroup(r.cmd.Process.Pid)
 	select {
-	case <-r.done:
-		r.done <- fmt.Errorf("killed") // for the cleanup, which waits too
+	case <-r.exited:
 	case <-time.After(10 * time.Second):
 		t.Fatalf("%s did not die of SIGKILL", r.id)
 	}
