@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -62,18 +63,8 @@ func (s *Server) armedOf(ctx context.Context, session, principal string) ([]rule
 			out = append(out, rules.Arming{Label: a.Label, ID: a.ID, Tool: a.Tool})
 		}
 	}
-	slices.SortFunc(out, func(x, y rules.Arming) int { return cmpString(x.Label, y.Label) })
+	slices.SortFunc(out, func(x, y rules.Arming) int { return cmp.Compare(x.Label, y.Label) })
 	return out, nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // armShared records in the shared state the labels of c not armed yet
