@@ -45,8 +45,11 @@ type call struct {
 	decision     string          // the id of the decision event, set by decisionEvent; results name it
 	hold         *hold           // the bytes the call holds in the in-flight budget
 
-	armed  []rules.Arming // the labels its session had armed when it started
-	labels []string       // the labels it carries, armed once it returns
+	armed []rules.Arming // the labels its session had armed when it started
+	// armedErr is set when they could not be read from the shared state:
+	// the call is then refused (see flowStateVerdict).
+	armedErr error
+	labels   []string // the labels it carries, armed once it returns
 }
 
 func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *call {
@@ -61,7 +64,7 @@ func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *
 		}
 	}
 	if c.policy.UsesLabels() {
-		c.armed = s.armed.of(c.session, c.principal)
+		c.armed, c.armedErr = s.armedOf(ctx, c.session, c.principal)
 	}
 	raw := []byte(req.Params.RawArguments)
 	if len(raw) == 0 && req.Params.Arguments != nil {
@@ -169,7 +172,9 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	})
 	// Whatever came back may carry what the upstream read: the call's
 	// labels are armed before the client can see any of it.
-	s.armBy(c)
+	if aerr := s.armBy(ctx, c); aerr != nil && err == nil {
+		raw, err = nil, aerr // the client must not see what the label was not recorded for
+	}
 	var res *mcp.CallToolResult
 	var text string
 	var scan resultScan

@@ -18,6 +18,9 @@ import (
 // by those it exceeds, and sets the labels c carries (c.labels), read
 // from the same forms.
 func (s *Server) decide(c *call) rules.Verdict {
+	if c.armedErr != nil {
+		return flowStateVerdict()
+	}
 	rc := c.rulesCall()
 	if c.policy.ReadsAnnotations() {
 		rc.Facts = s.toolFacts(c.tool)

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"slices"
 	"sync"
 
@@ -65,7 +66,10 @@ func (a *armedLabels) end(session string) {
 	delete(a.bySession, session)
 }
 
-// armBy arms the labels of c, which has returned, in its session.
-func (s *Server) armBy(c *call) {
+// armBy arms the labels of c, which has returned, in its session, and in
+// the shared state when there is one; an error there means the result
+// must be withheld (see flow_shared.go).
+func (s *Server) armBy(ctx context.Context, c *call) error {
 	s.armed.arm(c.session, c.principal, c.labels, c.decision, c.tool.Canonical)
+	return s.armShared(ctx, c)
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -93,6 +94,25 @@ func (s *Server) sessionGuard(hs *httpSessions, next http.Handler) http.Handler 
 				s.refuseShared(w, err)
 				return
 			}
+		}
+		if owned && hs.shared != nil && !modern(r) {
+			if r.Method == http.MethodPost {
+				handled, err := hs.relayResponse(r.Context(), w, r, id)
+				if err != nil {
+					s.refuseShared(w, err)
+					return
+				}
+				if handled {
+					return
+				}
+			}
+			// Requests to the client that this response carries are
+			// claimed, so that their answers find their way here.
+			ctx, cancel := context.WithCancel(r.Context())
+			rl := &relayed{hs: hs, session: id, header: r.Header, ctx: ctx}
+			defer rl.done()
+			defer cancel()
+			w = &relayWriter{ResponseWriter: w, rl: rl}
 		}
 		hs.serveIssuing(w, r, id, nil, principal, next)
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -25,6 +26,9 @@ type httpSessions struct {
 	shared state.Store
 	// profileOf is the profile of a request's context (Server.profileOf).
 	profileOf func(ctx context.Context) string
+
+	relayMu sync.Mutex
+	relays  map[string]struct{} // request IDs claimed here (see http_relay.go)
 }
 
 // reapInterval is how often reap looks for idle sessions: a quarter of

@@ -145,7 +145,7 @@ func (s *Server) httpHandler(addr string, o HTTPOptions) (http.Handler, *httpSes
 		}
 	}
 	ids := newSessionIDs(o.Sessions)
-	sessions := &httpSessions{ids: ids, logger: s.logger, profileOf: s.profileOf}
+	sessions := &httpSessions{ids: ids, logger: s.logger, profileOf: s.profileOf, relays: map[string]struct{}{}}
 	if s.shared != nil {
 		sessions.shared = s.shared
 	}

@@ -30,7 +30,9 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 	uctx, uspan := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
 	start := time.Now()
 	res, err := s.withSession(uctx, c.tool.Server, do)
-	s.armBy(c) // before the client can see the result
+	if aerr := s.armBy(ctx, c); aerr != nil && err == nil { // before the client can see the result
+		res, err = nil, aerr
+	}
 	elapsed := time.Since(start)
 	s.tel.Call(c.tool.Server, elapsed, telemetry.ResultOutcome(false, err))
 	uspan.End(err)
