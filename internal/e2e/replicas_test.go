@@ -98,6 +98,19 @@ func TestReplicasServeASessionRoundRobin(t *testing.T) {
 		}
 		wantSpread(t, reads)
 	})
+
+	// Each replica's log is a chain of its own, naming it, and audit
+	// verify checks the three at once.
+	var logs []string
+	for _, r := range rs.replicas {
+		logs = append(logs, r.auditPath)
+	}
+	out := runCLI(t, append([]string{"audit", "verify"}, logs...)...)
+	for _, r := range rs.replicas {
+		if want := r.auditPath + ": ok: "; !strings.Contains(out, want) || !strings.Contains(out, "replica "+r.id+",") {
+			t.Errorf("audit verify of the three logs printed\n%s\nwant %s verified as replica %s", out, r.auditPath, r.id)
+		}
+	}
 }
 
 func TestReplicasAskByElicitationAndKeepSessionGrants(t *testing.T) {
