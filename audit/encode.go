@@ -34,6 +34,7 @@ func appendEvent(dst []byte, e *Event) ([]byte, error) {
 	dst = append(dst, kindNames[e.Event]...)
 	dst = append(dst, `","id":`...)
 	dst = appendString(dst, e.ID)
+	dst = appendField(dst, `,"replica":`, e.Replica)
 	dst = appendField(dst, `,"decision_id":`, e.DecisionID)
 	dst = appendField(dst, `,"session":`, e.Session)
 	if c := e.Client; c != nil {

@@ -62,7 +62,7 @@ func TestAppendEventMatchesEncodingJSON(t *testing.T) {
 	}{
 		{"a bare event keeps time, event, id and prev_sha256", Event{Time: when, Event: KindUpstream}},
 		{"a decision with every string field", Event{
-			Time: when, Event: KindDecision, ID: "0193a", DecisionID: "d", Session: "s", Principal: "token:ab",
+			Time: when, Event: KindDecision, ID: "0193a", Replica: "mcpwarden-7d9f-x2", DecisionID: "d", Session: "s", Principal: "token:ab",
 			Profile: "p", Server: "fs", Method: "tools/call", Tool: "mcp:fs:read", WireName: "fs__read",
 			Decision: DecisionAllow, Rule: "mcp:fs:*", GrantedBy: GrantedByRule, Reason: "r",
 			ResultPreview: "x", Error: "e", Detail: "d", Instance: "principal:alice#1 pid 7", PolicySHA256: "abc",
@@ -223,7 +223,7 @@ func FuzzAppendEventMatchesEncodingJSON(f *testing.F) {
 			m[s2] = []any{s1, float32(fl), n, json.Number(s2)}
 		}
 		e := Event{
-			Time: time.Unix(0, unixNano).UTC(), Event: Kind(uint8(n) % uint8(len(kindNames)+1)), ID: s1, DecisionID: s2,
+			Time: time.Unix(0, unixNano).UTC(), Event: Kind(uint8(n) % uint8(len(kindNames)+1)), ID: s1, Replica: s2, DecisionID: s2,
 			Session: s1, Principal: s2, Server: s1, Tool: s2, Rule: s1, Reason: s2, Arguments: m,
 			Detail: s1 + s2, Instance: s2, Error: s2 + s1, Lost: n,
 		}

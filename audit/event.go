@@ -106,12 +106,15 @@ type Client struct {
 // An Event is one line of the audit log. The caller fills in what happened;
 // Log.Write sets Time (if zero) and ID (if empty), always sets PrevSHA256, and
 // redacts Arguments, ResultPreview, Error, Detail and Client on a copy, so the
-// caller passes raw values and never redacts itself. Fields are written in
+// caller passes raw values and never redacts itself. Log.Write also sets
+// Replica to its own, whatever the caller put there, so that a replica's
+// chain names only it. Fields are written in
 // this order; empty optional fields are omitted, prev_sha256 never is.
 type Event struct {
 	Time          time.Time      `json:"time"`                  // UTC, RFC 3339 with nanoseconds
 	Event         Kind           `json:"event"`                 // required
 	ID            string         `json:"id"`                    // unique; sortable by time when set by Log.Write
+	Replica       string         `json:"replica,omitempty"`     // the replica whose Log wrote the event (Options.Replica); set by Log.Write, never by the caller
 	DecisionID    string         `json:"decision_id,omitempty"` // of a result: the id of its decision event
 	Session       string         `json:"session,omitempty"`
 	Client        *Client        `json:"client,omitempty"`

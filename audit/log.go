@@ -19,6 +19,10 @@ type Options struct {
 	Stderr     io.Writer        // the stderr sink's writer
 	Now        func() time.Time // the clock for Event.Time and ids
 	HTTPClient *http.Client     // the http sink's client
+	// Replica is this mcpwarden's replica id (config replica), written in
+	// every event as "replica" so that each replica's chain names it;
+	// "" writes none.
+	Replica string
 }
 
 // ErrNoLog is returned by Write on a nil *Log.
@@ -46,7 +50,8 @@ type Log struct {
 	red      *Redactor
 	required bool
 	now      func() time.Time
-	err      error // a configuration error, returned by every Write
+	replica  string // Event.Replica of every line
+	err      error  // a configuration error, returned by every Write
 
 	bufs sync.Pool // of *[]byte: line buffers, reused once the sink has returned
 
@@ -93,6 +98,7 @@ func Open(cfg Config, opts *Options) (*Log, error) {
 	if opts.Now != nil {
 		l.now = opts.Now
 	}
+	l.replica = opts.Replica
 	return l, nil
 }
 
@@ -192,6 +198,7 @@ func (l *Log) encode(e Event) (*[]byte, error) {
 	if e.ID == "" {
 		e.ID = NewID(e.Time)
 	}
+	e.Replica = l.replica
 	buf, _ := l.bufs.Get().(*[]byte)
 	if buf == nil {
 		buf = new([]byte)

@@ -100,7 +100,7 @@ func ReadEvents(r io.Reader, fn func(n int, line []byte, e Event, err error) err
 // event kind, then what matters for the kind: decision, tool, rule and
 // granted_by for a decision; tool, duration, outcome and size for a result;
 // server and detail for upstream and tools_changed events; and session,
-// client, arguments and error where present.
+// client, arguments, error and replica where present.
 func Format(e Event) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %-13s", e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), e.Event)
@@ -157,6 +157,7 @@ func Format(e Event) string {
 	}
 	field("reason", e.Reason)
 	field("error", e.Error)
+	field("replica", e.Replica)
 	return b.String()
 }
 

@@ -77,6 +77,8 @@ func TestFormat(t *testing.T) {
 			`2026-03-10T12:00:00.005Z result        mcp:fs:write_file 42ms ERROR 10B preview="no space left"`},
 		{"an upstream crash", Event{Time: t0, Event: KindUpstream, Server: "fs", Detail: UpstreamCrash, Error: "exit status 1"},
 			`2026-03-10T12:00:00.005Z upstream      fs crash error="exit status 1"`},
+		{"a replica's decision names it last", Event{Time: t0, Event: KindDecision, Tool: "mcp:fs:read", Decision: DecisionAllow, Rule: "mcp:fs:*", GrantedBy: GrantedByRule, Replica: "mcpwarden-7d9f-x2"},
+			`2026-03-10T12:00:00.005Z decision      ALLOW mcp:fs:read rule=mcp:fs:* by=rule replica=mcpwarden-7d9f-x2`},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, Format(tt.e)); diff != "" {

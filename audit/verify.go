@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 )
 
 // ErrChainBroken is wrapped by the VerifyError for a line whose prev_sha256
@@ -39,11 +40,15 @@ type VerifyOptions struct {
 
 // A VerifyResult sums up a verified chain. LastSHA256 is the hash of its last
 // line: recording it elsewhere is what makes cutting lines off the end
-// detectable, which the chain alone cannot do.
+// detectable, which the chain alone cannot do. Replicas are the replica ids
+// its events carry, in the order they first appear: one for a replica's
+// log, none for a log written without a replica id, more when a log was
+// handed from one replica id to another.
 type VerifyResult struct {
 	Files      int
 	Lines      int
 	LastSHA256 string
+	Replicas   []string
 }
 
 // Verify checks the hash chain through the files at paths, in the order
@@ -67,12 +72,12 @@ func VerifyWith(opts VerifyOptions, paths ...string) (VerifyResult, error) {
 	v := verifier{prev: opts.Prev, partial: opts.Partial, first: true}
 	for _, p := range paths {
 		if err := v.file(p); err != nil {
-			res.Lines, res.LastSHA256 = v.lines, v.prev
+			res.Lines, res.LastSHA256, res.Replicas = v.lines, v.prev, v.replicas
 			return res, err
 		}
 		res.Files++
 	}
-	res.Lines, res.LastSHA256 = v.lines, v.prev
+	res.Lines, res.LastSHA256, res.Replicas = v.lines, v.prev, v.replicas
 	return res, nil
 }
 
@@ -83,6 +88,7 @@ type verifier struct {
 	partial  bool
 	first    bool // no line seen yet
 	lines    int
+	replicas []string // the replica ids seen, in order
 }
 
 func (v *verifier) file(path string) error {
@@ -118,13 +124,17 @@ func (v *verifier) line(line []byte, path string, n int) error {
 		return errors.New("empty line")
 	}
 	var e struct {
-		Prev *string `json:"prev_sha256"`
+		Prev    *string `json:"prev_sha256"`
+		Replica string  `json:"replica"`
 	}
 	if err := json.Unmarshal(line, &e); err != nil {
 		return fmt.Errorf("not a JSON event: %w", err)
 	}
 	if e.Prev == nil {
 		return errors.New("no prev_sha256 field")
+	}
+	if e.Replica != "" && !slices.Contains(v.replicas, e.Replica) {
+		v.replicas = append(v.replicas, e.Replica)
 	}
 	got := *e.Prev
 	switch {

@@ -42,6 +42,8 @@ func main() {
 		err = runRelay(os.Args[2:])
 	case len(os.Args) > 1 && os.Args[1] == "rproxy":
 		err = runReverseProxy(os.Args[2:])
+	case len(os.Args) > 1 && os.Args[1] == "replicas":
+		err = runReplicas(os.Args[2:])
 	default:
 		err = runBench(os.Args[1:])
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -59,6 +60,9 @@ type asker struct {
 	grants    grantStore
 	resolvers []approvals.Resolver
 	noElicit  bool // ask.elicitation: false
+	// shared, when set, holds the session grants and the multi
+	// round-trip request states for every replica (Options.State).
+	shared state.Store
 	// secret reports whether values under a key are hidden from the human
 	// (audit's secret-key vocabulary).
 	secret func(key string) bool
@@ -71,7 +75,11 @@ type asker struct {
 func (a *asker) resolve(ctx context.Context, c *call, req mcp.CallToolRequest, t target) resolution {
 	key := c.grantKey()
 	sess := a.grants.session(c.session)
-	switch ans := sess.standing(key, t); ans {
+	ans, err := a.standing(ctx, sess, c.session, key, t)
+	if err != nil {
+		return a.unavailable(c, err)
+	}
+	switch ans {
 	case answerAllowSession, answerDenySession:
 		return a.byGrant(c, ans)
 	}
@@ -87,7 +95,7 @@ func (a *asker) resolve(ctx context.Context, c *call, req mcp.CallToolRequest, t
 		var res resolution
 		var none *noAnswer
 		if modern {
-			res, none = a.roundTrip(c, req, sess, key, t)
+			res, none = a.roundTrip(ctx, c, req, sess, key, t)
 		} else {
 			res, none = a.elicit(ctx, c, sess, key, t)
 		}
@@ -130,16 +138,16 @@ func withSkipped(res resolution, skipped []noAnswer) resolution {
 
 // apply turns the human's answer on the form into a resolution,
 // remembering session-wide answers.
-func (a *asker) apply(c *call, sess *session, key grantKey, sc scope, ans answer) resolution {
+func (a *asker) apply(ctx context.Context, c *call, sess *session, key grantKey, sc scope, ans answer) resolution {
 	switch ans {
 	case answerAllowOnce:
 		return resolution{forward: true, grantedBy: audit.GrantedByUserOnce, reason: "allowed once on the client's form"}
 	case answerAllowSession, answerAllowFolder:
-		sess.remember(key, answerAllowSession, sc)
-		return resolution{forward: true, grantedBy: audit.GrantedByUserSession, reason: "allowed for the session on the client's form (" + sc.String() + ")"}
+		err := a.remember(ctx, sess, c.session, key, answerAllowSession, sc)
+		return withGrantFailure(resolution{forward: true, grantedBy: audit.GrantedByUserSession, reason: "allowed for the session on the client's form (" + sc.String() + ")"}, err)
 	case answerDenySession:
-		sess.remember(key, ans, sc)
-		return a.refused(c, audit.GrantedByUserDenied, "denied for the session on the client's form")
+		err := a.remember(ctx, sess, c.session, key, ans, sc)
+		return withGrantFailure(a.refused(c, audit.GrantedByUserDenied, "denied for the session on the client's form"), err)
 	default:
 		return a.refused(c, audit.GrantedByUserDenied, "denied on the client's form")
 	}

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -75,7 +74,7 @@ func (a *asker) elicit(ctx context.Context, c *call, sess *session, key grantKey
 		if ans == answerNone {
 			return resolution{}, &noAnswer{why: why}
 		}
-		return a.apply(c, sess, key, scopeFor(t, ans), ans), nil
+		return a.apply(ctx, c, sess, key, scopeFor(t, ans), ans), nil
 	case ans := <-w.done:
 		return a.byGrant(c, ans), nil
 	}
@@ -85,14 +84,14 @@ func (a *asker) elicit(ctx context.Context, c *call, sess *session, key grantKey
 // client retries the call with the answer and the state issued here. A
 // retry without a valid choice is no answer: the ask goes on to the next
 // resolver within the retried call.
-func (a *asker) roundTrip(c *call, req mcp.CallToolRequest, sess *session, key grantKey, t target) (res resolution, none *noAnswer) {
+func (a *asker) roundTrip(ctx context.Context, c *call, req mcp.CallToolRequest, sess *session, key grantKey, t target) (res resolution, none *noAnswer) {
 	digest := argsDigest(c.canonical)
-	if state := req.Params.RequestState; state != "" {
-		a.mu.Lock()
-		p, ok := a.pending[state]
-		delete(a.pending, state) // single use
-		a.mu.Unlock()
-		if !ok || p.session != c.session || p.key != key || p.digest != digest {
+	if rs := req.Params.RequestState; rs != "" {
+		p, err := a.takeState(ctx, rs) // single use
+		if err != nil {
+			return a.unavailable(c, err), nil
+		}
+		if p == nil || p.session != c.session || p.key != key || p.digest != digest {
 			return a.refused(c, audit.GrantedByUserDenied, "answered with a state that does not match a pending ask for this exact call"), nil
 		}
 		if time.Now().After(p.expires) {
@@ -102,27 +101,15 @@ func (a *asker) roundTrip(c *call, req mcp.CallToolRequest, sess *session, key g
 		if ans == answerNone {
 			return resolution{}, &noAnswer{why: why}
 		}
-		return a.apply(c, sess, key, scopeFor(p.t, ans), ans), nil
+		return a.apply(ctx, c, sess, key, scopeFor(p.t, ans), ans), nil
 	}
 	params, offered := a.form(c, t)
-	state := rand.Text()
-	now := time.Now()
-	a.mu.Lock()
-	if a.pending == nil {
-		a.pending = map[string]*pendingAsk{}
-	}
-	for s, p := range a.pending {
-		if now.After(p.expires) {
-			delete(a.pending, s)
-		}
-	}
-	full := len(a.pending) >= maxPendingAsks
-	if !full {
-		a.pending[state] = &pendingAsk{session: c.session, key: key, digest: digest, t: t, offered: offered, expires: now.Add(a.timeout)}
-	}
-	a.mu.Unlock()
-	if full {
-		return resolution{}, &noAnswer{why: "too many asks are waiting for the client's answer"}
+	state, err := a.issueState(ctx, &pendingAsk{session: c.session, key: key, digest: digest, t: t, offered: offered, expires: time.Now().Add(a.timeout)})
+	switch {
+	case errors.Is(err, errTooManyPending):
+		return resolution{}, &noAnswer{why: err.Error()}
+	case err != nil:
+		return a.unavailable(c, err), nil
 	}
 	b := server.NewInputRequestBuilder(state).Elicit(approvalID, params)
 	if c.rootsByInput {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/internal/state"
 )
 
 // sessionIDPrefix starts every session ID the HTTP listener issues.
@@ -85,6 +87,10 @@ type liveSession struct {
 	owned     bool
 	busy      int       // requests on it in progress
 	idleSince time.Time // when it was issued or its last request ended
+	// record is the shared record of a session another replica opened
+	// (see adopt), from which each request's session is rebuilt; nil for
+	// one this replica opened, which mcp-go keeps registered.
+	record *state.Session
 }
 
 // A reservation holds a place under the caps for a request that may open
@@ -264,4 +270,50 @@ func (m *sessionIDs) counts() (live, principals, reserved int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.live), len(m.held), m.reserved
+}
+
+// adopt makes a session another replica opened live here, owned by the
+// principal its shared record names, and reports whether it did: a
+// session live here already is left as it is. The principal's count here
+// grows with it, so the caps bound what this replica holds.
+func (m *sessionIDs) adopt(rec state.Session) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.live[rec.ID]; ok {
+		return false
+	}
+	m.live[rec.ID] = &liveSession{owner: rec.Principal, owned: true, idleSince: time.Now(), record: &rec}
+	m.held[rec.Principal]++
+	return true
+}
+
+// known reports whether session id is live here.
+func (m *sessionIDs) known(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.live[id]
+	return ok
+}
+
+// record returns the shared record of an adopted session, or nil.
+func (m *sessionIDs) record(id string) *state.Session {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if ls, ok := m.live[id]; ok {
+		return ls.record
+	}
+	return nil
+}
+
+// busyIDs returns the live sessions with a request in progress.
+func (m *sessionIDs) busyIDs() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for id, ls := range m.live {
+		if ls.busy > 0 {
+			out = append(out, id)
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -57,6 +58,10 @@ func (s *Server) sessionGuard(hs *httpSessions, next http.Handler) http.Handler 
 			hs.serveIssuing(w, r, "", res, principal, next)
 			return
 		}
+		if err := hs.refresh(r.Context(), id); err != nil {
+			s.refuseShared(w, err)
+			return
+		}
 		live, owned := ids.begin(id, principal)
 		if owned {
 			defer ids.end(id)
@@ -82,6 +87,33 @@ func (s *Server) sessionGuard(hs *httpSessions, next http.Handler) http.Handler 
 			http.Error(w, "Forbidden: this session was opened by another principal", http.StatusForbidden)
 			return
 		}
+		if owned && r.Method == http.MethodDelete {
+			// Ended everywhere before it is ended here: a DELETE that
+			// cannot reach the shared state leaves the session whole.
+			if err := hs.endShared(r.Context(), id); err != nil {
+				s.refuseShared(w, err)
+				return
+			}
+		}
+		if owned && hs.shared != nil && !modern(r) {
+			if r.Method == http.MethodPost {
+				handled, err := hs.relayResponse(r.Context(), w, r, id)
+				if err != nil {
+					s.refuseShared(w, err)
+					return
+				}
+				if handled {
+					return
+				}
+			}
+			// Requests to the client that this response carries are
+			// claimed, so that their answers find their way here.
+			ctx, cancel := context.WithCancel(r.Context())
+			rl := &relayed{hs: hs, session: id, header: r.Header, ctx: ctx}
+			defer rl.done()
+			defer cancel()
+			w = &relayWriter{ResponseWriter: w, rl: rl}
+		}
 		hs.serveIssuing(w, r, id, nil, principal, next)
 	})
 }
@@ -106,6 +138,9 @@ func (s *Server) refuseSession(w http.ResponseWriter, err error) {
 
 // sessionLimitStatus is the HTTP status err is answered with.
 func sessionLimitStatus(err error) int {
+	if errors.Is(err, errSharedState) {
+		return http.StatusServiceUnavailable
+	}
 	if le, ok := errors.AsType[*SessionLimitError](err); ok {
 		return le.Status
 	}
@@ -120,12 +155,39 @@ func sessionLimitStatus(err error) int {
 // is done with the request.
 func (hs *httpSessions) serveIssuing(w http.ResponseWriter, r *http.Request, current string, res *reservation, principal string, next http.Handler) {
 	var over string
+	var held *issuing
+	if hs.shared != nil {
+		r, held = withIssuing(r)
+	}
+	// share saves the record of a session claimed here, before its ID is
+	// sent; a record that cannot be saved refuses the session.
+	share := func(issued string) error {
+		if held == nil {
+			return nil
+		}
+		if err := hs.save(r.Context(), issued, principal, hs.profileOf(r.Context()), held.session()); err != nil {
+			hs.logger.Error("refusing a new HTTP session: shared state", "err", err)
+			return errSharedState
+		}
+		return nil
+	}
 	bw := &bindingWriter{ResponseWriter: w, bind: func(issued string) error {
-		if issued == current || res != nil && hs.ids.claim(issued, res) {
+		if issued == current {
+			return nil
+		}
+		if res != nil && hs.ids.claim(issued, res) {
+			if err := share(issued); err != nil {
+				over = issued
+				return err
+			}
 			return nil
 		}
 		extra, err := hs.ids.reserve(principal)
 		if err == nil && hs.ids.claim(issued, extra) {
+			if err := share(issued); err != nil {
+				over = issued
+				return err
+			}
 			return nil
 		}
 		if extra != nil {

@@ -4,9 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/internal/state"
 )
 
 // httpSessions are the HTTP listener's sessions: the table of live IDs
@@ -18,6 +21,14 @@ type httpSessions struct {
 	ids    *sessionIDs
 	stream *server.StreamableHTTPServer
 	logger *slog.Logger
+	// shared, when set, is where the sessions live for every replica
+	// (see http_session_shared.go); nil keeps them here.
+	shared state.Store
+	// profileOf is the profile of a request's context (Server.profileOf).
+	profileOf func(ctx context.Context) string
+
+	relayMu sync.Mutex
+	relays  map[string]struct{} // request IDs claimed here (see http_relay.go)
 }
 
 // reapInterval is how often reap looks for idle sessions: a quarter of
@@ -28,6 +39,9 @@ func reapInterval(idle time.Duration) time.Duration {
 }
 
 // reap ends every session idle for the idle timeout, until ctx ends.
+// With shared state it ends a session only here (its record lives on
+// while other replicas use it, and expires on its own), and keeps the
+// record of a session busy here alive.
 func (hs *httpSessions) reap(ctx context.Context) {
 	tick := time.NewTicker(reapInterval(hs.ids.limits.IdleTimeout))
 	defer tick.Stop()
@@ -36,6 +50,7 @@ func (hs *httpSessions) reap(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-tick.C:
+			hs.touchBusy(ctx)
 			expired := hs.ids.expire(now)
 			for _, id := range expired {
 				hs.end(ctx, id)

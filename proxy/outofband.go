@@ -80,7 +80,7 @@ func (a *asker) outOfBand(ctx context.Context, c *call, req mcp.CallToolRequest,
 		case rep.err != nil:
 			return resolution{}, &noAnswer{why: resolverName(rep.d.Via) + " gave no answer", failure: rep.err.Error()}
 		}
-		return a.decided(c, sess, key, t, rep.d), nil
+		return a.decided(ctx, c, sess, key, t, rep.d), nil
 	case ans := <-w.done:
 		return a.byGrant(c, ans), nil
 	}
@@ -109,7 +109,7 @@ func resolverName(v approvals.Via) string {
 // decided turns an out-of-band decision into a resolution, remembering a
 // session grant. granted_by names the channel; the reason names how and
 // who.
-func (a *asker) decided(c *call, sess *session, key grantKey, t target, d approvals.Decision) resolution {
+func (a *asker) decided(ctx context.Context, c *call, sess *session, key grantKey, t target, d approvals.Decision) resolution {
 	by := cmp.Or(audit.GrantedBy(d.Via), audit.GrantedByResolver)
 	how := viaText(d.Via)
 	who := ""
@@ -124,8 +124,8 @@ func (a *asker) decided(c *call, sess *session, key grantKey, t target, d approv
 		if d.Answer == approvals.AllowFolder {
 			sc = scopeFor(t, answerAllowFolder)
 		}
-		sess.remember(key, answerAllowSession, sc)
-		return resolution{forward: true, grantedBy: by, reason: "allowed for the session (" + sc.String() + ") " + how + who}
+		err := a.remember(ctx, sess, c.session, key, answerAllowSession, sc)
+		return withGrantFailure(resolution{forward: true, grantedBy: by, reason: "allowed for the session (" + sc.String() + ") " + how + who}, err)
 	default:
 		if d.Via == approvals.ViaCLI {
 			how = "with mcpwarden deny"

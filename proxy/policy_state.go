@@ -11,7 +11,7 @@ import (
 
 // What session-aware policy keeps between calls — limit counters and the
 // labels each session has armed — is kept in this process's memory
-// (limitCounters, armedLabels) or, with Options.PolicyState, in the state
+// (limitCounters, armedLabels) or, with Options.State, in the state
 // replicas share (docs/design.md, "Shared state"), so that a limit counts
 // every replica's requests and a flow rule sees what the session received
 // on any replica. Shared state that cannot be reached fails closed: a call

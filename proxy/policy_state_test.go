@@ -17,9 +17,9 @@ import (
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
-// sharedStore opens a Redis store in a namespace of the test's own on
+// redisReplicaStore opens a Redis store in a namespace of the test's own on
 // srv, as one replica would.
-func sharedStore(t *testing.T, srv *testkit.RedisServer) *redis.Store {
+func redisReplicaStore(t *testing.T, srv *testkit.RedisServer) *redis.Store {
 	t.Helper()
 	ns := strings.NewReplacer(" ", "_", "/", "_").Replace(t.Name())
 	s, err := redis.Open(t.Context(), redis.Options{URL: srv.URL(), Namespace: ns, Timeout: 500 * time.Millisecond})
@@ -49,7 +49,7 @@ func replica(t *testing.T, spec rules.Spec, store *redis.Store, fs, web *testkit
 		t.Fatal(err)
 	}
 	sink := &memorySink{}
-	srv, err := New(Options{Upstream: pool, Policy: p, Audit: audit.New(sink, audit.Config{}), PolicyState: store})
+	srv, err := New(Options{Upstream: pool, Policy: p, Audit: audit.New(sink, audit.Config{}), State: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,8 +77,8 @@ func TestCallBeyondALimitIsEscalatedAcrossReplicasSharingRedis(t *testing.T) {
 	t.Parallel()
 	redisSrv := testkit.StartRedis(t)
 	fs, web := standIns()
-	a, _ := replica(t, sharedPolicy(2, "principal"), sharedStore(t, redisSrv), fs, web)
-	b, sinkB := replica(t, sharedPolicy(2, "principal"), sharedStore(t, redisSrv), fs, web)
+	a, _ := replica(t, sharedPolicy(2, "principal"), redisReplicaStore(t, redisSrv), fs, web)
+	b, sinkB := replica(t, sharedPolicy(2, "principal"), redisReplicaStore(t, redisSrv), fs, web)
 	var forwarded, refused atomic.Int32
 	echoOutcomes(t, testkit.Connect(t, a.MCP(), ""), 2, &forwarded, &refused)
 	echoOutcomes(t, testkit.Connect(t, b.MCP(), ""), 1, &forwarded, &refused)
@@ -94,8 +94,8 @@ func TestCallFloodIsLimitedOverConcurrentSessionsOnTwoReplicas(t *testing.T) {
 	t.Parallel()
 	redisSrv := testkit.StartRedis(t)
 	fs, web := standIns()
-	a, _ := replica(t, sharedPolicy(5, "global"), sharedStore(t, redisSrv), fs, web)
-	b, _ := replica(t, sharedPolicy(5, "global"), sharedStore(t, redisSrv), fs, web)
+	a, _ := replica(t, sharedPolicy(5, "global"), redisReplicaStore(t, redisSrv), fs, web)
+	b, _ := replica(t, sharedPolicy(5, "global"), redisReplicaStore(t, redisSrv), fs, web)
 	const sessions, calls = 4, 3
 	clients := make([]*client.Client, sessions)
 	for i := range clients {
@@ -116,8 +116,8 @@ func TestLabelArmedOnOneReplicaEscalatesTheSessionOnAnother(t *testing.T) {
 	t.Parallel()
 	redisSrv := testkit.StartRedis(t)
 	fs, web := standIns()
-	a, sinkA := replica(t, sharedPolicy(100, "session"), sharedStore(t, redisSrv), fs, web)
-	b, _ := replica(t, sharedPolicy(100, "session"), sharedStore(t, redisSrv), fs, web)
+	a, sinkA := replica(t, sharedPolicy(100, "session"), redisReplicaStore(t, redisSrv), fs, web)
+	b, _ := replica(t, sharedPolicy(100, "session"), redisReplicaStore(t, redisSrv), fs, web)
 	testkit.CallTool(t, testkit.Connect(t, a.MCP(), ""), "web__fetch", map[string]any{"url": "https://x.test/"})
 	var fetch audit.Event
 	for _, ev := range sinkA.events(t) {
@@ -142,8 +142,8 @@ func TestUnreachableSharedStateFailsClosed(t *testing.T) {
 	t.Parallel()
 	redisSrv := testkit.StartRedis(t)
 	fs, web := standIns()
-	limited, _ := replica(t, limitSpec(100, "session", "ask"), sharedStore(t, redisSrv), fs, web)
-	flowing, _ := replica(t, sharedPolicy(100, "session"), sharedStore(t, redisSrv), fs, web)
+	limited, _ := replica(t, limitSpec(100, "session", "ask"), redisReplicaStore(t, redisSrv), fs, web)
+	flowing, _ := replica(t, sharedPolicy(100, "session"), redisReplicaStore(t, redisSrv), fs, web)
 	cl, cf := testkit.Connect(t, limited.MCP(), ""), testkit.Connect(t, flowing.MCP(), "")
 	redisSrv.Kill()
 	tests := []struct {

@@ -145,7 +145,11 @@ func (s *Server) httpHandler(addr string, o HTTPOptions) (http.Handler, *httpSes
 		}
 	}
 	ids := newSessionIDs(o.Sessions)
-	stream := server.NewStreamableHTTPServer(s.mcp,
+	sessions := &httpSessions{ids: ids, logger: s.logger, profileOf: s.profileOf, relays: map[string]struct{}{}}
+	if s.shared != nil {
+		sessions.shared = s.shared
+	}
+	sessions.stream = server.NewStreamableHTTPServer(s.mcp,
 		server.WithEndpointPath(EndpointPath),
 		server.WithStreamableHTTPLogger(s.logger),
 		server.WithSessionIdManager(ids),
@@ -153,12 +157,15 @@ func (s *Server) httpHandler(addr string, o HTTPOptions) (http.Handler, *httpSes
 		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 			// The profile a token selected, and the trace context the
 			// client sent in its headers (params._meta takes precedence).
+			// A session initialized on another replica gets what its
+			// initialize told (see restore).
+			noteIssuing(ctx)
+			sessions.restore(ctx)
 			return s.tel.HTTPContext(httpContext(ctx, r), r)
 		}),
 	)
-	sessions := &httpSessions{ids: ids, stream: stream, logger: s.logger}
 	mux := http.NewServeMux()
-	mux.Handle(EndpointPath, s.sessionGuard(sessions, stream))
+	mux.Handle(EndpointPath, s.sessionGuard(sessions, sessions.stream))
 	handler, err := newGuard(g, o.Identity, s.inflight.countBodies(mux))
 	if err != nil {
 		return nil, nil, fmt.Errorf("http: %w", err)

@@ -103,11 +103,13 @@ type Options struct {
 	// for nothing.
 	Starting        func(ctx context.Context) error
 	StartupDeadline time.Time
-	// PolicyState, when set, keeps the limits' counters and the labels
-	// each session has armed in the state replicas share (config state:),
-	// so that every replica counts and escalates alike; nil keeps them in
-	// this process's memory. See policy_state.go.
-	PolicyState state.PolicyState
+	// State, when set, is the state replicas share (config state:): the
+	// HTTP listener's sessions, session grants and the single-use state
+	// of multi round-trip asks live in it, so that any replica serves any
+	// request of any session. When it cannot be reached the requests that
+	// need it are refused. nil keeps all of it in this process, as with
+	// one replica. The Server does not close it.
+	State state.Store
 }
 
 // A Server is the MCP server clients connect to. It is safe for concurrent
@@ -135,6 +137,7 @@ type Server struct {
 	inflight  *inflightBudget
 	starting  func(ctx context.Context) error // see Options.Starting; nil
 	startBy   time.Time                       // Options.StartupDeadline
+	shared    state.Store                     // Options.State; nil: this process only
 }
 
 // New builds the server. It does no I/O: it exposes no tools until it is
@@ -160,8 +163,9 @@ func New(o Options) (*Server, error) {
 		tel:       o.Telemetry,
 		starting:  o.Starting,
 		startBy:   o.StartupDeadline,
+		shared:    o.State,
 	}
-	s.armed, s.limits = policyKeepers(o.PolicyState)
+	s.armed, s.limits = policyKeepers(o.State)
 	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &Names{}, samplingDenied: o.SamplingDenied, resolveSymlinks: o.ResolveSymlinks})
 
 	hooks := &server.Hooks{}
@@ -213,7 +217,7 @@ func New(o Options) (*Server, error) {
 	if timeout <= 0 {
 		timeout = DefaultAskTimeout
 	}
-	s.asker = &asker{mcp: s.mcp, timeout: timeout, resolvers: o.Resolvers, noElicit: o.SkipElicitation, secret: o.Audit.Redactor().IsSecretKey}
+	s.asker = &asker{mcp: s.mcp, timeout: timeout, resolvers: o.Resolvers, noElicit: o.SkipElicitation, secret: o.Audit.Redactor().IsSecretKey, shared: o.State}
 	return s, nil
 }
 

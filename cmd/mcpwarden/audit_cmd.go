@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -76,35 +79,98 @@ func newAuditVerifyCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "verify FILE...",
-		Short: "Check the hash chain of audit logs",
-		Long: `Verify checks that every line of the audit log links to the line before it
-(prev_sha256), across the files in the order given. Each FILE is preceded by its
-rotated files (FILE-000001.jsonl, ...) unless --exact is set. It exits non-zero
-naming the first broken, missing or reordered line. The chain cannot show lines
-cut off the end: compare the printed last sha256 with one recorded earlier.`,
+		Short: "Check the hash chains of audit logs, one per replica",
+		Long: `Verify checks that every line of an audit log links to the line before it
+(prev_sha256). Each FILE is a log of its own, with its own chain, preceded by
+its rotated files (FILE-000001.jsonl, ...): give the logs of several replicas
+to check them all at once; each is reported on its own line, with the replica
+ids its events carry, and every one is checked even after one fails. With
+--exact the files given are one chain, in the order given, without rotated
+files added. It exits non-zero naming the first broken, missing or reordered
+line of each bad chain. A chain cannot show lines cut off its end: compare the
+printed last sha256 with one recorded earlier.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cmd.SilenceUsage = true
-			files := args
-			if !exact {
-				var err error
-				if files, err = expandRotated(args); err != nil {
-					return err
-				}
-			}
-			res, err := audit.VerifyWith(audit.VerifyOptions{Prev: prev, Partial: partial}, files...)
+			chains, err := verifyChains(args, exact)
 			if err != nil {
-				return fmt.Errorf("%w (%d lines verified before it)", err, res.Lines)
+				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "ok: %d events in %d files, last sha256 %s\n", res.Lines, res.Files, res.LastSHA256)
+			results, err := audit.VerifyChains(audit.VerifyOptions{Prev: prev, Partial: partial}, chains...)
+			out := cmd.OutOrStdout()
+			if len(chains) == 1 && results != nil {
+				if r := results[0]; r.Err == nil {
+					fmt.Fprintf(out, "ok: %s\n", chainSummary(r.VerifyResult))
+				}
+				return err
+			}
+			for _, r := range results {
+				if r.Err != nil {
+					fmt.Fprintf(out, "%s: FAILED: %v (%d lines verified before it)\n", r.Chain.Name, r.Err, r.Lines)
+					continue
+				}
+				fmt.Fprintf(out, "%s: ok: %s\n", r.Chain.Name, chainSummary(r.VerifyResult))
+			}
+			shared := audit.SharedReplicas(results)
+			for _, id := range slices.Sorted(maps.Keys(shared)) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: replica %q wrote more than one of these logs (%s): give every replica an id of its own (replica, MCPWARDEN_REPLICA)\n", id, strings.Join(shared[id], ", "))
+			}
+			if err != nil {
+				return fmt.Errorf("%d of %d audit chains do not verify", countFailed(results), len(results))
+			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&exact, "exact", false, "verify only the files given, without their rotated files")
+	f.BoolVar(&exact, "exact", false, "verify the files given as one chain, in order, without their rotated files")
 	f.BoolVar(&partial, "partial", false, "accept a first line that links to deleted lines (oldest rotated files pruned)")
-	f.StringVar(&prev, "prev", "", "expected prev_sha256 of the first line (the last sha256 of an earlier verify)")
+	f.StringVar(&prev, "prev", "", "expected prev_sha256 of the first line (the last sha256 of an earlier verify); one chain only")
 	return cmd
+}
+
+// verifyChains are the chains audit verify checks: with exact, the files
+// given as one chain; else each file with its rotated files before it.
+func verifyChains(args []string, exact bool) ([]audit.Chain, error) {
+	if exact {
+		return []audit.Chain{{Name: args[len(args)-1], Files: args}}, nil
+	}
+	chains := make([]audit.Chain, 0, len(args))
+	seen := map[string]bool{}
+	for _, p := range args {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		files, err := expandRotated([]string{p})
+		if err != nil {
+			return nil, err
+		}
+		chains = append(chains, audit.Chain{Name: p, Files: files})
+	}
+	return chains, nil
+}
+
+// chainSummary is the report of a verified chain.
+func chainSummary(r audit.VerifyResult) string {
+	var replica string
+	switch len(r.Replicas) {
+	case 0:
+	case 1:
+		replica = fmt.Sprintf(", replica %s", r.Replicas[0])
+	default:
+		replica = fmt.Sprintf(", replicas %s", strings.Join(r.Replicas, " then "))
+	}
+	return fmt.Sprintf("%d events in %d files%s, last sha256 %s", r.Lines, r.Files, replica, r.LastSHA256)
+}
+
+func countFailed(results []audit.ChainResult) int {
+	n := 0
+	for _, r := range results {
+		if r.Err != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // expandRotated puts the rotated files of each path before it, once each.

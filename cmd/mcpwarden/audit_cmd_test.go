@@ -140,3 +140,92 @@ func TestAuditRepairCommand(t *testing.T) {
 		t.Errorf("tail after repair = %q, %v; want the lost event", out, err)
 	}
 }
+
+// writeReplicaAuditLog writes n events as replica id to dir/name.
+func writeReplicaAuditLog(t *testing.T, dir, name, id string, n int) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	l, err := audit.Open(audit.Config{Path: path}, &audit.Options{Replica: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		if err := l.Write(t.Context(), audit.Event{Event: audit.KindDecision, Server: "fs", Tool: "mcp:fs:read_file", Decision: audit.DecisionAllow, Rule: "mcp:fs:read_*", GrantedBy: audit.GrantedByRule}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestAuditVerifyCommandReportsEachReplicaLog(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a := writeReplicaAuditLog(t, dir, "a.jsonl", "mcpwarden-a", 2)
+	b := writeReplicaAuditLog(t, dir, "b.jsonl", "mcpwarden-b", 3)
+	c := writeReplicaAuditLog(t, dir, "c.jsonl", "mcpwarden-c", 4)
+	out, errOut, err := runAuditCmd(t, "verify", a, b, c)
+	if err != nil {
+		t.Fatalf("verify of three intact replica logs: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		a + ": ok: 2 events in 1 files, replica mcpwarden-a, last sha256 ",
+		b + ": ok: 3 events in 1 files, replica mcpwarden-b, last sha256 ",
+		c + ": ok: 4 events in 1 files, replica mcpwarden-c, last sha256 ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("verify printed\n%s\nwant a line %q", out, want)
+		}
+	}
+	if errOut != "" {
+		t.Errorf("verify warned %q, want nothing", errOut)
+	}
+
+	// A tampered log fails; the others are still checked and reported.
+	lines := strings.SplitAfter(readFile(t, b), "\n")
+	tampered := lines[0] + strings.Replace(lines[1], "allow", "deny", 1) + strings.Join(lines[2:], "")
+	if err := os.WriteFile(b, []byte(tampered), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = runAuditCmd(t, "verify", a, b, c)
+	if err == nil || !strings.Contains(err.Error(), "1 of 3 audit chains do not verify") {
+		t.Errorf("verify with one tampered log: %v, want 1 of 3 failing", err)
+	}
+	for _, want := range []string{a + ": ok: 2 events", b + ": FAILED: " + b + ":3: ", c + ": ok: 4 events"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("verify printed\n%s\nwant %q", out, want)
+		}
+	}
+}
+
+func TestAuditVerifyCommandWarnsOfAReplicaIDInTwoLogs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a := writeReplicaAuditLog(t, dir, "a.jsonl", "mcpwarden", 1)
+	b := writeReplicaAuditLog(t, dir, "b.jsonl", "mcpwarden", 1)
+	_, errOut, err := runAuditCmd(t, "verify", a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut, `warning: replica "mcpwarden" wrote more than one of these logs (`+a+", "+b+")") {
+		t.Errorf("verify warned %q, want the shared replica id named", errOut)
+	}
+	if _, _, err := runAuditCmd(t, "verify", "--prev", "00", a, b); err == nil {
+		t.Error("verify took one --prev for two logs")
+	}
+	// --exact keeps its meaning: the files given are one chain.
+	if _, _, err := runAuditCmd(t, "verify", "--exact", a, b); err == nil || !strings.Contains(err.Error(), b+":1:") {
+		t.Errorf("verify --exact of two logs as one chain = %v, want a break at %s:1", err, b)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/upstream"
@@ -73,6 +74,7 @@ type App struct {
 	headerFunc func(context.Context) map[string]string
 	pool       *upstream.Pool
 	srv        *proxy.Server
+	state      state.Store // config state:; nil keeps everything in this process
 	identity   proxy.Identity
 	startBy    time.Time // see startupWait
 	closers    []func()  // run by Close, last first
@@ -111,7 +113,7 @@ func Start(ctx context.Context, st *Setup, o Options) (_ *App, err error) {
 	if a.auditCfg.Path != "" && !filepath.IsAbs(a.auditCfg.Path) {
 		a.auditCfg.Path = filepath.Join(cfg.Dir, a.auditCfg.Path)
 	}
-	if a.audit, err = audit.Open(a.auditCfg, &audit.Options{Stderr: a.o.Stderr}); err != nil {
+	if a.audit, err = audit.Open(a.auditCfg, &audit.Options{Stderr: a.o.Stderr, Replica: cfg.ReplicaID()}); err != nil {
 		return nil, fmt.Errorf("opening audit log: %w", err)
 	}
 	a.closers = append(a.closers, func() { a.audit.Close() })
@@ -127,7 +129,21 @@ func Start(ctx context.Context, st *Setup, o Options) (_ *App, err error) {
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
-	tel, stopTelemetry, err := startTelemetry(ctx, cfg, a.logger, o.Version)
+	// The state's metrics exist before the state, which the telemetry's
+	// readiness checks.
+	stateMetrics := telemetry.NewStateMetrics()
+	if a.state, err = openState(ctx, cfg, stateMetrics); err != nil {
+		return nil, err
+	}
+	if a.state != nil {
+		// Closed after everything that uses it (closers run last first).
+		a.closers = append(a.closers, func() {
+			if err := a.state.Close(); err != nil {
+				a.logger.Warn("closing the shared state", "err", err)
+			}
+		})
+	}
+	tel, stopTelemetry, err := startTelemetry(ctx, cfg, a.logger, o.Version, stateMetrics, a.readyChecks())
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +152,11 @@ func Start(ctx context.Context, st *Setup, o Options) (_ *App, err error) {
 	if tel != nil {
 		a.headerFunc = tel.Headers
 	}
-	resolvers, stopResolvers, err := StartResolvers(ctx, cfg, a.o.Stderr, a.logger)
+	var sharedAsks state.Asks // a nil Store must stay a nil interface
+	if a.state != nil {
+		sharedAsks = a.state
+	}
+	resolvers, stopResolvers, err := startResolvers(ctx, cfg, sharedAsks, a.o.Stderr, a.logger)
 	if err != nil {
 		return nil, err
 	}
@@ -177,6 +197,7 @@ func Start(ctx context.Context, st *Setup, o Options) (_ *App, err error) {
 		MaxInflightBytes: int64(cfg.MaxInflightMB) << 20,
 		Starting:         a.pool.WaitStarted,
 		StartupDeadline:  a.startBy,
+		State:            a.state,
 	})
 	if err != nil {
 		return nil, &ConfigError{fmt.Errorf("config %s: %w", cfg.File, err)}

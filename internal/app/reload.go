@@ -90,6 +90,7 @@ func restartOnly(old, next *config.Config) []string {
 	same("auth", old.Auth, next.Auth)
 	same("http", old.HTTP, next.HTTP)
 	same("audit", old.Audit, next.Audit)
+	same("replica", old.Replica, next.Replica)
 	same("ask", old.Ask, next.Ask)
 	same("log", old.Log, next.Log)
 	same("pin", old.Pin, next.Pin)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 )
 
 // StartResolvers builds the out-of-band resolvers the config asks for, in
@@ -25,9 +26,15 @@ import (
 // the token file), then the external resolver. stop shuts them down and
 // removes the token file; it is never nil, and idempotent.
 func StartResolvers(ctx context.Context, cfg *config.Config, stderr io.Writer, logger *slog.Logger) (resolvers []approvals.Resolver, stop func(), err error) {
+	return startResolvers(ctx, cfg, nil, stderr, logger)
+}
+
+// startResolvers is StartResolvers with the approvals page's asks listed
+// and answered in shared, the state replicas share, when it is set.
+func startResolvers(ctx context.Context, cfg *config.Config, shared state.Asks, stderr io.Writer, logger *slog.Logger) (resolvers []approvals.Resolver, stop func(), err error) {
 	stop = func() {}
 	if cfg.Ask.Approvals == config.ApprovalsLocal {
-		broker, stopPage, err := startApprovalsPage(ctx, cfg, stderr, logger)
+		broker, stopPage, err := startApprovalsPage(ctx, cfg, shared, stderr, logger)
 		if err != nil {
 			return nil, stop, err
 		}
@@ -55,7 +62,7 @@ func StartResolvers(ctx context.Context, cfg *config.Config, stderr io.Writer, l
 
 // startApprovalsPage listens on ask.approvals_listen and serves the
 // approvals page until stop is called.
-func startApprovalsPage(ctx context.Context, cfg *config.Config, stderr io.Writer, logger *slog.Logger) (*approvals.Broker, func(), error) {
+func startApprovalsPage(ctx context.Context, cfg *config.Config, shared state.Asks, stderr io.Writer, logger *slog.Logger) (*approvals.Broker, func(), error) {
 	addr := cmp.Or(cfg.Ask.ApprovalsListen, config.DefaultApprovalsListen)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -63,7 +70,7 @@ func startApprovalsPage(ctx context.Context, cfg *config.Config, stderr io.Write
 	}
 	bound := ln.Addr().(*net.TCPAddr)
 	tf := approvals.TokenFile{URL: "http://" + bound.String() + "/", Token: approvals.NewToken(), PID: os.Getpid()}
-	broker := approvals.NewBroker(&approvals.BrokerOptions{URL: tf.URL, Notify: desktopNotifier(tf.URL, logger)})
+	broker := approvals.NewBroker(&approvals.BrokerOptions{URL: tf.URL, Notify: desktopNotifier(tf.URL, logger), Shared: shared})
 	h, err := approvals.NewHandler(broker, approvals.HandlerOptions{Token: tf.Token, Hosts: approvals.LoopbackHosts(bound.Port)})
 	if err != nil {
 		ln.Close()

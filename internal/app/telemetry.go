@@ -16,12 +16,14 @@ import (
 const telemetryShutdownTimeout = 5 * time.Second
 
 // startTelemetry builds the metrics and tracing the config turns on and
-// serves the metrics endpoint in a goroutine until stop is called. Without
+// serves the metrics endpoint, with readiness (the upstreams and checks)
+// next to it, in a goroutine until stop is called. stateMetrics are the
+// shared state's, registered with the others. Without
 // metrics or tracing keys it returns a nil Telemetry, which records
 // nothing. stop, which must be called, ends the endpoint, waits for its
 // goroutine and flushes the spans not yet exported, within
 // telemetryShutdownTimeout.
-func startTelemetry(ctx context.Context, cfg *config.Config, logger *slog.Logger, version string) (tel *telemetry.Telemetry, stop func(), err error) {
+func startTelemetry(ctx context.Context, cfg *config.Config, logger *slog.Logger, version string, stateMetrics *telemetry.StateMetrics, checks []telemetry.Check) (tel *telemetry.Telemetry, stop func(), err error) {
 	if !cfg.Telemetry.Enabled() {
 		return nil, func() {}, nil
 	}
@@ -31,6 +33,8 @@ func startTelemetry(ctx context.Context, cfg *config.Config, logger *slog.Logger
 		Profiles:       slices.Sorted(maps.Keys(cfg.Profiles)),
 		ServiceVersion: version,
 		Logger:         logger,
+		State:          stateMetrics,
+		Checks:         checks,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting telemetry: %w", err)

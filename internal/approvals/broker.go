@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/state"
 )
 
 // DefaultHistory is how many decided asks a Broker remembers when
@@ -32,6 +34,10 @@ type BrokerOptions struct {
 	// Notify, when set, is called once for every new pending ask, after it
 	// is listed, in the asking goroutine: it should return quickly.
 	Notify func(Request)
+	// Shared, when set, is where the asks are listed and answered for
+	// every replica (config state:; see shared.go); nil keeps them in
+	// this broker. The Broker does not close it.
+	Shared state.Asks
 }
 
 // A Broker holds pending asks until a human answers them (Decide) through
@@ -42,6 +48,7 @@ type Broker struct {
 	history int
 	max     int
 	notify  func(Request)
+	shared  state.Asks    // nil: asks live in this broker only
 	done    chan struct{} // closed by Close
 
 	mu      sync.Mutex
@@ -99,6 +106,7 @@ func NewBroker(o *BrokerOptions) *Broker {
 		history: cmp.Or(o.History, DefaultHistory),
 		max:     cmp.Or(o.MaxPending, DefaultMaxPending),
 		notify:  o.Notify,
+		shared:  o.Shared,
 		done:    make(chan struct{}),
 		pending: map[string]*pendingAsk{},
 		changed: make(chan struct{}),
@@ -133,6 +141,9 @@ func (b *Broker) Resolve(ctx context.Context, req Request) (Decision, error) {
 	b.pending[req.ID] = p
 	b.changedLocked()
 	b.mu.Unlock()
+	if b.shared != nil {
+		return b.resolveShared(ctx, req, p)
+	}
 	if b.notify != nil {
 		b.notify(req)
 	}
@@ -173,8 +184,12 @@ func (b *Broker) withdraw(p *pendingAsk, outcome string) (Decision, bool) {
 
 // Decide answers the pending ask id. via and who say how and by whom, for
 // the audit log and the history. An id that is not pending is
-// ErrUnknownAsk.
+// ErrUnknownAsk. With shared state it is DecideContext without a
+// deadline of its own (the store's timeout bounds it).
 func (b *Broker) Decide(id string, a Answer, via Via, who string) error {
+	if b.shared != nil {
+		return b.DecideContext(context.Background(), id, a, via, who)
+	}
 	if int(a) >= len(answerNames) {
 		return fmt.Errorf("invalid answer %d", uint8(a))
 	}

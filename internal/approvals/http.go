@@ -1,6 +1,7 @@
 package approvals
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpwarden/mcpwarden/internal/httpserve"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/textcut"
 )
 
@@ -138,8 +140,12 @@ func (h *handler) page(w http.ResponseWriter, r *http.Request) {
 	http.ServeFileFS(w, r, pageFS, "page/index.html")
 }
 
-func (h *handler) state(w http.ResponseWriter, _ *http.Request) {
-	s, _ := h.broker.Snapshot()
+func (h *handler) state(w http.ResponseWriter, r *http.Request) {
+	s, _, err := h.broker.SnapshotContext(r.Context())
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "mcpwarden cannot reach its shared state (state.url) to list the asks of every replica")
+		return
+	}
 	writeJSON(w, http.StatusOK, s)
 }
 
@@ -153,18 +159,39 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
+	// With shared state, asks listed and answered on other replicas are
+	// looked for every SharedPoll; a state that did not change is not sent
+	// again.
+	var poll <-chan time.Time
+	if h.broker.Shared() {
+		pt := time.NewTicker(SharedPoll)
+		defer pt.Stop()
+		poll = pt.C
+	}
+	var last []byte
 	for {
-		s, changed := h.broker.Snapshot()
-		data, err := json.Marshal(s)
+		s, changed, err := h.broker.SnapshotContext(r.Context())
 		if err != nil {
-			return
-		}
-		if _, err := fmt.Fprintf(w, "event: state\ndata: %s\n\n", data); err != nil || rc.Flush() != nil {
-			return
+			if _, err := fmt.Fprint(w, "event: unavailable\ndata: {\"error\":\"mcpwarden cannot reach its shared state\"}\n\n"); err != nil || rc.Flush() != nil {
+				return
+			}
+		} else {
+			data, err := json.Marshal(s)
+			if err != nil {
+				return
+			}
+			if !bytes.Equal(data, last) {
+				if _, err := fmt.Fprintf(w, "event: state\ndata: %s\n\n", data); err != nil || rc.Flush() != nil {
+					return
+				}
+				last = data
+			}
 		}
 		for idle := true; idle; {
 			select {
 			case <-changed:
+				idle = false
+			case <-poll:
 				idle = false
 			case <-tick.C:
 				if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil || rc.Flush() != nil {
@@ -216,10 +243,13 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request) {
 		who = cut(body.Who, maxWho)
 	}
 	id := r.PathValue("id")
-	if err := h.broker.Decide(id, a, via, who); err != nil {
+	if err := h.broker.DecideContext(r.Context(), id, a, via, who); err != nil {
 		status := http.StatusInternalServerError
-		if errors.Is(err, ErrUnknownAsk) {
+		switch {
+		case errors.Is(err, ErrUnknownAsk):
 			status = http.StatusNotFound
+		case errors.Is(err, state.ErrUnavailable):
+			status = http.StatusServiceUnavailable
 		}
 		writeError(w, status, err.Error())
 		return

@@ -71,6 +71,11 @@ type Config struct {
 	// State, when set, shares sessions, grants and asks with other
 	// replicas through Redis; nil keeps them in memory.
 	State *State `koanf:"state"`
+	// Replica names this mcpwarden among many sharing one state: it is
+	// written in every audit event, so that each replica's audit chain
+	// says whose it is. "" means the host name with a state block and
+	// none without (see ReplicaID).
+	Replica string `koanf:"replica"`
 	// SessionPolicy holds the top-level keys labels and flow.
 	SessionPolicy `koanf:",squash"`
 

@@ -65,6 +65,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateProfiles()...)
 	errs = append(errs, c.validateOAuth()...)
 	errs = append(errs, c.State.validate()...)
+	errs = append(errs, c.validateReplica()...)
 	if !c.Pin.OnToolChange.Valid() {
 		add("pin.on_tool_change: %q is not one of warn, ask, deny, hide", c.Pin.OnToolChange)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 )
 
 // An Op names a Store operation, for metrics (mcpwarden_state_*).
@@ -45,32 +46,40 @@ func (o Op) String() string {
 	return fmt.Sprintf("Op(%d)", uint8(o))
 }
 
-// An Observer is told of every operation a Store performs and its
-// outcome: err is nil, an expected outcome (ErrNotFound, ErrExists), or a
-// failure. It must be safe for concurrent use and return quickly.
+// An Observer is told of every operation a Store performs, how long it
+// took and its outcome: err is nil, an expected outcome (ErrNotFound,
+// ErrExists), or a failure. It is also told each time the store's
+// subscription to answers comes back after it was lost (a reconnection to
+// the shared state). It must be safe for concurrent use and return
+// quickly.
 type Observer interface {
-	Observe(op Op, err error)
+	Observe(op Op, took time.Duration, err error)
+	Resubscribed()
 }
 
 // A NopObserver ignores everything.
 type NopObserver struct{}
 
 // Observe does nothing.
-func (NopObserver) Observe(Op, error) {}
+func (NopObserver) Observe(Op, time.Duration, error) {}
+
+// Resubscribed does nothing.
+func (NopObserver) Resubscribed() {}
 
 // Counts is an Observer that counts operations and failures (errors other
 // than ErrNotFound and ErrExists) per Op, for mcpwarden_state_operations_total
 // and mcpwarden_state_errors_total. The zero value is ready; it is safe
 // for concurrent use.
 type Counts struct {
-	ops  [numOps]atomic.Uint64
-	errs [numOps]atomic.Uint64
+	ops    [numOps]atomic.Uint64
+	errs   [numOps]atomic.Uint64
+	resubs atomic.Uint64
 }
 
 var _ Observer = (*Counts)(nil)
 
 // Observe counts op, and err if it is a failure.
-func (c *Counts) Observe(op Op, err error) {
+func (c *Counts) Observe(op Op, _ time.Duration, err error) {
 	if op >= numOps {
 		return
 	}
@@ -79,6 +88,12 @@ func (c *Counts) Observe(op Op, err error) {
 		c.errs[op].Add(1)
 	}
 }
+
+// Resubscribed counts one resubscription.
+func (c *Counts) Resubscribed() { c.resubs.Add(1) }
+
+// Resubscriptions returns how many times the subscription came back.
+func (c *Counts) Resubscriptions() uint64 { return c.resubs.Load() }
 
 // Ops returns how many times op was performed.
 func (c *Counts) Ops(op Op) uint64 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/mcpwarden/mcpwarden/internal/state"
 )
@@ -11,10 +12,10 @@ import (
 func TestCountsTellFailuresFromExpectedOutcomes(t *testing.T) {
 	t.Parallel()
 	var c state.Counts
-	c.Observe(state.OpConsumeToken, nil)
-	c.Observe(state.OpConsumeToken, fmt.Errorf("consuming a token: %w", state.ErrNotFound))
-	c.Observe(state.OpConsumeToken, fmt.Errorf("consuming a token: %w: %w", state.ErrUnavailable, errors.New("connection refused")))
-	c.Observe(state.OpIssueToken, fmt.Errorf("issuing a token: %w", state.ErrExists))
+	c.Observe(state.OpConsumeToken, time.Millisecond, nil)
+	c.Observe(state.OpConsumeToken, time.Millisecond, fmt.Errorf("consuming a token: %w", state.ErrNotFound))
+	c.Observe(state.OpConsumeToken, time.Millisecond, fmt.Errorf("consuming a token: %w: %w", state.ErrUnavailable, errors.New("connection refused")))
+	c.Observe(state.OpIssueToken, time.Millisecond, fmt.Errorf("issuing a token: %w", state.ErrExists))
 	tests := []struct {
 		name      string
 		op        state.Op

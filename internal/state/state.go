@@ -46,6 +46,7 @@ type Store interface {
 	Asks
 	Tokens
 	Sessions
+	PolicyState
 	// Check reports whether the state can be reached now, for readiness:
 	// nil, or an error wrapping ErrUnavailable (ErrClosed after Close).
 	Check(ctx context.Context) error

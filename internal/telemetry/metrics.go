@@ -193,6 +193,11 @@ func (t *Telemetry) UpstreamUp(server string, up bool) {
 	if t == nil {
 		return
 	}
+	if t.servers[server] {
+		t.upMu.Lock()
+		t.up[server] = up
+		t.upMu.Unlock()
+	}
 	v := 0.0
 	if up {
 		v = 1

@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,6 +53,12 @@ type Options struct {
 	// whatever Tracing says: for tests and in-process collectors
 	// (go.opentelemetry.io/otel/sdk/trace/tracetest).
 	SpanExporter sdktrace.SpanExporter
+	// State, when set, are the metrics of the shared state store
+	// (mcpwarden_state_*), registered with the others.
+	State *StateMetrics
+	// Checks are readiness checks besides the upstreams' (ReadyPath),
+	// such as the shared state's reachability.
+	Checks []Check
 }
 
 // A Telemetry records mcpwarden's metrics and traces. It is safe for
@@ -62,6 +69,12 @@ type Telemetry struct {
 	profiles map[string]bool // immutable after New
 	metrics  *metrics
 	handler  http.Handler
+	checks   []Check // immutable after New
+	// serverNames are the configured servers, sorted, for readiness.
+	serverNames []string
+
+	upMu sync.Mutex
+	up   map[string]bool // whether each server's session is up, as UpstreamUp said
 
 	// toolsMu serialises SetKnownTools, which replaces the map behind
 	// tools (copy on write), so that reads on the hot path take no lock.
@@ -101,6 +114,13 @@ func New(o Options) (*Telemetry, error) {
 		profiles: set(o.Profiles),
 		metrics:  newMetrics(o.Servers, version),
 		prop:     propagation.TraceContext{},
+		checks:   slices.Clone(o.Checks),
+
+		serverNames: sortedNames(o.Servers),
+		up:          map[string]bool{},
+	}
+	if o.State != nil {
+		t.metrics.registry.MustRegister(o.State.collectors()...)
 	}
 	t.tools.Store(&map[string]map[string]struct{}{})
 	t.handler = promhttp.HandlerFor(t.metrics.registry, promhttp.HandlerOpts{
@@ -148,7 +168,8 @@ func (t *Telemetry) Addr() net.Addr {
 	return t.ln.Addr()
 }
 
-// Serve serves Handler at MetricsPath on metrics.listen until ctx is done,
+// Serve serves Handler at MetricsPath, readiness at ReadyPath and liveness
+// at LivePath on metrics.listen until ctx is done,
 // then shuts the server down, giving scrapes in flight a few seconds.
 // Without metrics.listen (or on a nil Telemetry) it returns nil at once.
 // It may be called once.
@@ -161,6 +182,8 @@ func (t *Telemetry) Serve(ctx context.Context) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(MetricsPath, t.handler)
+	mux.Handle(ReadyPath, t.readyHandler())
+	mux.Handle(LivePath, liveHandler())
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,

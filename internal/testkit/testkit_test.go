@@ -2,8 +2,10 @@ package testkit
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
@@ -201,5 +203,32 @@ func TestScrapeReadsEverySample(t *testing.T) {
 	want := map[string]float64{`calls_total{server="up",tool="echo"}`: 3, "up": 1, "latency_seconds_sum": 0.25}
 	if diff := cmp.Diff(want, Scrape(t, h, "/metrics")); diff != "" {
 		t.Errorf("samples (-want +got):\n%s", diff)
+	}
+}
+
+func TestHAProxyBalancesRoundRobin(t *testing.T) {
+	t.Parallel()
+	var backends []string
+	for i := range 3 {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			fmt.Fprintf(w, "%d", i)
+		}))
+		t.Cleanup(srv.Close)
+		backends = append(backends, strings.TrimPrefix(srv.URL, "http://"))
+	}
+	h := StartHAProxy(t, backends...)
+	// One client with keep-alive: each request is balanced on its own.
+	seen := map[string]int{}
+	for range 9 {
+		resp, err := http.Get(h.URL("/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		seen[string(b)]++
+	}
+	if len(seen) != 3 || seen["0"] != 3 || seen["1"] != 3 || seen["2"] != 3 {
+		t.Errorf("9 requests reached backends %v, want 3 each", seen)
 	}
 }

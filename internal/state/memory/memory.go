@@ -21,6 +21,8 @@ var _ state.Store = (*Store)(nil)
 // A Store is an in-process state.Store. The zero value is not usable; use
 // New. It is safe for concurrent use.
 type Store struct {
+	PolicyState // limit counters and armed labels
+
 	done chan struct{} // closed by Close
 
 	mu       sync.Mutex

@@ -14,7 +14,8 @@ import (
 
 // PublishAsk implements state.Asks.
 func (s *Store) PublishAsk(ctx context.Context, a state.Ask, ttl time.Duration) error {
-	return s.observe(state.OpPublishAsk, s.publishAsk(ctx, a, ttl))
+	start := time.Now()
+	return s.observe(state.OpPublishAsk, start, s.publishAsk(ctx, a, ttl))
 }
 
 func (s *Store) publishAsk(ctx context.Context, a state.Ask, ttl time.Duration) error {
@@ -36,8 +37,9 @@ func (s *Store) publishAsk(ctx context.Context, a state.Ask, ttl time.Duration) 
 // PendingAsks implements state.Asks. IDs whose ask has expired are taken
 // off the list as they are met.
 func (s *Store) PendingAsks(ctx context.Context) ([]state.Ask, error) {
+	start := time.Now()
 	out, err := s.pendingAsks(ctx)
-	return out, s.observe(state.OpPendingAsks, err)
+	return out, s.observe(state.OpPendingAsks, start, err)
 }
 
 func (s *Store) pendingAsks(ctx context.Context) ([]state.Ask, error) {
@@ -82,6 +84,7 @@ func (s *Store) pendingAsks(ctx context.Context) ([]state.Ask, error) {
 // pending list, keeps the answer and publishes the ask's ID, so of
 // concurrent answers exactly one wins.
 func (s *Store) AnswerAsk(ctx context.Context, id string, answer json.RawMessage) error {
+	start := time.Now()
 	keys := []string{s.keys.ask(id), s.keys.asks(), s.keys.answer(id)}
 	n, err := answerAsk.Run(ctx, s.client, keys, id, []byte(answer), s.keys.answers()).Int()
 	switch {
@@ -90,15 +93,16 @@ func (s *Store) AnswerAsk(ctx context.Context, id string, answer json.RawMessage
 	case n == 0:
 		err = fmt.Errorf("answering ask %q: %w", id, state.ErrNotFound)
 	}
-	return s.observe(state.OpAnswerAsk, err)
+	return s.observe(state.OpAnswerAsk, start, err)
 }
 
 // WaitAnswer implements state.Asks. The waiter is woken by the answers
 // channel and also looks every Options.Poll; an ask that is neither
 // pending nor answered is ErrNotFound.
 func (s *Store) WaitAnswer(ctx context.Context, id string) (json.RawMessage, error) {
+	start := time.Now()
 	ans, err := s.waitAnswer(ctx, id)
-	return ans, s.observe(state.OpWaitAnswer, err)
+	return ans, s.observe(state.OpWaitAnswer, start, err)
 }
 
 func (s *Store) waitAnswer(ctx context.Context, id string) (json.RawMessage, error) {
@@ -169,13 +173,14 @@ func (s *Store) unregister(id string, w *wake) {
 
 // WithdrawAsk implements state.Asks.
 func (s *Store) WithdrawAsk(ctx context.Context, id string) (json.RawMessage, bool, error) {
+	start := time.Now()
 	keys := []string{s.keys.ask(id), s.keys.asks(), s.keys.answer(id)}
 	v, err := withdrawAsk.Run(ctx, s.client, keys, id).Text()
 	switch {
 	case errors.Is(err, goredis.Nil):
-		return nil, false, s.observe(state.OpWithdrawAsk, nil)
+		return nil, false, s.observe(state.OpWithdrawAsk, start, nil)
 	case err != nil:
-		return nil, false, s.observe(state.OpWithdrawAsk, s.fail(ctx, fmt.Sprintf("withdrawing ask %q", id), err))
+		return nil, false, s.observe(state.OpWithdrawAsk, start, s.fail(ctx, fmt.Sprintf("withdrawing ask %q", id), err))
 	}
-	return json.RawMessage(v), true, s.observe(state.OpWithdrawAsk, nil)
+	return json.RawMessage(v), true, s.observe(state.OpWithdrawAsk, start, nil)
 }

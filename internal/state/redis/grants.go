@@ -11,7 +11,8 @@ import (
 
 // PutGrant implements state.Grants.
 func (s *Store) PutGrant(ctx context.Context, g state.Grant, ttl time.Duration) error {
-	return s.observe(state.OpPutGrant, s.putGrant(ctx, g, ttl))
+	start := time.Now()
+	return s.observe(state.OpPutGrant, start, s.putGrant(ctx, g, ttl))
 }
 
 func (s *Store) putGrant(ctx context.Context, g state.Grant, ttl time.Duration) error {
@@ -27,8 +28,9 @@ func (s *Store) putGrant(ctx context.Context, g state.Grant, ttl time.Duration) 
 
 // FindGrants implements state.Grants.
 func (s *Store) FindGrants(ctx context.Context, key state.GrantKey) ([]state.Grant, error) {
+	start := time.Now()
 	gs, err := s.findGrants(ctx, key)
-	return gs, s.observe(state.OpFindGrants, err)
+	return gs, s.observe(state.OpFindGrants, start, err)
 }
 
 func (s *Store) findGrants(ctx context.Context, key state.GrantKey) ([]state.Grant, error) {
@@ -51,9 +53,10 @@ func (s *Store) findGrants(ctx context.Context, key state.GrantKey) ([]state.Gra
 
 // RevokeSession implements state.Grants.
 func (s *Store) RevokeSession(ctx context.Context, session string) error {
+	start := time.Now()
 	err := s.client.Del(ctx, s.keys.grants(session)).Err()
 	if err != nil {
 		err = s.fail(ctx, "revoking grants", err)
 	}
-	return s.observe(state.OpRevokeSession, err)
+	return s.observe(state.OpRevokeSession, start, err)
 }

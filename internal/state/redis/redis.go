@@ -180,6 +180,7 @@ func (s *Store) dispatch(ctx context.Context) {
 					delete(s.waiters, m.Payload)
 				}
 			case *goredis.Subscription:
+				s.obs.Resubscribed()
 				for id, w := range s.waiters {
 					close(w.ch)
 					delete(s.waiters, id)
@@ -203,9 +204,10 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 	return fmt.Errorf("%s (redis at %s): %w: %w", op, s.addr, state.ErrUnavailable, err)
 }
 
-// observe reports one operation to the observer and passes err on.
-func (s *Store) observe(op state.Op, err error) error {
-	s.obs.Observe(op, err)
+// observe reports one operation, begun at start, to the observer and
+// passes err on.
+func (s *Store) observe(op state.Op, start time.Time, err error) error {
+	s.obs.Observe(op, time.Since(start), err)
 	return err
 }
 

@@ -137,6 +137,9 @@ func TestRedisKilledFailsClosedAndRecovers(t *testing.T) {
 	if err := s.PutGrant(ctx, g, time.Minute); err != nil {
 		t.Fatalf("PutGrant after the restart: %v", err)
 	}
+	testkit.Eventually(t, 10*time.Second, "the observer to hear the answers subscription come back", func() bool {
+		return counts.Resubscriptions() >= 1
+	})
 	if err := s.Check(ctx); err != nil {
 		t.Fatalf("Check after the restart: %v", err)
 	}

@@ -14,7 +14,8 @@ import (
 
 // SaveSession implements state.Sessions.
 func (s *Store) SaveSession(ctx context.Context, sess state.Session, idle time.Duration) error {
-	return s.observe(state.OpSaveSession, s.saveSession(ctx, sess, idle))
+	start := time.Now()
+	return s.observe(state.OpSaveSession, start, s.saveSession(ctx, sess, idle))
 }
 
 func (s *Store) saveSession(ctx context.Context, sess state.Session, idle time.Duration) error {
@@ -30,8 +31,9 @@ func (s *Store) saveSession(ctx context.Context, sess state.Session, idle time.D
 
 // LoadSession implements state.Sessions.
 func (s *Store) LoadSession(ctx context.Context, id string) (state.Session, error) {
+	start := time.Now()
 	sess, err := s.loadSession(ctx, id)
-	return sess, s.observe(state.OpLoadSession, err)
+	return sess, s.observe(state.OpLoadSession, start, err)
 }
 
 func (s *Store) loadSession(ctx context.Context, id string) (state.Session, error) {
@@ -51,7 +53,8 @@ func (s *Store) loadSession(ctx context.Context, id string) (state.Session, erro
 
 // TouchSession implements state.Sessions.
 func (s *Store) TouchSession(ctx context.Context, id string, idle time.Duration) error {
-	return s.observe(state.OpTouchSession, s.touchSession(ctx, id, idle))
+	start := time.Now()
+	return s.observe(state.OpTouchSession, start, s.touchSession(ctx, id, idle))
 }
 
 func (s *Store) touchSession(ctx context.Context, id string, idle time.Duration) error {
@@ -70,9 +73,10 @@ func (s *Store) touchSession(ctx context.Context, id string, idle time.Duration)
 
 // EndSession implements state.Sessions.
 func (s *Store) EndSession(ctx context.Context, id string) error {
+	start := time.Now()
 	err := s.client.Del(ctx, s.keys.session(id)).Err()
 	if err != nil {
 		err = s.fail(ctx, fmt.Sprintf("ending session %q", id), err)
 	}
-	return s.observe(state.OpEndSession, err)
+	return s.observe(state.OpEndSession, start, err)
 }

@@ -14,7 +14,8 @@ import (
 
 // IssueToken implements state.Tokens.
 func (s *Store) IssueToken(ctx context.Context, token string, value json.RawMessage, ttl time.Duration) error {
-	return s.observe(state.OpIssueToken, s.issueToken(ctx, token, value, ttl))
+	start := time.Now()
+	return s.observe(state.OpIssueToken, start, s.issueToken(ctx, token, value, ttl))
 }
 
 func (s *Store) issueToken(ctx context.Context, token string, value json.RawMessage, ttl time.Duration) error {
@@ -34,6 +35,7 @@ func (s *Store) issueToken(ctx context.Context, token string, value json.RawMess
 // ConsumeToken implements state.Tokens: one GETDEL, so exactly one
 // consumer gets the value.
 func (s *Store) ConsumeToken(ctx context.Context, token string) (json.RawMessage, error) {
+	start := time.Now()
 	v, err := s.client.GetDel(ctx, s.keys.token(token)).Bytes()
 	switch {
 	case errors.Is(err, goredis.Nil):
@@ -42,7 +44,7 @@ func (s *Store) ConsumeToken(ctx context.Context, token string) (json.RawMessage
 		err = s.fail(ctx, "consuming a token", err)
 	}
 	if err != nil {
-		return nil, s.observe(state.OpConsumeToken, err)
+		return nil, s.observe(state.OpConsumeToken, start, err)
 	}
-	return v, s.observe(state.OpConsumeToken, nil)
+	return v, s.observe(state.OpConsumeToken, start, nil)
 }

@@ -1,0 +1,55 @@
+package proxy
+
+import (
+	"testing"
+	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/state"
+	"github.com/mcpwarden/mcpwarden/internal/state/memory"
+	stateredis "github.com/mcpwarden/mcpwarden/internal/state/redis"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
+)
+
+// BenchmarkStandingGrant measures the lookup of a session grant that
+// covers a call: in this process's memory (no state: block), and in a
+// shared state in memory and in Redis.
+func BenchmarkStandingGrant(b *testing.B) {
+	key := grantKey{principal: "alice", tool: "mcp:fs:write_file", rule: "mcp:fs:write_*"}
+	t := target{earns: true, paths: []string{"/srv/app/a.txt"}, forms: []string{"/srv/app/a.txt"}, folders: []string{"/srv/app"}}
+	sc := scopeFor(t, answerAllowFolder)
+	stores := []struct {
+		name string
+		open func(b *testing.B) state.Store
+	}{
+		{"local", func(*testing.B) state.Store { return nil }},
+		{"shared-memory", func(b *testing.B) state.Store {
+			s := memory.New()
+			b.Cleanup(func() { s.Close() })
+			return s
+		}},
+		{"shared-redis", func(b *testing.B) state.Store {
+			r := testkit.StartRedis(b)
+			s, err := stateredis.Open(b.Context(), stateredis.Options{URL: r.URL(), Poll: time.Second})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { s.Close() })
+			return s
+		}},
+	}
+	for _, st := range stores {
+		b.Run(st.name, func(b *testing.B) {
+			a := &asker{shared: st.open(b)}
+			sess := a.grants.session("s1")
+			if err := a.remember(b.Context(), sess, "s1", key, answerAllowSession, sc); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if ans, err := a.standing(b.Context(), sess, "s1", key, t); err != nil || ans != answerAllowSession {
+					b.Fatalf("standing = %v, %v", ans, err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,137 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/enumtext"
+	"github.com/mcpwarden/mcpwarden/internal/state"
+)
+
+// DefaultSharedGrantTTL is how long a session grant lives in the shared
+// state. A grant dies with its session everywhere when the session is
+// ended (DELETE revokes it); one whose session expired instead outlives
+// it harmlessly until then, since a session ID is never issued twice.
+const DefaultSharedGrantTTL = 24 * time.Hour
+
+var scopeKindNames = enumtext.Names[scopeKind]{
+	scopeNothing: "nothing", scopeTool: "tool", scopeExact: "exact", scopeUnder: "under", scopeAll: "all",
+}
+
+// MarshalText returns the scope kind's name.
+func (k scopeKind) MarshalText() ([]byte, error) { return scopeKindNames.Marshal(k, "scope kind") }
+
+// UnmarshalText reads a scope kind's name; anything else is an error and
+// leaves scopeNothing, which covers no call.
+func (k *scopeKind) UnmarshalText(b []byte) error {
+	if !scopeKindNames.Set(k, string(b)) {
+		return fmt.Errorf("unknown grant scope kind %q", b)
+	}
+	return nil
+}
+
+// scopeJSON is a scope as the shared state keeps it.
+type scopeJSON struct {
+	Kind  scopeKind `json:"kind"`
+	Paths []string  `json:"paths,omitempty"`
+}
+
+func (s scope) MarshalJSON() ([]byte, error) {
+	return json.Marshal(scopeJSON{Kind: s.kind, Paths: s.paths})
+}
+
+func (s *scope) UnmarshalJSON(b []byte) error {
+	var j scopeJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		*s = scope{}
+		return err
+	}
+	*s = scope{kind: j.Kind, paths: j.Paths}
+	return nil
+}
+
+// sharedKey is the shared state's key of a grant of session.
+func sharedKey(session string, key grantKey) state.GrantKey {
+	return state.GrantKey{Session: session, Principal: key.principal, Tool: key.tool, Rule: key.rule}
+}
+
+// standing returns the standing answer of session's grants for a call:
+// from the shared state when there is one (and the call has a session),
+// else from this process's memory. A session deny wins over a session
+// allow. A grant whose scope cannot be read covers nothing.
+func (a *asker) standing(ctx context.Context, sess *session, id string, key grantKey, t target) (answer, error) {
+	if a.shared == nil || id == "" {
+		return sess.standing(key, t), nil
+	}
+	grants, err := a.shared.FindGrants(ctx, sharedKey(id, key))
+	if err != nil {
+		return answerNone, fmt.Errorf("looking up the session grants: %w", err)
+	}
+	ans := answerNone
+	for _, g := range grants {
+		var sc scope
+		if json.Unmarshal(g.Scope, &sc) != nil || !sc.covers(t) {
+			continue
+		}
+		if g.Effect == state.Deny {
+			return answerDenySession, nil
+		}
+		ans = answerAllowSession
+	}
+	return ans, nil
+}
+
+// remember records a session-wide answer: in this process's memory, which
+// resolves the asks waiting here that it covers, and in the shared state
+// when there is one, for every replica. A scope that covers nothing is not
+// kept.
+func (a *asker) remember(ctx context.Context, sess *session, id string, key grantKey, ans answer, sc scope) error {
+	if sc.kind == scopeNothing {
+		return nil
+	}
+	sess.remember(key, ans, sc)
+	if a.shared == nil || id == "" {
+		return nil
+	}
+	raw, err := json.Marshal(sc)
+	if err != nil {
+		return fmt.Errorf("encoding a grant's scope: %w", err)
+	}
+	g := state.Grant{Key: sharedKey(id, key), Effect: state.Allow, Scope: raw}
+	if ans == answerDenySession {
+		g.Effect = state.Deny
+	}
+	if err := a.shared.PutGrant(ctx, g, DefaultSharedGrantTTL); err != nil {
+		return fmt.Errorf("sharing the session grant: %w", err)
+	}
+	return nil
+}
+
+// unavailable is the refusal of a call that needs the shared state to be
+// decided (its session grants) while it cannot be reached.
+func (a *asker) unavailable(c *call, err error) resolution {
+	return resolution{
+		grantedBy: audit.GrantedByRule,
+		reason:    "the shared state cannot be reached: refused rather than decided from one replica's memory",
+		failure:   err.Error(),
+		text:      fmt.Sprintf("mcpwarden: %s needs approval (%s); mcpwarden cannot reach its shared state (state.url) to decide it; not forwarded.", c.tool.Canonical, ruleName(c)),
+	}
+}
+
+// withGrantFailure notes on res that the session grant it gave could not
+// be shared: the call itself goes on as the human answered, and other
+// replicas ask again.
+func withGrantFailure(res resolution, err error) resolution {
+	if err == nil {
+		return res
+	}
+	res.reason += "; the session grant could not be shared, so other replicas will ask again"
+	if res.failure != "" {
+		res.failure += "; "
+	}
+	res.failure += err.Error()
+	return res
+}

@@ -1,0 +1,206 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/internal/state"
+)
+
+// With shared state, the client's answer to a request mcpwarden sent it
+// (elicitation, sampling, roots) may reach another replica than the one
+// waiting for it: the client POSTs its JSON-RPC response, and a load
+// balancer without affinity sends it anywhere. The replica that sends a
+// request to the client first claims its ID for the session in the
+// shared state (an ask named by relayID), and waits there for the answer
+// besides waiting locally; a replica that gets a response it did not
+// claim hands it on through the shared state, which wakes the claimant,
+// which hands it to its own mcp-go as if the client had sent it there.
+//
+// mcp-go numbers the requests of each replica on its own, so two
+// replicas may send one session requests with the same ID. The claim
+// settles that: a replica that cannot claim an ID (another holds it)
+// withholds its request, which then times out here (no answer: the ask
+// goes on to the next resolver), rather than let an answer reach the
+// wrong request.
+
+// DefaultRelayTTL bounds how long a claim on a request ID stays in the
+// shared state; the request that made it withdraws it when it ends.
+const DefaultRelayTTL = 10 * time.Minute
+
+// relayID names the claim on request id of session in the shared state.
+func relayID(session string, id int64) string {
+	return "relay:" + session + ":" + strconv.FormatInt(id, 10)
+}
+
+// relayed are the request IDs the server→client requests of one HTTP
+// request claimed, and the goroutines waiting for their answers.
+type relayed struct {
+	hs      *httpSessions
+	session string
+	header  http.Header // the client request's, for the protocol version
+	ctx     context.Context
+	wg      sync.WaitGroup
+
+	mu      sync.Mutex
+	claimed []string
+}
+
+// clientRequestMethods are the requests mcpwarden sends a client.
+var clientRequestMethods = map[string]bool{
+	string(mcp.MethodElicitationCreate):     true,
+	string(mcp.MethodSamplingCreateMessage): true,
+	string(mcp.MethodListRoots):             true,
+}
+
+// claimAll claims the ID of every request to the client in p, an SSE
+// chunk mcp-go is about to send, and reports whether p may be sent: not
+// when a request in it could not be claimed.
+func (rl *relayed) claimAll(p []byte) bool {
+	ok := true
+	for line := range bytes.Lines(p) {
+		data, found := bytes.CutPrefix(bytes.TrimRight(line, "\r\n"), []byte("data: "))
+		if !found {
+			continue
+		}
+		var msg struct {
+			ID     *int64 `json:"id"`
+			Method string `json:"method"`
+		}
+		if json.Unmarshal(data, &msg) != nil || msg.ID == nil || !clientRequestMethods[msg.Method] {
+			continue
+		}
+		if !rl.claim(*msg.ID) {
+			ok = false
+		}
+	}
+	return ok
+}
+
+// claim claims request id for the session and starts waiting for an
+// answer relayed from another replica.
+func (rl *relayed) claim(id int64) bool {
+	name := relayID(rl.session, id)
+	hs := rl.hs
+	err := hs.shared.PublishAsk(rl.ctx, state.Ask{ID: name, AskedAt: time.Now(), Body: json.RawMessage(`{"relay":true}`)}, DefaultRelayTTL)
+	if err != nil {
+		hs.logger.Warn("withholding a request to the client: its ID is not this replica's to claim", "session", rl.session, "id", id, "err", err)
+		return false
+	}
+	hs.relayMu.Lock()
+	hs.relays[name] = struct{}{}
+	hs.relayMu.Unlock()
+	rl.mu.Lock()
+	rl.claimed = append(rl.claimed, name)
+	rl.mu.Unlock()
+	rl.wg.Go(func() {
+		raw, err := hs.shared.WaitAnswer(rl.ctx, name)
+		if err != nil {
+			return // the request ended, or the answer came here
+		}
+		hs.deliver(rl.ctx, rl.session, rl.header, raw)
+	})
+	return true
+}
+
+// done withdraws the claims and waits for their waiters; the request's
+// context must have ended, or end, for them to return.
+func (rl *relayed) done() {
+	rl.wg.Wait()
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	for _, name := range rl.claimed {
+		rl.hs.relayMu.Lock()
+		delete(rl.hs.relays, name)
+		rl.hs.relayMu.Unlock()
+		if _, _, err := rl.hs.shared.WithdrawAsk(context.WithoutCancel(rl.ctx), name); err != nil {
+			rl.hs.logger.Warn("withdrawing a claim on a request ID", "claim", name, "err", err)
+		}
+	}
+}
+
+// deliver hands the client's response raw to this replica's mcp-go, as
+// if the client had posted it here.
+func (hs *httpSessions) deliver(ctx context.Context, session string, header http.Header, raw []byte) {
+	req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodPost, EndpointPath, bytes.NewReader(raw))
+	if err != nil {
+		hs.logger.Error("delivering a relayed response", "session", session, "err", err)
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(server.HeaderKeySessionID, session)
+	if v := header.Get(mcp.HeaderProtocolVersion); v != "" {
+		req.Header.Set(mcp.HeaderProtocolVersion, v)
+	}
+	rec := &discardResponse{header: http.Header{}}
+	hs.stream.ServeHTTP(rec, req)
+}
+
+// relayResponse hands on a JSON-RPC response the client posted on
+// session, when another replica claimed its request ID, and reports
+// whether it did (the request is then answered). A response this replica
+// claimed, or that no one claimed, is left to mcp-go here.
+func (hs *httpSessions) relayResponse(ctx context.Context, w http.ResponseWriter, r *http.Request, session string) (handled bool, err error) {
+	bb, ok := r.Body.(*bufferedBody)
+	if !ok {
+		return false, nil
+	}
+	var msg struct {
+		ID     *int64          `json:"id"`
+		Method string          `json:"method"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(bb.b, &msg) != nil || msg.ID == nil || msg.Method != "" || msg.Result == nil && msg.Error == nil {
+		return false, nil
+	}
+	name := relayID(session, *msg.ID)
+	hs.relayMu.Lock()
+	_, mine := hs.relays[name]
+	hs.relayMu.Unlock()
+	if mine {
+		return false, nil
+	}
+	switch err := hs.shared.AnswerAsk(ctx, name, bytes.Clone(bb.b)); {
+	case errors.Is(err, state.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return true, nil
+}
+
+// A relayWriter claims the IDs of the requests to the client that a
+// response carries before they are sent, and withholds those it cannot
+// claim.
+type relayWriter struct {
+	http.ResponseWriter
+	rl *relayed
+}
+
+func (w *relayWriter) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(`"method"`)) && !w.rl.claimAll(p) {
+		return len(p), nil
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush passes on to the underlying writer, for SSE.
+func (w *relayWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (w *relayWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,0 +1,77 @@
+package proxy
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/mcpwarden/mcpwarden/internal/state"
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
+)
+
+func TestRetryOfAModernAskIsServedByAnotherReplica(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, store state.Store) {
+		rs := newReplicas(t, 2, store, askWrite, HTTPOptions{}, nil)
+		b := newBalancer(rs)
+		b.roundRobin = true
+		var asked atomic.Int32
+		c := b.clientOn(t, "", client.WithElicitationHandler(answering("allow_once", &asked)))
+		for i := range 2 {
+			before := [2]int32{b.sent[0].Load(), b.sent[1].Load()}
+			res := testkit.CallTool(t, c, "up__write", map[string]any{"path": "/tmp/x"})
+			if res.IsError {
+				t.Fatalf("call %d: %q", i, testkit.Text(res))
+			}
+			if b.sent[0].Load() == before[0] || b.sent[1].Load() == before[1] {
+				t.Errorf("call %d and its retry did not reach both replicas", i)
+			}
+		}
+		if asked.Load() != 2 || len(rs.rec.Arguments()) != 2 {
+			t.Errorf("asked %d times, upstream got %d calls; want 2 and 2", asked.Load(), len(rs.rec.Arguments()))
+		}
+	})
+}
+
+func TestRequestStateIsSingleUseAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, store state.Store) {
+		rs := newReplicas(t, 3, store, askWrite, HTTPOptions{}, nil)
+		p := &pendingAsk{session: "s", key: grantKey{principal: "alice", tool: "mcp:up:write", rule: "r"}, digest: "d",
+			t: target{earns: true, paths: []string{"/tmp/x"}, forms: []string{"/tmp/x"}, folders: []string{"/tmp"}}, offered: []string{"allow_once", "deny"}, expires: time.Now().Add(time.Minute)}
+		token, err := rs.srvs[0].asker.issueState(t.Context(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Two replicas take the same state at once: one gets the ask.
+		var wg sync.WaitGroup
+		got := make([]*pendingAsk, 2)
+		for i := range got {
+			wg.Go(func() {
+				q, err := rs.srvs[i+1].asker.takeState(t.Context(), token)
+				if err != nil {
+					t.Error(err)
+				}
+				got[i] = q
+			})
+		}
+		wg.Wait()
+		if (got[0] == nil) == (got[1] == nil) {
+			t.Fatalf("replicas 1 and 2 took the state: %v and %v; want exactly one", got[0] != nil, got[1] != nil)
+		}
+		q := got[0]
+		if q == nil {
+			q = got[1]
+		}
+		if q.session != p.session || q.key != p.key || q.digest != p.digest || strings.Join(q.t.forms, ",") != "/tmp/x" || !q.t.earns || len(q.offered) != 2 {
+			t.Errorf("the state came back as %+v, want %+v", q, p)
+		}
+		if again, err := rs.srvs[0].asker.takeState(t.Context(), token); again != nil || err != nil {
+			t.Errorf("the state was taken again on the replica that issued it: %v, %v", again, err)
+		}
+	})
+}

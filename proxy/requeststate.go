@@ -1,0 +1,115 @@
+package proxy
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/state"
+)
+
+// requestStatePrefix starts the shared state's token of a multi
+// round-trip ask, keeping it apart from other single-use tokens.
+const requestStatePrefix = "requeststate:"
+
+// errTooManyPending refuses a new multi round-trip ask while
+// maxPendingAsks are waiting in this process.
+var errTooManyPending = errors.New("too many asks are waiting for the client's answer")
+
+// pendingJSON is a pendingAsk as the shared state keeps it.
+type pendingJSON struct {
+	Session   string    `json:"session"`
+	Principal string    `json:"principal"`
+	Tool      string    `json:"tool"`
+	Rule      string    `json:"rule"`
+	Digest    string    `json:"digest"`
+	Pathless  bool      `json:"pathless,omitempty"`
+	Earns     bool      `json:"earns,omitempty"`
+	Paths     []string  `json:"paths,omitempty"`
+	Forms     []string  `json:"forms,omitempty"`
+	Folders   []string  `json:"folders,omitempty"`
+	Offered   []string  `json:"offered"`
+	Expires   time.Time `json:"expires"`
+}
+
+func (p *pendingAsk) toJSON() pendingJSON {
+	return pendingJSON{
+		Session: p.session, Principal: p.key.principal, Tool: p.key.tool, Rule: p.key.rule, Digest: p.digest,
+		Pathless: p.t.pathless, Earns: p.t.earns, Paths: p.t.paths, Forms: p.t.forms, Folders: p.t.folders,
+		Offered: p.offered, Expires: p.expires,
+	}
+}
+
+func (j pendingJSON) pending() *pendingAsk {
+	return &pendingAsk{
+		session: j.Session, key: grantKey{principal: j.Principal, tool: j.Tool, rule: j.Rule}, digest: j.Digest,
+		t:       target{pathless: j.Pathless, earns: j.Earns, paths: j.Paths, forms: j.Forms, folders: j.Folders},
+		offered: j.Offered, expires: j.Expires,
+	}
+}
+
+// issueState keeps p under a new unguessable request state, for the
+// client's retry, until it expires: in the shared state when there is
+// one (so that the retry may reach any replica), else in this process.
+func (a *asker) issueState(ctx context.Context, p *pendingAsk) (string, error) {
+	token := rand.Text()
+	if a.shared != nil {
+		raw, err := json.Marshal(p.toJSON())
+		if err != nil {
+			return "", fmt.Errorf("encoding a request state: %w", err)
+		}
+		if err := a.shared.IssueToken(ctx, requestStatePrefix+token, raw, time.Until(p.expires)); err != nil {
+			return "", fmt.Errorf("sharing a request state: %w", err)
+		}
+		return token, nil
+	}
+	now := time.Now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.pending == nil {
+		a.pending = map[string]*pendingAsk{}
+	}
+	for s, q := range a.pending {
+		if now.After(q.expires) {
+			delete(a.pending, s)
+		}
+	}
+	if len(a.pending) >= maxPendingAsks {
+		return "", errTooManyPending
+	}
+	a.pending[token] = p
+	return token, nil
+}
+
+// takeState returns the pending ask of a request state and forgets it:
+// a state is single use, on every replica at once. It returns nil for a
+// state that is not pending (never issued, used, or expired in the
+// shared state), and an error only when the shared state cannot be
+// reached.
+func (a *asker) takeState(ctx context.Context, token string) (*pendingAsk, error) {
+	if a.shared != nil {
+		raw, err := a.shared.ConsumeToken(ctx, requestStatePrefix+token)
+		if errors.Is(err, state.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading a request state: %w", err)
+		}
+		var j pendingJSON
+		if err := json.Unmarshal(raw, &j); err != nil {
+			return nil, nil // not one this code wrote: no pending ask
+		}
+		return j.pending(), nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p, ok := a.pending[token]
+	delete(a.pending, token)
+	if !ok {
+		return nil, nil
+	}
+	return p, nil
+}
