@@ -188,3 +188,22 @@ func TestSharedStateDownFailsTheAskInsteadOfKeepingItHere(t *testing.T) {
 		t.Error("answering with redis down succeeded")
 	}
 }
+
+func TestPageCannotAnswerWhatIsNotAnAsk(t *testing.T) {
+	t.Parallel()
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	// The proxy waits in the shared state for the client's answer to its
+	// request 7 of session s1; the page's token must not forge it.
+	if err := store.PublishAsk(t.Context(), state.Ask{ID: "relay:s1:7", AskedAt: time.Now(), Body: []byte(`{"relay":true}`)}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	b := NewBroker(&BrokerOptions{Shared: store})
+	t.Cleanup(b.Close)
+	if err := b.DecideContext(t.Context(), "relay:s1:7", AllowOnce, ViaPage, "x"); !errors.Is(err, ErrUnknownAsk) {
+		t.Errorf("answering a relay claim through the page: %v, want ErrUnknownAsk", err)
+	}
+	if s, _, err := b.SnapshotContext(t.Context()); err != nil || len(s.Pending) != 0 {
+		t.Errorf("the page lists %d asks (%v), want the relay claim hidden", len(s.Pending), err)
+	}
+}
