@@ -108,8 +108,23 @@ func (rl *relayed) claim(id int64) bool {
 			return // the request ended, or the answer came here
 		}
 		hs.deliver(rl.ctx, rl.session, rl.header, raw)
+		hs.release(rl.ctx, name) // answered: the ID is free again
 	})
 	return true
+}
+
+// release gives up the claim name, if this replica still holds it.
+func (hs *httpSessions) release(ctx context.Context, name string) {
+	hs.relayMu.Lock()
+	_, held := hs.relays[name]
+	delete(hs.relays, name)
+	hs.relayMu.Unlock()
+	if !held {
+		return
+	}
+	if _, _, err := hs.shared.WithdrawAsk(context.WithoutCancel(ctx), name); err != nil {
+		hs.logger.Warn("withdrawing a claim on a request ID", "claim", name, "err", err)
+	}
 }
 
 // done withdraws the claims and waits for their waiters; the request's
@@ -119,12 +134,7 @@ func (rl *relayed) done() {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
 	for _, name := range rl.claimed {
-		rl.hs.relayMu.Lock()
-		delete(rl.hs.relays, name)
-		rl.hs.relayMu.Unlock()
-		if _, _, err := rl.hs.shared.WithdrawAsk(context.WithoutCancel(rl.ctx), name); err != nil {
-			rl.hs.logger.Warn("withdrawing a claim on a request ID", "claim", name, "err", err)
-		}
+		rl.hs.release(rl.ctx, name)
 	}
 }
 
@@ -168,6 +178,7 @@ func (hs *httpSessions) relayResponse(ctx context.Context, w http.ResponseWriter
 	_, mine := hs.relays[name]
 	hs.relayMu.Unlock()
 	if mine {
+		hs.release(ctx, name) // answered here: mcp-go delivers it, and the ID is free again
 		return false, nil
 	}
 	switch err := hs.shared.AnswerAsk(ctx, name, bytes.Clone(bb.b)); {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -155,4 +156,30 @@ func TestStoreDownRefusesInsteadOfForgetting(t *testing.T) {
 	if got, _ := sendAs(t, rs.ts[1], http.MethodPost, "alice-token", "", initializeBody); got != http.StatusOK {
 		t.Errorf("initialize after redis is back: %d", got)
 	}
+}
+
+func TestSessionIdleOnOneReplicaLivesWhileUsedOnAnother(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, store state.Store) {
+		const idle = 400 * time.Millisecond
+		rs := newReplicas(t, 2, store, rules.PolicySpec{Default: "allow"}, HTTPOptions{Sessions: SessionLimits{IdleTimeout: idle}}, nil)
+		_, id := sendAs(t, rs.ts[0], http.MethodPost, "", "", initializeBody)
+		// Used on replica 1 for three idle timeouts: replica 0's reaper
+		// ends it there, but not everywhere.
+		for end := time.Now().Add(3 * idle); time.Now().Before(end); time.Sleep(idle / 4) {
+			if got, _ := sendAs(t, rs.ts[1], http.MethodPost, "", id, pingBody); got != http.StatusOK {
+				t.Fatalf("ping on replica 1: %d", got)
+			}
+		}
+		if got, _ := sendAs(t, rs.ts[0], http.MethodPost, "", id, pingBody); got != http.StatusOK {
+			t.Errorf("ping on replica 0 after it was idle there but used on replica 1: %d, want 200", got)
+		}
+		// Idle everywhere: it ends everywhere.
+		time.Sleep(idle + idle/2)
+		for i, ts := range rs.ts {
+			if got, _ := sendAs(t, ts, http.MethodPost, "", id, pingBody); got != http.StatusNotFound {
+				t.Errorf("ping on replica %d after the session was idle everywhere: %d, want 404", i, got)
+			}
+		}
+	})
 }

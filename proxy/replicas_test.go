@@ -100,10 +100,14 @@ func newReplicas(t *testing.T, n int, store state.Store, policy rules.PolicySpec
 			t.Fatal(err)
 		}
 		adopt(t, srv)
-		h, _, err := srv.httpHandler("127.0.0.1:0", ho)
+		h, sessions, err := srv.httpHandler("127.0.0.1:0", ho)
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The idle reaper runs as ListenAndServe runs it, until the test ends.
+		reaped := make(chan struct{})
+		go func() { defer close(reaped); sessions.reap(t.Context()) }()
+		t.Cleanup(func() { <-reaped })
 		ts := httptest.NewServer(h)
 		t.Cleanup(ts.Close)
 		rs.srvs = append(rs.srvs, srv)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mcpwarden/mcpwarden/internal/state"
@@ -182,6 +183,11 @@ func (b *Broker) DecideContext(ctx context.Context, id string, a Answer, via Via
 	}
 	if int(a) >= len(answerNames) {
 		return fmt.Errorf("invalid answer %d", uint8(a))
+	}
+	if strings.ContainsRune(id, ':') {
+		// Not an ask: the shared state's other waiters (the proxy's
+		// claims on request IDs, "relay:…") are not the page's to answer.
+		return fmt.Errorf("%w: %q", ErrUnknownAsk, id)
 	}
 	return b.decideShared(ctx, id, a, via, who)
 }

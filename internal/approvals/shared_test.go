@@ -1,11 +1,16 @@
 package approvals
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -186,5 +191,66 @@ func TestSharedStateDownFailsTheAskInsteadOfKeepingItHere(t *testing.T) {
 	}
 	if err := c.Decide(t.Context(), "down1", AllowOnce, "x"); err == nil {
 		t.Error("answering with redis down succeeded")
+	}
+}
+
+func TestPageCannotAnswerWhatIsNotAnAsk(t *testing.T) {
+	t.Parallel()
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	// The proxy waits in the shared state for the client's answer to its
+	// request 7 of session s1; the page's token must not forge it.
+	if err := store.PublishAsk(t.Context(), state.Ask{ID: "relay:s1:7", AskedAt: time.Now(), Body: []byte(`{"relay":true}`)}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	b := NewBroker(&BrokerOptions{Shared: store})
+	t.Cleanup(b.Close)
+	if err := b.DecideContext(t.Context(), "relay:s1:7", AllowOnce, ViaPage, "x"); !errors.Is(err, ErrUnknownAsk) {
+		t.Errorf("answering a relay claim through the page: %v, want ErrUnknownAsk", err)
+	}
+	if s, _, err := b.SnapshotContext(t.Context()); err != nil || len(s.Pending) != 0 {
+		t.Errorf("the page lists %d asks (%v), want the relay claim hidden", len(s.Pending), err)
+	}
+}
+
+func TestEventStreamShowsAnAskMadeOnAnotherReplica(t *testing.T) {
+	t.Parallel()
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	a, _ := sharedPage(t, store)
+	_, pageB := sharedPage(t, store)
+	resp, err := http.Get(pageB.URL + "/api/events?token=" + url.QueryEscape(testToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := make(chan Snapshot, 100)
+	go func() {
+		defer close(events)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var s Snapshot
+				if json.Unmarshal([]byte(data), &s) == nil {
+					events <- s
+				}
+			}
+		}
+	}()
+	resolveAsync(t.Context(), a, Request{ID: "elsewhere", Tool: "mcp:fs:write_file"})
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case s, ok := <-events:
+			if !ok {
+				t.Fatal("the stream ended")
+			}
+			if len(s.Pending) == 1 && s.Pending[0].ID == "elsewhere" {
+				return
+			}
+		case <-deadline:
+			t.Fatal("replica B's event stream never showed the ask waiting on replica A")
+		}
 	}
 }
