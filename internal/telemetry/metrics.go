@@ -196,6 +196,7 @@ func (t *Telemetry) UpstreamUp(server string, up bool) {
 	if t.servers[server] {
 		t.upMu.Lock()
 		t.up[server] = up
+		t.wasUp[server] = t.wasUp[server] || up
 		t.upMu.Unlock()
 	}
 	v := 0.0

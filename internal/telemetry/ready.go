@@ -31,11 +31,17 @@ type Check struct {
 }
 
 // Ready runs the readiness checks: one per configured upstream server,
-// which holds while the server's session is up (as UpstreamUp last said;
+// which holds once the server's session has been up (as UpstreamUp said;
 // a server not up yet is not ready), then the checks of Options.Checks,
 // such as the shared state's. It returns a line per check, "[+]name ok"
 // or "[-]name: why", and whether all of them hold. A nil Telemetry is
 // ready with nothing to say.
+//
+// A server lost after it was up is listed ("[!]") but leaves the replica
+// ready: the supervisor is restarting it, its calls are refused with an
+// error that says so, and a remote server that is down is down for every
+// replica alike, so taking them all out of rotation would turn one
+// server's outage into the whole deployment's.
 func (t *Telemetry) Ready(ctx context.Context) (lines []string, ok bool) {
 	if t == nil {
 		return nil, true
@@ -43,9 +49,12 @@ func (t *Telemetry) Ready(ctx context.Context) (lines []string, ok bool) {
 	ok = true
 	t.upMu.Lock()
 	for _, s := range t.serverNames {
-		if t.up[s] {
+		switch {
+		case t.up[s]:
 			lines = append(lines, fmt.Sprintf("[+]upstream %s ok", s))
-		} else {
+		case t.wasUp[s]:
+			lines = append(lines, fmt.Sprintf("[!]upstream %s: lost, being restarted (still ready)", s))
+		default:
 			lines = append(lines, fmt.Sprintf("[-]upstream %s: not up", s))
 			ok = false
 		}

@@ -54,7 +54,7 @@ func TestReadinessFollowsUpstreamsAndState(t *testing.T) {
 		{"every upstream up and the state reachable is ready", func() { tel.UpstreamUp("github", true) }, 200, []string{"[+]upstream fs ok", "[+]upstream github ok", "[+]state ok", "ready"}},
 		{"the state unreachable is not ready", func() { stateDown.Store(true) }, 503, []string{"[-]state: checking (redis at 127.0.0.1:1): shared state unavailable: connection refused"}},
 		{"the state back is ready", func() { stateDown.Store(false) }, 200, []string{"ready"}},
-		{"an upstream lost is not ready", func() { tel.UpstreamUp("github", false) }, 503, []string{"[-]upstream github: not up"}},
+		{"an upstream lost after it was up is listed and still ready", func() { tel.UpstreamUp("github", false) }, 200, []string{"[!]upstream github: lost, being restarted (still ready)", "ready"}},
 		{"a server not configured changes nothing", func() { tel.UpstreamUp("github", true); tel.UpstreamUp("other", false) }, 200, []string{"ready"}},
 	}
 	for _, s := range steps {

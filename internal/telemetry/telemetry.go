@@ -73,8 +73,9 @@ type Telemetry struct {
 	// serverNames are the configured servers, sorted, for readiness.
 	serverNames []string
 
-	upMu sync.Mutex
-	up   map[string]bool // whether each server's session is up, as UpstreamUp said
+	upMu  sync.Mutex
+	up    map[string]bool // whether each server's session is up, as UpstreamUp said
+	wasUp map[string]bool // whether it has been up since the start
 
 	// toolsMu serialises SetKnownTools, which replaces the map behind
 	// tools (copy on write), so that reads on the hot path take no lock.
@@ -118,6 +119,7 @@ func New(o Options) (*Telemetry, error) {
 
 		serverNames: sortedNames(o.Servers),
 		up:          map[string]bool{},
+		wasUp:       map[string]bool{},
 	}
 	if o.State != nil {
 		t.metrics.registry.MustRegister(o.State.collectors()...)
