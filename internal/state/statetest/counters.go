@@ -16,10 +16,7 @@ type PolicyOpener func(t *testing.T) (a, b state.PolicyState)
 // RunPolicyState runs the conformance suite of counters and armed labels
 // against the states open returns.
 func RunPolicyState(t *testing.T, open PolicyOpener) {
-	tests := []struct {
-		name string
-		test func(t *testing.T, a, b state.PolicyState)
-	}{
+	runCases(t, open, []testCase[state.PolicyState]{
 		{"counts on two clients are one count", countShared},
 		{"concurrent counts on two clients each get a count of their own", countConcurrent},
 		{"a count starts again when its window ends", countWindowEnds},
@@ -30,14 +27,7 @@ func RunPolicyState(t *testing.T, open PolicyOpener) {
 		{"disarming drops a scope's labels", labelDisarm},
 		{"armed labels expire", labelExpires},
 		{"a window and a time to live must be positive", policyTTLRequired},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			a, b := open(t)
-			tt.test(t, a, b)
-		})
-	}
+	})
 }
 
 func incr(t *testing.T, c state.Counters, key string, window time.Duration) int64 {

@@ -27,10 +27,7 @@ const ttl = 300 * time.Millisecond
 
 // Run runs the conformance suite against the stores open returns.
 func Run(t *testing.T, open Opener) {
-	tests := []struct {
-		name string
-		test func(t *testing.T, a, b state.Store)
-	}{
+	runCases(t, open, []testCase[state.Store]{
 		{"a grant put on one client is found on the other until it expires", grantExpires},
 		{"a grant is found only under its exact key", grantExactKey},
 		{"putting a grant again restarts its time to live without a copy", grantPutAgain},
@@ -50,8 +47,18 @@ func Run(t *testing.T, open Opener) {
 		{"a touched session outlives its first idle time", sessionTouch},
 		{"an ended session is gone", sessionEnd},
 		{"every value must expire", ttlRequired},
-	}
-	for _, tt := range tests {
+	})
+}
+
+// A testCase is one conformance test of two clients of an S.
+type testCase[S any] struct {
+	name string
+	test func(t *testing.T, a, b S)
+}
+
+// runCases runs each case in parallel on two fresh clients from open.
+func runCases[S any](t *testing.T, open func(*testing.T) (S, S), cases []testCase[S]) {
+	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			a, b := open(t)
