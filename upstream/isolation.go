@@ -139,12 +139,17 @@ type child struct {
 }
 
 // pick returns the server that serves a call to s from ctx's route, and
-// the function to call once the call has ended. A shared server, or a call
-// without a route, is served by s itself.
+// the function to call once the call has ended. A shared server is served
+// by s itself; an isolated one refuses a call without a route.
 func (p *Pool) pick(ctx context.Context, s *server) (*server, func(), error) {
 	r := routeOf(ctx)
-	if s.kids == nil || r == nil {
+	if s.kids == nil {
 		return s, func() {}, nil
+	}
+	if r == nil {
+		// Every caller routes its requests; one that does not must not
+		// reach the template, which all callers would share.
+		return nil, nil, fmt.Errorf("upstream %q is isolated (%s): a request that names no caller is refused rather than sent to a shared process", s.name, s.spec.Isolation)
 	}
 	key := s.spec.Isolation.key(r)
 	k := s.kids

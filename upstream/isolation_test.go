@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -82,11 +83,16 @@ func TestEachPrincipalIsServedByAChildOfItsOwn(t *testing.T) {
 	}
 }
 
-func TestACallWithoutARouteIsServedByTheTemplate(t *testing.T) {
+func TestACallWithoutARouteIsNotServedByTheSharedTemplate(t *testing.T) {
 	t.Parallel()
 	pool, _ := isolatedPool(t, Spec{Isolation: IsolationPerPrincipal})
-	if _, err := pool.Call(t.Context(), "iso", mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "hi"}}); err != nil {
-		t.Fatal(err)
+	_, err := pool.Call(t.Context(), "iso", mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "hi"}})
+	if err == nil || !strings.Contains(err.Error(), "names no caller") {
+		t.Fatalf("a call without a route: %v; want it refused, not served by the process every caller shares", err)
+	}
+	_, err = pool.Request(t.Context(), "iso", func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error) { return nil, nil })
+	if err == nil {
+		t.Fatal("a request without a route was served; want it refused")
 	}
 	s, _ := pool.server("iso")
 	s.kids.mu.Lock()
