@@ -16,10 +16,12 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
-// listedNames lists the tools mcpwarden exposes.
+// listedNames lists the tools mcpwarden exposes. It waits longer than
+// any startup_wait a test sets (at most 30 s), since the first tools/list
+// may rightly be held that long by an upstream still starting.
 func listedNames(t *testing.T, c *client.Client) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
