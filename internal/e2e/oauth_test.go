@@ -7,18 +7,21 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpwarden/mcpwarden/internal/oauth"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/internal/testop"
 )
 
 // oauthFixture is the standard world behind an OAuth listener: the test
 // provider's eng group gets the everything profile, ops the fs profile.
-func oauthFixture(t *testing.T) (*fixture, *testop.Provider, string) {
+// opts configures the provider (nil: the defaults).
+func oauthFixture(t *testing.T, opts *testop.Options) (*fixture, *testop.Provider, string) {
 	t.Helper()
-	p := testop.Start(t, nil)
+	p := testop.Start(t, opts)
 	f := standardFixture(t, testkit.FreeAddr(t))
 	f.appendConfig(t, fmt.Sprintf(`auth:
   oauth:
@@ -38,7 +41,7 @@ profiles:
 
 func TestOAuthUsersSeeAndCallOnlyTheirProfile(t *testing.T) {
 	t.Parallel()
-	f, p, url := oauthFixture(t)
+	f, p, url := oauthFixture(t, nil)
 	aliceToken, err := p.Token(t.Context(), testop.Alice.ID, testop.ClientJWT)
 	if err != nil {
 		t.Fatal(err)
@@ -76,13 +79,10 @@ func TestOAuthUsersSeeAndCallOnlyTheirProfile(t *testing.T) {
 }
 
 // TestOAuthRefusesBadTokensWithAChallenge sends bad tokens to the real
-// binary. An expired token is refused in internal/oauth's
-// TestGuardRefusesBadTokensWithAChallenge, where the provider can be made
-// to issue one-second tokens and the leeway shortened, which this
-// end-to-end run cannot wait out.
+// binary (an expired one: TestOAuthRefusesAnExpiredTokenWithAChallenge).
 func TestOAuthRefusesBadTokensWithAChallenge(t *testing.T) {
 	t.Parallel()
-	_, p, url := oauthFixture(t)
+	_, p, url := oauthFixture(t, nil)
 	good, err := p.Token(t.Context(), testop.Alice.ID, testop.ClientJWT)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +101,6 @@ func TestOAuthRefusesBadTokensWithAChallenge(t *testing.T) {
 		}
 		return 'A'
 	}, good[len(good)-4:])
-	metadataURL := "https://mcpwarden.test/.well-known/oauth-protected-resource/mcp"
 	tests := []struct {
 		name, token string
 		wantError   string
@@ -114,24 +113,50 @@ func TestOAuthRefusesBadTokensWithAChallenge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp := postPing(t, url, tt.token)
-			challenge := resp.Header.Get("WWW-Authenticate")
-			if resp.StatusCode != http.StatusUnauthorized {
-				t.Errorf("status %d, want 401", resp.StatusCode)
-			}
-			if !strings.Contains(challenge, `resource_metadata="`+metadataURL+`"`) {
-				t.Errorf("WWW-Authenticate %q does not point to %s", challenge, metadataURL)
-			}
-			if hasError := strings.Contains(challenge, "error="); (tt.wantError == "") == hasError || !strings.Contains(challenge, tt.wantError) {
-				t.Errorf("WWW-Authenticate %q, want error %q", challenge, tt.wantError)
-			}
+			wantChallenge(t, postPing(t, url, tt.token), tt.wantError)
 		})
+	}
+}
+
+// TestOAuthRefusesAnExpiredTokenWithAChallenge takes a token from a
+// provider whose tokens live two seconds, sees it accepted, and sees it
+// refused once it has expired past the verifier's leeway for clock skew.
+func TestOAuthRefusesAnExpiredTokenWithAChallenge(t *testing.T) {
+	t.Parallel()
+	const lifetime = 2 * time.Second
+	_, p, url := oauthFixture(t, &testop.Options{Lifetime: lifetime})
+	token, err := p.Token(t.Context(), testop.Alice.ID, testop.ClientJWT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expires := time.Now().Add(lifetime)
+	if resp := postPing(t, url, token); resp.StatusCode == http.StatusUnauthorized {
+		t.Fatalf("a fresh token got 401 (%s)", resp.Header.Get("WWW-Authenticate"))
+	}
+	time.Sleep(time.Until(expires.Add(oauth.DefaultLeeway + time.Second)))
+	wantChallenge(t, postPing(t, url, token), "invalid_token")
+}
+
+// wantChallenge fails t unless resp is a 401 whose Bearer challenge points
+// to the protected resource metadata and carries wantError (none if "").
+func wantChallenge(t *testing.T, resp *http.Response, wantError string) {
+	t.Helper()
+	const metadataURL = "https://mcpwarden.test/.well-known/oauth-protected-resource/mcp"
+	challenge := resp.Header.Get("WWW-Authenticate")
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("status %d, want 401", resp.StatusCode)
+	}
+	if !strings.Contains(challenge, `resource_metadata="`+metadataURL+`"`) {
+		t.Errorf("WWW-Authenticate %q does not point to %s", challenge, metadataURL)
+	}
+	if hasError := strings.Contains(challenge, "error="); (wantError == "") == hasError || !strings.Contains(challenge, wantError) {
+		t.Errorf("WWW-Authenticate %q, want error %q", challenge, wantError)
 	}
 }
 
 func TestOAuthMetadataIsServedWithoutAToken(t *testing.T) {
 	t.Parallel()
-	_, p, url := oauthFixture(t)
+	_, p, url := oauthFixture(t, nil)
 	metadata := strings.TrimSuffix(url, "/mcp") + "/.well-known/oauth-protected-resource/mcp"
 	resp, err := http.Get(metadata)
 	if err != nil {
