@@ -109,13 +109,13 @@ func (l *lineLimiter) filter(chunk []byte) {
 		} else {
 			if l.results != nil {
 				l.whole()
-				l.out = append(l.out, l.stashResult()...)
+				l.passHeld()
 				l.line = reuse(l.line)
 			}
 			l.out = append(l.out, '\n')
 		}
 		l.n, l.over = 0, false
-		l.scan = idScanner{}
+		l.scan.reset()
 		chunk = chunk[i+1:]
 	}
 }
@@ -130,20 +130,38 @@ func (l *lineLimiter) pass(part []byte) {
 	}
 }
 
-// stashResult is what the held line is passed on as: the line itself, or,
-// for a response whose result the stash expects, the response with an
-// empty result, the result having gone to the stash.
-func (l *lineLimiter) stashResult() []byte {
+// passHeld appends the held line to l.out as it is passed on: the line
+// itself, or, for a response whose result the stash expects, the response
+// with an empty result, the result having gone to the stash.
+//
+// For measured speed (BenchmarkLineLimiterResponses): a result is copied
+// into a slice of its own size and the held line's buffer is kept for the
+// next message, where handing the buffer to the stash made every response,
+// however small, allocate and zero a fresh 32 KiB one. A buffer that
+// reuse would let go anyway (over maxReused) is handed over uncopied.
+func (l *lineLimiter) passHeld() {
 	id, ok := l.scan.responseID()
-	if !ok || !l.results.expects(string(id)) {
-		return l.line
+	if !ok || !l.results.expects(id) {
+		l.out = append(l.out, l.line...)
+		return
 	}
 	_, result := responseParts(l.line)
-	if result == nil || !l.results.put(string(id), result) {
-		return l.line
+	if result == nil {
+		l.out = append(l.out, l.line...)
+		return
 	}
-	l.line = nil // the stash has its bytes now
-	return emptiedResponse(id)
+	handOver := cap(l.line) > maxReused
+	if !handOver {
+		result = bytes.Clone(result)
+	}
+	if !l.results.put(id, result) {
+		l.out = append(l.out, l.line...)
+		return
+	}
+	if handOver {
+		l.line = nil // the stash has its bytes now
+	}
+	l.out = appendEmptiedResponse(l.out, id)
 }
 
 // holdBlock bounds the blocks a held line is gathered in.
@@ -219,8 +237,16 @@ func responseParts(msg []byte) (id, result []byte) {
 
 // emptiedResponse is the response with the given id whose result was
 // taken raw: the transport decodes it in place of the real one.
-func emptiedResponse(id []byte) []byte {
-	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, emptyCallResult)
+func emptiedResponse(id []byte) []byte { return appendEmptiedResponse(nil, id) }
+
+// appendEmptiedResponse appends emptiedResponse(id) to dst; it is written
+// out rather than formatted, for measured speed (it runs for every call).
+func appendEmptiedResponse(dst, id []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"result":`...)
+	dst = append(dst, emptyCallResult...)
+	return append(dst, '}')
 }
 
 // replacement is the line put in place of a cut one: an error response to
@@ -236,173 +262,6 @@ func (l *lineLimiter) replacement() string {
 		return "event: message\ndata: " + msg + "\n"
 	}
 	return msg + "\n"
-}
-
-// responseID is the raw id of the line scanned, if it is a response: it
-// has an id and no method.
-func (s *idScanner) responseID() ([]byte, bool) {
-	if s.hasMethod || !s.done || len(s.id) == 0 {
-		return nil, false
-	}
-	return s.id, true
-}
-
-// An idScanner follows one line of JSON byte by byte, keeping only the raw
-// value of the top-level "id" member and whether there is a top-level
-// "method". Text before the first '{' (an SSE "data:" prefix) is skipped.
-type idScanner struct {
-	started   bool
-	depth     int
-	inStr     bool
-	esc       bool
-	expectKey bool
-	inKey     bool
-	key       []byte
-	keyLong   bool
-	lastKey   string // "id", "method" or ""
-	valueNext bool
-	capturing bool
-	strValue  bool
-	id        []byte
-	done      bool
-	hasMethod bool
-}
-
-const maxIDLen = 64
-
-// feed scans b. Most bytes of a large message are inside strings or
-// nested values, which it skips with IndexByte rather than byte by byte.
-func (s *idScanner) feed(b []byte) {
-	for len(b) > 0 {
-		switch {
-		case !s.started:
-			j := bytes.IndexByte(b, '{')
-			if j < 0 {
-				return
-			}
-			b = b[j:]
-		case s.inStr && !s.esc && !s.inKey && !s.capturing:
-			j := bytes.IndexByte(b, '"')
-			if j < 0 {
-				j = len(b)
-			}
-			if k := bytes.IndexByte(b[:j], '\\'); k >= 0 {
-				j = k
-			}
-			b = b[j:]
-			if len(b) == 0 {
-				return
-			}
-		case !s.inStr && s.depth > 1:
-			j := bytes.IndexAny(b, `"{}[]`)
-			if j < 0 {
-				return
-			}
-			b = b[j:]
-		}
-		s.byte(b[0])
-		b = b[1:]
-	}
-}
-
-func (s *idScanner) byte(c byte) {
-	if !s.started {
-		if c == '{' {
-			s.started, s.depth, s.expectKey = true, 1, true
-		}
-		return
-	}
-	if s.depth <= 0 {
-		return
-	}
-	if s.inStr {
-		switch {
-		case s.esc:
-			s.esc = false
-		case c == '\\':
-			s.esc = true
-		case c == '"':
-			s.inStr = false
-			if s.inKey {
-				s.inKey = false
-				s.lastKey = ""
-				if !s.keyLong {
-					switch string(s.key) {
-					case "id":
-						s.lastKey = "id"
-					case "method":
-						s.lastKey = "method"
-						s.hasMethod = true
-					}
-				}
-				return
-			}
-			if s.capturing {
-				s.appendID(c)
-				s.capturing, s.done = false, true
-			}
-			return
-		}
-		if s.inKey {
-			if len(s.key) < 8 {
-				s.key = append(s.key, c)
-			} else {
-				s.keyLong = true
-			}
-		} else if s.capturing {
-			s.appendID(c)
-		}
-		return
-	}
-	if s.capturing && !s.strValue {
-		switch c {
-		case ',', '}', ']', ' ', '\t', '\r':
-			s.capturing, s.done = false, true
-		default:
-			s.appendID(c)
-			return
-		}
-	}
-	if s.depth == 1 && s.valueNext && c != ' ' && c != '\t' && c != '\r' {
-		s.valueNext = false
-		if s.lastKey == "id" && !s.done && (c == '"' || c == '-' || (c >= '0' && c <= '9')) {
-			s.capturing, s.strValue = true, c == '"'
-			s.id = s.id[:0]
-			s.appendID(c)
-			if c != '"' {
-				return
-			}
-			s.inStr = true
-			return
-		}
-	}
-	switch c {
-	case '"':
-		s.inStr = true
-		if s.depth == 1 && s.expectKey {
-			s.inKey, s.key, s.keyLong, s.expectKey = true, s.key[:0], false, false
-		}
-	case ':':
-		if s.depth == 1 {
-			s.valueNext = true
-		}
-	case ',':
-		if s.depth == 1 {
-			s.expectKey = true
-		}
-	case '{', '[':
-		s.depth++
-	case '}', ']':
-		s.depth--
-	}
-}
-
-func (s *idScanner) appendID(c byte) {
-	if len(s.id) >= maxIDLen {
-		s.capturing, s.id = false, nil // too long to be ours: give up
-		return
-	}
-	s.id = append(s.id, c)
 }
 
 // A limitTransport caps the bodies of HTTP responses from a remote

@@ -6,6 +6,7 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"sync"
 	"time"
 
@@ -92,11 +93,10 @@ func (t rawStdio) SendRequest(ctx context.Context, req transport.JSONRPCRequest)
 	if dst == nil || req.Method != string(mcp.MethodToolsCall) || req.ID.IsNil() {
 		return t.Stdio.SendRequest(ctx, req)
 	}
-	id, err := json.Marshal(req.ID)
+	key, err := idText(req.ID)
 	if err != nil {
 		return t.Stdio.SendRequest(ctx, req)
 	}
-	key := string(id)
 	t.results.expect(key)
 	defer t.results.forget(key)
 	resp, err := t.Stdio.SendRequest(ctx, req)
@@ -105,6 +105,18 @@ func (t rawStdio) SendRequest(ctx context.Context, req transport.JSONRPCRequest)
 		return resp, err
 	}
 	return finishCall(ctx, req, resp, err) // the limiter passed the response on whole, or cut it
+}
+
+// idText is the JSON text of id, as json.Marshal writes it. The integer
+// ids mcp-go's client numbers its requests with are formatted directly,
+// without json.Marshal's reflection, for measured speed (it runs for
+// every call; about 1 % of the proxy's CPU in the c16 echo profile).
+func idText(id mcp.RequestId) (string, error) {
+	if n, ok := id.Value().(int64); ok {
+		return strconv.FormatInt(n, 10), nil
+	}
+	b, err := json.Marshal(id)
+	return string(b), err
 }
 
 // A resultStash holds the results the lineLimiter took out of responses,
@@ -130,21 +142,23 @@ func (s *resultStash) forget(id string) {
 	s.mu.Unlock()
 }
 
-func (s *resultStash) expects(id string) bool {
+// expects reports whether a call waits for the result of id. It takes the
+// id as bytes, as the lineLimiter has it, so the lookup does not allocate.
+func (s *resultStash) expects(id []byte) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.waiting[id]
+	_, ok := s.waiting[string(id)]
 	return ok
 }
 
 // put stores result for id, if a call still expects it.
-func (s *resultStash) put(id string, result []byte) bool {
+func (s *resultStash) put(id, result []byte) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.waiting[id]; !ok {
+	if _, ok := s.waiting[string(id)]; !ok {
 		return false
 	}
-	s.waiting[id] = result
+	s.waiting[string(id)] = result
 	return true
 }
 
@@ -180,8 +194,8 @@ func rawCallOf(ctx context.Context) *rawCall {
 func (t rawStreamableHTTP) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	hctx := ctx
 	if dst := rawResultDst(ctx); dst != nil && req.Method == string(mcp.MethodToolsCall) && !req.ID.IsNil() {
-		if id, err := json.Marshal(req.ID); err == nil {
-			hctx = context.WithValue(ctx, rawCallKey{}, &rawCall{id: string(id), dst: dst})
+		if id, err := idText(req.ID); err == nil {
+			hctx = context.WithValue(ctx, rawCallKey{}, &rawCall{id: id, dst: dst})
 		}
 	}
 	resp, err := t.StreamableHTTP.SendRequest(hctx, req)

@@ -35,6 +35,16 @@ func Parse(raw []byte) (map[string]any, []byte, error) {
 	if !utf8.Valid(raw) {
 		return nil, nil, errors.New("arguments are not valid UTF-8")
 	}
+	if m, canonical, ok := parseFlat(raw); ok {
+		return m, canonical, nil
+	}
+	return parseSlow(raw)
+}
+
+// parseSlow is Parse for raw, which is trimmed, valid UTF-8, and neither
+// empty nor null, reading every shape of arguments and deciding every
+// refusal.
+func parseSlow(raw []byte) (map[string]any, []byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	v, err := value(dec, 0)
