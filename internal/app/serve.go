@@ -50,10 +50,13 @@ func (a *App) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 			return
 		}
 		a.logSummary()
+		// Starting (package init, the config, listing and pinning every
+		// upstream's tools, resources and prompts) leaves garbage behind
+		// that an idle heap never collects: hand it back once, now that
+		// the upstreams have started. Before this point (where it used to
+		// be) it ran ahead of the upstreams and missed their share.
+		debug.FreeOSMemory()
 	})
-	// Starting (listing every upstream's tools, resources and prompts)
-	// leaves garbage behind; hand it back before settling in to serve.
-	debug.FreeOSMemory()
 	cfg := a.setup().Config
 	if cfg.Listen == "" || cfg.Listen == config.ListenStdio {
 		a.logger.Info("serving on stdio; upstreams start in the background", "upstreams", len(a.pool.Names()))
