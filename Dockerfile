@@ -14,7 +14,10 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/mcpwarden ./cmd/mcpwarden
+# grpcnotrace: leave out grpc's golang.org/x/net/trace, whose templates keep
+# every exported method in the binary (31 MB instead of 20, 3.5 MB more idle
+# RSS). mcpwarden runs no gRPC. bench/build.go builds with the same flags.
+RUN CGO_ENABLED=0 go build -trimpath -tags=grpcnotrace -ldflags="-s -w" -o /out/mcpwarden ./cmd/mcpwarden
 
 # For stdio upstreams started with npx: Node.js 20, run as the image's
 # non-root "node" user.

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -53,11 +52,8 @@ func runBigCalls(args []string) error {
 		return err
 	}
 	warden := filepath.Join(tmp, "mcpwarden")
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", warden, "./cmd/mcpwarden")
-	build.Dir, build.Stdout, build.Stderr = *repo, os.Stderr, os.Stderr
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("building mcpwarden: %w", err)
+	if err := buildWarden(ctx, *repo, warden); err != nil {
+		return err
 	}
 	listen := "stdio"
 	if *overHTTP {

@@ -202,11 +202,8 @@ func (b *bench) run(ctx context.Context) error {
 	// Built as the Dockerfile builds what ships: static, without symbol
 	// tables (the binary's pages are most of an idle mcpwarden's RSS).
 	b.logf("building mcpwarden")
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", b.warden, "./cmd/mcpwarden")
-	build.Dir, build.Stdout, build.Stderr = b.o.repo, os.Stderr, os.Stderr
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("building mcpwarden: %w", err)
+	if err := buildWarden(ctx, b.o.repo, b.warden); err != nil {
+		return err
 	}
 
 	addr, err := freeAddr()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -52,11 +51,8 @@ func runReplicas(args []string) error {
 		return err
 	}
 	warden := filepath.Join(tmp, "mcpwarden")
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", warden, "./cmd/mcpwarden")
-	build.Dir, build.Stdout, build.Stderr = repo, os.Stderr, os.Stderr
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("building mcpwarden: %w", err)
+	if err := buildWarden(ctx, repo, warden); err != nil {
+		return err
 	}
 
 	rows := []string{
