@@ -96,7 +96,7 @@ func startProcess(spec Spec, logger *slog.Logger, sp *spawner) (*process, error)
 	}
 	go func() {
 		defer close(p.stderrDone)
-		_, _ = io.Copy(p.stderr, errR)
+		copyStderr(p.stderr, errR)
 		errR.Close() // not left to the finalizer: one fd per (re)start until a GC
 	}()
 	go func() {
@@ -193,6 +193,20 @@ type stderrLog struct {
 }
 
 const stderrKeep = 10
+
+// copyStderr copies the child's stderr into s until it ends. The buffer
+// is small, as stderr is a trickle of log lines that s gathers itself, and
+// one lives per running child (io.Copy's is 32 KiB).
+func copyStderr(s *stderrLog, r io.Reader) {
+	buf := make([]byte, 2<<10)
+	for {
+		n, err := r.Read(buf)
+		_, _ = s.Write(buf[:n])
+		if err != nil {
+			return
+		}
+	}
+}
 
 func (s *stderrLog) Write(b []byte) (int, error) {
 	s.mu.Lock()
