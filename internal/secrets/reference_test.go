@@ -10,13 +10,21 @@ import (
 // replaced (issue 21): every pattern's regexp run over the whole text.
 // Before, a trigger search only skipped regexps that could not match
 // (FuzzTriggersNeverHideAMatch held it to that), so these are the
-// findings and redactions of every earlier version.
+// findings and redactions of every earlier version — including its
+// shortcut for text shorter than minLen, which misses "&key=0" (6 bytes):
+// the segment search keeps it, since it changes no finding.
 
 func refContains(s string) bool {
+	if len(s) < minLen {
+		return false
+	}
 	return slices.ContainsFunc(patterns, func(p pattern) bool { return p.re.MatchString(s) })
 }
 
 func refFind(s string) []Match {
+	if len(s) < minLen {
+		return nil
+	}
 	var out []Match
 	for i := range patterns {
 		p := &patterns[i]
@@ -29,6 +37,9 @@ func refFind(s string) []Match {
 }
 
 func refRedact(s, mask string) string {
+	if len(s) < minLen {
+		return s
+	}
 	for i := range patterns {
 		s = patterns[i].re.ReplaceAllString(s, patterns[i].template(mask))
 	}
@@ -47,7 +58,7 @@ func FuzzSegmentsMatchTheReference(f *testing.F) {
 		"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig", "eyJ-eyJ-eyJ-eyJ-eyJabcdefgh.eyJabcdefgh",
 		"-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----\nrest -----BEGIN EC PRIVATE KEY-----",
 		"-----BEGIN A PRIVATE KEY-----END A PRIVATE KEY-----", "bearer bearer-bearer-bearer \xc5\xbfxyzabc",
-		"x=1;y=\xff\xfe;auth=\xe2\x84\xaa", "AKIAABCDEFGHIJKLMNOP AIza" + strings.Repeat("b", 35),
+		"x=1;y=\xff\xfe;auth=\xe2\x84\xaa", "&keY=0", "?sig=xy", "AKIAABCDEFGHIJKLMNOP AIza" + strings.Repeat("b", 35),
 	} {
 		f.Add(s)
 	}
