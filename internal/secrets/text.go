@@ -80,8 +80,10 @@ var patterns = []pattern{
 		[]string{"-----BEGIN "}, false, false, privateKeySegments},
 }
 
-// minLen is the length of the shortest text any pattern matches: a URL
-// password, "x://:p@".
+// minLen is the length under which text is not searched. It was meant as
+// the shortest text any pattern matches, a URL password ("x://:p@"), but a
+// query parameter can be shorter ("&key=0", 6 bytes): kept as it is until
+// that change of findings is decided on its own.
 const minLen = 7
 
 // allPatterns is the set of every pattern, bit i for patterns[i].
