@@ -85,15 +85,8 @@ func scanJSON(raw []byte, redact bool) ([]byte, resultScan) {
 		if raw[i] != '"' {
 			continue
 		}
-		j, escaped := i+1, false
-		for j < len(raw) && raw[j] != '"' {
-			if raw[j] == '\\' {
-				escaped = true
-				j++
-			}
-			j++
-		}
-		if j >= len(raw) {
+		j, escaped := stringEnd(raw, i)
+		if j < 0 {
 			break // not valid JSON; the decoding that follows says so
 		}
 		lit := raw[i : j+1]
@@ -102,7 +95,9 @@ func scanJSON(raw []byte, redact bool) ([]byte, resultScan) {
 			// Read in place: the text is not kept past this iteration
 			// unless a credential is found, and then only a redacted copy.
 			text = unsafe.String(unsafe.SliceData(lit[1:]), len(lit)-2)
-		} else if json.Unmarshal(lit, &text) != nil {
+		} else if t, ok := unquote(lit); ok {
+			text = t
+		} else {
 			i = j
 			continue
 		}
@@ -166,7 +161,7 @@ func scanBlob(blob string, scan *resultScan) (redacted string, ok bool) {
 	if data == nil {
 		return "", false
 	}
-	text := string(data)
+	text := unsafe.String(unsafe.SliceData(data), len(data)) // data is not written again
 	ms := secrets.Find(text)
 	if len(ms) == 0 {
 		return "", false
