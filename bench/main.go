@@ -274,6 +274,7 @@ func (b *bench) run(ctx context.Context) error {
 	)
 	b.extras = append(b.extras, b.afterLoad...)
 	b.extras = append(b.extras, extra{What: "cold start to ready (HTTP upstream already up)", Value: ms(b.cold) + " ms", Note: fmt.Sprintf("median of %d; goal < 300 ms", b.o.coldRuns)})
+	b.extras = append(b.extras, b.verifyAudit())
 
 	var out strings.Builder
 	writeTable(&out, b.results, b.extras)
