@@ -50,7 +50,9 @@ type Match struct {
 // compared ignoring ASCII case when fold is set: none of their letters
 // folds to a rune outside ASCII (not k, not s), which
 // TestTriggersFoldOnlyInASCII checks. A pattern with wordStart begins with
-// \b before a word character.
+// \b before a word character. A change to a pattern's regexp must keep
+// its segment function holding every match (segments.go says what each
+// assumes); FuzzSegmentsMatchTheReference is what notices when it does not.
 type pattern struct {
 	kind          Kind
 	re            *regexp.Regexp
