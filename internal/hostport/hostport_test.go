@@ -114,7 +114,7 @@ func TestLocalhostNamesAndLoopback(t *testing.T) {
 // and Split again give back unchanged (but for a name still ending in a
 // dot: Split trims one, as a fully qualified name has one).
 func FuzzSplit(f *testing.F) {
-	for _, s := range []string{"example.com:80", "[::1]:3000", "fe80::1", "[::1", "a.:1", ":80"} {
+	for _, s := range []string{"example.com:80", "[::1]:3000", "fe80::1", "[::1", "a.:1", ":80", "[::0%0]", "[fe80::1%eth0]:8080"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -131,7 +131,9 @@ func FuzzSplit(f *testing.F) {
 		again := host
 		if port != "" {
 			again = net.JoinHostPort(host, port)
-		} else if net.ParseIP(host) != nil && net.ParseIP(host).To4() == nil {
+		} else if strings.Contains(host, ":") {
+			// An IPv6 address, zoned or not (net.ParseIP refuses zones,
+			// so it cannot tell): Split took it from brackets.
 			again = "[" + host + "]"
 		}
 		h2, p2, err := Split(again)
