@@ -26,9 +26,7 @@ const (
 // Lifting the arguments out of a large tools/call message is how
 // mcpwarden avoids the copies mcp-go makes of them: decoding a message,
 // mcp-go copies the params, copies the arguments twice more (as
-// json.RawMessage and as RawArguments) and decodes them into a map, and
-// over stdio it queues up to 100 messages for its 5 workers before any
-// handler sees them. mcpwarden reads and checks the arguments itself
+// json.RawMessage and as RawArguments) and decodes them into a map. mcpwarden reads and checks the arguments itself
 // (jsonargs), so mcp-go gets the message with a small placeholder in their
 // place, and the handler takes the arguments — a sub-slice of the bytes
 // read, counted in the in-flight budget from when they were read — by the
@@ -162,38 +160,32 @@ func equalFoldASCII(a, b string) bool {
 	return true
 }
 
-// A stdinLifter is the input of a stdio connection as mcp-go reads it:
-// each line as received, except that a tools/call of a known tool with
-// large arguments has them lifted out (see lifted) and counted in the
-// in-flight budget from the moment the line is read, so the calls mcp-go
-// queues for its workers are counted too. Arguments that do not fit are
-// dropped at once and the call is refused when its handler runs. A line is
-// read whole before any of it is handed on, as mcp-go reads it whole too.
+// A stdinLifter reads the lines of a stdio connection: each as received,
+// except that a tools/call of a known tool with large arguments has them
+// lifted out (see lifted) and counted in the in-flight budget from the
+// moment the line is read. Arguments that do not fit are dropped at once
+// and the call is refused when its handler runs. A line is read whole, as
+// mcp-go decodes it whole.
 type stdinLifter struct {
 	r      *bufio.Reader
 	budget *inflightBudget
 	known  func(wire string) bool
 	set    *liftedSet
-	out    []byte // what is left to hand on of the current line
-	err    error
 }
 
 func newStdinLifter(in io.Reader, budget *inflightBudget, known func(string) bool) *stdinLifter {
 	return &stdinLifter{r: bufio.NewReaderSize(in, 64<<10), budget: budget, known: known, set: &liftedSet{}}
 }
 
-func (l *stdinLifter) Read(p []byte) (int, error) {
-	for len(l.out) == 0 {
-		if l.err != nil {
-			return 0, l.err
-		}
-		var line []byte
-		line, l.err = l.r.ReadBytes('\n')
-		l.out = l.liftLine(line)
+// readLine returns the next line, with its newline, its arguments lifted
+// out if it is a call they can be lifted from. At the end of the input it
+// returns io.EOF and no line: a last line without a newline is dropped.
+func (l *stdinLifter) readLine() ([]byte, error) {
+	line, err := l.r.ReadBytes('\n')
+	if err != nil {
+		return nil, err
 	}
-	n := copy(p, l.out)
-	l.out = l.out[n:]
-	return n, nil
+	return l.liftLine(line), nil
 }
 
 // liftLine returns line with its arguments lifted out when it is a

@@ -2,9 +2,7 @@ package proxy
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,25 +17,6 @@ import (
 
 // EndpointPath is where the streamable HTTP endpoint is served.
 const EndpointPath = "/mcp"
-
-// ServeStdio serves one client over in and out until ctx is done or in
-// ends. Nothing but protocol messages is written to out.
-func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	lifter := newStdinLifter(in, s.inflight, func(wire string) bool { return s.mcp.GetTool(wire) != nil })
-	defer lifter.set.releaseAll()
-	results := &streamSet{}
-	defer results.releaseAll()
-	stdio := server.NewStdioServer(s.mcp)
-	stdio.SetContextFunc(func(ctx context.Context) context.Context {
-		return withStreamSet(withLiftedSet(ctx, lifter.set), results)
-	})
-	stdio.SetErrorLogger(slog.NewLogLogger(s.logger.Handler(), slog.LevelError))
-	err := stdio.Listen(ctx, lifter, streamWriter{w: out, set: results})
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
-}
 
 // HTTPOptions configure the streamable HTTP listener. The zero value
 // serves without a token, accepts only localhost Host and Origin values
