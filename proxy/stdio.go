@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -28,8 +29,9 @@ const maxStdioRequests = 1024
 // it reads to a new goroutine and back over a channel, decodes a message
 // five times before handling it, and serves tool calls on a pool of five
 // workers, so that five calls waiting (on an ask, or a slow tool) hold up
-// every other tool call of the client. Here one reader reads each line,
-// decodes only its head, and serves each request on its own goroutine.
+// every other tool call of the client. Here one goroutine at a time reads
+// a line and decodes only its head; a request is served on the goroutine
+// that read it, after it handed reading on (see readLines).
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	lifter := newStdinLifter(in, s.inflight, func(wire string) bool { return s.mcp.GetTool(wire) != nil })
 	results := &streamSet{}
@@ -53,12 +55,12 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		defer close(notified)
 		c.sendNotifications(ctx)
 	}()
-	read := make(chan error, 1)
-	go func() { read <- c.readLines(ctx, lifter) }()
+	c.inputEnded, c.turn = make(chan error, 1), make(chan struct{})
+	go c.readLines(ctx, lifter)
 
 	var err error
 	select {
-	case err = <-read:
+	case err = <-c.inputEnded:
 	case <-ctx.Done():
 		// The reader may stay blocked on in until it ends; it serves
 		// nothing more (see dispatch).
@@ -87,6 +89,10 @@ type stdioConn struct {
 	mu       sync.Mutex // guards stopped and starting requests
 	stopped  bool
 	requests sync.WaitGroup
+
+	inputEnded chan error    // gets why reading ended, once: nil at the end of the input
+	turn       chan struct{} // hands reading to a goroutine waiting in awaitTurn
+	idle       atomic.Int32  // goroutines waiting in awaitTurn
 }
 
 // The stdioHead of a message is what the transport reads of it to route
@@ -99,68 +105,122 @@ type stdioHead struct {
 	Error  json.RawMessage `json:"error"`
 }
 
-// readLines reads lines until in ends (nil) or fails, handing each
-// complete one to dispatch. A last line without its newline is dropped,
-// as mcp-go's transport drops it.
-func (c *stdioConn) readLines(ctx context.Context, lifter *stdinLifter) error {
+// readLines reads lines, routing each with dispatch, until the input ends
+// or fails or the connection stops. When a line is a request to serve, the
+// goroutine that read it serves it, and hands reading on first: to a
+// goroutine waiting for its turn (see awaitTurn), or a new one. So the
+// request starts at once, on the thread that read it, rather than when
+// another thread has woken up to take it; and the goroutines that serve
+// are kept, so their stacks are already grown to what serving takes
+// (growing a new goroutine's stack cost a tenth of the CPU of a call).
+// Only one goroutine reads at a time, so lines are routed in the order
+// sent. A last line without its newline is dropped, as mcp-go's transport
+// drops it.
+func (c *stdioConn) readLines(ctx context.Context, lifter *stdinLifter) {
 	for {
 		line, err := lifter.readLine()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return nil
+				err = nil
+			} else {
+				c.logger.Error("reading from the stdio client", "err", err)
+				err = fmt.Errorf("reading from the stdio client: %w", err)
 			}
-			c.logger.Error("reading from the stdio client", "err", err)
-			return fmt.Errorf("reading from the stdio client: %w", err)
+			c.inputEnded <- err
+			return
 		}
-		if !c.dispatch(ctx, line) {
+		req, more := c.dispatch(ctx, line)
+		if !more {
 			lifter.set.releaseAll() // what that line lifted, if anything
-			return nil
+			c.inputEnded <- nil
+			return
+		}
+		if req == nil {
+			continue
+		}
+		select {
+		case c.turn <- struct{}{}:
+		default:
+			go c.readLines(ctx, lifter)
+		}
+		c.serve(ctx, req)
+		if !c.awaitTurn(ctx) {
+			return
 		}
 	}
 }
 
-// dispatch routes one line: a response to the session's request that
-// waits for it, a notification to mcp-go at once (in order, on the
-// reader), a request to mcp-go on a goroutine of its own. It reports
-// false once the connection has stopped.
-func (c *stdioConn) dispatch(ctx context.Context, line []byte) bool {
-	if c.isStopped() {
+// maxStdioIdle is how many goroutines that have served a request may wait
+// for their turn to read; one more ends instead.
+const maxStdioIdle = 64
+
+// awaitTurn waits until reading is handed to this goroutine (true), or
+// ends it (false) when enough wait already or the connection is done.
+func (c *stdioConn) awaitTurn(ctx context.Context) bool {
+	if c.idle.Add(1) > maxStdioIdle {
+		c.idle.Add(-1)
 		return false
 	}
-	if len(bytes.TrimSpace(line)) == 0 {
+	defer c.idle.Add(-1)
+	select {
+	case <-c.turn:
 		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// A stdioRequest is a request dispatch has admitted: it holds a slot and
+// is counted in requests until served.
+type stdioRequest struct {
+	id   json.RawMessage
+	line []byte
+}
+
+// dispatch routes one line: a response to the session's request that
+// waits for it, a notification to mcp-go at once (in order, on the
+// reader); a request it admits and returns, for the caller to serve. It
+// reports more as false once the connection has stopped.
+func (c *stdioConn) dispatch(ctx context.Context, line []byte) (req *stdioRequest, more bool) {
+	if c.isStopped() {
+		return nil, false
+	}
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil, true
 	}
 	var head stdioHead
 	if err := json.Unmarshal(line, &head); err != nil {
 		c.writeMessage(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.PARSE_ERROR, "Parse error", nil))
-		return true
+		return nil, true
 	}
 	if (head.Result != nil || head.Error != nil) && c.session.answer(&head) {
-		return true
+		return nil, true
 	}
 	if head.ID == nil || string(head.ID) == "null" {
 		c.writeMessage(c.handle(ctx, nil, line))
-		return true
+		return nil, true
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stopped {
-		return false
+		return nil, false
 	}
 	select {
 	case c.slots <- struct{}{}:
 	default:
 		c.writeMessage(mcp.NewJSONRPCError(requestID(head.ID), mcp.INTERNAL_ERROR,
 			fmt.Sprintf("mcpwarden refused this request: %d requests of this client are in flight already; wait for some to finish", maxStdioRequests), nil))
-		return true
+		return nil, true
 	}
 	c.requests.Add(1)
-	go func() {
-		defer c.requests.Done()
-		defer func() { <-c.slots }()
-		c.writeMessage(c.handle(ctx, head.ID, line))
-	}()
-	return true
+	return &stdioRequest{id: head.ID, line: line}, true
+}
+
+// serve has mcp-go handle an admitted request and writes its response.
+func (c *stdioConn) serve(ctx context.Context, req *stdioRequest) {
+	defer c.requests.Done()
+	defer func() { <-c.slots }()
+	c.writeMessage(c.handle(ctx, req.id, req.line))
 }
 
 // handle has mcp-go handle one message and returns its response, nil for
