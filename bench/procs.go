@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -76,14 +77,36 @@ func (p *proc) Stop() {
 	p.killGroup() // stragglers in the group
 }
 
-// freeAddr returns a loopback address with a port that was free a moment ago.
+// handedOut holds the addresses freeAddr returned in this run (package
+// state on purpose: the ports are the process's to hand out).
+var handedOut struct {
+	sync.Mutex
+	addrs map[string]bool
+}
+
+// freeAddr returns a loopback address with a port that was free a moment
+// ago and not returned before in this run: the system may give a port it
+// just gave again, and two processes of the run would then be told to
+// listen on one (internal/testkit.FreeAddr does the same for tests).
 func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.addrs == nil {
+		handedOut.addrs = map[string]bool{}
 	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		if !handedOut.addrs[addr] {
+			handedOut.addrs[addr] = true
+			return addr, nil
+		}
+	}
+	return "", errors.New("finding a free loopback port: 100 tries gave only ports handed out already")
 }
 
 // initializeBody is a raw initialize request, for readiness probes.
