@@ -177,6 +177,12 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 	return v
 }
 
+// onlyNewAsk holds when the page shows one ask, with its buttons enabled:
+// the card of the ask before it, decided, is gone. Until the page has
+// been told so, that card (its buttons disabled by the click) is still
+// first in the list, and a click meant for the new ask would land on it.
+const onlyNewAsk = `document.querySelectorAll("li.ask").length === 1 && !document.querySelector("li.ask button.deny").disabled`
+
 func TestApprovalPageInBrowser(t *testing.T) {
 	t.Parallel()
 	browser := newBrowser(t)
@@ -239,6 +245,7 @@ func TestApprovalPageInBrowser(t *testing.T) {
 	within(t, browser, 5*time.Second,
 		chromedp.WaitVisible(chromedp.CSS("li.ask button.allow_session")),
 		chromedp.Poll[chromedp.Void](`document.querySelectorAll("#recent tbody tr").length === 1`),
+		chromedp.Poll[chromedp.Void](onlyNewAsk),
 	)
 	time.Sleep(1600 * time.Millisecond) // "Waiting" counts up live
 	if waited := eval[string](t, browser, `document.querySelector("li.ask .waited").textContent`); waited == "0 s" {
@@ -282,7 +289,7 @@ func TestApprovalPageInBrowser(t *testing.T) {
 	// 4. Deny returns the deny text; another path is not under the grant.
 	other := filepath.Join(f.sandbox, "denied.txt")
 	fourth := callAsync(t, c, map[string]any{"path": other, "content": "no"})
-	within(t, browser, 5*time.Second, chromedp.WaitVisible(chromedp.CSS("li.ask button.deny")))
+	within(t, browser, 5*time.Second, chromedp.WaitVisible(chromedp.CSS("li.ask button.deny")), chromedp.Poll[chromedp.Void](onlyNewAsk))
 	within(t, browser, 5*time.Second, chromedp.Click(chromedp.CSS("li.ask button.deny")))
 	res := result(t, fourth)
 	if !res.IsError || !strings.Contains(testkit.Text(res), "denied on the approvals page") || exists(other) {
