@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -210,4 +211,64 @@ func TestStdioClientLeavingEndsTheRequestsWaitingOnIt(t *testing.T) {
 	if err := e.srv.MCP().RegisterSession(ctx, newStdioSession(nil)); err != nil {
 		t.Errorf("the stdio session is still registered after the client left: %v", err)
 	}
+}
+
+// FuzzStdioLines serves arbitrary input over stdio to its end: ServeStdio
+// returns nil, every message written is one whole JSON-RPC object on its
+// own line, every response carries an id that was sent (or null), and the
+// session is gone afterwards (the next input registers it again).
+func FuzzStdioLines(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}` + "\n" +
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fs__echo","arguments":{"text":"hi"}}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":null,"method":"tools/call"}`,
+		`{"jsonrpc":"2.0","id":"a","method":"tools/list"}` + "\n\n  \n" + `not json` + "\n" + `[1,2]`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+	} {
+		f.Add([]byte(seed + "\n"))
+	}
+	e := newCatalogEnv(f, allowAllServers, Options{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var out bytes.Buffer
+		if err := e.srv.ServeStdio(t.Context(), bytes.NewReader(data), &out); err != nil {
+			t.Fatalf("ServeStdio = %v", err)
+		}
+		sent := map[string]bool{"null": true}
+		for line := range bytes.Lines(data) {
+			var m struct{ ID json.RawMessage }
+			if json.Unmarshal(line, &m) == nil && m.ID != nil {
+				sent[string(compactJSON(m.ID))] = true
+			}
+		}
+		for line := range bytes.Lines(out.Bytes()) {
+			var m struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Method  string          `json:"method"`
+			}
+			if !bytes.HasSuffix(line, []byte("\n")) || json.Unmarshal(line, &m) != nil || m.JSONRPC != "2.0" {
+				t.Fatalf("wrote %q, not one JSON-RPC message on its line", line)
+			}
+			if m.Method == "" && m.ID != nil && !sent[string(compactJSON(m.ID))] {
+				t.Errorf("answered id %s, which was never sent", m.ID)
+			}
+		}
+	})
+}
+
+// compactJSON is the JSON value raw holds, as encoding/json writes it
+// once decoded (as mcp-go echoes an id back), or raw when it is not JSON.
+func compactJSON(raw []byte) []byte {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return raw
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return raw
+	}
+	return b
 }
