@@ -223,9 +223,9 @@ func TestStdioQueuedLargeCallsAreCounted(t *testing.T) {
 	e := newCatalogEnv(t, allowAllServers, Options{})
 	in, out := stdioLines(t, e.srv)
 	drainEntered(t, e.fs)
-	// mcp-go runs 5 tool calls at a time and queues the rest; the queued
-	// ones hold their arguments too, so they are counted from when they
-	// are read, not when a worker gets to them.
+	// Calls held at once all hold their arguments, so each is counted from
+	// when its line is read. (mcp-go's own stdio transport ran 5 at a time
+	// and queued the rest, uncounted until a worker got to them.)
 	const calls = 12
 	args := bigArgs("/tmp/a")
 	for i := range calls {
