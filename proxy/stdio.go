@@ -217,10 +217,14 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) (req *stdioReques
 }
 
 // serve has mcp-go handle an admitted request and writes its response.
+// The request's slot is freed before its response is written: a client
+// that has its answer may send the next request at once, and finds the
+// slot free.
 func (c *stdioConn) serve(ctx context.Context, req *stdioRequest) {
 	defer c.requests.Done()
-	defer func() { <-c.slots }()
-	c.writeMessage(c.handle(ctx, req.id, req.line))
+	resp := c.handle(ctx, req.id, req.line)
+	<-c.slots
+	c.writeMessage(resp)
 }
 
 // handle has mcp-go handle one message and returns its response, nil for
