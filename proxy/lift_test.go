@@ -1,11 +1,9 @@
 package proxy
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -196,32 +194,11 @@ func TestLargeArgumentsOverHTTPAreDecidedAsSent(t *testing.T) {
 	}
 }
 
-// stdioLines drives ServeStdio with lines written as they come, and reads
-// the responses on a channel.
-func stdioLines(t *testing.T, srv *Server) (in io.Writer, out <-chan map[string]any) {
-	t.Helper()
-	inW, outR := stdioPipes(t, srv)
-	responses := make(chan map[string]any, 100)
-	go func() {
-		lines := bufio.NewScanner(outR)
-		lines.Buffer(nil, 16<<20)
-		for lines.Scan() {
-			var m map[string]any
-			if json.Unmarshal(lines.Bytes(), &m) == nil && m["id"] != nil {
-				responses <- m
-			}
-		}
-	}()
-	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	<-responses
-	fmt.Fprintln(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return inW, responses
-}
-
 func TestStdioQueuedLargeCallsAreCounted(t *testing.T) {
 	t.Parallel()
 	e := newCatalogEnv(t, allowAllServers, Options{})
-	in, out := stdioLines(t, e.srv)
+	send, next := rawStdio(t, e.srv)
+	initializeStdio(t, send, next, `{}`)
 	drainEntered(t, e.fs)
 	// Calls held at once all hold their arguments, so each is counted from
 	// when its line is read. (mcp-go's own stdio transport ran 5 at a time
@@ -229,7 +206,7 @@ func TestStdioQueuedLargeCallsAreCounted(t *testing.T) {
 	const calls = 12
 	args := bigArgs("/tmp/a")
 	for i := range calls {
-		fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"fs__hold","arguments":%s}}`+"\n", i+1, args)
+		send(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"fs__hold","arguments":%s}}`, i+1, args)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for e.srv.inflight.inUse() < calls*int64(len(args)) && time.Now().Before(deadline) {
@@ -240,13 +217,9 @@ func TestStdioQueuedLargeCallsAreCounted(t *testing.T) {
 	}
 	close(e.fs.release)
 	for range calls {
-		select {
-		case resp := <-out:
-			if result, _ := resp["result"].(map[string]any); result == nil || result["isError"] == true {
-				t.Errorf("a held call failed: %v", resp)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("the held calls did not all answer")
+		resp := next()
+		if result, _ := resp["result"].(map[string]any); result == nil || result["isError"] == true {
+			t.Errorf("a held call failed: %v", resp)
 		}
 	}
 	if got := e.srv.inflight.inUse(); got != 0 {
@@ -258,28 +231,24 @@ func TestStdioLargeCallsBeyondTheBoundAreRefusedWhenRead(t *testing.T) {
 	t.Parallel()
 	args := bigArgs("/tmp/a")
 	e := newCatalogEnv(t, allowAllServers, Options{MaxInflightBytes: int64(3*len(args) + len(args)/2)})
-	in, out := stdioLines(t, e.srv)
+	send, next := rawStdio(t, e.srv)
+	initializeStdio(t, send, next, `{}`)
 	drainEntered(t, e.fs)
 	const calls = 6
 	for i := range calls {
-		fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"fs__hold","arguments":%s}}`+"\n", i+1, args)
+		send(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"fs__hold","arguments":%s}}`, i+1, args)
 	}
 	refused := 0
 	for range calls - 3 {
-		select {
-		case resp := <-out:
-			if text := mustJSON(t, resp); strings.Contains(text, "max_inflight_mb exceeded: its arguments") && strings.Contains(text, "nothing was forwarded") {
-				refused++
-			} else {
-				t.Errorf("got %.300s, want a refusal naming max_inflight_mb", text)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("the calls beyond the bound were not refused")
+		if text := mustJSON(t, next()); strings.Contains(text, "max_inflight_mb exceeded: its arguments") && strings.Contains(text, "nothing was forwarded") {
+			refused++
+		} else {
+			t.Errorf("got %.300s, want a refusal naming max_inflight_mb", text)
 		}
 	}
 	close(e.fs.release)
 	for range 3 {
-		<-out
+		next()
 	}
 	if refused != calls-3 {
 		t.Errorf("%d calls refused, want %d", refused, calls-3)
@@ -306,17 +275,12 @@ func drainEntered(t *testing.T, l *methodLog) {
 func TestLargeResultIsStreamedAsTheUpstreamSentIt(t *testing.T) {
 	t.Parallel()
 	e := liftEnv(t)
-	in, out := stdioLines(t, e.srv)
+	send, next := rawStdio(t, e.srv)
+	initializeStdio(t, send, next, `{}`)
 	text := strings.Repeat("r", 2*liftMin) + `"\u2028<&>`
 	args, _ := json.Marshal(map[string]string{"text": text})
-	fmt.Fprintf(in, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"up__echo","arguments":%s}}`+"\n", args)
-	var resp map[string]any
-	select {
-	case resp = <-out:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no response")
-	}
-	result, _ := resp["result"].(map[string]any)
+	send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"up__echo","arguments":%s}}`, args)
+	result, _ := next()["result"].(map[string]any)
 	content, _ := result["content"].([]any)
 	if len(content) != 1 || content[0].(map[string]any)["text"] != text {
 		t.Errorf("the streamed result's content is not the upstream's text (%d items)", len(content))

@@ -15,8 +15,9 @@ import (
 )
 
 // rawStdio drives ServeStdio line by line: send writes one line, next
-// returns the next message the proxy writes (responses, notifications
-// and its own requests alike), failing the test after 10 s.
+// returns the next message the proxy writes other than a notification
+// (responses, its own requests, and any line that is not JSON), failing
+// the test after 10 s.
 func rawStdio(t *testing.T, srv *Server) (send func(format string, args ...any), next func() map[string]any) {
 	t.Helper()
 	inW, outR := stdioPipes(t, srv)
@@ -28,6 +29,9 @@ func rawStdio(t *testing.T, srv *Server) (send func(format string, args ...any),
 			var m map[string]any
 			if err := json.Unmarshal(lines.Bytes(), &m); err != nil {
 				m = map[string]any{"unparsable": lines.Text()}
+			}
+			if _, hasID := m["id"]; m["method"] != nil && !hasID {
+				continue // a notification
 			}
 			msgs <- m
 		}
