@@ -60,9 +60,7 @@ func (s *Server) admit(ctx context.Context, c *call, req mcp.CallToolRequest, as
 				dspan.End(c.verdict, "")
 				return res, nil // asked; decided when the client retries
 			case res.pending != nil:
-				// A multi round-trip answer comes with a retried
-				// tools/call; other requests cannot carry it.
-				res = resolution{grantedBy: audit.GrantedByNoElicitation, reason: "the client answers asks only by retrying a tool call", text: fmt.Sprintf("mcpwarden: %s needs approval (%s), and this client can only be asked during a tool call; nothing was forwarded.", c.tool.Canonical, ruleName(c))}
+				res = retryOnly(c)
 			}
 		default:
 			res = resolution{grantedBy: audit.GrantedByRule, reason: c.verdict.Reason, text: denyText(c)}
@@ -75,4 +73,11 @@ func (s *Server) admit(ctx context.Context, c *call, req mcp.CallToolRequest, as
 		return res, fmt.Errorf("%s: the audit log cannot be written (%v), and audit.required is true, so nothing was forwarded", c.tool.Canonical, err)
 	}
 	return res, nil
+}
+
+// retryOnly is the refusal of c, asked, when its client can answer only
+// with a multi round-trip input request: that answer comes with a retried
+// tools/call, and c is not one.
+func retryOnly(c *call) resolution {
+	return resolution{grantedBy: audit.GrantedByNoElicitation, reason: "the client answers asks only by retrying a tool call", text: fmt.Sprintf("mcpwarden: %s needs approval (%s), and this client can only be asked during a tool call; nothing was forwarded.", c.tool.Canonical, ruleName(c))}
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -78,12 +79,16 @@ func (s *Server) recipient(from *upstream.Route, server string, method mcp.MCPMe
 }
 
 // fromUpstream decides an upstream's request of method to the client
-// session in ctx, writes its decision event, and on anything but a deny
-// runs do and writes the result event. An ask lets it through: the
-// request is itself put to the human (an elicitation form, a sampling
-// request the client shows). servers.<name>.policy.sampling: deny denies
-// sampling whatever the rules say. Both events name the isolated child
-// that asked, from (nil for a shared server), in instance.
+// session in ctx, with args its params as the rules and the human see
+// them, writes its decision event, and when it may go on runs do and
+// writes the result event. An elicitation the rules ask about goes on: it
+// is itself a form the human answers, marked as the server's. A sampling
+// request the rules ask about is asked by mcpwarden first, like any
+// request: a client may show its own sampling prompt to no one (or let
+// the model's host approve it), so the ask is not left to it.
+// servers.<name>.policy.sampling: deny denies sampling whatever the rules
+// say. Both events name the isolated child that asked, from (nil for a
+// shared server), in instance.
 func (s *Server) fromUpstream(ctx context.Context, from *upstream.Route, server string, method mcp.MCPMethod, args map[string]any, do func(context.Context) (any, error)) (any, error) {
 	c := s.newRequest(ctx, server, method, server, args)
 	c.verdict = s.decideFromUpstream(ctx, c, server, method)
@@ -91,8 +96,21 @@ func (s *Server) fromUpstream(ctx context.Context, from *upstream.Route, server 
 	if c.argsErr != nil {
 		c.verdict = rules.Verdict{Decision: rules.Deny, Reason: c.argsErr.Error()}
 	}
-	if c.verdict.Decision == rules.Ask {
-		c.reason = "let through: the request itself goes to the human"
+	refusal := ""
+	switch {
+	case c.verdict.Decision == rules.Deny:
+		refusal = denyText(c)
+	case c.verdict.Decision == rules.Ask && method == mcp.MethodElicitationCreate:
+		c.reason = "let through: the elicitation itself goes to the human"
+	case c.verdict.Decision == rules.Ask:
+		res := s.resolveAsk(ctx, c, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: c.tool.Wire, Arguments: c.args}})
+		if res.pending != nil {
+			res = retryOnly(c)
+		}
+		c.grantedBy, c.reason, c.failure = res.grantedBy, res.reason, res.failure
+		if !res.forward {
+			refusal = res.text
+		}
 	}
 	s.tel.Decision(c.profile, server, string(method), c.verdict.Decision)
 	instance := ""
@@ -104,8 +122,8 @@ func (s *Server) fromUpstream(ctx context.Context, from *upstream.Route, server 
 	if err := s.writeAudit(ctx, decision); err != nil && s.audit.Required() {
 		return nil, fmt.Errorf("mcpwarden: the audit log cannot be written, so %s is refused: %w", c.tool.Canonical, err)
 	}
-	if c.verdict.Decision == rules.Deny {
-		return nil, errors.New(denyText(c))
+	if refusal != "" {
+		return nil, errors.New(refusal)
 	}
 	start := time.Now()
 	res, err := do(ctx)
@@ -119,6 +137,20 @@ func (s *Server) fromUpstream(ctx context.Context, from *upstream.Route, server 
 	}
 	s.writeAudit(context.WithoutCancel(ctx), ev)
 	return res, err
+}
+
+// paramsOf is a request's params as the rules and the human see them: the
+// JSON object that is forwarded, decoded.
+func paramsOf(params any) (map[string]any, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("mcpwarden: the request's params cannot be encoded: %w", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("mcpwarden: the request's params are not an object: %w", err)
+	}
+	return m, nil
 }
 
 // refuseFromUpstream audits an upstream's request that has no session to
@@ -141,7 +173,11 @@ func (s *Server) CreateMessage(ctx context.Context, server string, req mcp.Creat
 	if err != nil {
 		return nil, s.refuseFromUpstream(server, method, err)
 	}
-	res, err := s.fromUpstream(ctx, from, server, method, map[string]any{}, func(ctx context.Context) (any, error) {
+	params, err := paramsOf(req.CreateMessageParams)
+	if err != nil {
+		return nil, s.refuseFromUpstream(server, method, err)
+	}
+	res, err := s.fromUpstream(ctx, from, server, method, params, func(ctx context.Context) (any, error) {
 		return s.mcp.RequestSampling(ctx, req)
 	})
 	if err != nil {

@@ -263,3 +263,58 @@ func (f samplerFunc) CreateMessage(context.Context, mcp.CreateMessageRequest) (*
 	f()
 	return &mcp.CreateMessageResult{SamplingMessage: mcp.SamplingMessage{Role: mcp.RoleAssistant, Content: mcp.NewTextContent("ok")}, Model: "test-model"}, nil
 }
+
+// An upstream's sampling request whose rule says ask is asked by
+// mcpwarden, with mcpwarden's own form, before the client sees it: a
+// client's sampling prompt may be approved without a human (or by the
+// model's host automatically), so "ask" must not be left to it.
+func TestSamplingThePolicyAsksIsAskedByMcpwarden(t *testing.T) {
+	t.Parallel()
+	spec := rules.Spec{Global: rules.PolicySpec{
+		Ask:   []string{"mcp:fs:sampling/createMessage"},
+		Allow: []string{"mcp:*:*"},
+	}}
+	tests := []struct {
+		name        string
+		decision    string // the human's answer on mcpwarden's form
+		wantSampled bool
+		wantBy      audit.GrantedBy
+	}{
+		{"declined on the form, nothing reaches the client's model", "deny", false, audit.GrantedByUserDenied},
+		{"allowed once on the form, the request goes on", "allow_once", true, audit.GrantedByUserOnce},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newCatalogEnv(t, spec, Options{})
+			var asked int
+			sampled := false
+			var mu sync.Mutex
+			var shown []string
+			answer := func(req mcp.ElicitationRequest) *mcp.ElicitationResult {
+				mu.Lock()
+				defer mu.Unlock()
+				asked++
+				shown = append(shown, req.Params.Message)
+				return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"decision": tt.decision}}}
+			}
+			e.client(t, client.WithElicitationHandler(elicitFunc(answer)), client.WithSamplingHandler(samplerFunc(func() { sampled = true })))
+			_, err := e.srv.CreateMessage(t.Context(), "fs", samplingRequest)
+			if got := err == nil; got != tt.wantSampled {
+				t.Errorf("sampling went through = %v (err %v), want %v", got, err, tt.wantSampled)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if asked != 1 || !strings.HasPrefix(shown[0], formTitle) || !strings.Contains(shown[0], "mcp:fs:sampling/createMessage") || !strings.Contains(shown[0], `"hi"`) {
+				t.Fatalf("mcpwarden asked %d times, shown %q; want its own form naming the request and showing its messages", asked, shown)
+			}
+			if sampled != tt.wantSampled {
+				t.Errorf("the client's model was used = %v, want %v", sampled, tt.wantSampled)
+			}
+			ds := decisionsOf(t, e.sink, "mcp:fs:sampling/createMessage")
+			if len(ds) != 1 || ds[0].Decision != "ask" || ds[0].GrantedBy != tt.wantBy {
+				t.Errorf("audit = %+v, want one ask settled by the human as %s", ds, tt.wantBy)
+			}
+		})
+	}
+}
