@@ -168,37 +168,8 @@ func TestExamplesRefuseSecrets(t *testing.T) {
 	for _, ex := range examples {
 		t.Run(ex.name, func(t *testing.T) {
 			t.Parallel()
-			// Clients start mcpwarden in the config's directory (Claude
-			// Code in the project, where its mcpwarden.yaml is).
-			workDir := ex.cfg.Dir
-			st, err := app.NewSetup(ex.cfg, workDir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			server, dir, hasFS := filesystemServer(ex.cfg, workDir)
-			if !hasFS {
-				server, dir = "fs", "/home/you/project"
-			}
-			decide := func(tool, args string) rules.Verdict {
-				call, err := parseCheckCall([]string{"mcp:" + server + ":" + tool, args}, nil)
-				if err != nil {
-					t.Fatalf("%s %s: %v", tool, args, err)
-				}
-				return st.Policy.Explain(call).Verdict
-			}
-			refuse := func(what string, paths []string, outside bool) {
-				for _, p := range paths {
-					for tool, calls := range callsReading(tools, p) {
-						for _, args := range calls {
-							v := decide(tool, args)
-							ok := v.Decision == rules.Deny || (outside && !hasFS && v.Decision != rules.Allow)
-							if !ok {
-								t.Errorf("%s: mcp:%s:%s %s = %v by %q, want deny", what, server, tool, args, v.Decision, v.Rule)
-							}
-						}
-					}
-				}
-			}
+			j := newExampleJudge(t, ex, tools)
+			decide, refuse, server, dir, hasFS := j.decide, j.refuse, j.server, j.dir, j.hasFS
 			refuse(".env", []string{".env", "sub/.env", filepath.Join(dir, ".env"), filepath.Join(dir, ".env.production")}, false)
 			refuse(".git/config", []string{".git/config", filepath.Join(dir, ".git", "config"), filepath.Join(dir, "vendor", "x", ".git", "config")}, false)
 			refuse("a .pem", []string{"certs/server.pem", filepath.Join(dir, "tls", "server.pem")}, false)
@@ -212,7 +183,7 @@ func TestExamplesRefuseSecrets(t *testing.T) {
 			}
 			// On macOS and Windows (paths_case_insensitive: auto folds there)
 			// .ENV is .env.
-			spec := ex.cfg.RulesSpecIn(workDir)
+			spec := ex.cfg.RulesSpecIn(ex.cfg.Dir)
 			spec.PathsCaseInsensitive = true
 			folded, err := rules.Compile(spec)
 			if err != nil {
@@ -239,6 +210,82 @@ func TestExamplesRefuseSecrets(t *testing.T) {
 					t.Errorf("mcp:%s:read_text_file %s = deny by %q, want it allowed or asked", server, args, v.Rule)
 				}
 			}
+		})
+	}
+}
+
+// An exampleJudge decides calls to one example config's filesystem server
+// with the code `mcpwarden check` runs. A config without a filesystem
+// server is judged as if it had one named fs (whose rules are the global
+// ones).
+type exampleJudge struct {
+	t      *testing.T
+	st     *app.Setup
+	tools  []fsTool
+	server string // the filesystem server's name
+	dir    string // the directory it serves
+	hasFS  bool   // the config has one
+}
+
+func newExampleJudge(t *testing.T, ex exampleConfig, tools []fsTool) *exampleJudge {
+	t.Helper()
+	// Clients start mcpwarden in the config's directory (Claude Code in
+	// the project, where its mcpwarden.yaml is).
+	workDir := ex.cfg.Dir
+	st, err := app.NewSetup(ex.cfg, workDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &exampleJudge{t: t, st: st, tools: tools}
+	j.server, j.dir, j.hasFS = filesystemServer(ex.cfg, workDir)
+	if !j.hasFS {
+		j.server, j.dir = "fs", "/home/you/project"
+	}
+	return j
+}
+
+// decide decides the filesystem server's tool with args (JSON).
+func (j *exampleJudge) decide(tool, args string) rules.Verdict {
+	call, err := parseCheckCall([]string{"mcp:" + j.server + ":" + tool, args}, nil)
+	if err != nil {
+		j.t.Fatalf("%s %s: %v", tool, args, err)
+	}
+	return j.st.Policy.Explain(call).Verdict
+}
+
+// refuse checks that every path-taking tool is denied each of paths
+// (what names them in errors); with outside, a config without a
+// filesystem server need only not allow them.
+func (j *exampleJudge) refuse(what string, paths []string, outside bool) {
+	j.t.Helper()
+	for _, p := range paths {
+		for tool, calls := range callsReading(j.tools, p) {
+			for _, args := range calls {
+				v := j.decide(tool, args)
+				ok := v.Decision == rules.Deny || (outside && !j.hasFS && v.Decision != rules.Allow)
+				if !ok {
+					j.t.Errorf("%s: mcp:%s:%s %s = %v by %q, want deny", what, j.server, tool, args, v.Decision, v.Rule)
+				}
+			}
+		}
+	}
+}
+
+// TestExamplesRefusePGPAndPuTTYKeysAndEnvrc is security round 3's attack
+// 5, on the path rules: a PGP private key (.asc, .gpg), a PuTTY key
+// (.ppk) and a direnv .envrc (AWS_SECRET_ACCESS_KEY=…) passed every
+// example's deny list. (The result scanner is the second line; see
+// internal/secrets.)
+func TestExamplesRefusePGPAndPuTTYKeysAndEnvrc(t *testing.T) {
+	t.Parallel()
+	tools := loadFSTools(t)
+	for _, ex := range exampleConfigs(t) {
+		t.Run(ex.name, func(t *testing.T) {
+			t.Parallel()
+			j := newExampleJudge(t, ex, tools)
+			j.refuse("a PGP private key", []string{"keys/private.asc", filepath.Join(j.dir, "secring.gpg"), filepath.Join(j.dir, "backup", "me.asc")}, false)
+			j.refuse("a PuTTY key", []string{"deploy.ppk", filepath.Join(j.dir, "ops", "server.ppk")}, false)
+			j.refuse("a direnv .envrc", []string{".envrc", "sub/.envrc", filepath.Join(j.dir, ".envrc")}, false)
 		})
 	}
 }
