@@ -102,6 +102,25 @@ func (s *Server) gateRequest(ctx context.Context, _ any, message any) error {
 	return nil
 }
 
+// Offers reports whether a server with caps answers the request kind (one
+// of RequestKinds): prompts/get needs the prompts capability, resources/*
+// the resources capability, completion/complete completions and
+// logging/setLevel logging. Requests an upstream sends to a client are
+// always possible.
+func Offers(caps mcp.ServerCapabilities, kind string) bool {
+	switch mcp.MCPMethod(kind) {
+	case mcp.MethodPromptsGet:
+		return caps.Prompts != nil
+	case mcp.MethodResourcesRead, mcp.MethodResourcesSubscribe:
+		return caps.Resources != nil
+	case mcp.MethodCompletionComplete:
+		return caps.Completions != nil
+	case mcp.MethodSetLogLevel:
+		return caps.Logging != nil
+	}
+	return true
+}
+
 // RequestKinds returns the methods other than tools/call that mcpwarden
 // decides as mcp:<server>:<method>: those a client sends to an upstream
 // and those an upstream sends to a client (sampling, elicitation). A

@@ -269,3 +269,53 @@ func TestLintFindsLabelsThatCannotApply(t *testing.T) {
 		}
 	}
 }
+
+// TestLintFindsAnArmingLabelThatMissesTheServersPrompts is the lint
+// against security round 3's attack 8: labels named mcp:fetch:fetch, so the
+// fetch server's prompt brought untrusted text with no label armed. A
+// label a flow rule arms from (after:) that covers a server's tools but
+// not its prompts/get or resources/read is flagged; one only used as on:
+// (egress) is not, since prompts are no way out.
+func TestLintFindsAnArmingLabelThatMissesTheServersPrompts(t *testing.T) {
+	t.Parallel()
+	tools := []ToolInfo{
+		{Server: "web", Name: "fetch"}, {Server: "web", Name: "prompts/get"}, {Server: "web", Name: "resources/read"},
+		{Server: "mail", Name: "send_mail"}, {Server: "mail", Name: "read_inbox"}, {Server: "mail", Name: "prompts/get"},
+		{Server: "fs", Name: "read_file"}, {Server: "gh", Name: "push_files"},
+	}
+	tests := []struct {
+		name      string
+		untrusted []string
+		want      []string // label findings about prompts, by their start
+	}{
+		{"a tool alone misses the prompt and resources", []string{"mcp:web:fetch"},
+			[]string{`labels.untrusted_input gives the label to mcp:web:fetch but not to mcp:web:prompts/get, mcp:web:resources/read`}},
+		{"the server's every request is covered", []string{"mcp:web:*"}, nil},
+		{"the prompt and resources named one by one", []string{"mcp:web:fetch", "mcp:web:prompts/get", "mcp:web:resources/read"}, nil},
+		{"a server without prompts is not flagged", []string{"mcp:fs:read_file"}, nil},
+		{"each server is judged on its own", []string{"mcp:web:*", "mcp:mail:read_*"},
+			[]string{`labels.untrusted_input gives the label to mcp:mail:read_inbox but not to mcp:mail:prompts/get`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := flowSpec()
+			s.Labels["untrusted_input"] = tt.untrusted
+			s.Labels["egress"] = []string{"mcp:mail:send_*"} // used only as on: never flagged
+			var got []string
+			for _, f := range mustCompile(t, s).Lint(tools) {
+				if strings.Contains(f.Message, "prompts/get") || strings.Contains(f.Message, "resources/read") {
+					got = append(got, f.Where+" "+f.Message)
+				}
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("prompt findings = %q, want %d", got, len(tt.want))
+			}
+			for i, w := range tt.want {
+				if !strings.HasPrefix(got[i], w) {
+					t.Errorf("finding %q, want it to start %q", got[i], w)
+				}
+			}
+		})
+	}
+}

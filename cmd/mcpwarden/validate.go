@@ -81,15 +81,24 @@ is invalid.`,
 				return &codeError{code: exitUsage, err: err}
 			}
 			// Rules may name a server's request kinds too
-			// (mcp:fs:resources/read), which match no tool.
+			// (mcp:fs:resources/read), which match no tool: those the
+			// server offers by its capabilities.
 			lintKnown := slices.Clone(known)
 			for name := range listed {
+				_, caps, err := listing.Pool.Session(name)
 				for _, kind := range proxy.RequestKinds() {
+					if err == nil && !proxy.Offers(caps, kind) {
+						continue
+					}
 					lintKnown = append(lintKnown, rules.ToolInfo{Server: name, Name: kind})
 				}
 			}
 			findings := st.Policy.Lint(lintKnown)
 			for _, f := range findings {
+				if f.Rule == "" { // about a label or gate as a whole
+					fmt.Fprintf(out, "warning: %s %s\n", f.Where, f.Message)
+					continue
+				}
 				fmt.Fprintf(out, "warning: %s: %q %s\n", f.Where, f.Rule, f.Message)
 			}
 			unlisted := st.Policy.UnlistedPathKeys(known)

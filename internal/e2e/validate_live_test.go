@@ -55,3 +55,28 @@ func TestValidateFlagsADenyOnPathThatReadMultipleFilesEscapes(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateFlagsALabelThatMissesTheServersPrompt lints, against the
+// real server-everything (which offers prompts and resources), a label
+// like session-aware's before security round 3 (attack 8): it named the
+// fetch tool, so the server's prompt brought text with no label armed.
+// validate names the prompt and resources it misses and suggests
+// mcp:<server>:*; server-filesystem, which offers no prompts, is not
+// flagged.
+func TestValidateFlagsALabelThatMissesTheServersPrompt(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "stdio", "  everything:\n"+serverEverything()+"\n  fs:\n"+serverFilesystem("SANDBOX"), `  allow: ["mcp:*:*"]
+labels:
+  untrusted_input: ["mcp:everything:echo", "mcp:fs:read_text_file"]
+  egress: ["mcp:everything:trigger-sampling-request"]
+flow:
+  - { after: untrusted_input, then: ask, on: egress }`)
+	out := runValidate(t, f.config)
+	want := `warning: labels.untrusted_input gives the label to mcp:everything:echo but not to mcp:everything:prompts/get, mcp:everything:resources/read, which bring everything's text too; write "mcp:everything:*"`
+	if !strings.Contains(out, want) {
+		t.Errorf("validate output lacks %q:\n%s", want, out)
+	}
+	if strings.Contains(out, "mcp:fs:prompts/get") {
+		t.Errorf("validate flags server-filesystem's prompts, which it does not offer:\n%s", out)
+	}
+}
