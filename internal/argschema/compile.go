@@ -16,11 +16,12 @@
 // and `oneOf` (a value fits if it fits any branch), and `$ref` to the
 // schema's own `#/$defs/…`, `#/definitions/…` or any JSON pointer into it.
 // Everything else (formats, patterns, bounds, required keys, enum values,
-// `not`, `if`) is the upstream's to check. A schema without `type` accepts
-// every type. An argument key matches a declared property as a Go server
-// binds it (keyfold): `PATH` is checked as `path`. Undeclared keys are
-// checked against `additionalProperties` when it is a schema; `false`
-// there is not a type and refuses nothing.
+// `not`, `if`) is the upstream's to check. A schema without `type` (or
+// with an empty one, as mcp-go writes a tool with none) accepts every type.
+// An argument key matches a declared property as a Go server binds it
+// (keyfold): `PATH` is checked as `path`. Undeclared keys are checked
+// against `additionalProperties` when it is a schema; `false` there is not
+// a type and refuses nothing.
 package argschema
 
 import (
@@ -279,6 +280,9 @@ func declaredTypes(s map[string]any) (typeSet, error) {
 			t = anyType
 		}
 	case string:
+		if v == "" {
+			return anyType, nil // as mcp-go writes a tool with no schema
+		}
 		var err error
 		if t, err = typeNamed(v); err != nil {
 			return anyType, err
