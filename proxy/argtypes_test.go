@@ -308,3 +308,28 @@ func TestChangedSchemaIsCheckedAsListedAgain(t *testing.T) {
 		t.Errorf("a string for the newly declared array was forwarded: %s", testkit.Text(res))
 	}
 }
+
+// TestPromptArgumentSentAsAListDoesNotReachTheUpstream: prompts/get
+// arguments are strings by the MCP spec (a prompt declares names, no
+// types), and a list or object sent for one is refused before the
+// prompt is decided; mcp-go's typed decode of the request refuses it, so
+// the proxy has nothing else to check, and this test keeps it so.
+func TestPromptArgumentSentAsAListDoesNotReachTheUpstream(t *testing.T) {
+	t.Parallel()
+	e := newCatalogEnv(t, allowAllServers, Options{})
+	send, next := rawStdio(t, e.srv)
+	initializeStdio(t, send, next, `{}`)
+	for i, args := range []string{`{"who":["/etc/passwd"]}`, `{"who":{"a":1}}`, `{"who":1}`, `{"who":true}`, `{"WHO":["x"]}`} {
+		send(`{"jsonrpc":"2.0","id":%d,"method":"prompts/get","params":{"name":"fs__greet","arguments":%s}}`, i, args)
+		if m := next(); m["error"] == nil {
+			t.Errorf("prompts/get with arguments %s answered %v, want an error", args, m)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":"ok","method":"prompts/get","params":{"name":"fs__greet","arguments":{"who":"x"}}}`)
+	if m := next(); m["result"] == nil {
+		t.Fatalf("prompts/get with a string argument answered %v", m)
+	}
+	if n := e.fs.count(mcp.MethodPromptsGet); n != 1 {
+		t.Errorf("the upstream got %d prompts/get, want only the one with a string", n)
+	}
+}
