@@ -208,3 +208,26 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	}
 }
+
+func TestBranchingSchemaDoesNotTakeExponentialTime(t *testing.T) {
+	t.Parallel()
+	// Both branches take an object, so a misfit at the bottom of deep
+	// arguments is tried 2^depth ways.
+	s := mustCompile(t, `{"$defs": {"N": {"anyOf": [
+		{"type": "object", "properties": {"a": {"$ref": "#/$defs/N"}}},
+		{"type": "object", "properties": {"a": {"$ref": "#/$defs/N"}, "b": {"type": "string"}}}]}},
+		"type": "object", "properties": {"a": {"$ref": "#/$defs/N"}}}`)
+	deep := strings.Repeat(`{"a": `, 60) + `1` + strings.Repeat(`}`, 60)
+	if err := s.Check(parse(t, deep)); !errors.Is(err, ErrTooComplex) {
+		t.Errorf("Check = %v, want ErrTooComplex", err)
+	}
+	shallow := strings.Repeat(`{"a": `, 8) + `1` + strings.Repeat(`}`, 8)
+	var me *MismatchError
+	if err := s.Check(parse(t, shallow)); !errors.As(err, &me) {
+		t.Errorf("Check of shallow arguments = %v, want a *MismatchError", err)
+	}
+	fine := strings.Repeat(`{"a": `, 60) + `{}` + strings.Repeat(`}`, 60)
+	if err := s.Check(parse(t, fine)); err != nil {
+		t.Errorf("Check of arguments that fit = %v", err)
+	}
+}

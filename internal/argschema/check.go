@@ -1,6 +1,7 @@
 package argschema
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -30,32 +31,57 @@ func (e *MismatchError) Error() string {
 	return fmt.Sprintf("argument %q is %s, but the tool declares %s; %s", e.Path, e.Got, e.Want, e.Advice)
 }
 
+// ErrTooComplex is Check's error for arguments whose check would take more
+// than MaxSteps steps: a schema whose anyOf branches nest inside each other
+// can make a check of deep arguments take exponential time, so the check
+// stops, and the arguments are refused rather than let through unchecked.
+var ErrTooComplex = errors.New("the arguments are too large or the tool's inputSchema branches too much to check them; send fewer or shallower values")
+
+// MaxSteps bounds the schema nodes one Check visits (each value is visited
+// once per schema that applies to it).
+const MaxSteps = 1 << 22
+
 // Check returns nil if every value in args is of a type the schema
 // declares for it, else a *MismatchError for one that is not (the first in
-// key order). args is as jsonargs.Parse returns it. It allocates nothing
-// when the arguments fit.
+// key order), or ErrTooComplex. args is as jsonargs.Parse returns it. It
+// allocates nothing when the arguments fit.
 func (s *Schema) Check(args map[string]any) error {
-	if s == nil || s.root == nil || s.root.fits(args) {
+	if s == nil || s.root == nil {
 		return nil
 	}
-	if e := s.root.explain(args, nil); e != nil {
+	w := walk{left: MaxSteps}
+	if w.fits(s.root, args) {
+		return nil
+	}
+	if w.left < 0 {
+		return ErrTooComplex
+	}
+	w.left = MaxSteps
+	e := w.explain(s.root, args, nil)
+	switch {
+	case w.left < 0:
+		return ErrTooComplex
+	case e != nil:
 		return e
 	}
 	return nil // cannot be: explain finds what fits refused
 }
 
-// fits reports whether v fits n.
-func (n *node) fits(v any) bool {
-	if !n.types.accepts(typeOf(v)) {
+// A walk is one Check: the steps it has left.
+type walk struct{ left int }
+
+// fits reports whether v fits n; false once the walk has no steps left.
+func (w *walk) fits(n *node, v any) bool {
+	if w.left--; w.left < 0 || !n.types.accepts(typeOf(v)) {
 		return false
 	}
 	for _, a := range n.allOf {
-		if !a.fits(v) {
+		if !w.fits(a, v) {
 			return false
 		}
 	}
 	for _, group := range n.anyOf {
-		if !anyFits(group, v) {
+		if !w.anyFits(group, v) {
 			return false
 		}
 	}
@@ -65,7 +91,7 @@ func (n *node) fits(v any) bool {
 			return true
 		}
 		for k, x := range v {
-			if !n.memberFits(k, x) {
+			if !w.memberFits(n, k, x) {
 				return false
 			}
 		}
@@ -74,7 +100,7 @@ func (n *node) fits(v any) bool {
 			return true
 		}
 		for i, x := range v {
-			if it := n.item(i); it != nil && !it.fits(x) {
+			if it := n.item(i); it != nil && !w.fits(it, x) {
 				return false
 			}
 		}
@@ -82,9 +108,9 @@ func (n *node) fits(v any) bool {
 	return true
 }
 
-func anyFits(group []*node, v any) bool {
+func (w *walk) anyFits(group []*node, v any) bool {
 	for _, b := range group {
-		if b.fits(v) {
+		if w.fits(b, v) {
 			return true
 		}
 	}
@@ -94,17 +120,17 @@ func anyFits(group []*node, v any) bool {
 // memberFits reports whether x, the value of key k in an object, fits
 // every declared property k matches as a Go server binds keys (keyfold),
 // or additionalProperties when it matches none.
-func (n *node) memberFits(k string, x any) bool {
+func (w *walk) memberFits(n *node, k string, x any) bool {
 	if p, ok := n.props[k]; ok && !n.sharesFold(k) {
-		return p.fits(x)
+		return w.fits(p, x)
 	}
 	var buf [64]byte
 	group, ok := n.folded[string(keyfold.AppendKey(buf[:0], k))]
 	if !ok {
-		return n.additional == nil || n.additional.fits(x)
+		return n.additional == nil || w.fits(n.additional, x)
 	}
 	for _, p := range group {
-		if !p.fits(x) {
+		if !w.fits(p, x) {
 			return false
 		}
 	}
@@ -134,19 +160,23 @@ func (n *node) item(i int) *node {
 }
 
 // explain returns why v does not fit n, v being at path, or nil if it fits
-// after all. It is fits again, on the way to a refusal: it may allocate.
-func (n *node) explain(v any, path []string) *MismatchError {
+// after all (or the walk ran out of steps). It is fits again, on the way to
+// a refusal: it may allocate.
+func (w *walk) explain(n *node, v any, path []string) *MismatchError {
+	if w.left--; w.left < 0 {
+		return nil
+	}
 	got := typeOf(v)
 	if !n.types.accepts(got) {
 		return mismatch(path, got, n.types)
 	}
 	for _, a := range n.allOf {
-		if e := a.explain(v, path); e != nil {
+		if e := w.explain(a, v, path); e != nil {
 			return e
 		}
 	}
 	for _, group := range n.anyOf {
-		if anyFits(group, v) {
+		if w.anyFits(group, v) {
 			continue
 		}
 		var union typeSet
@@ -154,7 +184,7 @@ func (n *node) explain(v any, path []string) *MismatchError {
 			bt := b.effective()
 			union |= bt
 			if bt.accepts(got) {
-				if e := b.explain(v, path); e != nil {
+				if e := w.explain(b, v, path); e != nil {
 					return e // the first branch of the value's type: why it does not fit
 				}
 			}
@@ -173,7 +203,7 @@ func (n *node) explain(v any, path []string) *MismatchError {
 				group = []*node{n.additional}
 			}
 			for _, p := range group {
-				if e := p.explain(v[k], at); e != nil {
+				if e := w.explain(p, v[k], at); e != nil {
 					return e
 				}
 			}
@@ -181,7 +211,7 @@ func (n *node) explain(v any, path []string) *MismatchError {
 	case []any:
 		for i, x := range v {
 			if it := n.item(i); it != nil {
-				if e := it.explain(x, append(slices.Clip(path), "["+strconv.Itoa(i)+"]")); e != nil {
+				if e := w.explain(it, x, append(slices.Clip(path), "["+strconv.Itoa(i)+"]")); e != nil {
 					return e
 				}
 			}
