@@ -57,11 +57,13 @@ type node struct {
 }
 
 // Compile compiles schema, a tool's inputSchema as JSON. An empty schema or
-// null gives the nil Schema. It never fails outright: a schema that cannot
-// be used as written (not JSON, a $ref that leads nowhere or outside it, a
-// cycle of $refs, an unknown type name) still gives a Schema that checks
-// the types its top-level properties declare with `type` (nothing deeper),
-// and the error says what was wrong, for the caller to log once.
+// null gives the nil Schema, and so does one that is not JSON, with an
+// error: nothing can be known from it. A schema that cannot be used as
+// written (a $ref that leads nowhere or outside it, a cycle of $refs, an
+// unknown type name, a keyword of the wrong shape) still gives a Schema,
+// which checks the types its top-level properties declare with `type`
+// (nothing deeper), and the error says what was wrong, for the caller to
+// log once.
 func Compile(schema []byte) (*Schema, error) {
 	schema = bytes.TrimSpace(schema)
 	if len(schema) == 0 || bytes.Equal(schema, []byte("null")) {
