@@ -2,6 +2,7 @@ package argschema
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -229,5 +230,24 @@ func TestBranchingSchemaDoesNotTakeExponentialTime(t *testing.T) {
 	fine := strings.Repeat(`{"a": `, 60) + `{}` + strings.Repeat(`}`, 60)
 	if err := s.Check(parse(t, fine)); err != nil {
 		t.Errorf("Check of arguments that fit = %v", err)
+	}
+}
+
+func TestSchemaOfSharedBranchesDoesNotTakeExponentialTimeToExplain(t *testing.T) {
+	t.Parallel()
+	// D0 is anyOf [D1, D1], D1 anyOf [D2, D2], … : 2^40 ways down to a
+	// string, shared, with no value between them.
+	var defs []string
+	for i := range 40 {
+		defs = append(defs, fmt.Sprintf(`"D%d": {"anyOf": [{"$ref": "#/$defs/D%d"}, {"$ref": "#/$defs/D%d"}]}`, i, i+1, i+1))
+	}
+	defs = append(defs, `"D40": {"type": "string"}`)
+	s := mustCompile(t, `{"$defs": {`+strings.Join(defs, ",")+`}, "type": "object", "properties": {
+		"x": {"$ref": "#/$defs/D0"},
+		"y": {"anyOf": [{"type": "boolean"}, {"type": "object", "allOf": [{"$ref": "#/$defs/D0"}]}]}}}`)
+	for _, args := range []string{`{"x": 1}`, `{"y": 1}`} {
+		if err := s.Check(parse(t, args)); err == nil {
+			t.Errorf("Check(%s) accepted a number where none is declared", args)
+		}
 	}
 }

@@ -181,7 +181,7 @@ func (w *walk) explain(n *node, v any, path []string) *MismatchError {
 		}
 		var union typeSet
 		for _, b := range group {
-			bt := b.effective()
+			bt := w.effective(b)
 			union |= bt
 			if bt.accepts(got) {
 				if e := w.explain(b, v, path); e != nil {
@@ -222,16 +222,20 @@ func (w *walk) explain(n *node, v any, path []string) *MismatchError {
 
 // effective is the types n admits at its own level, its allOf and anyOf
 // included: what a message names as declared for an anyOf branch that is
-// a $ref.
-func (n *node) effective() typeSet {
+// a $ref. It takes steps from the walk too: branches that share branches
+// are many ways down.
+func (w *walk) effective(n *node) typeSet {
+	if w.left--; w.left < 0 {
+		return anyType
+	}
 	t := n.types
 	for _, a := range n.allOf {
-		t &= a.effective()
+		t &= w.effective(a)
 	}
 	for _, group := range n.anyOf {
 		var u typeSet
 		for _, b := range group {
-			u |= b.effective()
+			u |= w.effective(b)
 		}
 		t &= u
 	}

@@ -3,6 +3,7 @@ package argschema
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math/big"
 	"strings"
 	"testing"
@@ -222,4 +223,38 @@ func refTarget(doc any, ref string) any {
 		cur = cur.(map[string]any)[tok]
 	}
 	return cur
+}
+
+// FuzzCompile compiles any schema an upstream may list and checks a few
+// arguments against it: nothing panics or hangs, and a refusal is a
+// *MismatchError or ErrTooComplex.
+func FuzzCompile(f *testing.F) {
+	for _, s := range fuzzSchemas {
+		f.Add([]byte(s))
+	}
+	for _, s := range []string{
+		`{"$ref": "#"}`, `{"allOf": [{"$ref": "#/$defs/A"}], "$defs": {"A": {"anyOf": [{"$ref": "#"}]}}}`,
+		`{"properties": {"a": {"$ref": "#/properties/a"}}}`, `{"type": ["object", 1]}`, `{"items": [true, false], "additionalItems": {"type": "null"}}`,
+		`{"properties": {"a": {"$ref": "#/$defs/x~1y"}}, "$defs": {"x/y": {"type": "string"}}}`, `false`, `[]`, `{"$ref": "#/$defs/A/items/0"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	args := []map[string]any{}
+	for _, raw := range []string{`{}`, `{"a": "[1]", "paths": ["x", 1], "t": {"t": {"n": 1.5}}}`, `{"a": {"a": {"a": [null, true, {"b": "c"}]}}, "x": 1, "y": 1}`} {
+		m, _, err := jsonargs.Parse([]byte(raw))
+		if err != nil {
+			f.Fatal(err)
+		}
+		args = append(args, m)
+	}
+	f.Fuzz(func(t *testing.T, schema []byte) {
+		s, _ := Compile(schema)
+		for _, a := range args {
+			err := s.Check(a)
+			var me *MismatchError
+			if err != nil && !errors.As(err, &me) && !errors.Is(err, ErrTooComplex) {
+				t.Fatalf("Check error %T %v", err, err)
+			}
+		}
+	})
 }
