@@ -85,9 +85,10 @@ func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *
 }
 
 // handler is the tools/call handler for one tool, whose arguments are
-// checked against schema (its compiled inputSchema) before any rule. It decides, writes the
-// decision to the audit log before anything is forwarded, then forwards an
-// allowed call with exactly the arguments that were checked. Each call is
+// checked against schema (its compiled inputSchema) before any rule. It
+// decides, writes the decision to the audit log before anything is
+// forwarded, then forwards an allowed call with exactly the arguments that
+// were checked. Each call is
 // a request span, with a decision span and, when forwarded, an upstream
 // call span as children, and is counted once in the decision metric when
 // it is decided (a pending multi round-trip ask is counted on its retry).
