@@ -43,7 +43,7 @@ func (s *Server) admit(ctx context.Context, c *call, req mcp.CallToolRequest, as
 	switch {
 	case c.argsErr != nil:
 		c.verdict = rules.Verdict{Decision: rules.Deny, Reason: c.argsErr.Error()}
-		res = resolution{grantedBy: audit.GrantedByRule, text: fmt.Sprintf("mcpwarden refused %s: %v", c.tool.Canonical, c.argsErr)}
+		res = resolution{grantedBy: audit.GrantedByRule, reason: argsReason(c.argsErr), text: fmt.Sprintf("mcpwarden refused %s: %v", c.tool.Canonical, c.argsErr)}
 	default:
 		c.verdict = s.pinVerdict(c.tool, s.decide(dctx, c))
 		switch c.verdict.Decision {

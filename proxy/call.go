@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/argschema"
 	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -83,13 +84,15 @@ func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *
 	return c
 }
 
-// handler is the tools/call handler for one tool. It decides, writes the
-// decision to the audit log before anything is forwarded, then forwards an
-// allowed call with exactly the arguments that were checked. Each call is
+// handler is the tools/call handler for one tool, whose arguments are
+// checked against schema (its compiled inputSchema) before any rule. It
+// decides, writes the decision to the audit log before anything is
+// forwarded, then forwards an allowed call with exactly the arguments that
+// were checked. Each call is
 // a request span, with a decision span and, when forwarded, an upstream
 // call span as children, and is counted once in the decision metric when
 // it is decided (a pending multi round-trip ask is counted on its retry).
-func (s *Server) handler(t Tool) server.ToolHandlerFunc {
+func (s *Server) handler(t Tool, schema *argschema.Schema) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (result *mcp.CallToolResult, err error) {
 		// Arguments lifted out of the message are taken first, so that
 		// what they hold is given back however the call ends.
@@ -119,6 +122,7 @@ func (s *Server) handler(t Tool) server.ToolHandlerFunc {
 		defer h.release()
 		ctx = s.tel.ExtractMeta(ctx, req.Params.Meta)
 		c := s.newCall(ctx, t, req)
+		c.checkTypes(schema)
 		c.hold = h
 		if c.argsErr == nil && c.policy.UsesRoots() {
 			var ask *mcp.CallToolResult

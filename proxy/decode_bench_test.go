@@ -6,6 +6,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpwarden/mcpwarden/internal/argschema"
 	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
 )
 
@@ -15,7 +16,8 @@ var echoCall = []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"
 // BenchmarkRequestDecode prices each decode a tools/call message goes
 // through in the proxy: gateRequest's (method, name, uri), mcp-go's
 // (the request, its arguments into a map the proxy does not use) and
-// jsonargs' strict parse of the arguments the decision is made on.
+// jsonargs' strict parse of the arguments the decision is made on, and
+// argschema's check of their types, which follows it.
 func BenchmarkRequestDecode(b *testing.B) {
 	b.Run("gateRequest", func(b *testing.B) {
 		b.ReportAllocs()
@@ -45,6 +47,23 @@ func BenchmarkRequestDecode(b *testing.B) {
 		raw := []byte(`{"message":"hello from the load client, call 7"}`)
 		for b.Loop() {
 			if _, _, err := jsonargs.Parse(raw); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// What the type check adds to jsonargs on the same arguments.
+	b.Run("argschema", func(b *testing.B) {
+		b.ReportAllocs()
+		schema, err := argschema.Compile([]byte(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		args, _, err := jsonargs.Parse([]byte(`{"message":"hello from the load client, call 7"}`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if err := schema.Check(args); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -121,7 +121,7 @@ func TestDrainCancelsCallsStillRunningAfterGrace(t *testing.T) {
 			t.Fatal("slow__sleep is not exposed")
 		}
 		call := func() *mcp.CallToolResult {
-			res, err := srv.handler(tool)(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "slow__sleep"}})
+			res, err := srv.handler(tool, nil)(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "slow__sleep"}})
 			if err != nil {
 				return mcp.NewToolResultError(err.Error())
 			}
@@ -192,7 +192,7 @@ func TestDrainLetsCallsFinishWithinGrace(t *testing.T) {
 	if errors.Is(context.Cause(ctx), ErrShuttingDown) {
 		t.Errorf("a request that finished within the grace period was cancelled by shutdown")
 	}
-	res, err := e.srv.handler(tool)(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "up__echo"}})
+	res, err := e.srv.handler(tool, nil)(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "up__echo"}})
 	if err != nil || !res.IsError {
 		t.Errorf("a call after Drain: %v, %v; want it refused", res, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/argschema"
 )
 
 // A toolset is the exposed tools: the upstream definitions by server and the
@@ -19,6 +20,7 @@ import (
 type toolset struct {
 	mu       sync.Mutex // held while the set is rebuilt
 	byServer map[string][]mcp.Tool
+	schemas  map[string]map[string]*argschema.Schema // by server and upstream tool name, compiled once per definition
 }
 
 // SetTools replaces the tools exposed for one upstream server (after a
@@ -112,20 +114,25 @@ func (s *Server) stageTools(cur *snapshot, name string, tools []mcp.Tool, remove
 		before[def.Name] = def
 	}
 	wires := map[string]bool{}
+	schemas := make(map[string]*argschema.Schema, len(tools))
 	for _, def := range tools {
 		t := naming.Tool(name, def.Name)
-		if old, ok := before[def.Name]; !ok {
+		old, had := before[def.Name]
+		same := had && sameDefinition(old, def)
+		schema := s.toolSchema(name, def, s.tools.schemas[name], same)
+		schemas[def.Name] = schema
+		if !had {
 			added = append(added, t.Canonical)
 			if len(t.Wire) > longWireName {
 				s.logger.Warn("long wire name: clients that add a prefix may cut it; set an alias", "tool", t.Canonical, "wire_name", t.Wire)
 			}
-		} else if !sameDefinition(old, def) {
+		} else if !same {
 			changed = append(changed, t.Canonical)
 		}
 		delete(before, def.Name)
 		wires[t.Wire] = true
 		def.Name = t.Wire
-		reg.defs = append(reg.defs, server.ServerTool{Tool: def, Handler: s.handler(t)})
+		reg.defs = append(reg.defs, server.ServerTool{Tool: def, Handler: s.handler(t, schema)})
 	}
 	for tool := range before {
 		removed = append(removed, Canonical(name, tool))
@@ -139,6 +146,13 @@ func (s *Server) stageTools(cur *snapshot, name string, tools []mcp.Tool, remove
 		}
 	}
 	s.tools.byServer = byServer
+	if s.tools.schemas == nil {
+		s.tools.schemas = map[string]map[string]*argschema.Schema{}
+	}
+	s.tools.schemas[name] = schemas
+	if remove {
+		delete(s.tools.schemas, name)
+	}
 	return cur.withNames(names), reg, added, removed, changed, nil
 }
 
