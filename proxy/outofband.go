@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
+	"github.com/mcpwarden/mcpwarden/internal/argview"
 )
 
 // progressEvery is how often a call waiting for an out-of-band answer
@@ -31,8 +32,9 @@ func (a *asker) outOfBand(ctx context.Context, c *call, req mcp.CallToolRequest,
 		Principal: c.principal,
 		Rule:      c.verdict.Rule,
 		Gate:      c.verdict.Gate,
-		Arguments: a.shown(c.policy, c.args),
-		Paths:     normalisedPaths(c, t),
+		Arguments: argview.Hide(c.args, c.policy.IsPathKey),
+		Paths:     pathViews(c),
+		Lines:     argview.Render(a.viewOf(c), 0).Lines,
 		AskedAt:   time.Now(),
 	}
 	if t.earns && !t.pathless {
