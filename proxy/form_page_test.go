@@ -61,3 +61,19 @@ func TestForgingKeyIsQuotedAndFlaggedUndeclaredOnTheApprovalsPage(t *testing.T) 
 		t.Errorf("the page's paths are %+v", got)
 	}
 }
+
+func TestClientNameCannotReverseTheApprovalsPage(t *testing.T) {
+	t.Parallel()
+	c := formCall(t, rules.ServerSpec{Root: "/srv/app"}, map[string]any{"path": "/srv/app/a"})
+	c.client = &audit.Client{Name: "claude\u202e\r\n\x1b[2J", Version: "1.0\u2066"}
+	c.principal = "token:\u202eeve"
+	req := (&asker{}).request(c, target{})
+	for _, s := range []string{req.Client, req.Principal, req.Tool, req.Rule} {
+		if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x202e || r == 0x2066 }) {
+			t.Errorf("the page gets %q with hidden characters", s)
+		}
+	}
+	if want := `claude\u202e\r\n\u001b[2J 1.0\u2066`; req.Client != want {
+		t.Errorf("client = %s, want %s", req.Client, want)
+	}
+}

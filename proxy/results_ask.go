@@ -242,7 +242,7 @@ func (a *asker) resultOutOfBand(ctx context.Context, c *call, req mcp.CallToolRe
 		AskedAt:   time.Now(),
 	}
 	if c.client != nil {
-		areq.Client = strings.TrimSpace(c.client.Name + " " + c.client.Version)
+		areq.Client = argview.Escape(strings.TrimSpace(c.client.Name + " " + c.client.Version))
 	}
 	where := "by the external resolver"
 	if l, ok := r.(approvals.Locator); ok {

@@ -133,7 +133,7 @@ func printPending(out io.Writer, s approvals.Snapshot) {
 			lines = argview.Render(argview.Call{Arguments: p.Arguments, Paths: p.Paths}, 0).Lines
 		}
 		for _, l := range lines {
-			fmt.Fprintf(out, "  %s\n", cutArg(argview.Visible(l)))
+			fmt.Fprintf(out, "  %s\n", cutArg(clean(l)))
 		}
 	}
 	fmt.Fprintln(out, "\nanswer with: mcpwarden approve ID [--session | --folder] | mcpwarden deny ID")
@@ -153,8 +153,9 @@ func cutArg(s string) string {
 }
 
 // clean is s with every character that could drive the terminal or hide
-// or reorder text shown as an escape (argview.Escape), on one line.
-func clean(s string) string { return argview.Escape(s) }
+// or reorder text shown as an escape, on one line (argview.Visible: the
+// server sends these texts escaped already, so `\` is kept as it is).
+func clean(s string) string { return argview.Visible(s) }
 
 func newApproveCmd() *cobra.Command {
 	var (
