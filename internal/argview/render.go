@@ -137,7 +137,7 @@ func Render(c Call, max int) View {
 		return line
 	}
 
-	top, nested := undeclared(c.Schema, c.Arguments)
+	top, nested := undeclared(c.Schema, c.Arguments, c.PathKey)
 	v.Lines = append(v.Lines, HeadingArguments)
 	n := len(v.Lines)
 	for _, k := range slices.Sorted(maps.Keys(c.Arguments)) {
@@ -154,7 +154,7 @@ func Render(c Call, max int) View {
 			v.Lines = append(v.Lines, argLine(k, c.Arguments[k])...)
 		}
 		for _, u := range nested {
-			v.Lines = append(v.Lines, cutAt(u.path)+": "+cutAt(c.value(u.key, u.value)))
+			v.Lines = append(v.Lines, cutAt(u.path)+": "+cutAt(Value(u.value, u.pathLike, c.PathKey)))
 		}
 	}
 	var rest []Path
@@ -174,7 +174,7 @@ func Render(c Call, max int) View {
 	return v
 }
 
-func (c Call) pathKey(k string) bool { return c.PathKey != nil && c.PathKey(k) }
+func (c Call) pathKey(k string) bool { return isPathKey(c.PathKey, k) }
 
 // cut returns s cut to max characters with how many more there are, or s
 // when it is no longer than max or max is 0.

@@ -54,6 +54,15 @@ func TestRenderLaysOutOneLinePerArgumentAndForm(t *testing.T) {
 			want: []string{HeadingArguments, `"opts": {"evil": "/etc", "ok": 1}`, `"path": "/a"`, HeadingUndeclared, `"x": 1`, `"opts"."evil": "/etc"`},
 		},
 		{
+			name: "a credential under an undeclared key below a path-like key is a path, shown",
+			call: Call{
+				Arguments: map[string]any{"path": map[string]any{"x": "/k/ghp_" + strings.Repeat("A1b2", 9)}},
+				Schema:    map[string]any{"properties": map[string]any{"path": map[string]any{"properties": map[string]any{}}}},
+				PathKey:   pathKey,
+			},
+			want: []string{HeadingArguments, `"path": {"x": "/k/` + token + `"}`, HeadingUndeclared, `"path"."x": "/k/` + token + `"`},
+		},
+		{
 			name: "credentials are hidden by their value, never by the key's name",
 			call: Call{Arguments: map[string]any{"key": "reports/q4.csv", "auth": "Bearer " + token + " (ci)", "path": "/k/" + token}, PathKey: pathKey},
 			want: []string{HeadingArguments, `"auth": "Bearer " + <hidden: auth_header/token, 40 characters> + " (ci)"`, `"key": "reports/q4.csv"`, `"path": "/k/` + token + `"`},
