@@ -92,7 +92,10 @@ type Decision struct {
 // forwarded and the rule that asked. Only credentials the secret scanner
 // finds in values are hidden from the arguments (argview.Hide); everything
 // else is shown in full (audit redaction is never applied to what a human
-// approves). It is what Command and URL send, as JSON.
+// approves). Its texts that come from the client, the upstream or the
+// config (Tool, Server, Client, Principal, Rule) have their control,
+// bidirectional and invisible characters escaped (argview.Escape), as the
+// form shows them. It is what Command and URL send, as JSON.
 type Request struct {
 	// ID names the ask in the CLI, on the page and in the resolvers' JSON.
 	// The Broker assigns one (NewID) when it is empty.
