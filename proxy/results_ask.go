@@ -231,10 +231,10 @@ func resultChoiceOf(res *mcp.ElicitationResult) (outcome resultOutcome, why stri
 func (a *asker) resultOutOfBand(ctx context.Context, c *call, req mcp.CallToolRequest, r approvals.Resolver, scan resultScan, args map[string]any) (ans resultAnswer, none *noAnswer) {
 	areq := approvals.Request{
 		ID:        approvals.NewID(),
-		Tool:      c.tool.Canonical,
-		Server:    c.tool.Server,
+		Tool:      argview.Escape(c.tool.Canonical),
+		Server:    argview.Escape(c.tool.Server),
 		Session:   c.session,
-		Principal: c.principal,
+		Principal: argview.Escape(c.principal),
 		Rule:      resultRule(scan) + "; an allow passes the result on as sent, credentials included",
 		Gate:      resultGate,
 		Arguments: argview.Hide(args, c.policy.IsPathKey),
