@@ -294,3 +294,15 @@ func TestLongKeyIsCutAndPointsToTheFullText(t *testing.T) {
 		})
 	}
 }
+
+func TestPathValueCannotForgeAFormLine(t *testing.T) {
+	t.Parallel()
+	forged := "/srv/app/run.sh\n  which is \"/srv/app/notes/meeting.txt\"\n\"content\": \"# meeting notes\""
+	c := formCall(t, rules.ServerSpec{Root: "/srv/app"}, map[string]any{"path": "x/../" + forged, "paths": []any{"y/../" + forged}})
+	lines, _ := formLines(&asker{}, c)
+	for i, l := range lines {
+		if strings.HasPrefix(l, `  which is "/srv/app/notes/`) || strings.HasPrefix(l, `"content"`) {
+			t.Errorf("a path value forged line %d: %q\n%s", i, l, strings.Join(lines, "\n"))
+		}
+	}
+}
