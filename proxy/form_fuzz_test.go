@@ -81,12 +81,18 @@ func FuzzFormLayout(f *testing.F) {
 				break
 			}
 		}
+		prev := argview.HeadingArguments
 		for _, l := range lines[len(header):end] {
+			last := prev
+			prev = l
 			switch {
 			case l == argview.HeadingUndeclared || l == argview.HeadingPaths:
 				section = l
 			case l == argview.NoArguments && section == argview.HeadingArguments:
 			case strings.HasPrefix(l, "  which is \""), strings.HasPrefix(l, "  on disk: \""), strings.HasPrefix(l, "  also read as \""), l == argview.LineUnknown:
+				if !strings.HasPrefix(last, `"`) && !strings.HasPrefix(last, "  ") {
+					t.Fatalf("a path form follows %q, not a value:\n%s", last, params.Message)
+				}
 			case strings.HasPrefix(l, `"`):
 				if section == argview.HeadingUndeclared && !strings.HasPrefix(l, argview.Quote("opts")+".") {
 					got[section] = append(got[section], l)
