@@ -306,3 +306,16 @@ func TestPathValueCannotForgeAFormLine(t *testing.T) {
 		}
 	}
 }
+
+func TestResultPreviewCannotHideOrOverwriteText(t *testing.T) {
+	t.Parallel()
+	c := formCall(t, rules.ServerSpec{}, map[string]any{"path": "/srv/app/a"})
+	preview := "line one\r# nothing here\u202e\n\x1b[2Kline two\u200b"
+	params := (&asker{}).resultForm(c, resultScan{}, c.args, preview)
+	if strings.ContainsAny(params.Message, "\r\x1b\u202e\u200b") {
+		t.Errorf("the result form holds hidden characters: %q", params.Message)
+	}
+	if !strings.Contains(params.Message, `line one\r# nothing here\u202e`+"\n"+`\u001b[2Kline two\u200b`) {
+		t.Errorf("the result form does not show the preview's lines with their hidden characters escaped:\n%s", params.Message)
+	}
+}

@@ -159,7 +159,14 @@ func (a *asker) resultForm(c *call, scan resultScan, args map[string]any, previe
 		b.WriteString("\n")
 	}
 	head, hidden := textcut.Head(preview, maxValueShown)
-	fmt.Fprintf(&b, "\nThe result, credentials masked:\n%s\n", head)
+	// The result keeps its lines (it is read as text), each with its
+	// control, bidirectional and invisible characters escaped: none can
+	// overwrite (`\r`), reorder or hide what the human reads.
+	lines := strings.Split(head, "\n")
+	for i, l := range lines {
+		lines[i] = argview.Visible(l)
+	}
+	fmt.Fprintf(&b, "\nThe result, credentials masked:\n%s\n", strings.Join(lines, "\n"))
 	if hidden > 0 {
 		fmt.Fprintf(&b, "… (%d more characters hidden)\n", hidden)
 	}
