@@ -63,9 +63,9 @@ type asker struct {
 	// shared, when set, holds the session grants and the multi
 	// round-trip request states for every replica (Options.State).
 	shared state.Store
-	// secret reports whether values under a key are hidden from the human
-	// (audit's secret-key vocabulary).
-	secret func(key string) bool
+	// schema returns a tool's inputSchema decoded from JSON, nil when it
+	// is not known; nil itself knows no schema.
+	schema func(t Tool) map[string]any
 
 	mu      sync.Mutex
 	pending map[string]*pendingAsk // by request state

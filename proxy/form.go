@@ -1,19 +1,17 @@
 package proxy
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
+	"github.com/mcpwarden/mcpwarden/internal/argview"
 	"github.com/mcpwarden/mcpwarden/rules"
-
-	"github.com/mcpwarden/mcpwarden/internal/textcut"
 )
 
 // formTitle starts every approval form mcpwarden sends, so that an
@@ -21,57 +19,53 @@ import (
 // for one.
 const formTitle = "mcpwarden approval:"
 
-// maxValueShown bounds one argument's text on the form; the approvals page
-// shows all of it.
+// maxValueShown bounds one key's or value's text on the form.
 const maxValueShown = 2000
-
-// hiddenValue replaces a value under a secret-like key on the form and the
-// approvals page.
-const hiddenValue = "<hidden: secret-like key>"
 
 // form is the approval form for c: what will run — the canonical tool,
 // server, client, principal, the rule that asked, and every argument as
-// it will be forwarded, in full up to maxValueShown characters each, with
-// each path-like value also in its normalised absolute form when that
-// differs. offered are the choices the form offers: a session grant only
-// where docs/design.md, "Asking a human", allows one.
+// it will be forwarded, laid out by argview (one line per argument, keys
+// and values quoted and escaped, every form of each path on the lines
+// under it, undeclared keys under a warning), in full up to maxValueShown
+// characters per key and value. offered are the choices the form offers:
+// a session grant only where docs/design.md, "Asking a human", allows one.
+//
+// A form that had to cut something offers only the denials. The ask is
+// not on the approvals page while the form is up, and a second form page
+// would be a second elicitation the client may not show in order; so the
+// human who wants to approve it cancels the form, which is no answer and
+// passes the ask on to the approvals page when that is on (it shows the
+// whole call), and the form says so, or how to turn the page on.
 func (a *asker) form(c *call, t target) (params mcp.ElicitationParams, offered []string) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s allow this call?\n\nTool: %s\nServer: %s\n", formTitle, c.tool.Canonical, c.tool.Server)
+	fmt.Fprintf(&b, "%s allow this call?\n\nTool: %s\nServer: %s\n", formTitle, argview.Escape(c.tool.Canonical), argview.Escape(c.tool.Server))
 	client := "(unnamed)"
 	if c.client != nil {
 		client = strings.TrimSpace(c.client.Name + " " + c.client.Version)
 	}
-	fmt.Fprintf(&b, "Client: %s\nPrincipal: %s\nAsked by: %s in %s\n", client, c.principal, ruleName(c), c.verdict.Gate)
+	fmt.Fprintf(&b, "Client: %s\nPrincipal: %s\nAsked by: %s in %s\n", argview.Escape(client), argview.Escape(c.principal), argview.Escape(ruleName(c)), argview.Escape(c.verdict.Gate))
 	if c.verdict.Gate == rules.GateFlow {
 		// The human is told what the session saw that makes this call
 		// risky: the call whose result armed the flow rule.
-		fmt.Fprintf(&b, "Because: %s\n", c.verdict.Reason)
+		fmt.Fprintf(&b, "Because: %s\n", argview.Escape(c.verdict.Reason))
 	}
-	b.WriteString("\nArguments, as they will be forwarded:\n")
-	shown := a.shown(c.policy, c.args)
-	paths := normalisedPaths(c, t)
-	inline := map[string]bool{}
-	for _, k := range slices.Sorted(maps.Keys(shown)) {
-		fmt.Fprintf(&b, "%s: %s\n", k, cutShown(valueText(shown[k])))
-		if v, ok := shown[k].(string); ok && c.policy.IsPathKey(k) {
-			if i := slices.IndexFunc(paths, func(p approvals.PathForm) bool { return p.Value == v }); i >= 0 {
-				fmt.Fprintf(&b, "  which is %s\n", paths[i].Absolute)
-				inline[v] = true
-			}
-		}
+	view := argview.Render(a.viewOf(c), maxValueShown)
+	b.WriteString("\n")
+	for _, l := range view.Lines {
+		b.WriteString(l)
+		b.WriteString("\n")
 	}
-	var rest []approvals.PathForm
-	for _, p := range paths {
-		if !inline[p.Value] {
-			rest = append(rest, p)
+
+	canonical := argview.Escape(c.tool.Canonical)
+	if view.Cut > 0 {
+		fmt.Fprintf(&b, "\n%d characters are not shown on this form, so it cannot approve this call. ", view.Cut)
+		if a.pageOn() {
+			b.WriteString("To approve it, cancel this form to see the whole call on the approvals page and answer there.\n")
+		} else {
+			b.WriteString("To approve calls this long, turn on the approvals page (ask.approvals: local), which shows them whole.\n")
 		}
-	}
-	if len(rest) > 0 {
-		b.WriteString("\nOther paths, normalised:\n")
-		for _, p := range rest {
-			fmt.Fprintf(&b, "%s\n  which is %s\n", cutShown(p.Value), p.Absolute)
-		}
+		offered = []string{"deny", "deny_session"}
+		return decisionForm(b.String(), "Deny "+canonical, offered, []string{"Deny", "Deny " + canonical + " for this session"}), offered
 	}
 
 	offered = []string{"allow_once"}
@@ -79,15 +73,45 @@ func (a *asker) form(c *call, t target) (params mcp.ElicitationParams, offered [
 	switch {
 	case t.earns && t.pathless:
 		offered = append(offered, "allow_session")
-		names = append(names, "Allow "+c.tool.Canonical+" with any arguments (calls without paths) for this session")
+		names = append(names, "Allow "+canonical+" with any arguments (calls without paths) for this session")
 	case t.earns:
 		offered = append(offered, "allow_session", "allow_session_folder")
-		names = append(names, "Allow exactly "+strings.Join(t.paths, ", ")+" for this session",
-			"Allow anything under "+strings.Join(t.folders, ", ")+" for this session")
+		names = append(names, "Allow exactly "+quoteAll(t.paths)+" for this session",
+			"Allow anything under "+quoteAll(t.folders)+" for this session")
 	}
 	offered = append(offered, "deny", "deny_session")
-	names = append(names, "Deny", "Deny "+c.tool.Canonical+" for this session")
-	return decisionForm(b.String(), "Allow or deny "+c.tool.Canonical, offered, names), offered
+	names = append(names, "Deny", "Deny "+canonical+" for this session")
+	return decisionForm(b.String(), "Allow or deny "+canonical, offered, names), offered
+}
+
+// quoteAll is paths quoted and escaped (argview.Quote), comma-separated.
+func quoteAll(paths []string) string {
+	q := make([]string, len(paths))
+	for i, p := range paths {
+		q[i] = argview.Quote(p)
+	}
+	return strings.Join(q, ", ")
+}
+
+// pageOn reports whether the approvals page is among the resolvers: the
+// only resolver that can say where it is (an approvals.Locator).
+func (a *asker) pageOn() bool {
+	for _, r := range a.resolvers {
+		if _, ok := r.(approvals.Locator); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// viewOf is c as argview shows it: its arguments as forwarded, the tool's
+// inputSchema when known, and every form of every path-like value.
+func (a *asker) viewOf(c *call) argview.Call {
+	v := argview.Call{Arguments: c.args, Paths: pathViews(c), PathKey: c.policy.IsPathKey}
+	if a.schema != nil {
+		v.Schema = a.schema(c.tool)
+	}
+	return v
 }
 
 // decisionForm is an approval form: message, and one required "decision"
@@ -111,76 +135,58 @@ func decisionForm(message, description string, values, names []string) mcp.Elici
 	}
 }
 
-// shown is a copy of args for a human: every value in full, except the
-// values under secret-like keys (audit's vocabulary), at any depth. A
-// path-like key is never hidden, even one named like a secret
-// (`keyfile`): where a call acts is what the human must see.
-func (a *asker) shown(p *rules.Policy, args map[string]any) map[string]any {
-	if args == nil {
-		return map[string]any{}
+// pathViews are c's path-like values with every form the rules decide
+// them on, as argview shows them: each absolute reading, cleaned, and for
+// a server on this machine where it leads on disk (as decide resolves it),
+// the other forms (NFC), and whether a location is unknown.
+func pathViews(c *call) []argview.Path {
+	rc := c.rulesCall()
+	if c.snap != nil && c.snap.resolveSymlinks[c.tool.Server] || c.policy.IsLocal(c.tool.Server) {
+		rc.Physical = PhysicalForms(c.policy, rc)
 	}
-	v, _ := a.hide(p, args).(map[string]any)
-	return v
-}
-
-func (a *asker) hide(p *rules.Policy, v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			if a.secret != nil && a.secret(k) && !p.IsPathKey(k) {
-				out[k] = hiddenValue
-			} else {
-				out[k] = a.hide(p, e)
+	forms, _ := c.policy.PathForms(rc)
+	out := make([]argview.Path, 0, len(forms))
+	for _, f := range forms {
+		p := argview.Path{Value: f.Value, Unknown: !f.Known}
+		seen := map[string]bool{}
+		for _, raw := range f.Raw {
+			r := argview.Reading{Lexical: filepath.Clean(raw), OnDisk: rc.Physical[raw]}
+			seen[r.Lexical], seen[r.OnDisk] = true, true
+			p.Readings = append(p.Readings, r)
+		}
+		for _, form := range f.Forms {
+			if !seen[form] {
+				p.Also = append(p.Also, form)
 			}
 		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = a.hide(p, e)
-		}
-		return out
+		out = append(out, p)
 	}
-	return v
+	return out
 }
 
-// valueText is v as JSON, HTML not escaped: a string is quoted, so line
-// breaks and quotes inside it are visible.
-func valueText(v any) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return "(cannot be shown)"
+// inputSchema returns t's inputSchema as the upstream listed it, decoded
+// from JSON, or nil when the tool is not listed now.
+func (s *Server) inputSchema(t Tool) map[string]any {
+	s.tools.mu.Lock()
+	i := slices.IndexFunc(s.tools.byServer[t.Server], func(d mcp.Tool) bool { return d.Name == t.Name })
+	var def mcp.Tool
+	if i >= 0 {
+		def = s.tools.byServer[t.Server][i]
 	}
-	return strings.TrimSuffix(buf.String(), "\n")
-}
-
-// cutShown cuts a value too long for the form, saying how much is hidden
-// and where to see it whole.
-func cutShown(s string) string {
-	head, hidden := textcut.Head(s, maxValueShown)
-	if hidden == 0 {
-		return s
-	}
-	return fmt.Sprintf("%s… (%d more characters hidden; see the approvals page)", head, hidden)
-}
-
-// normalisedPaths lists c's path-like string values whose absolute, clean
-// form differs from the value as sent.
-func normalisedPaths(c *call, t target) []approvals.PathForm {
-	if t.pathless {
+	s.tools.mu.Unlock()
+	if i < 0 {
 		return nil
 	}
-	var out []approvals.PathForm
-	eachPathValue(c.policy, c.args, func(key string, v any) {
-		pathStringsOf(v, func(s string) {
-			abs, known := c.policy.Paths(rules.Call{Profile: c.profile, Server: c.tool.Server, Tool: c.tool.Name, Arguments: map[string]any{key: s}})
-			if known && len(abs) == 1 && abs[0] != s && !slices.ContainsFunc(out, func(p approvals.PathForm) bool { return p.Value == s }) {
-				out = append(out, approvals.PathForm{Value: s, Absolute: abs[0]})
-			}
-		})
-	})
-	return out
+	raw := def.RawInputSchema
+	if raw == nil {
+		var err error
+		if raw, err = json.Marshal(def.InputSchema); err != nil {
+			return nil
+		}
+	}
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	return m
 }

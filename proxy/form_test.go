@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/rules"
 
 	"github.com/mcpwarden/mcpwarden/internal/textcut"
@@ -12,21 +11,19 @@ import (
 
 func TestSecretNamedPathKeyIsShownOnTheForm(t *testing.T) {
 	t.Parallel()
-	p, err := rules.Compile(rules.Spec{PathKeys: []string{"path", "keyfile"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r *audit.Redactor
-	a := &asker{secret: r.IsSecretKey}
-	got := a.shown(p, map[string]any{"keyfile": "/etc/ssh/ssh_host_ed25519_key", "api_key": "sk-123", "nested": map[string]any{"password": "hunter2", "path": "/x"}})
-	if got["keyfile"] != "/etc/ssh/ssh_host_ed25519_key" {
-		t.Errorf("a path-like key named like a secret was hidden: %v", got["keyfile"])
-	}
-	if got["api_key"] != hiddenValue || got["nested"].(map[string]any)["password"] != hiddenValue {
-		t.Errorf("secret-like values shown: %v", got)
-	}
-	if got["nested"].(map[string]any)["path"] != "/x" {
-		t.Errorf("a nested path was not shown: %v", got)
+	token := "sk-" + strings.Repeat("x", 24)
+	c := formCallSpec(t, rules.Spec{PathKeys: []string{"path", "keyfile"}}, map[string]any{
+		"keyfile": "/etc/ssh/ssh_host_ed25519_key", "api_key": token, "nested": map[string]any{"password": token, "path": "/x/" + token},
+	})
+	params, _ := (&asker{}).form(c, target{})
+	for _, want := range []string{
+		`"keyfile": "/etc/ssh/ssh_host_ed25519_key"`,
+		`"api_key": <hidden: token, 27 characters>`,
+		`"nested": {"password": <hidden: token, 27 characters>, "path": "/x/` + token + `"}`,
+	} {
+		if !strings.Contains(params.Message, want) {
+			t.Errorf("the form lacks %s:\n%s", want, params.Message)
+		}
 	}
 }
 
@@ -57,14 +54,14 @@ func TestFormShowsEveryPathNormalised(t *testing.T) {
 	a := &asker{}
 	params, offered := a.form(c, target{earns: true, paths: []string{"/etc/shadow", "/srv/app/ok.txt", "/srv/app/run.sh"}, folders: []string{"/etc", "/srv/app"}})
 	for _, want := range []string{
-		"mcpwarden approval:", `path: "notes/../run.sh"`, "  which is /srv/app/run.sh",
-		"Other paths, normalised:", "/srv/app/a/../../../etc/shadow\n  which is /etc/shadow",
+		"mcpwarden approval:", `"path": "notes/../run.sh"`, `  which is "/srv/app/run.sh"`,
+		"Other paths, as mcpwarden decided on them:", "\"/srv/app/a/../../../etc/shadow\"\n  which is \"/etc/shadow\"",
 	} {
 		if !strings.Contains(params.Message, want) {
 			t.Errorf("the form lacks %q:\n%s", want, params.Message)
 		}
 	}
-	if strings.Contains(params.Message, "/srv/app/ok.txt\n  which is") {
+	if strings.Contains(params.Message, "/srv/app/ok.txt\"\n  which is") {
 		t.Errorf("a path already normal is repeated:\n%s", params.Message)
 	}
 	if got := strings.Join(offered, " "); got != "allow_once allow_session allow_session_folder deny deny_session" {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/mcpwarden/mcpwarden/internal/argview"
 	"github.com/mcpwarden/mcpwarden/internal/textcut"
 )
 
@@ -84,8 +85,8 @@ func FuzzFormCuts(f *testing.F) {
 		if !utf8.ValidString(s) {
 			return
 		}
-		if got := cutShown(s); !utf8.ValidString(got) || utf8.RuneCountInString(s) > maxValueShown && !strings.Contains(got, "more characters hidden") {
-			t.Fatalf("cutShown(%d runes) = %q", utf8.RuneCountInString(s), got)
+		if got := argview.Cut(s, maxValueShown); !utf8.ValidString(got) || utf8.RuneCountInString(s) > maxValueShown && !strings.Contains(got, "more characters)") {
+			t.Fatalf("argview.Cut(%d runes) = %q", utf8.RuneCountInString(s), got)
 		}
 		got := textcut.Tail(s, 40)
 		if !utf8.ValidString(got) || utf8.RuneCountInString(got) > 40 || !strings.HasSuffix(s, strings.TrimPrefix(got, "…")) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
+	"github.com/mcpwarden/mcpwarden/internal/argview"
 )
 
 // progressEvery is how often a call waiting for an out-of-band answer
@@ -23,24 +24,7 @@ const progressEvery = 5 * time.Second
 // meanwhile (to a concurrent call) settles it too. none is set when r gave
 // no answer (it failed).
 func (a *asker) outOfBand(ctx context.Context, c *call, req mcp.CallToolRequest, r approvals.Resolver, sess *session, key grantKey, t target) (res resolution, none *noAnswer) {
-	areq := approvals.Request{
-		ID:        approvals.NewID(),
-		Tool:      c.tool.Canonical,
-		Server:    c.tool.Server,
-		Session:   c.session,
-		Principal: c.principal,
-		Rule:      c.verdict.Rule,
-		Gate:      c.verdict.Gate,
-		Arguments: a.shown(c.policy, c.args),
-		Paths:     normalisedPaths(c, t),
-		AskedAt:   time.Now(),
-	}
-	if t.earns && !t.pathless {
-		areq.Folders = t.folders
-	}
-	if c.client != nil {
-		areq.Client = strings.TrimSpace(c.client.Name + " " + c.client.Version)
-	}
+	areq := a.request(c, t)
 	where := "by the external resolver"
 	if l, ok := r.(approvals.Locator); ok {
 		where = l.Where(areq.ID)
@@ -84,6 +68,34 @@ func (a *asker) outOfBand(ctx context.Context, c *call, req mcp.CallToolRequest,
 	case ans := <-w.done:
 		return a.byGrant(c, ans), nil
 	}
+}
+
+// request is the ask about c as the approvals page and the resolvers get
+// it: the arguments with credentials hidden, every form of every path, the
+// form's lines in full, and the texts that come from the client, the
+// upstream or the config (client, tool, principal, rule) with hidden
+// characters escaped (argview.Escape), as the form shows them.
+func (a *asker) request(c *call, t target) approvals.Request {
+	areq := approvals.Request{
+		ID:        approvals.NewID(),
+		Tool:      argview.Escape(c.tool.Canonical),
+		Server:    argview.Escape(c.tool.Server),
+		Session:   c.session,
+		Principal: argview.Escape(c.principal),
+		Rule:      argview.Escape(c.verdict.Rule),
+		Gate:      c.verdict.Gate,
+		Arguments: argview.Hide(c.args, c.policy.IsPathKey),
+		Paths:     pathViews(c),
+		Lines:     argview.Render(a.viewOf(c), 0).Lines,
+		AskedAt:   time.Now(),
+	}
+	if t.earns && !t.pathless {
+		areq.Folders = t.folders
+	}
+	if c.client != nil {
+		areq.Client = argview.Escape(strings.TrimSpace(c.client.Name + " " + c.client.Version))
+	}
+	return areq
 }
 
 // viaText names a channel in the audit reason and the model's text.

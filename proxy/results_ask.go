@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
+	"github.com/mcpwarden/mcpwarden/internal/argview"
 	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
 	"github.com/mcpwarden/mcpwarden/internal/secrets"
 	"github.com/mcpwarden/mcpwarden/internal/textcut"
@@ -129,15 +128,15 @@ func (a *asker) resolveResult(ctx context.Context, c *call, req mcp.CallToolRequ
 	return done(resultAnswer{grantedBy: audit.GrantedByNoElicitation, reason: "no one answered; a result is never passed on by ask_fallback"})
 }
 
-// resultArgs are c's arguments for the human, values under secret-like
-// keys hidden. A forwarded tool call keeps only its canonical arguments,
-// which are read again.
+// resultArgs are c's arguments as forwarded, for the human (argview hides
+// the credentials in them). A forwarded tool call keeps only its canonical
+// arguments, which are read again.
 func (a *asker) resultArgs(c *call) map[string]any {
 	args := c.args
 	if args == nil && len(c.canonical) > 0 {
 		args, _, _ = jsonargs.Parse(c.canonical)
 	}
-	return a.shown(c.policy, args)
+	return args
 }
 
 // resultRule is the rule an ask about a result names, with what it found.
@@ -148,18 +147,26 @@ func resultRule(scan resultScan) string {
 // resultForm is the elicitation form of an ask about a result.
 func (a *asker) resultForm(c *call, scan resultScan, args map[string]any, preview string) mcp.ElicitationParams {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s let the client see this result?\n\nTool: %s\nServer: %s\n", formTitle, c.tool.Canonical, c.tool.Server)
+	fmt.Fprintf(&b, "%s let the client see this result?\n\nTool: %s\nServer: %s\n", formTitle, argview.Escape(c.tool.Canonical), argview.Escape(c.tool.Server))
 	client := "(unnamed)"
 	if c.client != nil {
 		client = strings.TrimSpace(c.client.Name + " " + c.client.Version)
 	}
-	fmt.Fprintf(&b, "Client: %s\nPrincipal: %s\nAsked by: %s\n", client, c.principal, resultRule(scan))
+	fmt.Fprintf(&b, "Client: %s\nPrincipal: %s\nAsked by: %s\n", argview.Escape(client), argview.Escape(c.principal), resultRule(scan))
 	b.WriteString("\nThe result holds credentials, not shown here. The call's arguments:\n")
-	for _, k := range slices.Sorted(maps.Keys(args)) {
-		fmt.Fprintf(&b, "%s: %s\n", k, cutShown(valueText(args[k])))
+	for _, l := range argview.Render(argview.Call{Arguments: args, PathKey: c.policy.IsPathKey}, maxValueShown).Lines[1:] {
+		b.WriteString(l)
+		b.WriteString("\n")
 	}
 	head, hidden := textcut.Head(preview, maxValueShown)
-	fmt.Fprintf(&b, "\nThe result, credentials masked:\n%s\n", head)
+	// The result keeps its lines (it is read as text), each with its
+	// control, bidirectional and invisible characters escaped: none can
+	// overwrite (`\r`), reorder or hide what the human reads.
+	lines := strings.Split(head, "\n")
+	for i, l := range lines {
+		lines[i] = argview.Visible(l)
+	}
+	fmt.Fprintf(&b, "\nThe result, credentials masked:\n%s\n", strings.Join(lines, "\n"))
 	if hidden > 0 {
 		fmt.Fprintf(&b, "… (%d more characters hidden)\n", hidden)
 	}
@@ -231,17 +238,18 @@ func resultChoiceOf(res *mcp.ElicitationResult) (outcome resultOutcome, why stri
 func (a *asker) resultOutOfBand(ctx context.Context, c *call, req mcp.CallToolRequest, r approvals.Resolver, scan resultScan, args map[string]any) (ans resultAnswer, none *noAnswer) {
 	areq := approvals.Request{
 		ID:        approvals.NewID(),
-		Tool:      c.tool.Canonical,
-		Server:    c.tool.Server,
+		Tool:      argview.Escape(c.tool.Canonical),
+		Server:    argview.Escape(c.tool.Server),
 		Session:   c.session,
-		Principal: c.principal,
+		Principal: argview.Escape(c.principal),
 		Rule:      resultRule(scan) + "; an allow passes the result on as sent, credentials included",
 		Gate:      resultGate,
-		Arguments: args,
+		Arguments: argview.Hide(args, c.policy.IsPathKey),
+		Lines:     argview.Render(argview.Call{Arguments: args, PathKey: c.policy.IsPathKey}, 0).Lines,
 		AskedAt:   time.Now(),
 	}
 	if c.client != nil {
-		areq.Client = strings.TrimSpace(c.client.Name + " " + c.client.Version)
+		areq.Client = argview.Escape(strings.TrimSpace(c.client.Name + " " + c.client.Version))
 	}
 	where := "by the external resolver"
 	if l, ok := r.(approvals.Locator); ok {

@@ -5,17 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/user"
-	"slices"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
+	"github.com/mcpwarden/mcpwarden/internal/argview"
 	"github.com/mcpwarden/mcpwarden/internal/config"
 
 	"github.com/mcpwarden/mcpwarden/internal/textcut"
@@ -106,11 +104,13 @@ $XDG_RUNTIME_DIR/mcpwarden, $XDG_STATE_HOME/mcpwarden or
 }
 
 // printPending writes the pending asks as a table, then each one's
-// principal and arguments in full as they will be forwarded (a value over
-// maxArgShown characters is cut, saying how much; --json shows all), with
-// path-like values also in their normalised form. Every value comes from
-// clients and upstreams, so control characters are dropped: they could
-// drive the terminal.
+// principal and arguments as the approval form lays them out (argview:
+// one line per argument, keys and values quoted, path forms under them,
+// undeclared keys under a warning), a line over maxArgShown characters
+// cut, saying how much (--json and the approvals page show all). Every
+// value comes from clients and upstreams, so control, bidirectional and
+// invisible characters are shown as escapes: they could drive the
+// terminal (`\r`, escape sequences) or reorder what it shows.
 func printPending(out io.Writer, s approvals.Snapshot) {
 	if len(s.Pending) == 0 {
 		fmt.Fprintln(out, "no tool call is waiting for approval")
@@ -127,23 +127,23 @@ func printPending(out io.Writer, s approvals.Snapshot) {
 	}
 	tw.Flush()
 	for _, p := range s.Pending {
-		fmt.Fprintf(out, "\nask %s, from %s, arguments as they will be forwarded:\n", clean(p.ID), clean(cmp.Or(p.Principal, "-")))
-		for _, k := range slices.Sorted(maps.Keys(p.Arguments)) {
-			v, _ := json.Marshal(p.Arguments[k])
-			fmt.Fprintf(out, "  %s: %s\n", clean(k), clean(cutArg(string(v))))
+		fmt.Fprintf(out, "\nask %s, from %s:\n", clean(p.ID), clean(cmp.Or(p.Principal, "-")))
+		lines := p.Lines
+		if lines == nil { // an older mcpwarden: its arguments and paths as they are
+			lines = argview.Render(argview.Call{Arguments: p.Arguments, Paths: p.Paths}, 0).Lines
 		}
-		for _, pf := range p.Paths {
-			fmt.Fprintf(out, "  path %s is %s\n", clean(cutArg(pf.Value)), clean(pf.Absolute))
+		for _, l := range lines {
+			fmt.Fprintf(out, "  %s\n", cutArg(clean(l)))
 		}
 	}
 	fmt.Fprintln(out, "\nanswer with: mcpwarden approve ID [--session | --folder] | mcpwarden deny ID")
 }
 
-// maxArgShown bounds one argument in the approvals listing.
+// maxArgShown bounds one line of the approvals listing.
 const maxArgShown = 2000
 
-// cutArg cuts a value too long for the listing, at a character boundary,
-// saying how much is hidden.
+// cutArg cuts a line too long for the listing, at a character boundary,
+// saying how much is hidden and where to see it.
 func cutArg(s string) string {
 	head, hidden := textcut.Head(s, maxArgShown)
 	if hidden == 0 {
@@ -152,14 +152,10 @@ func cutArg(s string) string {
 	return fmt.Sprintf("%s… (%d more characters hidden; see --json or the approvals page)", head, hidden)
 }
 
-func clean(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return -1
-		}
-		return r
-	}, s)
-}
+// clean is s with every character that could drive the terminal or hide
+// or reorder text shown as an escape, on one line (argview.Visible: the
+// server sends these texts escaped already, so `\` is kept as it is).
+func clean(s string) string { return argview.Visible(s) }
 
 func newApproveCmd() *cobra.Command {
 	var (

@@ -92,7 +92,7 @@ func TestApprovalsCommands(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("approvals exited %d: %s", code, errOut)
 	}
-	for _, want := range []string{"aaa111", "bbb222", "mcp:fs:write_file", `path: "/tmp/a"`, "mcp:fs:write_file (policy)"} {
+	for _, want := range []string{"aaa111", "bbb222", "mcp:fs:write_file", `"path": "/tmp/a"`, "mcp:fs:write_file (policy)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("approvals output lacks %q:\n%s", want, out)
 		}

@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpwarden/mcpwarden/internal/argview"
 	"github.com/mcpwarden/mcpwarden/internal/enumtext"
 )
 
@@ -88,10 +89,13 @@ type Decision struct {
 }
 
 // A Request is one ask as a resolver sees it: the call as it will be
-// forwarded and the rule that asked. Only values under secret-like keys
-// are hidden from the arguments; everything else is shown in full (audit
-// redaction is never applied to what a human approves). It is what Command
-// and URL send, as JSON.
+// forwarded and the rule that asked. Only credentials the secret scanner
+// finds in values are hidden from the arguments (argview.Hide); everything
+// else is shown in full (audit redaction is never applied to what a human
+// approves). Its texts that come from the client, the upstream or the
+// config (Tool, Server, Client, Principal, Rule) have their control,
+// bidirectional and invisible characters escaped (argview.Escape), as the
+// form shows them. It is what Command and URL send, as JSON.
 type Request struct {
 	// ID names the ask in the CLI, on the page and in the resolvers' JSON.
 	// The Broker assigns one (NewID) when it is empty.
@@ -105,23 +109,25 @@ type Request struct {
 	Rule      string `json:"rule"`           // the ask rule's text, or "default"
 	Gate      string `json:"gate,omitempty"` // where the rule is: policy, servers.fs.policy …
 	// Arguments are the call's arguments as they will be forwarded, in
-	// full, with the values under secret-like keys hidden.
+	// full, with the credentials in values hidden (argview.Hide).
 	Arguments map[string]any `json:"arguments"`
-	// Paths are the path-like values whose normalised absolute form
-	// differs from the value as sent, each with that form.
+	// Paths are the path-like values with every form mcpwarden decided
+	// them on.
 	Paths []PathForm `json:"paths,omitempty"`
+	// Lines are the arguments as argview.Render lays them out for people,
+	// in full: what the approval form shows, and what the approvals page
+	// and `mcpwarden approvals` show, so that all three agree.
+	Lines []string `json:"lines,omitempty"`
 	// Folders, when set, are the folders an allow_session_folder answer
 	// would cover; without them that answer gives no session grant.
 	Folders []string  `json:"folders,omitempty"`
 	AskedAt time.Time `json:"asked_at"`
 }
 
-// A PathForm is a path-like value as sent and the absolute, clean path it
-// names: `notes/../../run.sh` and `/srv/app/run.sh`.
-type PathForm struct {
-	Value    string `json:"value"`
-	Absolute string `json:"absolute"`
-}
+// A PathForm is a path-like value as sent with every form mcpwarden
+// decided it on: `notes/../../run.sh`, which is `/srv/app/run.sh`, on disk
+// `/outside/run.sh`.
+type PathForm = argview.Path
 
 // A Resolver answers asks. Resolve blocks until it has an answer or ctx is
 // done; an error always means the call is denied (the Decision returned

@@ -43,9 +43,10 @@
       dl.append(el("dt", "", k), el("dd", "", v));
     }
     dl.append(el("dt", "", "Waiting"), waited);
-    const args = el("pre", "args", pretty(a.arguments));
-    const paths = el("pre", "paths");
-    for (const p of a.paths || []) paths.append(document.createTextNode(p.value + "\n  is " + p.absolute + "\n"));
+    // The lines the approval form shows (one per argument, keys and values
+    // quoted, hidden characters escaped, path forms under them), from the
+    // server's one renderer; the raw arguments only from an older server.
+    const args = el("pre", "args", a.lines && a.lines.length ? a.lines.join("\n") : pretty(a.arguments));
     const buttons = el("div", "buttons");
     const msg = el("span", "error");
     const hasPaths = a.folders && a.folders.length;
@@ -59,8 +60,7 @@
       buttons.append(b);
     }
     buttons.append(msg);
-    li.append(title, dl, el("div", "", "Arguments, in full as they will be forwarded (values under secret-like keys hidden):"), args);
-    if (a.paths && a.paths.length) li.append(el("div", "", "Paths, normalised:"), paths);
+    li.append(title, dl, el("div", "", "The call in full (credentials in values hidden; every path also in each form mcpwarden decided it on):"), args);
     li.append(buttons);
     return { li: li, asked: Date.parse(a.asked_at), waited: waited };
   }
