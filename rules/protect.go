@@ -22,9 +22,17 @@ type protectedPath struct {
 	prefix bool
 }
 
-// protected compiles Spec.Protected; a relative entry is an error, since
-// it could not protect anything.
-func (c *compiler) protected(paths []string) {
+// protected compiles Spec.Protected and Spec.ProtectedNames, case-folded
+// when paths compare so; a relative entry of Protected is an error, since
+// it could not protect anything, and so is an absolute name, or one that
+// is empty or climbs with `..`.
+func (c *compiler) protected(paths, names []string) {
+	fold := func(s string) string {
+		if c.p.foldPaths {
+			return foldCase(s)
+		}
+		return s
+	}
 	for i, p := range paths {
 		prefix := strings.HasSuffix(p, "*")
 		p = strings.TrimSuffix(p, "*")
@@ -36,7 +44,15 @@ func (c *compiler) protected(paths []string) {
 		if prefix && strings.HasSuffix(p, "/") {
 			clean += "/"
 		}
-		c.p.protected = append(c.p.protected, protectedPath{path: clean, prefix: prefix})
+		c.p.protected = append(c.p.protected, protectedPath{path: fold(clean), prefix: prefix})
+	}
+	for i, n := range names {
+		clean := filepath.ToSlash(filepath.Clean(n))
+		if n == "" || filepath.IsAbs(n) || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") {
+			c.errorf("protected_names[%d]: %q is not a relative path under a directory; write it as .mcp.json or .claude/settings.json", i, n)
+			continue
+		}
+		c.p.protectedNames = append(c.p.protectedNames, "/"+fold(clean))
 	}
 }
 
@@ -75,7 +91,7 @@ func (p *Policy) SelfProtection(c Call) (Verdict, bool) {
 // relative one whose tail names a protected path under any home or working
 // directory. No gate can override it.
 func (x *evalCtx) selfProtection(srv serverEntry) (Verdict, bool) {
-	if !srv.local || len(x.p.protected) == 0 {
+	if !srv.local || len(x.p.protected)+len(x.p.protectedNames) == 0 {
 		return Verdict{}, false
 	}
 	hit, holder, n := "", "", 0
@@ -134,16 +150,31 @@ func (x *evalCtx) reaches(s string) bool {
 	if strings.HasPrefix(s, "~") {
 		_, tail, _ = strings.Cut(s, "/")
 	}
-	_, ok := x.p.protectedTail(tail)
-	return ok
+	if _, ok := x.p.protectedTail(x.env.foldPath(tail)); ok {
+		return true
+	}
+	// A relative guess (the tail after `/proc/self/cwd/`, `/dev/fd/3/`)
+	// is under a directory that cannot be known.
+	return x.env.forms(s, func(form string, known bool) bool {
+		if known || filepath.IsAbs(form) {
+			return false
+		}
+		_, ok := x.p.protectedTail(x.env.foldPath(form))
+		return ok
+	})
 }
 
-// protectedAt returns the protected path the clean absolute path abs is at
-// or under.
+// protectedAt returns the protected path (or name) the clean absolute path
+// abs is at or under.
 func (p *Policy) protectedAt(abs string) (string, bool) {
 	for _, pp := range p.protected {
 		if pp.prefix && strings.HasPrefix(abs, pp.path) || !pp.prefix && within(abs, pp.path) {
 			return pp.path, true
+		}
+	}
+	for _, n := range p.protectedNames {
+		if strings.Contains(abs+"/", n+"/") {
+			return "**" + n, true
 		}
 	}
 	return "", false
@@ -161,14 +192,23 @@ func (p *Policy) holdsProtected(abs string) bool {
 			return true
 		}
 	}
+	for _, n := range p.protectedNames {
+		// `.claude` holds `.claude/settings.json` wherever it is.
+		for i := strings.LastIndexByte(n, '/'); i > 0; i = strings.LastIndexByte(n[:i], '/') {
+			if strings.HasSuffix(abs, n[:i]) {
+				return true
+			}
+		}
+	}
 	return false
 }
 
 // protectedTail reports whether a relative path rel, under an unknown
 // directory D, could be at or under a protected path P: when P ends with
 // one of rel's leading runs of components (so D/rel is P or beneath it for
-// D = P minus that run). Leading `..` components, which could lead
-// anywhere, are dropped first.
+// D = P minus that run); or at or under a protected name N: when a leading
+// run holds N whole or N ends with it. Leading `..` components, which
+// could lead anywhere, are dropped first.
 func (p *Policy) protectedTail(rel string) (string, bool) {
 	parts := strings.Split(filepath.ToSlash(filepath.Clean("/" + rel))[1:], "/")
 	for len(parts) > 0 && (parts[0] == ".." || parts[0] == "") {
@@ -179,6 +219,12 @@ func (p *Policy) protectedTail(rel string) (string, bool) {
 		for _, pp := range p.protected {
 			if pp.prefix && strings.Contains(run+"/", pp.path[strings.LastIndexByte(pp.path, '/'):]) || !pp.prefix && strings.HasSuffix(pp.path, run) {
 				return pp.path, true
+			}
+		}
+		for _, n := range p.protectedNames {
+			// D/rel holds the name whole, or D ends with its start.
+			if strings.Contains(run+"/", n+"/") || strings.HasSuffix(n, run) {
+				return "**" + n, true
 			}
 		}
 	}
