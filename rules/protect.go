@@ -94,15 +94,15 @@ func (x *evalCtx) selfProtection(srv serverEntry) (Verdict, bool) {
 	if !srv.local || len(x.p.protected)+len(x.p.protectedNames) == 0 {
 		return Verdict{}, false
 	}
-	hit, holder, n := "", "", 0
+	hit, entry, holder, n := "", "", "", 0
 	x.eachPath(x.args, func(v any) bool {
 		s, ok := v.(string)
 		if !ok {
 			return false
 		}
 		n++
-		if x.reaches(s) {
-			hit = s
+		if e, ok := x.reaches(s); ok {
+			hit, entry = s, e
 			return true
 		}
 		if holder == "" {
@@ -117,6 +117,8 @@ func (x *evalCtx) selfProtection(srv serverEntry) (Verdict, bool) {
 		return false
 	})
 	switch {
+	case hit != "" && strings.HasPrefix(entry, "**/"):
+		return selfProtection("path " + quote(hit) + " may be a client config (" + entry + ") that routes clients through mcpwarden, which no config can open"), true
 	case hit != "":
 		return selfProtection("path " + quote(hit) + " is one of mcpwarden's own files, which no config can open"), true
 	case holder != "" && n > 1:
@@ -133,35 +135,39 @@ func selfProtection(reason string) Verdict {
 	return Verdict{Decision: Deny, Rule: RuleSelfProtection, Gate: GateBuiltin, Reason: reason}
 }
 
-// reaches reports whether any form of the path-like value s is at or under
-// a protected path; a value with a form whose location is unknown is also
-// tried as a tail under any directory (`~/x`, `~user/x`, a relative `x`).
-func (x *evalCtx) reaches(s string) bool {
-	unknown := false
+// reaches returns the protected path (or `**/` and a protected name) any
+// form of the path-like value s is at or under; a value with a form whose
+// location is unknown is also tried as a tail under any directory (`~/x`,
+// `~user/x`, a relative `x`).
+func (x *evalCtx) reaches(s string) (string, bool) {
+	unknown, entry := false, ""
 	found := x.env.forms(s, func(form string, known bool) bool {
 		unknown = unknown || !known
-		_, ok := x.p.protectedAt(x.env.foldPath(form))
+		var ok bool
+		entry, ok = x.p.protectedAt(x.env.foldPath(form))
 		return ok
 	})
 	if found || !unknown {
-		return found
+		return entry, found
 	}
 	tail := s
 	if strings.HasPrefix(s, "~") {
 		_, tail, _ = strings.Cut(s, "/")
 	}
-	if _, ok := x.p.protectedTail(x.env.foldPath(tail)); ok {
-		return true
+	if e, ok := x.p.protectedTail(x.env.foldPath(tail)); ok {
+		return e, true
 	}
 	// A relative guess (the tail after `/proc/self/cwd/`, `/dev/fd/3/`)
 	// is under a directory that cannot be known.
-	return x.env.forms(s, func(form string, known bool) bool {
+	found = x.env.forms(s, func(form string, known bool) bool {
 		if known || filepath.IsAbs(form) {
 			return false
 		}
-		_, ok := x.p.protectedTail(x.env.foldPath(form))
+		var ok bool
+		entry, ok = x.p.protectedTail(x.env.foldPath(form))
 		return ok
 	})
+	return entry, found
 }
 
 // protectedAt returns the protected path (or name) the clean absolute path
