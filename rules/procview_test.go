@@ -162,3 +162,28 @@ func TestViewOf(t *testing.T) {
 		})
 	}
 }
+
+func TestMovingADirectoryHoldingOwnFilesThroughProcSelfIsSelfProtected(t *testing.T) {
+	t.Parallel()
+	p := serverViewPolicy(t, PolicySpec{Default: "allow", Allow: []string{"mcp:*:*"}})
+	tests := []struct {
+		name   string
+		source string
+		want   Decision
+	}{
+		{"the config's directory under the server's cwd", "/proc/self/cwd/mcpwarden", Deny},
+		{"the log's directory from above", "/proc/self/cwd/../log/mcpwarden", Deny},
+		{".claude under the server's cwd", "/proc/self/cwd/.claude", Deny},
+		{"a directory holding .claude under the server's cwd", "/proc/self/cwd/x/.claude", Deny},
+		{"an ordinary directory under the server's cwd", "/proc/self/cwd/src", Allow},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			v := p.Decide(Call{Server: "fs", Tool: "move_file", Arguments: map[string]any{"source": tt.source, "destination": "/srv/app/moved"}})
+			if v.Decision != tt.want || tt.want == Deny && v.Rule != RuleSelfProtection {
+				t.Fatalf("decision = %v by %q (%s), want %v", v.Decision, v.Rule, v.Reason, tt.want)
+			}
+		})
+	}
+}

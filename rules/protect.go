@@ -107,7 +107,7 @@ func (x *evalCtx) selfProtection(srv serverEntry) (Verdict, bool) {
 		}
 		if holder == "" {
 			x.env.forms(s, func(form string, known bool) bool {
-				if known && x.p.holdsProtected(x.env.foldPath(form)) {
+				if known && x.p.holdsProtected(x.env.foldPath(form)) || !known && x.p.holdsTail(x.env.foldPath(form)) {
 					holder = s
 					return true
 				}
@@ -207,6 +207,30 @@ func (p *Policy) holdsProtected(abs string) bool {
 		}
 	}
 	return false
+}
+
+// holdsTail reports whether a guess at a path whose location is unknown
+// may be a directory above a protected path: an absolute guess that is,
+// or a relative one (leading `..` dropped) whose components are a run of
+// a protected path's directories, or that ends with a directory a
+// protected name starts with (`x/.claude`).
+func (p *Policy) holdsTail(guess string) bool {
+	if filepath.IsAbs(guess) {
+		return p.holdsProtected(filepath.Clean(guess))
+	}
+	rel := strings.TrimLeft(filepath.ToSlash(filepath.Clean("/"+guess)), "/")
+	for strings.HasPrefix(rel, "../") || rel == ".." {
+		rel = strings.TrimPrefix(strings.TrimPrefix(rel, ".."), "/")
+	}
+	if rel == "" {
+		return false
+	}
+	for _, pp := range p.protected {
+		if strings.Contains(filepath.Dir(pp.path)+"/", "/"+rel+"/") {
+			return true
+		}
+	}
+	return p.holdsProtected("/" + rel)
 }
 
 // protectedTail reports whether a relative path rel, under an unknown
