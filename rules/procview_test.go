@@ -1,6 +1,11 @@
 package rules
 
-import "testing"
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
 
 // serverViewPolicy protects mcpwarden's files in /etc/mcpwarden and a log
 // in /var/log, for a local server working in /srv/app that a config
@@ -186,4 +191,30 @@ func TestMovingADirectoryHoldingOwnFilesThroughProcSelfIsSelfProtected(t *testin
 			}
 		})
 	}
+}
+
+func FuzzViewOf(f *testing.F) {
+	for _, s := range []string{"/proc/self/cwd/x", "/dev/fd/../cwd/x", "/proc/thread-self/root/etc", "/proc/1/task/2/fd/3/../x", "/dev/stdin", "/srv/proc/self", "//proc//./self/cwd"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, ok := viewOf(s)
+		if ok && !strings.HasSuffix(s, v.tail) {
+			t.Fatalf("viewOf(%q) tail %q is not the end of the path", s, v.tail)
+		}
+		if ok || !strings.HasPrefix(s, "/") || slices.Contains(strings.Split(s, "/"), "..") {
+			return
+		}
+		// Without `..`, a path the kernel reads in the opening process's
+		// view is one of these, cleaned.
+		clean := filepath.Clean(s) + "/"
+		for _, prefix := range []string{"/proc/self/", "/proc/thread-self/", "/dev/fd/", "/dev/stdin/", "/dev/stdout/", "/dev/stderr/"} {
+			if strings.HasPrefix(clean, prefix) {
+				t.Fatalf("viewOf(%q) = false, but it is under %s", s, prefix)
+			}
+		}
+		if rest, found := strings.CutPrefix(clean, "/proc/"); found && isDigits(strings.Split(rest, "/")[0]) {
+			t.Fatalf("viewOf(%q) = false, but it is a process directory", s)
+		}
+	})
 }
