@@ -35,8 +35,9 @@ func realHost() host {
 // user's home (clientconfig.UserFiles); the mcpwarden binary; and the
 // resolver program of ask.resolver.command, with each argument that names
 // an existing file (the script an interpreter runs). A link's target is
-// protected beside the link. The audit signing key and witness join them
-// when the audit config names them.
+// protected beside the link. The audit signing key, kept in the state
+// directory, is among OwnFiles already; the witness file joins them here
+// once the audit config names one (see the end of the function).
 func protectSelf(spec *rules.Spec, cfg *config.Config, workDir string, h host) {
 	add := func(p string) {
 		if !filepath.IsAbs(p) {
@@ -76,4 +77,7 @@ func protectSelf(spec *rules.Spec, cfg *config.Config, workDir string, h host) {
 			}
 		}
 	}
+	// Hook: when audit.Config gains the signed checkpoints' witness file
+	// (or a key file outside the state directory), add(it) here, joined
+	// to cfg.Dir when relative, as OwnFiles does for the audit log.
 }
