@@ -32,7 +32,8 @@ func realHost() host {
 // (config.OwnFiles, already there): the files that route a client through
 // mcpwarden or run on its behalf. They are the client config files of
 // every client, under any directory (clientconfig.ProjectFiles) and in the
-// user's home (clientconfig.UserFiles); the mcpwarden binary; and the
+// user's home (clientconfig.UserFiles), and the one the config was
+// imported from (clientconfig.ImportedFrom); the mcpwarden binary; and the
 // resolver program of ask.resolver.command, with each argument that names
 // an existing file (the script an interpreter runs). A link's target is
 // protected beside the link. The audit signing key, kept in the state
@@ -49,6 +50,11 @@ func protectSelf(spec *rules.Spec, cfg *config.Config, workDir string, h host) {
 		}
 	}
 	spec.ProtectedNames = append(spec.ProtectedNames, clientconfig.ProjectFiles()...)
+	if data, err := os.ReadFile(cfg.File); cfg.File != "" && err == nil {
+		if from, ok := clientconfig.ImportedFrom(data); ok {
+			add(from) // whatever its name
+		}
+	}
 	for _, p := range clientconfig.UserFiles(h.goos, h.getenv("HOME"), h.getenv("APPDATA")) {
 		add(p)
 	}

@@ -152,3 +152,19 @@ func TestResolverProgramIsProtected(t *testing.T) {
 		})
 	}
 }
+
+func TestImportedClientConfigIsProtectedWhateverItsName(t *testing.T) {
+	t.Parallel()
+	w := newProtectWorld(t, "")
+	client := filepath.Join(w.project, "team-mcp.json")
+	data, err := os.ReadFile(w.cfg.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := "# mcpwarden config imported from " + client + " (claude-code) by `mcpwarden import`.\n"
+	if err := os.WriteFile(w.cfg.File, append([]byte(header), data...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st := w.setup(t, "/opt/mcpwarden", nil)
+	assertSelfProtected(t, st.Policy, "write_file", client, "team-mcp.json")
+}
