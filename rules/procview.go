@@ -16,8 +16,8 @@ const (
 
 // A serverView is an absolute path read in the view of the process that
 // opens it: `/proc/self`, `/proc/thread-self`, `/dev/fd`, `/dev/stdin`,
-// `/dev/stdout` and `/dev/stderr` name the server process (not
-// mcpwarden), and `/proc/<pid>` some process; where such a path leads
+// `/dev/stdout`, `/dev/stderr` and `/proc/net` name the server process
+// (not mcpwarden), and `/proc/<pid>` some process; where such a path leads
 // cannot be known without asking the kernel about that process. link is
 // the magic link the path goes through and tail what follows it, uncleaned
 // (the kernel resolves its `..` from wherever the link leads).
@@ -28,7 +28,8 @@ type serverView struct {
 
 // viewLinkTarget returns the target of a link outside /proc/<pid> that leads
 // into the opening process's directory, as the kernel (or udev) sets them
-// up: /dev/fd, /dev/stdin, /dev/stdout, /dev/stderr, /proc/thread-self;
+// up: /dev/fd, /dev/stdin, /dev/stdout, /dev/stderr, /proc/thread-self,
+// /proc/net (self/net, so /proc/net/../cwd is the opener's cwd);
 // self stands for that process, and for a thread of it.
 func viewLinkTarget(dir, name string) []string {
 	switch {
@@ -42,6 +43,8 @@ func viewLinkTarget(dir, name string) []string {
 		return []string{"proc", "self", "fd", "2"}
 	case dir == "proc" && name == "thread-self":
 		return []string{"proc", "self", "task", "self"}
+	case dir == "proc" && name == "net":
+		return []string{"proc", "self", "net"}
 	}
 	return nil
 }

@@ -40,6 +40,7 @@ func TestProcSelfIsReadInTheServersView(t *testing.T) {
 		{"the config through /proc/self/fd/..", "/proc/self/fd/../cwd/mcpwarden.yaml"},
 		{"the config beside stdin", "/dev/stdin/../mcpwarden.yaml"},
 		{"the config through /proc/thread-self", "/proc/thread-self/cwd/mcpwarden.yaml"},
+		{"the config through /proc/net/..", "/proc/net/../cwd/mcpwarden.yaml"},
 		{"the config through a thread's directory", "/proc/self/task/7/cwd/mcpwarden.yaml"},
 		{"the config through another pid", "/proc/4242/cwd/mcpwarden.yaml"},
 		{"the config through the server's root", "/proc/self/root/etc/mcpwarden/mcpwarden.yaml"},
@@ -156,6 +157,7 @@ func TestViewOf(t *testing.T) {
 		{"a pid", "/proc/12", true, serverView{viewProc, ""}},
 		{"a thread's root", "/proc/thread-self/root/etc", true, serverView{viewRoot, "etc"}},
 		{"a climb out of /proc/self", "/proc/self/../meminfo", false, serverView{}},
+		{"/proc/net, a link to self/net", "/proc/net/../cwd/x", true, serverView{viewCwd, "x"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -208,7 +210,7 @@ func FuzzViewOf(f *testing.F) {
 		// Without `..`, a path the kernel reads in the opening process's
 		// view is one of these, cleaned.
 		clean := filepath.Clean(s) + "/"
-		for _, prefix := range []string{"/proc/self/", "/proc/thread-self/", "/dev/fd/", "/dev/stdin/", "/dev/stdout/", "/dev/stderr/"} {
+		for _, prefix := range []string{"/proc/self/", "/proc/thread-self/", "/proc/net/", "/dev/fd/", "/dev/stdin/", "/dev/stdout/", "/dev/stderr/"} {
 			if strings.HasPrefix(clean, prefix) {
 				t.Fatalf("viewOf(%q) = false, but it is under %s", s, prefix)
 			}

@@ -102,6 +102,7 @@ func TestProcSelfCwdReadsInTheServersView(t *testing.T) {
 		"/proc/"+strconv.Itoa(w.pid)+"/cwd/cfglink",
 		"/proc/self/root"+w.f.config,
 		"/proc/self/root/proc/self/cwd/cfglink",
+		"/proc/net/../cwd/cfglink",
 	)
 	if data, _ := os.ReadFile(w.f.config); string(data) != w.cfg {
 		t.Error("the config was changed")
