@@ -153,3 +153,29 @@ func TestProcSelfIsResolvedInTheServersProcess(t *testing.T) {
 		})
 	}
 }
+
+func TestProcSelfCwdFollowsLinksInTheServersDirWhenItsProcessIsUnknown(t *testing.T) {
+	t.Parallel()
+	// Isolated children share the server's cwd but no one of them is the
+	// server: a link there to mcpwarden's config is still followed.
+	cwd := physicalDir(t)
+	cfg := filepath.Join(physicalDir(t), "mcpwarden.yaml")
+	if err := os.Symlink(cfg, filepath.Join(cwd, "cfglink")); err != nil {
+		t.Fatal(err)
+	}
+	p, err := rules.Compile(rules.Spec{
+		Global:    rules.PolicySpec{Default: "allow", Allow: []string{"mcp:fs:*"}},
+		Servers:   map[string]rules.ServerSpec{"fs": {Root: cwd, Local: true}},
+		Protected: []string{cfg},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/proc/self/cwd/cfglink", "/dev/fd/../cwd/cfglink", "/proc/thread-self/cwd/./cfglink", "/proc/self/root" + cwd + "/cfglink"} {
+		c := rules.Call{Server: "fs", Tool: "read_file", Arguments: map[string]any{"path": path}}
+		c.Physical = physicalForms(p, c, 0)
+		if v := p.Decide(c); v.Rule != rules.RuleSelfProtection {
+			t.Errorf("%q: decision = %v by %q (physical %v), want deny by %s", path, v.Decision, v.Rule, c.Physical, rules.RuleSelfProtection)
+		}
+	}
+}

@@ -14,7 +14,8 @@ type PathForm struct {
 	// server's roots (or home, or decoded from a `file:` URI) but not
 	// cleaned: what the kernel would walk; and its readings in the
 	// server's view (`/proc/self/cwd/x`, `/dev/fd/3`), which are not
-	// known; sorted and without repeats. The proxy resolves each on disk,
+	// known, with where they lead under the server's root (`<root>/x`);
+	// sorted and without repeats. The proxy resolves each on disk,
 	// those in the server's view as the server process would, and hands
 	// the results back in Call.Physical.
 	Raw []string
@@ -48,6 +49,7 @@ func (p *Policy) PathForms(c Call) (forms []PathForm, known bool) {
 		x.env.readings(s, func(raw string, k bool) bool {
 			if k || isView(raw) {
 				f.Raw = append(f.Raw, raw)
+				f.Raw = append(f.Raw, x.env.viewPlaces(raw)...)
 			}
 			f.Known = f.Known && k
 			return false

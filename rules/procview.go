@@ -160,3 +160,21 @@ func isView(s string) bool {
 	_, ok := viewOf(s)
 	return ok
 }
+
+// viewPlaces returns the absolute guesses at where raw, a path in the
+// server's view, leads that the proxy can resolve on disk without knowing
+// the server's process (view emits them too): the tail after a cwd link
+// under the server's root (its working directory, shared by every
+// isolated child), the tail after a root link from `/`.
+func (e *pathEnv) viewPlaces(raw string) []string {
+	v, ok := viewOf(raw)
+	switch {
+	case !ok:
+		return nil
+	case v.link == viewCwd && e.root != "":
+		return []string{e.root + "/" + v.tail}
+	case v.link == viewRoot:
+		return []string{"/" + v.tail}
+	}
+	return nil
+}

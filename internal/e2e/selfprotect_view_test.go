@@ -25,7 +25,14 @@ type viewWorld struct {
 
 func newViewWorld(t *testing.T) viewWorld {
 	t.Helper()
-	f := newFixture(t, "stdio", fmt.Sprintf("  go:\n    command: %q\n    cwd: %q", goServer.binary(t), t.TempDir()), "  default: allow\n  allow: [\"mcp:go:*\"]")
+	return newViewWorldWith(t, "")
+}
+
+// newViewWorldWith is newViewWorld with more of the server's YAML (each
+// line indented under it).
+func newViewWorldWith(t *testing.T, server string) viewWorld {
+	t.Helper()
+	f := newFixture(t, "stdio", fmt.Sprintf("  go:\n    command: %q\n    cwd: %q%s", goServer.binary(t), t.TempDir(), server), "  default: allow\n  allow: [\"mcp:go:*\"]")
 	// The server works where the config is; set after newFixture, which
 	// picks the directory.
 	data, err := os.ReadFile(f.config)
@@ -47,7 +54,9 @@ func newViewWorld(t *testing.T) viewWorld {
 	if text, refused := tryTool(t, w.c, "go__read", map[string]any{"path": "/proc/self/cwd/ok.txt"}); refused || text != "fine to read" {
 		t.Fatalf("reading ok.txt in the server's cwd = %q (refused %v), want it", clip(text), refused)
 	}
-	w.pid = childOf(t, f.pid)
+	if server == "" {
+		w.pid = childOf(t, f.pid)
+	}
 	return w
 }
 
@@ -61,6 +70,21 @@ func (w viewWorld) refuses(t *testing.T, paths ...string) {
 			t.Errorf("reading %q = %q (refused %v), want refused by builtin:self-protection", p, clip(text), refused)
 		}
 	}
+}
+
+// TestProcSelfCwdIsSelfProtectedForIsolatedChildren: a call to a server
+// isolated per session is served by a child no one knows at decision time;
+// a link in the server's working directory, which every child shares, is
+// still followed.
+func TestProcSelfCwdIsSelfProtectedForIsolatedChildren(t *testing.T) {
+	t.Parallel()
+	w := newViewWorldWith(t, "\n    isolation: per_session")
+	w.refuses(t,
+		"/proc/self/cwd/cfglink",
+		"/dev/fd/../cwd/cfglink",
+		"/proc/thread-self/cwd/audit.jsonl",
+		"/proc/self/root"+w.f.dir+"/cfglink",
+	)
 }
 
 // childOf returns the process id of the one child of parent (goserver,
