@@ -179,11 +179,29 @@ func (p *Policy) protectedAt(abs string) (string, bool) {
 		}
 	}
 	for _, n := range p.protectedNames {
-		if strings.Contains(abs+"/", n+"/") {
+		if holdsName(abs, n) {
 			return "**" + n, true
 		}
 	}
 	return "", false
+}
+
+// holdsName reports whether the path p has the protected name n
+// ("/.claude/settings.json") as a run of its components: at its end or
+// followed by `/`. It does not allocate.
+func holdsName(p, n string) bool {
+	for i := 0; i < len(p); {
+		j := strings.Index(p[i:], n)
+		if j < 0 {
+			return false
+		}
+		end := i + j + len(n)
+		if end == len(p) || p[end] == '/' {
+			return true
+		}
+		i += j + 1
+	}
+	return false
 }
 
 // holdsProtected reports whether the clean absolute path abs is a
@@ -253,7 +271,7 @@ func (p *Policy) protectedTail(rel string) (string, bool) {
 		}
 		for _, n := range p.protectedNames {
 			// D/rel holds the name whole, or D ends with its start.
-			if strings.Contains(run+"/", n+"/") || strings.HasSuffix(n, run) {
+			if holdsName(run, n) || strings.HasSuffix(n, run) {
 				return "**" + n, true
 			}
 		}

@@ -143,9 +143,10 @@ func BenchmarkDecideWithSelfProtection(b *testing.B) {
 	for _, local := range []bool{false, true} {
 		b.Run(map[bool]string{false: "remote", true: "local"}[local], func(b *testing.B) {
 			p, err := Compile(Spec{
-				Global:    PolicySpec{Allow: []string{"mcp:fs:read_file:path=/srv/app/**"}},
-				Servers:   map[string]ServerSpec{"fs": {Root: "/srv/app", Local: local}},
-				Protected: []string{"/etc/mcpwarden/mcpwarden.yaml", "/var/log/mcpwarden/audit.jsonl", "/var/log/mcpwarden/audit.jsonl.lock", "/var/log/mcpwarden/audit-*", "/home/u/.local/state/mcpwarden"},
+				Global:         PolicySpec{Allow: []string{"mcp:fs:read_file:path=/srv/app/**"}},
+				Servers:        map[string]ServerSpec{"fs": {Root: "/srv/app", Local: local}},
+				Protected:      []string{"/etc/mcpwarden/mcpwarden.yaml", "/var/log/mcpwarden/audit.jsonl", "/var/log/mcpwarden/audit.jsonl.lock", "/var/log/mcpwarden/audit-*", "/home/u/.local/state/mcpwarden"},
+				ProtectedNames: []string{".mcp.json", ".claude/settings.json", ".claude/settings.local.json", ".cursor/mcp.json", ".vscode/mcp.json", ".vscode/settings.json", "opencode.json", "opencode.jsonc", "claude_desktop_config.json", ".gemini/settings.json", ".codex/config.toml"},
 			})
 			if err != nil {
 				b.Fatal(err)
