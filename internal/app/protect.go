@@ -33,7 +33,8 @@ func realHost() host {
 // mcpwarden or run on its behalf. They are the client config files of
 // every client, under any directory (clientconfig.ProjectFiles) and in the
 // user's home (clientconfig.UserFiles), and the one the config was
-// imported from (clientconfig.ImportedFrom); the mcpwarden binary; and the
+// imported from (clientconfig.ImportedFrom); the mcpwarden binary, and
+// its name (and `mcpwarden`) in every directory on PATH; and the
 // resolver program of ask.resolver.command, with each argument that names
 // an existing file (the script an interpreter runs). A link's target is
 // protected beside the link. The audit signing key, kept in the state
@@ -58,8 +59,19 @@ func protectSelf(spec *rules.Spec, cfg *config.Config, workDir string, h host) {
 	for _, p := range clientconfig.UserFiles(h.goos, h.getenv("HOME"), h.getenv("APPDATA")) {
 		add(p)
 	}
+	names := []string{"mcpwarden"}
 	if exe, err := h.executable(); err == nil {
 		add(exe)
+		if base := filepath.Base(exe); base != names[0] {
+			names = append(names, base)
+		}
+	}
+	// A client config may run mcpwarden by name: a new one earlier on
+	// PATH (~/.local/bin) would run instead.
+	for _, dir := range filepath.SplitList(h.getenv("PATH")) {
+		for _, n := range names {
+			add(filepath.Join(dir, n))
+		}
 	}
 	if argv := cfg.Ask.Resolver.Command; len(argv) > 0 && argv[0] != "" {
 		prog := argv[0]

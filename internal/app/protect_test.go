@@ -39,8 +39,11 @@ func (w protectWorld) setup(t *testing.T, exe string, path map[string]string) *S
 	t.Helper()
 	h := host{
 		getenv: func(k string) string {
-			if k == "HOME" {
+			switch k {
+			case "HOME":
 				return w.home
+			case "PATH":
+				return filepath.Join(w.home, ".local", "bin") + string(filepath.ListSeparator) + "/usr/local/bin" + string(filepath.ListSeparator) + "bin"
 			}
 			return ""
 		},
@@ -167,4 +170,17 @@ func TestImportedClientConfigIsProtectedWhateverItsName(t *testing.T) {
 	}
 	st := w.setup(t, "/opt/mcpwarden", nil)
 	assertSelfProtected(t, st.Policy, "write_file", client, "team-mcp.json")
+}
+
+func TestMcpwardenOnPathCannotBeShadowed(t *testing.T) {
+	t.Parallel()
+	// A client config that runs `mcpwarden` finds it on PATH: a new
+	// mcpwarden earlier on PATH would run instead.
+	w := newProtectWorld(t, "")
+	st := w.setup(t, "/usr/local/bin/mcpwarden", nil)
+	assertSelfProtected(t, st.Policy, "write_file",
+		filepath.Join(w.home, ".local", "bin", "mcpwarden"),
+		"/usr/local/bin/mcpwarden",
+		"~/.local/bin/mcpwarden",
+	)
 }
