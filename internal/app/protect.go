@@ -80,6 +80,10 @@ func protectSelf(spec *rules.Spec, cfg *config.Config, workDir string, h host) {
 		case strings.ContainsRune(prog, filepath.Separator):
 			prog = filepath.Join(cfg.Dir, prog) // as startResolvers runs it
 		default:
+			// Run by name: a new one earlier on PATH would run instead.
+			for _, dir := range filepath.SplitList(h.getenv("PATH")) {
+				add(filepath.Join(dir, prog))
+			}
 			prog, _ = h.lookPath(prog)
 		}
 		add(prog)

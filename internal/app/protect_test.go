@@ -184,3 +184,10 @@ func TestMcpwardenOnPathCannotBeShadowed(t *testing.T) {
 		"~/.local/bin/mcpwarden",
 	)
 }
+
+func TestResolverOnPathCannotBeShadowed(t *testing.T) {
+	t.Parallel()
+	w := newProtectWorld(t, "ask:\n  resolver:\n    command: [approve-bot]\n")
+	st := w.setup(t, "/opt/mcpwarden", map[string]string{"approve-bot": "/usr/local/bin/approve-bot"})
+	assertSelfProtected(t, st.Policy, "write_file", filepath.Join(w.home, ".local", "bin", "approve-bot"), "/usr/local/bin/approve-bot")
+}
