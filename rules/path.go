@@ -47,7 +47,7 @@ type pathEnv struct {
 //     where it leads (see view).
 func (e *pathEnv) readings(s string, fn func(raw string, known bool) bool) bool {
 	return e.plainReadings(s, func(raw string, known bool) bool {
-		if known {
+		if known || filepath.IsAbs(raw) { // a guess rooted at / too
 			if v, ok := viewOf(raw); ok {
 				return e.view(raw, v, fn)
 			}
@@ -149,8 +149,16 @@ func (e *pathEnv) literal(s string, fn func(raw string, known bool) bool) bool {
 
 // guesses calls fn with the readings a deny or ask is tried on for a value
 // whose location is unknown: the value cleaned as a relative path, and the
-// value as if rooted at `/` (so `../../etc/passwd` also reads `/etc/passwd`).
+// value as if rooted at `/` (so `../../etc/passwd` also reads `/etc/passwd`),
+// read in the server's view when it is one.
 func (e *pathEnv) guesses(s string, fn func(raw string, known bool) bool) bool {
+	if !filepath.IsAbs(s) {
+		// Rooted at /, before cleaning: `../dev/fd/../cwd/x` is the
+		// server's cwd.
+		if v, ok := viewOf("/" + s); ok && e.view("/"+s, v, fn) {
+			return true
+		}
+	}
 	return fn(filepath.Clean(s), false) || fn(filepath.Join("/", s), false)
 }
 

@@ -220,3 +220,22 @@ func FuzzViewOf(f *testing.F) {
 		}
 	})
 }
+
+func TestProcSelfGuessedWithoutARootIsSelfProtected(t *testing.T) {
+	t.Parallel()
+	// A loopback server with no known root may work in /: a relative
+	// proc/self/cwd/… is then /proc/self/cwd/….
+	p, err := Compile(Spec{
+		Global:    PolicySpec{Default: "allow", Allow: []string{"mcp:*:*"}},
+		Servers:   map[string]ServerSpec{"web": {Local: true}},
+		Protected: []string{"/etc/mcpwarden/mcpwarden.yaml"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"proc/self/cwd/mcpwarden.yaml", "../dev/fd/../cwd/mcpwarden.yaml", "proc/self/root/etc/mcpwarden/mcpwarden.yaml"} {
+		if v := p.Decide(Call{Server: "web", Tool: "read_file", Arguments: map[string]any{"path": path}}); v.Rule != RuleSelfProtection {
+			t.Errorf("%q: decision = %v by %q, want deny by %s", path, v.Decision, v.Rule, RuleSelfProtection)
+		}
+	}
+}
