@@ -14,7 +14,8 @@ import (
 // that neither a symlink inside an allowed directory nor a `..` after one
 // reaches outside it. For a local server with resolve_symlinks off, the
 // built-in self-protection still follows links: no setting may open a way
-// to mcpwarden's own files.
+// to mcpwarden's own files. Paths are resolved in the server's view:
+// /proc/self is the process serving the server's calls (see serverPID).
 //
 // It also counts c against the limits it matches, escalating the verdict
 // by those it exceeds, and sets the labels c carries (c.labels), read
@@ -38,12 +39,12 @@ func (s *Server) decide(ctx context.Context, c *call) rules.Verdict {
 // it fills in rc.Physical where it reads the physical forms.
 func (s *Server) decideForms(c *call, rc *rules.Call) rules.Verdict {
 	if c.snap.resolveSymlinks[c.tool.Server] {
-		rc.Physical = PhysicalForms(c.policy, *rc)
+		rc.Physical = physicalForms(c.policy, *rc, s.serverPID(c.tool.Server))
 		return c.policy.Decide(*rc)
 	}
 	v := c.policy.Decide(*rc)
 	if v.Decision != rules.Deny && c.policy.IsLocal(c.tool.Server) {
-		rc.Physical = PhysicalForms(c.policy, *rc)
+		rc.Physical = physicalForms(c.policy, *rc, s.serverPID(c.tool.Server))
 		if r, hit := c.policy.SelfProtection(*rc); hit {
 			r.Reason += " (with symlinks followed)"
 			return r

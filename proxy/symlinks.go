@@ -3,16 +3,47 @@ package proxy
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/mcpwarden/mcpwarden/rules"
+	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
 // PhysicalForms resolves on disk every raw reading of every path-like value
 // of c (rules.PathForm.Raw), for rules.Call.Physical; nil when there is
 // none. It is what the proxy does for a server with resolve_symlinks, for
-// any other caller (`check`) that must decide as the proxy does.
+// any other caller (`check`) that must decide as the proxy does. It knows
+// no server process: a path through /proc/self (or /dev/fd, …) is left
+// there, and the rules only guess where it leads.
 func PhysicalForms(p *rules.Policy, c rules.Call) map[string]string {
+	return physicalForms(p, c, 0)
+}
+
+// A processes is an Upstream that knows the process serving a server on
+// this machine (upstream.Pool does).
+type processes interface {
+	PID(server string) (int, bool)
+}
+
+var _ processes = (*upstream.Pool)(nil)
+
+// serverPID is the process id of the process serving server's calls, or 0
+// when it is not known (a stand-in upstream, an isolated server).
+func (s *Server) serverPID(server string) int {
+	if up, ok := s.upstream.(processes); ok {
+		if pid, ok := up.PID(server); ok {
+			return pid
+		}
+	}
+	return 0
+}
+
+// physicalForms is PhysicalForms in the view of the server process pid
+// (0 = unknown): /proc/self and /proc/thread-self, wherever a path or a
+// link on it reaches them, are that process's, so /proc/self/cwd/x is x
+// in the server's working directory, not in mcpwarden's.
+func physicalForms(p *rules.Policy, c rules.Call, pid int) map[string]string {
 	forms, _ := p.PathForms(c)
 	var m map[string]string
 	for _, f := range forms {
@@ -23,7 +54,7 @@ func PhysicalForms(p *rules.Policy, c rules.Call) map[string]string {
 			if m == nil {
 				m = make(map[string]string, len(forms))
 			}
-			m[raw] = resolvePhysical(raw)
+			m[raw] = resolvePhysical(raw, pid)
 		}
 	}
 	return m
@@ -39,8 +70,11 @@ const maxSymlinks = 40
 // link's target, not out of the directory holding the link
 // (`app/l/../secret.txt` with l → /outside/dir is /outside/secret.txt).
 // Components that do not exist (a file about to be created) are joined
-// lexically; the result is clean and absolute.
-func resolvePhysical(raw string) string {
+// lexically; the result is clean and absolute. /proc/self and
+// /proc/thread-self are read as the process pid's; with pid 0 the walk
+// stops there and the result is /proc/self/ and the rest of the path as
+// written, uncleaned (where it leads is not known).
+func resolvePhysical(raw string, pid int) string {
 	resolved, rest := "/", raw
 	links, missing := 0, false
 	for rest != "" {
@@ -54,6 +88,16 @@ func resolvePhysical(raw string) string {
 			continue
 		}
 		next := filepath.Join(resolved, comp)
+		if next == "/proc/self" || next == "/proc/thread-self" {
+			if pid <= 0 {
+				return next + "/" + rest
+			}
+			resolved = "/proc/" + strconv.Itoa(pid)
+			if comp == "thread-self" {
+				resolved += "/task/" + strconv.Itoa(pid)
+			}
+			continue
+		}
 		if missing {
 			resolved = next
 			continue

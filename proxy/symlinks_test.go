@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -96,9 +98,84 @@ func TestResolvePhysical(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := resolvePhysical(tt.raw); got != tt.want {
-				t.Errorf("resolvePhysical(%q) = %q, want %q", tt.raw, got, tt.want)
+			if got := resolvePhysical(tt.raw, 0); got != tt.want {
+				t.Errorf("resolvePhysical(%q, 0) = %q, want %q", tt.raw, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestProcSelfIsResolvedInTheServersProcess(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/proc/self/cwd"); err != nil {
+		t.Skip("no /proc here")
+	}
+	// The server works in its own directory, where a link leads to
+	// mcpwarden's config; mcpwarden works elsewhere.
+	cwd := physicalDir(t)
+	cfg := filepath.Join(physicalDir(t), "mcpwarden.yaml")
+	if err := os.Symlink(cfg, filepath.Join(cwd, "cfglink")); err != nil {
+		t.Fatal(err)
+	}
+	server := exec.CommandContext(t.Context(), "sleep", "60")
+	server.Dir = cwd
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = server.Process.Kill(); _ = server.Wait() })
+	pid := server.Process.Pid
+	l := filepath.Join(physicalDir(t), "procself")
+	if err := os.Symlink("/proc/self", l); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		raw  string
+		pid  int
+		want string
+	}{
+		{"the server's cwd", "/proc/self/cwd/x", pid, cwd + "/x"},
+		{"a link in the server's cwd", "/proc/self/cwd/cfglink", pid, cfg},
+		{"the server's cwd through /dev/fd/..", "/dev/fd/../cwd/cfglink", pid, cfg},
+		{"the server's cwd through /proc/thread-self", "/proc/thread-self/cwd/cfglink", pid, cfg},
+		{"the server's cwd by its pid", "/proc/" + strconv.Itoa(pid) + "/cwd/cfglink", pid, cfg},
+		{"the server's root", "/proc/self/root" + cfg, pid, cfg},
+		{"a link to /proc/self", l + "/cwd/cfglink", pid, cfg},
+		{"an unknown server", "/proc/self/cwd/cfglink", 0, "/proc/self/cwd/cfglink"},
+		{"an unknown server through a link", l + "/fd/3/../x", 0, "/proc/self/fd/3/../x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := resolvePhysical(tt.raw, tt.pid); got != tt.want {
+				t.Errorf("resolvePhysical(%q, %d) = %q, want %q", tt.raw, tt.pid, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestProcSelfCwdFollowsLinksInTheServersDirWhenItsProcessIsUnknown(t *testing.T) {
+	t.Parallel()
+	// Isolated children share the server's cwd but no one of them is the
+	// server: a link there to mcpwarden's config is still followed.
+	cwd := physicalDir(t)
+	cfg := filepath.Join(physicalDir(t), "mcpwarden.yaml")
+	if err := os.Symlink(cfg, filepath.Join(cwd, "cfglink")); err != nil {
+		t.Fatal(err)
+	}
+	p, err := rules.Compile(rules.Spec{
+		Global:    rules.PolicySpec{Default: "allow", Allow: []string{"mcp:fs:*"}},
+		Servers:   map[string]rules.ServerSpec{"fs": {Root: cwd, Local: true}},
+		Protected: []string{cfg},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/proc/self/cwd/cfglink", "/dev/fd/../cwd/cfglink", "/proc/thread-self/cwd/./cfglink", "/proc/self/root" + cwd + "/cfglink"} {
+		c := rules.Call{Server: "fs", Tool: "read_file", Arguments: map[string]any{"path": path}}
+		c.Physical = physicalForms(p, c, 0)
+		if v := p.Decide(c); v.Rule != rules.RuleSelfProtection {
+			t.Errorf("%q: decision = %v by %q (physical %v), want deny by %s", path, v.Decision, v.Rule, c.Physical, rules.RuleSelfProtection)
+		}
 	}
 }

@@ -47,7 +47,7 @@ func (s *Server) target(c *call) target {
 func (s *Server) pathForms(c *call) (paths, forms []string, known bool) {
 	rc := c.rulesCall()
 	if c.snap.resolveSymlinks[c.tool.Server] {
-		rc.Physical = PhysicalForms(c.policy, rc)
+		rc.Physical = physicalForms(c.policy, rc, s.serverPID(c.tool.Server))
 	}
 	values, known := c.policy.PathForms(rc)
 	for _, v := range values {

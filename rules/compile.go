@@ -157,6 +157,7 @@ type Policy struct {
 	idna           *idna.Profile
 	annotations    bool                    // some rule reads a tool annotation (@readOnly …)
 	protected      []protectedPath         // see Spec.Protected
+	protectedNames []string                // see Spec.ProtectedNames: "/.mcp.json"
 	labels         []label                 // Spec.Labels, by name
 	flow           []flowRule              // Spec.Flow, in order
 	limits         []Limit                 // Spec.Limits, in order
@@ -234,7 +235,7 @@ func Compile(s Spec) (*Policy, error) {
 		e.workspace = workspaceDirs(&c.p.global, e.gate)
 		c.p.servers[name] = e
 	}
-	c.protected(s.Protected)
+	c.protected(s.Protected, s.ProtectedNames)
 	for _, name := range slices.Sorted(maps.Keys(s.Profiles)) {
 		g := &gate{profile: true}
 		c.p.order = append(c.p.order, g)

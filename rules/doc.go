@@ -44,9 +44,14 @@
 // and read as a relative path; and, when the proxy resolved them on disk
 // (Call.Physical, see PathForms), the physical forms, symlinks followed as the
 // kernel follows them. A reading whose location cannot be known (a relative
-// path without a root, `~` without a home, `~user`, another URI) never
-// satisfies an allow; a deny or ask is tried on guesses (the value cleaned,
-// and rooted at `/`). With Spec.PathsCaseInsensitive paths compare case-folded
+// path without a root, `~` without a home, `~user`, another URI, and a path
+// in the server's view: `/proc/self`, `/proc/thread-self`, `/proc/net`,
+// `/dev/fd`, `/dev/std*`, `/proc/<pid>`, which name the process that opens
+// them) never satisfies an allow; a deny or ask is tried on guesses (the
+// value cleaned, and rooted at `/`; for the server's view, the tail after
+// its `cwd`, `root` or `fd/<n>` link under any directory and under the
+// root, with `..` taken as the kernel takes it, and the physical form the
+// proxy resolved as that process). With Spec.PathsCaseInsensitive paths compare case-folded
 // (`.ENV` meets `**/.env`). Path globs treat `/` as a separator with globstar
 // semantics (`**/x` matches `x`), and a pattern ending in `/**` also matches
 // the directory itself. A glob on a path-like key must be able to match an

@@ -41,8 +41,24 @@ type pathEnv struct {
 //   - anything else: an absolute value as it is, a relative one joined to
 //     the root, to each extra root and to each MCP root handed to the
 //     server, one reading each (and guesses without a root: the value
-//     cleaned, and rooted at `/`).
+//     cleaned, and rooted at `/`);
+//   - any of these that is read in the server's view (`/proc/self/…`,
+//     `/dev/fd/…`, `/proc/<pid>/…`, see viewOf): not known; guesses at
+//     where it leads (see view).
 func (e *pathEnv) readings(s string, fn func(raw string, known bool) bool) bool {
+	return e.plainReadings(s, func(raw string, known bool) bool {
+		if known || filepath.IsAbs(raw) { // a guess rooted at / too
+			if v, ok := viewOf(raw); ok {
+				return e.view(raw, v, fn)
+			}
+		}
+		return fn(raw, known)
+	})
+}
+
+// plainReadings is readings without the server's view: a known reading
+// may be `/proc/self/…`.
+func (e *pathEnv) plainReadings(s string, fn func(raw string, known bool) bool) bool {
 	if scheme, ok := uriScheme(s); ok {
 		if !strings.EqualFold(scheme, "file") {
 			return e.guesses(s, fn)
@@ -63,7 +79,7 @@ func (e *pathEnv) readings(s string, fn func(raw string, known bool) bool) bool 
 	for _, v := range [...]string{"$HOME", "${HOME}"} {
 		// A server that expands environment variables reads these as ~.
 		if rest, ok := strings.CutPrefix(s, v); ok && (rest == "" || rest[0] == '/') {
-			if e.readings("~"+rest, fn) {
+			if e.plainReadings("~"+rest, fn) {
 				return true
 			}
 			return e.literal(s, fn)
@@ -133,8 +149,16 @@ func (e *pathEnv) literal(s string, fn func(raw string, known bool) bool) bool {
 
 // guesses calls fn with the readings a deny or ask is tried on for a value
 // whose location is unknown: the value cleaned as a relative path, and the
-// value as if rooted at `/` (so `../../etc/passwd` also reads `/etc/passwd`).
+// value as if rooted at `/` (so `../../etc/passwd` also reads `/etc/passwd`),
+// read in the server's view when it is one.
 func (e *pathEnv) guesses(s string, fn func(raw string, known bool) bool) bool {
+	if !filepath.IsAbs(s) {
+		// Rooted at /, before cleaning: `../dev/fd/../cwd/x` is the
+		// server's cwd.
+		if v, ok := viewOf("/" + s); ok && e.view("/"+s, v, fn) {
+			return true
+		}
+	}
 	return fn(filepath.Clean(s), false) || fn(filepath.Join("/", s), false)
 }
 
@@ -148,7 +172,13 @@ func (e *pathEnv) guesses(s string, fn func(raw string, known bool) bool) bool {
 func (e *pathEnv) forms(s string, fn func(form string, known bool) bool) bool {
 	return e.readings(s, func(raw string, known bool) bool {
 		if !known {
-			return fn(raw, false)
+			if fn(raw, false) {
+				return true
+			}
+			// A path read in the server's view, which the proxy resolved
+			// there.
+			p, ok := e.physical[raw]
+			return ok && e.physicalForms(p, "", fn)
 		}
 		lex := filepath.Clean(raw)
 		if fn(lex, true) {
@@ -159,16 +189,26 @@ func (e *pathEnv) forms(s string, fn func(form string, known bool) bool) bool {
 				return true
 			}
 		}
-		if p, ok := e.physical[raw]; ok && p != lex {
-			if fn(p, true) {
-				return true
-			}
-			if !isNFC(p) && fn(norm.NFC.String(p), true) {
-				return true
-			}
-		}
-		return false
+		p, ok := e.physical[raw]
+		return ok && e.physicalForms(p, lex, fn)
 	})
+}
+
+// physicalForms calls fn with the physical form p of a reading whose
+// lexical form is lex, and its NFC form; a p still in the server's view
+// (the proxy could not resolve `/proc/self` there: it does not know the
+// serving process) is only guessed at.
+func (e *pathEnv) physicalForms(p, lex string, fn func(form string, known bool) bool) bool {
+	if p == lex {
+		return false
+	}
+	if v, ok := viewOf(p); ok {
+		return e.view(p, v, func(raw string, _ bool) bool { return fn(raw, false) })
+	}
+	if fn(p, true) {
+		return true
+	}
+	return !isNFC(p) && fn(norm.NFC.String(p), true)
 }
 
 // isNFC reports whether s is in Unicode normal form C; an ASCII string

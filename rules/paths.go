@@ -12,8 +12,12 @@ type PathForm struct {
 	Value string
 	// Raw are its known readings, absolute and joined to each of the
 	// server's roots (or home, or decoded from a `file:` URI) but not
-	// cleaned: what the kernel would walk; sorted and without repeats. The proxy resolves each
-	// on disk and hands the results back in Call.Physical.
+	// cleaned: what the kernel would walk; and its readings in the
+	// server's view (`/proc/self/cwd/x`, `/dev/fd/3`), which are not
+	// known, with where they lead under the server's root (`<root>/x`);
+	// sorted and without repeats. The proxy resolves each on disk,
+	// those in the server's view as the server process would, and hands
+	// the results back in Call.Physical.
 	Raw []string
 	// Forms are its known forms, sorted and without repeats: lexical
 	// (cleaned), NFC, and physical when Call.Physical has one.
@@ -43,11 +47,11 @@ func (p *Policy) PathForms(c Call) (forms []PathForm, known bool) {
 		}
 		f := PathForm{Value: s, Known: true}
 		x.env.readings(s, func(raw string, k bool) bool {
-			if k {
+			if k || isView(raw) {
 				f.Raw = append(f.Raw, raw)
-			} else {
-				f.Known = false
+				f.Raw = append(f.Raw, x.env.viewPlaces(raw)...)
 			}
+			f.Known = f.Known && k
 			return false
 		})
 		x.env.forms(s, func(form string, k bool) bool {

@@ -22,9 +22,17 @@ type protectedPath struct {
 	prefix bool
 }
 
-// protected compiles Spec.Protected; a relative entry is an error, since
-// it could not protect anything.
-func (c *compiler) protected(paths []string) {
+// protected compiles Spec.Protected and Spec.ProtectedNames, case-folded
+// when paths compare so; a relative entry of Protected is an error, since
+// it could not protect anything, and so is an absolute name, or one that
+// is empty or climbs with `..`.
+func (c *compiler) protected(paths, names []string) {
+	fold := func(s string) string {
+		if c.p.foldPaths {
+			return foldCase(s)
+		}
+		return s
+	}
 	for i, p := range paths {
 		prefix := strings.HasSuffix(p, "*")
 		p = strings.TrimSuffix(p, "*")
@@ -36,7 +44,15 @@ func (c *compiler) protected(paths []string) {
 		if prefix && strings.HasSuffix(p, "/") {
 			clean += "/"
 		}
-		c.p.protected = append(c.p.protected, protectedPath{path: clean, prefix: prefix})
+		c.p.protected = append(c.p.protected, protectedPath{path: fold(clean), prefix: prefix})
+	}
+	for i, n := range names {
+		clean := filepath.ToSlash(filepath.Clean(n))
+		if n == "" || filepath.IsAbs(n) || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") {
+			c.errorf("protected_names[%d]: %q is not a relative path under a directory; write it as .mcp.json or .claude/settings.json", i, n)
+			continue
+		}
+		c.p.protectedNames = append(c.p.protectedNames, "/"+fold(clean))
 	}
 }
 
@@ -75,23 +91,23 @@ func (p *Policy) SelfProtection(c Call) (Verdict, bool) {
 // relative one whose tail names a protected path under any home or working
 // directory. No gate can override it.
 func (x *evalCtx) selfProtection(srv serverEntry) (Verdict, bool) {
-	if !srv.local || len(x.p.protected) == 0 {
+	if !srv.local || len(x.p.protected)+len(x.p.protectedNames) == 0 {
 		return Verdict{}, false
 	}
-	hit, holder, n := "", "", 0
+	hit, entry, holder, n := "", "", "", 0
 	x.eachPath(x.args, func(v any) bool {
 		s, ok := v.(string)
 		if !ok {
 			return false
 		}
 		n++
-		if x.reaches(s) {
-			hit = s
+		if e, ok := x.reaches(s); ok {
+			hit, entry = s, e
 			return true
 		}
 		if holder == "" {
 			x.env.forms(s, func(form string, known bool) bool {
-				if known && x.p.holdsProtected(x.env.foldPath(form)) {
+				if known && x.p.holdsProtected(x.env.foldPath(form)) || !known && x.p.holdsTail(x.env.foldPath(form)) {
 					holder = s
 					return true
 				}
@@ -101,6 +117,8 @@ func (x *evalCtx) selfProtection(srv serverEntry) (Verdict, bool) {
 		return false
 	})
 	switch {
+	case hit != "" && strings.HasPrefix(entry, "**/"):
+		return selfProtection("path " + quote(hit) + " may be a client config (" + entry + ") that routes clients through mcpwarden, which no config can open"), true
 	case hit != "":
 		return selfProtection("path " + quote(hit) + " is one of mcpwarden's own files, which no config can open"), true
 	case holder != "" && n > 1:
@@ -117,36 +135,73 @@ func selfProtection(reason string) Verdict {
 	return Verdict{Decision: Deny, Rule: RuleSelfProtection, Gate: GateBuiltin, Reason: reason}
 }
 
-// reaches reports whether any form of the path-like value s is at or under
-// a protected path; a value with a form whose location is unknown is also
-// tried as a tail under any directory (`~/x`, `~user/x`, a relative `x`).
-func (x *evalCtx) reaches(s string) bool {
-	unknown := false
+// reaches returns the protected path (or `**/` and a protected name) any
+// form of the path-like value s is at or under; a value with a form whose
+// location is unknown is also tried as a tail under any directory (`~/x`,
+// `~user/x`, a relative `x`).
+func (x *evalCtx) reaches(s string) (string, bool) {
+	unknown, entry := false, ""
 	found := x.env.forms(s, func(form string, known bool) bool {
 		unknown = unknown || !known
-		_, ok := x.p.protectedAt(x.env.foldPath(form))
+		var ok bool
+		entry, ok = x.p.protectedAt(x.env.foldPath(form))
 		return ok
 	})
 	if found || !unknown {
-		return found
+		return entry, found
 	}
 	tail := s
 	if strings.HasPrefix(s, "~") {
 		_, tail, _ = strings.Cut(s, "/")
 	}
-	_, ok := x.p.protectedTail(tail)
-	return ok
+	if e, ok := x.p.protectedTail(x.env.foldPath(tail)); ok {
+		return e, true
+	}
+	// A relative guess (the tail after `/proc/self/cwd/`, `/dev/fd/3/`)
+	// is under a directory that cannot be known.
+	found = x.env.forms(s, func(form string, known bool) bool {
+		if known || filepath.IsAbs(form) {
+			return false
+		}
+		var ok bool
+		entry, ok = x.p.protectedTail(x.env.foldPath(form))
+		return ok
+	})
+	return entry, found
 }
 
-// protectedAt returns the protected path the clean absolute path abs is at
-// or under.
+// protectedAt returns the protected path (or name) the clean absolute path
+// abs is at or under.
 func (p *Policy) protectedAt(abs string) (string, bool) {
 	for _, pp := range p.protected {
 		if pp.prefix && strings.HasPrefix(abs, pp.path) || !pp.prefix && within(abs, pp.path) {
 			return pp.path, true
 		}
 	}
+	for _, n := range p.protectedNames {
+		if holdsName(abs, n) {
+			return "**" + n, true
+		}
+	}
 	return "", false
+}
+
+// holdsName reports whether the path p has the protected name n
+// ("/.claude/settings.json") as a run of its components: at its end or
+// followed by `/`. It does not allocate.
+func holdsName(p, n string) bool {
+	for i := 0; i < len(p); {
+		j := strings.Index(p[i:], n)
+		if j < 0 {
+			return false
+		}
+		end := i + j + len(n)
+		if end == len(p) || p[end] == '/' {
+			return true
+		}
+		i += j + 1
+	}
+	return false
 }
 
 // holdsProtected reports whether the clean absolute path abs is a
@@ -161,14 +216,47 @@ func (p *Policy) holdsProtected(abs string) bool {
 			return true
 		}
 	}
+	for _, n := range p.protectedNames {
+		// `.claude` holds `.claude/settings.json` wherever it is.
+		for i := strings.LastIndexByte(n, '/'); i > 0; i = strings.LastIndexByte(n[:i], '/') {
+			if strings.HasSuffix(abs, n[:i]) {
+				return true
+			}
+		}
+	}
 	return false
+}
+
+// holdsTail reports whether a guess at a path whose location is unknown
+// may be a directory above a protected path: an absolute guess that is,
+// or a relative one (leading `..` dropped) whose components are a run of
+// a protected path's directories, or that ends with a directory a
+// protected name starts with (`x/.claude`).
+func (p *Policy) holdsTail(guess string) bool {
+	if filepath.IsAbs(guess) {
+		return p.holdsProtected(filepath.Clean(guess))
+	}
+	rel := strings.TrimLeft(filepath.ToSlash(filepath.Clean("/"+guess)), "/")
+	for strings.HasPrefix(rel, "../") || rel == ".." {
+		rel = strings.TrimPrefix(strings.TrimPrefix(rel, ".."), "/")
+	}
+	if rel == "" {
+		return false
+	}
+	for _, pp := range p.protected {
+		if strings.Contains(filepath.Dir(pp.path)+"/", "/"+rel+"/") {
+			return true
+		}
+	}
+	return p.holdsProtected("/" + rel)
 }
 
 // protectedTail reports whether a relative path rel, under an unknown
 // directory D, could be at or under a protected path P: when P ends with
 // one of rel's leading runs of components (so D/rel is P or beneath it for
-// D = P minus that run). Leading `..` components, which could lead
-// anywhere, are dropped first.
+// D = P minus that run); or at or under a protected name N: when a leading
+// run holds N whole or N ends with it. Leading `..` components, which
+// could lead anywhere, are dropped first.
 func (p *Policy) protectedTail(rel string) (string, bool) {
 	parts := strings.Split(filepath.ToSlash(filepath.Clean("/" + rel))[1:], "/")
 	for len(parts) > 0 && (parts[0] == ".." || parts[0] == "") {
@@ -179,6 +267,12 @@ func (p *Policy) protectedTail(rel string) (string, bool) {
 		for _, pp := range p.protected {
 			if pp.prefix && strings.Contains(run+"/", pp.path[strings.LastIndexByte(pp.path, '/'):]) || !pp.prefix && strings.HasSuffix(pp.path, run) {
 				return pp.path, true
+			}
+		}
+		for _, n := range p.protectedNames {
+			// D/rel holds the name whole, or D ends with its start.
+			if holdsName(run, n) || strings.HasSuffix(n, run) {
+				return "**" + n, true
 			}
 		}
 	}

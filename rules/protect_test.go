@@ -94,14 +94,23 @@ func FuzzSelfProtection(f *testing.F) {
 	for _, s := range []string{
 		"/etc/mcpwarden/mcpwarden.yaml", "../../etc/mcpwarden/x", "~/.local/state/mcpwarden",
 		"file:///etc/mcpwarden/mcpwarden.yaml", "/srv/app/./../../etc//mcpwarden/", "mcpwarden.yaml", "/srv/app/ok",
+		"/proc/self/cwd/mcpwarden.yaml", "/dev/fd/../cwd/x", "/proc/thread-self/root/etc/mcpwarden", "/proc/self/fd/3/../x",
+		"/proc/12/task/12/cwd/.mcp.json", "file:///proc/self/cwd/.claude/settings.json", "/dev/stdin", ".claude",
 	} {
 		f.Add(s)
 	}
-	p, err := Compile(Spec{
-		Global:    PolicySpec{Default: "allow", Allow: []string{"mcp:*:*"}},
-		Servers:   map[string]ServerSpec{"fs": {Root: "/srv/app", Local: true}},
-		Protected: []string{"/etc/mcpwarden", "/home/u/.local/state/mcpwarden", "/var/log/audit-*"},
-	})
+	spec := Spec{
+		Global:         PolicySpec{Default: "allow", Allow: []string{"mcp:*:*"}},
+		Servers:        map[string]ServerSpec{"fs": {Root: "/srv/app", Local: true}},
+		Protected:      []string{"/etc/mcpwarden", "/home/u/.local/state/mcpwarden", "/var/log/audit-*"},
+		ProtectedNames: []string{".mcp.json", ".claude/settings.json"},
+	}
+	p, err := Compile(spec)
+	if err != nil {
+		f.Fatal(err)
+	}
+	spec.Global = PolicySpec{Allow: []string{"mcp:*:*:@path=/**"}}
+	anyPath, err := Compile(spec)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -118,6 +127,14 @@ func FuzzSelfProtection(f *testing.F) {
 			if v.Decision != Deny && v.Decision != Allow {
 				t.Fatalf("%q: decision %v", s, v.Decision)
 			}
+			// A reading in the server's view has no known place: no allow
+			// on paths may match it.
+			env.plainReadings(s, func(raw string, known bool) bool {
+				if a := anyPath.Decide(Call{Server: "fs", Tool: "t", Arguments: args}); known && isView(raw) && a.Decision == Allow {
+					t.Fatalf("%q (reading %q) is in the server's view but was allowed by %q", s, raw, a.Rule)
+				}
+				return false
+			})
 		}
 	})
 }
@@ -126,9 +143,10 @@ func BenchmarkDecideWithSelfProtection(b *testing.B) {
 	for _, local := range []bool{false, true} {
 		b.Run(map[bool]string{false: "remote", true: "local"}[local], func(b *testing.B) {
 			p, err := Compile(Spec{
-				Global:    PolicySpec{Allow: []string{"mcp:fs:read_file:path=/srv/app/**"}},
-				Servers:   map[string]ServerSpec{"fs": {Root: "/srv/app", Local: local}},
-				Protected: []string{"/etc/mcpwarden/mcpwarden.yaml", "/var/log/mcpwarden/audit.jsonl", "/var/log/mcpwarden/audit.jsonl.lock", "/var/log/mcpwarden/audit-*", "/home/u/.local/state/mcpwarden"},
+				Global:         PolicySpec{Allow: []string{"mcp:fs:read_file:path=/srv/app/**"}},
+				Servers:        map[string]ServerSpec{"fs": {Root: "/srv/app", Local: local}},
+				Protected:      []string{"/etc/mcpwarden/mcpwarden.yaml", "/var/log/mcpwarden/audit.jsonl", "/var/log/mcpwarden/audit.jsonl.lock", "/var/log/mcpwarden/audit-*", "/home/u/.local/state/mcpwarden"},
+				ProtectedNames: []string{".mcp.json", ".claude/settings.json", ".claude/settings.local.json", ".cursor/mcp.json", ".vscode/mcp.json", ".vscode/settings.json", "opencode.json", "opencode.jsonc", "claude_desktop_config.json", ".gemini/settings.json", ".codex/config.toml"},
 			})
 			if err != nil {
 				b.Fatal(err)
@@ -141,5 +159,74 @@ func BenchmarkDecideWithSelfProtection(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+func TestClientConfigNamesAreProtectedAnywhere(t *testing.T) {
+	t.Parallel()
+	p, err := Compile(Spec{
+		Global:         PolicySpec{Default: "allow", Allow: []string{"mcp:*:*"}},
+		Servers:        map[string]ServerSpec{"fs": {Root: "/srv/app", Local: true}, "remote": {Root: "/srv/app"}},
+		ProtectedNames: []string{".mcp.json", ".claude/settings.json", ".claude/settings.local.json", "opencode.json"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		server string
+		args   map[string]any
+		want   Decision
+	}{
+		{"a project's .mcp.json", "fs", map[string]any{"path": "/home/u/proj/.mcp.json"}, Deny},
+		{".mcp.json relative to the root", "fs", map[string]any{"path": ".mcp.json"}, Deny},
+		{".mcp.json through ..", "fs", map[string]any{"path": "/srv/app/sub/../.mcp.json"}, Deny},
+		{"Claude Code's settings", "fs", map[string]any{"path": "/srv/app/.claude/settings.json"}, Deny},
+		{"Claude Code's local settings", "fs", map[string]any{"path": ".claude/settings.local.json"}, Deny},
+		{"Claude Code's settings under ~", "fs", map[string]any{"path": "~/.claude/settings.json"}, Deny},
+		{"OpenCode's config as a file URI", "fs", map[string]any{"path": "file:///srv/app/opencode.json"}, Deny},
+		{"moving .claude away", "fs", map[string]any{"source": "/srv/app/.claude", "destination": "/srv/app/x"}, Deny},
+		{"moving a directory onto .claude", "fs", map[string]any{"source": "/srv/app/x", "destination": "/srv/app/.claude"}, Deny},
+		{"another file in .claude", "fs", map[string]any{"path": "/srv/app/.claude/commands/x.md"}, Allow},
+		{"a name that only ends like it", "fs", map[string]any{"path": "/srv/app/x.mcp.json"}, Allow},
+		{"settings.json elsewhere", "fs", map[string]any{"path": "/srv/app/settings.json"}, Allow},
+		{"a remote server's paths", "remote", map[string]any{"path": "/srv/app/.mcp.json"}, Allow},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			v := p.Decide(Call{Server: tt.server, Tool: "write_file", Arguments: tt.args})
+			if v.Decision != tt.want || tt.want == Deny && v.Rule != RuleSelfProtection {
+				t.Fatalf("decision = %v by %q (%s), want %v", v.Decision, v.Rule, v.Reason, tt.want)
+			}
+		})
+	}
+}
+
+func TestProtectedNameMustBeRelative(t *testing.T) {
+	t.Parallel()
+	for _, n := range []string{"", "/etc/x", "..", "../x", "."} {
+		if _, err := Compile(Spec{ProtectedNames: []string{n}}); err == nil || !strings.Contains(err.Error(), "protected_names[0]") {
+			t.Errorf("ProtectedNames %q: err = %v, want one naming protected_names[0]", n, err)
+		}
+	}
+}
+
+func TestOwnFilesAreDeniedInAnyCaseOnACaseInsensitiveSystem(t *testing.T) {
+	t.Parallel()
+	p, err := Compile(Spec{
+		Global:               PolicySpec{Default: "allow", Allow: []string{"mcp:*:*"}},
+		Servers:              map[string]ServerSpec{"fs": {Root: "/Users/Me/app", Local: true}},
+		Protected:            []string{"/Users/Me/Config/mcpwarden.yaml"},
+		ProtectedNames:       []string{".Claude/settings.json"},
+		PathsCaseInsensitive: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/Users/Me/Config/mcpwarden.yaml", "/users/me/config/MCPWARDEN.yaml", "/Users/Me/app/.CLAUDE/Settings.json"} {
+		if v := p.Decide(Call{Server: "fs", Tool: "read_file", Arguments: map[string]any{"path": path}}); v.Rule != RuleSelfProtection {
+			t.Errorf("%q: decision = %v by %q, want deny by %s", path, v.Decision, v.Rule, RuleSelfProtection)
+		}
 	}
 }

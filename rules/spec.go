@@ -88,6 +88,13 @@ type Spec struct {
 	// the config says. An entry ending in `*` protects every path that
 	// starts with the rest (an audit log's rotations).
 	Protected []string
+	// ProtectedNames are files protected as Protected is wherever they
+	// are: relative paths (`.mcp.json`, `.claude/settings.json`) that
+	// protect every path ending with them, and what lies beneath; a call
+	// with several paths (a move) may not take a directory the name
+	// starts with (`.claude`). The files that route a client through
+	// mcpwarden go here.
+	ProtectedNames []string
 	// Labels name sets of requests by rule patterns (label name → patterns):
 	// a request carries a label if any pattern matches it, as a deny rule
 	// would. Flow rules refer to them.

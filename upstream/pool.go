@@ -124,6 +124,23 @@ func (p *Pool) Tools(name string) ([]mcp.Tool, error) {
 	return s.currentTools()
 }
 
+// PID returns the process id of the stdio server name's current process,
+// which serves its calls, so that a path the server is given, such as
+// /proc/self/cwd/x, can be read as that process reads it. ok is false for
+// a remote server, one that is down, and one whose calls isolated children
+// serve (which of them serves a call is not known before it is routed).
+func (p *Pool) PID(name string) (pid int, ok bool) {
+	s, err := p.server(name)
+	if err != nil || s.kids != nil {
+		return 0, false
+	}
+	sess, err := s.current()
+	if err != nil || sess.proc == nil || sess.proc.cmd.Process == nil {
+		return 0, false
+	}
+	return sess.proc.cmd.Process.Pid, true
+}
+
 // Close stops every supervisor, ends every session and stops every stdio
 // server's process group, concurrently, those added by Reconcile too, and
 // returns when all of it has ended. Calls after Close fail with

@@ -29,9 +29,17 @@ type Setup struct {
 }
 
 // NewSetup compiles the policy of cfg, a loaded config, for mcpwarden
-// running in workDir.
+// running in workDir, with the built-in self-protection guarding its own
+// files and those that route clients through it (see protectSelf).
 func NewSetup(cfg *config.Config, workDir string) (*Setup, error) {
-	policy, err := rules.Compile(cfg.RulesSpecIn(workDir))
+	return newSetup(cfg, workDir, realHost())
+}
+
+// newSetup is NewSetup on host h.
+func newSetup(cfg *config.Config, workDir string, h host) (*Setup, error) {
+	spec := cfg.RulesSpecIn(workDir)
+	protectSelf(&spec, cfg, workDir, h)
+	policy, err := rules.Compile(spec)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,36 @@ var SecretDenyRules = func() []string {
 	return out
 }()
 
+// importedHeader and importedTail frame the first line of a config import
+// wrote, around the client file it came from (see ImportedFrom).
+const (
+	importedHeader = "# mcpwarden config imported from "
+	importedTail   = " by `mcpwarden import`."
+)
+
+// ImportedFrom returns the client config file a config import wrote came
+// from, as its first line names it (an absolute path, when import had
+// one), so that self-protection can keep servers off the file that routes
+// the client through mcpwarden, whatever its name.
+func ImportedFrom(config []byte) (string, bool) {
+	line, _, _ := bytes.Cut(config, []byte("\n"))
+	from, ok := strings.CutPrefix(strings.TrimSuffix(string(line), "\r"), importedHeader)
+	if !ok {
+		return "", false
+	}
+	if from, ok = strings.CutSuffix(from, importedTail); !ok {
+		return "", false
+	}
+	i := strings.LastIndex(from, " (")
+	if i < 0 || !strings.HasSuffix(from, ")") {
+		return "", false // import had no file: the line names the format alone
+	}
+	if _, err := ParseFormat(from[i+2 : len(from)-1]); err != nil {
+		return "", false
+	}
+	return from[:i], i > 0
+}
+
 // render writes the mcpwarden config. The layout is fixed and commented, so
 // that the file reads as if written by hand.
 func render(source string, f Format, servers []server, rules Permissions, vars []Var) []byte {
@@ -33,7 +63,7 @@ func render(source string, f Format, servers []server, rules Permissions, vars [
 	if source != "" {
 		from = source + " (" + f.String() + ")"
 	}
-	w("# mcpwarden config imported from %s by `mcpwarden import`.\n", from)
+	w(importedHeader+"%s"+importedTail+"\n", from)
 	w("# Check it with `mcpwarden validate --config FILE`; `mcpwarden tools --config FILE`\n")
 	w("# lists every tool with the decision it gets.\n")
 	if len(vars) > 0 {

@@ -93,7 +93,9 @@ func TokenFiles(getenv func(string) string) ([]string, error) {
 // OwnFiles are mcpwarden's own files, which the built-in self-protection
 // keeps every local server away from (rules.Spec.Protected): the config
 // file, the audit log with its lock and rotations, the pin lock, the
-// approvals token file and the state directory.
+// approvals token file and the state directory. What routes a client
+// through mcpwarden or runs for it (client configs, the binary, the
+// resolver) is found on the host, by the app, when it builds the policy.
 func (c *Config) OwnFiles(getenv func(string) string) []string {
 	var out []string
 	add := func(p string) {
