@@ -127,7 +127,7 @@ func (r *reports) wait(t *testing.T, n int) []Report {
 
 // startProxy serves a Proxy on a loopback port until the test ends; opts'
 // Report is set to collect reports.
-func startProxy(t *testing.T, d Decider, opts Options) (addr string, p *Proxy, reps *reports) {
+func startProxy(t testing.TB, d Decider, opts Options) (addr string, p *Proxy, reps *reports) {
 	t.Helper()
 	reps = &reports{}
 	opts.Report = reps.add
@@ -149,7 +149,7 @@ func startProxy(t *testing.T, d Decider, opts Options) (addr string, p *Proxy, r
 
 // outsideListener listens on ip (a loopback address standing for an
 // outside host) on a free port.
-func outsideListener(t *testing.T, ip string) net.Listener {
+func outsideListener(t testing.TB, ip string) net.Listener {
 	t.Helper()
 	l, err := net.Listen("tcp", ip+":0")
 	if err != nil {
@@ -160,7 +160,7 @@ func outsideListener(t *testing.T, ip string) net.Listener {
 }
 
 // outsideHTTP serves h on ip and returns its port.
-func outsideHTTP(t *testing.T, ip string, h http.Handler) uint16 {
+func outsideHTTP(t testing.TB, ip string, h http.Handler) uint16 {
 	t.Helper()
 	l := outsideListener(t, ip)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
@@ -171,7 +171,7 @@ func outsideHTTP(t *testing.T, ip string, h http.Handler) uint16 {
 
 // countingOutside listens on ip, accepts and closes every connection,
 // counting them.
-func countingOutside(t *testing.T, ip string) *countingListener {
+func countingOutside(t testing.TB, ip string) *countingListener {
 	t.Helper()
 	l := &countingListener{Listener: outsideListener(t, ip)}
 	go func() {
