@@ -10,6 +10,7 @@ package egress
 
 import (
 	"context"
+	"net"
 	"net/netip"
 	"time"
 
@@ -64,6 +65,11 @@ type DeciderFunc func(ctx context.Context, r Request) Verdict
 
 // Decide calls f.
 func (f DeciderFunc) Decide(ctx context.Context, r Request) Verdict { return f(ctx, r) }
+
+var (
+	_ Decider  = DeciderFunc(nil)
+	_ Resolver = (*net.Resolver)(nil)
+)
 
 // A Resolver looks up a host's addresses; *net.Resolver is one.
 type Resolver interface {

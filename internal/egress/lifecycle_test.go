@@ -320,3 +320,37 @@ func TestMalformedRequestsAreRefusedWith4xx(t *testing.T) {
 		})
 	}
 }
+
+func TestServesOnAUnixSocket(t *testing.T) {
+	t.Parallel()
+	port := echoOutside(t)
+	reps := &reports{}
+	p := New(&allowAll{}, &Options{NamesAddress: named("127.0.0.2"), Report: reps.add})
+	l, err := net.Listen("unix", t.TempDir()+"/egress.sock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- p.Serve(t.Context(), l) }()
+	c, err := net.Dial("unix", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT 127.0.0.2:%d HTTP/1.1\r\n\r\n", port)
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	want := "HTTP/1.1 200 Connection established\r\n\r\n"
+	io.WriteString(c, "ping")
+	got := make([]byte, len(want)+4)
+	if _, err := io.ReadFull(c, got); err != nil || string(got) != want+"ping" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	c.Close()
+	if rep := reps.wait(t, 1)[0]; rep.Outcome != Carried || rep.Sent != 4 || rep.Received != 4 {
+		t.Errorf("report %+v", rep)
+	}
+	p.Close()
+	if err := <-served; !errors.Is(err, ErrClosed) {
+		t.Errorf("Serve = %v, want ErrClosed", err)
+	}
+}
