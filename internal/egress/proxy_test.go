@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -365,4 +366,36 @@ func TestDNSRebindingDialsTheCheckedAddress(t *testing.T) {
 	// The second connection gets the rebinding answer, is checked again
 	// and refused.
 	refusedAddress(t, proxy, reps, fmt.Sprintf("CONNECT rebind.test:%d HTTP/1.1\r\n\r\n", good), ClassLoopback)
+}
+
+func TestPipelinedSecondRequestIsNotForwarded(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []string
+	port := outsideHTTP(t, "127.0.0.2", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Host+r.RequestURI)
+		mu.Unlock()
+		io.WriteString(w, "ok")
+	}))
+	res := newResolver(map[string][]string{"allowed.test": {"127.0.0.2"}})
+	d := &allowAll{}
+	proxy, _, reps := startProxy(t, d, Options{Resolver: res, NamesAddress: named("127.0.0.2")})
+	// The second request names another host and rides on the first's
+	// connection: it must be neither sent upstream nor carried undecided.
+	head := fmt.Sprintf("POST http://allowed.test:%d/one HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi"+
+		"GET http://evil.test:%d/two HTTP/1.1\r\nHost: evil.test\r\n\r\n", port, port)
+	resp, body, _ := rawRequest(t, proxy, head)
+	if resp.StatusCode != http.StatusOK || body != "ok" || !resp.Close {
+		t.Errorf("status %d, body %q, close %t", resp.StatusCode, body, resp.Close)
+	}
+	reps.wait(t, 1)
+	mu.Lock()
+	defer mu.Unlock()
+	if want := fmt.Sprintf("allowed.test:%d/one", port); len(seen) != 1 || seen[0] != want {
+		t.Errorf("upstream saw %q, want only %q", seen, want)
+	}
+	if r := d.requests(); len(r) != 1 {
+		t.Errorf("decided %v", r)
+	}
 }
