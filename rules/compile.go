@@ -11,8 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"golang.org/x/net/idna"
 )
 
 // A listKind names one of a gate's three rule lists.
@@ -153,8 +151,7 @@ type Policy struct {
 	pathKeys       keySet
 	urlKeys        keySet
 	cmdKeys        keySet
-	foldPaths      bool // Spec.PathsCaseInsensitive
-	idna           *idna.Profile
+	foldPaths      bool                    // Spec.PathsCaseInsensitive
 	annotations    bool                    // some rule reads a tool annotation (@readOnly …)
 	protected      []protectedPath         // see Spec.Protected
 	protectedNames []string                // see Spec.ProtectedNames: "/.mcp.json"
@@ -176,9 +173,6 @@ func Compile(s Spec) (*Policy, error) {
 	c := compiler{p: &Policy{
 		servers:  map[string]serverEntry{},
 		profiles: map[string]*gate{},
-		// Host names are mapped as for a lookup, but without STD3 rules, so
-		// that a host with an underscore still parses.
-		idna: idna.New(idna.MapForLookup(), idna.StrictDomainName(false), idna.Transitional(false)),
 	}}
 	keys := s.PathKeys
 	if keys == nil {

@@ -1,11 +1,11 @@
 package rules
 
 import (
-	"net/netip"
 	"net/url"
 	"path"
-	"strconv"
 	"strings"
+
+	"github.com/mcpwarden/mcpwarden/internal/hostport"
 )
 
 // A urlPart names the part of a URL a condition such as `url.host` reads.
@@ -57,7 +57,7 @@ func (p *Policy) parseURL(s string) (urlValue, bool) {
 	}
 	v := urlValue{scheme: strings.ToLower(u.Scheme), path: u.Path, query: u.RawQuery}
 	if h := u.Hostname(); h != "" || u.Host != "" {
-		host, ok := p.normaliseHost(h)
+		host, ok := hostport.NormalizeHost(h)
 		if !ok {
 			return urlValue{}, false
 		}
@@ -70,83 +70,6 @@ func (p *Policy) parseURL(s string) (urlValue, bool) {
 		v.port = defaultPort(v.scheme)
 	}
 	return v, true
-}
-
-// normaliseHost returns the host as parseURL describes it.
-func (p *Policy) normaliseHost(h string) (string, bool) {
-	if strings.Contains(h, ":") { // IPv6, brackets already removed
-		a, err := netip.ParseAddr(h)
-		if err != nil {
-			return "", false
-		}
-		if a.Is4In6() {
-			return a.Unmap().String(), true
-		}
-		return a.WithZone("").String(), true
-	}
-	h = strings.TrimRight(strings.ToLower(h), ".")
-	if h == "" {
-		return "", false
-	}
-	a, err := p.idna.ToASCII(h)
-	if err != nil {
-		return "", false
-	}
-	a = strings.TrimRight(strings.ToLower(a), ".")
-	if ip, ok := parseIPv4(a); ok {
-		return ip, true
-	}
-	return a, true
-}
-
-// parseIPv4 reads every spelling of an IPv4 address that inet_aton (and so
-// curl, Python's socket and many resolvers) accepts: one to four parts,
-// each decimal, octal with a leading 0 or hex with 0x, the last part
-// filling the remaining bytes. It returns the dotted quad.
-func parseIPv4(s string) (string, bool) {
-	parts := strings.Split(s, ".")
-	if len(parts) > 4 {
-		return "", false
-	}
-	var vals [4]uint64
-	for i, part := range parts {
-		n, ok := ipv4Part(part)
-		if !ok {
-			return "", false
-		}
-		vals[i] = n
-	}
-	last := len(parts) - 1
-	for i := range last {
-		if vals[i] > 255 {
-			return "", false
-		}
-	}
-	if vals[last] >= 1<<(8*(4-last)) {
-		return "", false
-	}
-	var ip uint64
-	for i := range last {
-		ip |= vals[i] << (8 * (3 - i))
-	}
-	ip |= vals[last]
-	return netip.AddrFrom4([4]byte{byte(ip >> 24), byte(ip >> 16), byte(ip >> 8), byte(ip)}).String(), true
-}
-
-// ipv4Part reads one part of an inet_aton address.
-func ipv4Part(s string) (uint64, bool) {
-	base := 10
-	switch {
-	case len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X"):
-		s, base = s[2:], 16
-	case len(s) > 1 && s[0] == '0':
-		s, base = s[1:], 8
-	}
-	if s == "" {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(s, base, 32)
-	return n, err == nil
 }
 
 // defaultPort is the port a scheme implies, or "".

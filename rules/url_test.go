@@ -3,6 +3,8 @@ package rules
 import (
 	"strings"
 	"testing"
+
+	"github.com/mcpwarden/mcpwarden/internal/hostport"
 )
 
 // metadataPolicy denies the cloud metadata address by host and by whole
@@ -109,7 +111,7 @@ func FuzzParseURL(f *testing.F) {
 		if v.host != strings.ToLower(v.host) || strings.HasSuffix(v.host, ".") {
 			t.Fatalf("parseURL(%q) host %q is not normalised", s, v.host)
 		}
-		if ip, ok := parseIPv4(v.host); ok && ip != v.host {
+		if ip, ok := hostport.ParseIPv4(v.host); ok && ip.String() != v.host {
 			t.Fatalf("parseURL(%q) host %q is another spelling of %q", s, v.host, ip)
 		}
 		again, ok := p.parseURL(v.String())

@@ -2,7 +2,9 @@
 // hold: allowed Host header values, allowed origins and listen addresses.
 // It is the one parser that config validation and the HTTP listener's
 // guard share, so that validate refuses exactly what serve would refuse,
-// before any upstream has started. It does no I/O.
+// before any upstream has started. It also normalises a URL's host
+// (NormalizeHost), the one normaliser of the rules and the egress proxy.
+// It does no I/O.
 package hostport
 
 import (
