@@ -232,7 +232,8 @@ func scanPrompt(res *mcp.GetPromptResult, redact bool) (*mcp.GetPromptResult, re
 }
 
 // scanReply scans the result of a request other than tools/call that can
-// carry what an upstream read — resources/read, prompts/get — and returns
+// carry what an upstream read — resources/read, prompts/get,
+// completion/complete — and returns
 // it, redacted when redact is set and it holds a credential. Any other
 // result is returned as it is. An error means the result could not be
 // scanned or redacted: the caller withholds it.
@@ -242,6 +243,9 @@ func scanReply(res any, redact bool) (any, resultScan, error) {
 		return r, scanResource(r, redact), nil
 	case *mcp.GetPromptResult:
 		return scanPrompt(r, redact)
+	case *mcp.CompleteResult:
+		out, scan := scanCompletion(r, redact)
+		return out, scan, nil
 	}
 	return res, resultScan{}, nil
 }
