@@ -156,3 +156,32 @@ func TestPrivateKeyTailPassesNoLonger(t *testing.T) {
 		})
 	}
 }
+
+// TestSecretNamedMemberOfStructuredContentIsRedacted is the structured
+// variant of attack 5: a result's text and its structuredContent carry the
+// same JSON, and the text's "password": "…" is a secret-named assignment;
+// the member is one too, or the model reads it there.
+func TestSecretNamedMemberOfStructuredContentIsRedacted(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in, want string
+	}{
+		{"a member of structured content", `{"structuredContent":{"db":{"password":"hunter22","user":"app"}}}`,
+			`{"structuredContent":{"db":{"password":"[redacted]","user":"app"}}}`},
+		{"an AWS secret with white space", `{"AWS_SECRET_ACCESS_KEY" : "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}`,
+			`{"AWS_SECRET_ACCESS_KEY" : "[redacted]"}`},
+		{"the same JSON as text", `{"content":[{"type":"text","text":"{\"password\": \"hunter22\"}"}]}`,
+			`{"content":[{"type":"text","text":"{\"password\": \"[redacted]\"}"}]}`},
+		{"short and non-string values", `{"max_tokens":4096,"keyword":"go","token":{"user":"app"}}`,
+			`{"max_tokens":4096,"keyword":"go","token":{"user":"app"}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, _ := scanJSON([]byte(tt.in), true)
+			if string(got) != tt.want {
+				t.Errorf("scanJSON(%s) = %s, want %s", tt.in, got, tt.want)
+			}
+		})
+	}
+}
