@@ -101,7 +101,7 @@ func lineEnd(s string, i int) (end, next int) {
 // matches in a line are those of the text; the key a match assigns is the
 // name before its = or :, after one quote and blanks, from its first
 // letter or _. m keeps the line found last.
-func assignmentSegment(s string, t int, m *runMemo) (int, int, bool) {
+func assignmentSegment(s string, t int, m *runMemo, names *nameCache) (int, int, bool) {
 	// The value first: it is the cheaper test and rules out most triggers
 	// (a JSON number, an object, a URL's scheme).
 	v := t + 1
@@ -128,7 +128,7 @@ func assignmentSegment(s string, t int, m *runMemo) (int, int, bool) {
 	for n < r && !nameStart[s[n]] {
 		n++
 	}
-	if n == r || !IsSecretKey(s[n:r]) {
+	if n == r || !names.secret(s[n:r]) {
 		return 0, 0, false
 	}
 	if m.to > 0 && t >= m.from && t < m.to {
@@ -138,6 +138,28 @@ func assignmentSegment(s string, t int, m *runMemo) (int, int, bool) {
 	_, b := lineEnd(s, t)
 	m.from, m.to = a, b
 	return a, b, true
+}
+
+// A nameCache remembers the last few names IsSecretKey said are not
+// secret: the names of a JSON text's records repeat, and most are not.
+type nameCache struct {
+	plain [8]string
+	next  int
+}
+
+// secret reports IsSecretKey(name), asking it only for a name not seen.
+func (c *nameCache) secret(name string) bool {
+	for _, p := range c.plain {
+		if p == name {
+			return false
+		}
+	}
+	if IsSecretKey(name) {
+		return true
+	}
+	c.plain[c.next%len(c.plain)] = name
+	c.next++
+	return false
 }
 
 // A filterFunc says which matches of a pattern count (a switch, as

@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -97,7 +98,7 @@ const (
 // trigger at t, ok false when there can be none. m keeps the end of the
 // last run measured, so that runs shared by many triggers are measured
 // once.
-func (p *pattern) segmentAt(s string, t int, m *runMemo) (a, b int, ok bool) {
+func (p *pattern) segmentAt(s string, t int, m *runMemo, names *nameCache) (a, b int, ok bool) {
 	switch p.segment {
 	case bearerSegments:
 		return bearerSegment(s, t, m)
@@ -112,7 +113,7 @@ func (p *pattern) segmentAt(s string, t int, m *runMemo) (a, b int, ok bool) {
 	case keyBodySegments:
 		return keyBodySegment(s, t+1, m) // the line after the trigger's line break
 	case assignmentSegments:
-		return assignmentSegment(s, t, m)
+		return assignmentSegment(s, t, m, names)
 	}
 	return privateKeySegment(s, t)
 }
@@ -240,6 +241,7 @@ func variants(c byte, fold bool) []byte {
 type segmenter struct {
 	last  [8]int // index in segs of each pattern's last segment, plus one (8: a uint8 set's patterns)
 	memo  [8]runMemo
+	names nameCache
 	whole uint8 // patterns to run on the whole text instead
 }
 
@@ -284,12 +286,13 @@ func findSegments(s string, set uint8, segs []segment) []segment {
 // trigger adds to segs the segments found from position t, where one of
 // the triggers of the patterns in set may start.
 func (g *segmenter) trigger(s string, t int, set uint8, segs []segment) []segment {
-	for i := range patterns {
+	for ; set != 0; set &= set - 1 { // the patterns in set only, in order
+		i := bits.TrailingZeros8(set)
 		p := &patterns[i]
-		if set&(1<<i) == 0 || p.wordStart && t > 0 && isWordByte(s[t-1]) || !p.triggeredAt(s[t:]) {
+		if p.wordStart && t > 0 && isWordByte(s[t-1]) || !p.triggeredAt(s[t:]) {
 			continue
 		}
-		a, b, ok := p.segmentAt(s, t, &g.memo[i])
+		a, b, ok := p.segmentAt(s, t, &g.memo[i], &g.names)
 		if ok {
 			segs = g.add(i, a, b, segs)
 		}
