@@ -143,7 +143,7 @@ func assignmentSegment(s string, t int, m *runMemo, names *nameCache) (int, int,
 // A nameCache remembers the last few names IsSecretKey said are not
 // secret: the names of a JSON text's records repeat, and most are not.
 type nameCache struct {
-	plain [8]string
+	plain [4]string
 	next  int
 }
 

@@ -164,6 +164,9 @@ func Find(s string) []Match {
 	}
 	var buf [16]segment
 	segs := findSegments(s, allPatterns, buf[:0])
+	if len(segs) == 0 {
+		return nil // the common case, without a look at the patterns
+	}
 	var out []Match
 	for i := range patterns {
 		p := &patterns[i]
