@@ -176,8 +176,8 @@ func (s *Server) refuseChanged(ctx context.Context, raw json.RawMessage, name st
 		return nil
 	}
 	p, waiting := s.review.of(t.Canonical)
-	if !waiting {
-		return nil
+	if !waiting || s.current().policy.Hidden(rules.Call{Profile: s.profileOf(ctx), Server: t.Server, Tool: t.Name}) {
+		return nil // a tool the policy hides is not found, changed or not (auditHiddenCall)
 	}
 	var req mcp.CallToolRequest
 	if err := json.Unmarshal(raw, &req); err != nil {

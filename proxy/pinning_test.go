@@ -108,3 +108,30 @@ func TestHarmlessChangeUnderWarnIsListed(t *testing.T) {
 		t.Errorf("under warn a harmless change is described %q, want the new description", d)
 	}
 }
+
+// TestChangedToolHiddenByPolicyIsNotRevealed is the next variant: the
+// refusal that says how to accept a change must not tell a caller that a
+// tool the policy hides from it exists and changed.
+func TestChangedToolHiddenByPolicyIsNotRevealed(t *testing.T) {
+	t.Parallel()
+	lock, err := pin.Load(filepath.Join(t.TempDir(), "mcpwarden.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := toolList{"fs": {mcp.NewTool("add", mcp.WithDescription("Adds two numbers."))}}
+	p, err := rules.Compile(rules.Spec{Global: rules.PolicySpec{Allow: []string{"mcp:*:*"}, Deny: []string{"mcp:fs:add"}}, Servers: map[string]rules.ServerSpec{"fs": {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Options{Upstream: up, Policy: p, Audit: audit.New(&memorySink{}, audit.Config{}), Pinning: &Pinning{Lock: lock, Default: pin.Ask}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adopt(t, srv)
+	up["fs"] = []mcp.Tool{mcp.NewTool("add", mcp.WithDescription("Adds two or more numbers."))}
+	adopt(t, srv)
+	_, err = testkit.Connect(t, srv.MCP(), "").CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "fs__add", Arguments: map[string]any{}}})
+	if err == nil || strings.Contains(err.Error(), "changed") {
+		t.Errorf("a call to a hidden, changed tool = %v, want it not found", err)
+	}
+}
