@@ -185,3 +185,29 @@ func TestSecretNamedMemberOfStructuredContentIsRedacted(t *testing.T) {
 		})
 	}
 }
+
+// TestKeyLinesSplitOverJSONStringsAreRedacted is the next variant of
+// attack 4: a tool that returns a file's lines as an array of strings puts
+// each body line of a key in a string of its own, with no line break.
+// Each whole body line and the END line are found; the short last body
+// line alone in its string is not (a fragment shorter than a body line is
+// not claimed, see internal/secrets).
+func TestKeyLinesSplitOverJSONStringsAreRedacted(t *testing.T) {
+	t.Parallel()
+	_, key := keyFiles(t)
+	lines := strings.Split(strings.TrimSpace(key), "\n")
+	tail := lines[len(lines)-7:]
+	raw, err := json.Marshal(map[string]any{"structuredContent": map[string]any{"lines": tail}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, scan := scanJSON(raw, true)
+	if !scan.found() {
+		t.Fatalf("scanJSON found nothing in %s", raw)
+	}
+	for _, line := range append(bodyLines(key), lines[len(lines)-1]) {
+		if (len(line) == 64 || strings.HasPrefix(line, "-----END")) && strings.Contains(string(got), line) {
+			t.Errorf("the key line %q is in %s", line, got)
+		}
+	}
+}
