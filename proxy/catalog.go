@@ -87,6 +87,9 @@ func (s *Server) refreshCatalog(ctx context.Context, name string) {
 			s.logger.Warn("listing upstream prompts", "server", name, "err", err)
 		}
 	}
+	if s.current().policy.HidesSuspiciousTools() {
+		resources, templates, prompts = s.unsuspiciousCatalog(name, resources, templates, prompts)
+	}
 	c := &s.catalog
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -19,10 +19,12 @@ func annotated(name string, readOnly, destructive bool) mcp.Tool {
 }
 
 // lastDecision calls wire through a fresh client of srv and returns the
-// decision the audit recorded for it.
+// decision the audit recorded for it. A refusal before any handler (a
+// changed tool waiting to be accepted) is a decision too.
 func lastDecision(t *testing.T, srv *Server, sink *memorySink, wire string) string {
 	t.Helper()
-	testkit.CallTool(t, testkit.Connect(t, srv.MCP(), ""), wire, map[string]any{})
+	c := testkit.Connect(t, srv.MCP(), "")
+	_, _ = c.CallTool(t.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: wire, Arguments: map[string]any{}}})
 	got := ""
 	for _, ev := range sink.events(t) {
 		if ev.Event == audit.KindDecision && ev.WireName == wire {

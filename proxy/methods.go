@@ -92,6 +92,9 @@ func (s *Server) gateRequest(ctx context.Context, _ any, message any) error {
 	case methodUnknown:
 		return fmt.Errorf("%w: %q", errUnknownMethod, req.Method)
 	case methodDecided:
+		if req.Method == mcp.MethodToolsCall {
+			return s.refuseChanged(ctx, raw, req.Params.Name) // nil unless a changed definition waits (pinning.go)
+		}
 		if req.Method == mcp.MethodResourcesSubscribe || req.Method == mcp.MethodResourcesUnsubscribe {
 			if req.Params.URI == "" {
 				return errors.New("uri is required")

@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -18,7 +20,15 @@ const gatePin = "pin"
 
 // Pinning is the rug-pull defence: each tool's definition is pinned in a
 // lock file on first sight, and a later, different definition gets the
-// server's reaction until `mcpwarden pin --update` accepts it.
+// server's reaction until `mcpwarden pin --update` accepts it. Under every
+// reaction but warn, a changed tool is not listed until then: its new
+// description never reaches the model before a person accepted it, and the
+// old one would misdescribe what runs now. Calls to it are refused with a
+// message naming the change and how to accept it (under ask too: the
+// model can only call it from the old description, which no longer says
+// what runs, so there is nothing for a person to approve per call). Under
+// warn, a change is accepted as it comes, unless the new definition looks
+// aimed at the model (SuspiciousTool): that one is held back as under hide.
 type Pinning struct {
 	// Lock holds the pinned definitions; *pin.Lock is the one mcpwarden
 	// uses. nil pins nothing.
@@ -119,10 +129,16 @@ func (s *Server) checkPins(ctx context.Context, server string, tools []mcp.Tool)
 		}
 		canonical := Canonical(server, ch.Tool)
 		diff := ch.String()
-		s.logger.Warn("tool definition differs from the pinned one", "tool", canonical, "reaction", reaction, "change", diff)
+		held := reaction
+		if reaction == pin.Warn {
+			if why := suspiciousChange(tools, ch.Tool); why != "" {
+				held, diff = pin.Hide, diff+"; the new definition looks aimed at the model: "+why
+			}
+		}
+		s.logger.Warn("tool definition differs from the pinned one", "tool", canonical, "reaction", held, "change", diff)
 		s.writeAudit(ctx, audit.Event{Event: audit.KindToolsChanged, Server: server, Tool: canonical, Detail: "definition changed (on_tool_change: " + string(reaction) + "): " + diff, PolicySHA256: s.current().policy.SHA256()})
-		if reaction != pin.Warn {
-			entries[canonical] = pinned{reaction: reaction, change: diff}
+		if held != pin.Warn {
+			entries[canonical] = pinned{reaction: held, change: diff}
 		}
 		claims = claims || slices.Contains(ch.Fields, pin.FieldAnnotations)
 	}
@@ -137,6 +153,52 @@ func (s *Server) checkPins(ctx context.Context, server string, tools []mcp.Tool)
 	s.review.set(server, entries)
 }
 
+// suspiciousChange says why the definition of the tool named name in
+// tools looks aimed at the model, "" if it does not or is not there.
+func suspiciousChange(tools []mcp.Tool, name string) string {
+	for _, t := range tools {
+		if t.Name == name {
+			return SuspiciousTool(t)
+		}
+	}
+	return ""
+}
+
+// refuseChanged refuses a tools/call, raw, of the tool with wire name
+// name while its changed definition waits to be accepted: the tool is not
+// listed (see Pinning), so the call cannot reach a handler (mcp-go's tool
+// filter holds calls too), and the client is told why and how to accept
+// the change instead of "tool not found". The refusal is audited as a
+// decision. nil when the tool is not waiting.
+func (s *Server) refuseChanged(ctx context.Context, raw json.RawMessage, name string) error {
+	t, ok := s.lookup(name)
+	if !ok {
+		return nil
+	}
+	p, waiting := s.review.of(t.Canonical)
+	if !waiting || s.current().policy.Hidden(rules.Call{Profile: s.profileOf(ctx), Server: t.Server, Tool: t.Name}) {
+		return nil // a tool the policy hides is not found, changed or not (auditHiddenCall)
+	}
+	var req mcp.CallToolRequest
+	if err := json.Unmarshal(raw, &req); err != nil {
+		req.Params.Name = name
+	}
+	c := s.newCall(ctx, t, req)
+	c.verdict = rules.Verdict{Decision: rules.Deny, Rule: "on_tool_change: " + string(p.reaction), Gate: gatePin, Reason: changedReason(p)}
+	c.grantedBy = audit.GrantedByRule
+	s.tel.Decision(c.profile, t.Server, t.Name, c.verdict.Decision)
+	if err := s.audit.Write(ctx, c.decisionEvent()); err != nil {
+		s.tel.AuditWriteFailed()
+		s.logger.Error("writing audit event", "tool", t.Canonical, "err", err)
+	}
+	return fmt.Errorf("%w: %s is not offered until its changed definition is accepted: %s", errRefused, t.Canonical, changedReason(p))
+}
+
+// changedReason says why a changed tool is held back and how to accept it.
+func changedReason(p pinned) string {
+	return "its definition changed since it was pinned (" + p.change + "); accept it with `mcpwarden pin --update`, then reload or restart mcpwarden"
+}
+
 // pinVerdict applies a changed tool's reaction on top of the rules' verdict:
 // deny and hide refuse, ask turns an allow into an ask.
 func (s *Server) pinVerdict(t Tool, v rules.Verdict) rules.Verdict {
@@ -145,7 +207,7 @@ func (s *Server) pinVerdict(t Tool, v rules.Verdict) rules.Verdict {
 		return v
 	}
 	rule := "on_tool_change: " + string(p.reaction)
-	reason := "its definition changed since it was pinned (" + p.change + "); accept it with `mcpwarden pin --update`"
+	reason := changedReason(p)
 	switch {
 	case p.reaction == pin.Deny || p.reaction == pin.Hide:
 		return rules.Verdict{Decision: rules.Deny, Rule: rule, Gate: gatePin, Reason: reason}

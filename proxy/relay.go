@@ -144,6 +144,13 @@ func (s *Server) Notify(ctx context.Context, server string, n mcp.JSONRPCNotific
 		params["_meta"] = n.Params.Meta
 	}
 	switch n.Method {
+	case string(mcp.MethodNotificationProgress), string(mcp.MethodNotificationMessage):
+		// Scanned as results are (notify_scan.go); nil means withheld.
+		if params = s.scanNotification(ctx, server, mcp.MCPMethod(n.Method), params); params == nil {
+			return
+		}
+	}
+	switch n.Method {
 	case string(mcp.MethodNotificationProgress):
 		token := fmt.Sprint(params["progressToken"])
 		s.relay.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -24,7 +25,8 @@ const resultMask = "[redacted]"
 // can be put to a human), or log. Every string of the result is scanned
 // as the client will decode it — content text, structured content,
 // embedded resource text, _meta, member names — so an upstream cannot
-// hide a token behind JSON escapes.
+// hide a token behind JSON escapes; the string value of a member whose
+// name is secret (internal/secrets.IsSecretKey) is masked whole.
 
 // A resultScan is what a scan found in one result.
 type resultScan struct {
@@ -81,6 +83,8 @@ func scanJSON(raw []byte, redact bool) ([]byte, resultScan) {
 	var out []byte
 	done := 0          // raw[:done] is in out, when out is in use
 	blobValue := false // the string next is the value of a `blob` member
+	secretAt := -1     // where the string value of a secret-named member starts
+	var names keyMemo  // member names that are not secret, seen last
 	for i := 0; i < len(raw); i++ {
 		if raw[i] != '"' {
 			continue
@@ -113,6 +117,13 @@ func scanJSON(raw []byte, redact bool) ([]byte, resultScan) {
 				replace, found = blob, true
 			}
 		}
+		if i == secretAt && !isKey && utf8.RuneCountInString(text) >= secretValueLen && text != resultMask {
+			scan.add([]secrets.Match{{Kind: secrets.Assignment, End: len(text)}})
+			replace, found = resultMask, true
+		}
+		if secretAt = -1; isKey && names.secret(text) {
+			secretAt = valueStart(raw, j+1)
+		}
 		if found && redact {
 			enc, err := json.Marshal(replace)
 			if err == nil {
@@ -127,6 +138,55 @@ func scanJSON(raw []byte, redact bool) ([]byte, resultScan) {
 		return raw, scan
 	}
 	return append(out, raw[done:]...), scan
+}
+
+// secretValueLen is the length in runes from which the string value of a
+// secret-named member is redacted whole, as the secret-named assignments
+// of text are (internal/secrets): {"password": "hunter22"} in structured
+// content is {"password": "[redacted]"}; "max_tokens": 4096 and
+// "keyword": "go" stay.
+const secretValueLen = 6
+
+// A keyMemo remembers the last few member names secrets.IsSecretKey said
+// are not secret: a result's records repeat their names, and most are not
+// (measured: BenchmarkScanJSON1MiB/structured).
+type keyMemo struct {
+	plain [4]string
+	next  int
+}
+
+// secret reports secrets.IsSecretKey(name), asking it only for a name not
+// seen among the last plain ones.
+func (m *keyMemo) secret(name string) bool {
+	for _, p := range m.plain {
+		if p == name {
+			return false
+		}
+	}
+	if secrets.IsSecretKey(name) {
+		return true
+	}
+	m.plain[m.next%len(m.plain)] = name
+	m.next++
+	return false
+}
+
+// valueStart returns the index in raw of the quote that starts the value
+// of the member whose name ends before i (at its ':'), -1 when the value
+// is not a string.
+func valueStart(raw []byte, i int) int {
+	for ; i < len(raw) && raw[i] != ':'; i++ {
+	}
+	for i++; i < len(raw); i++ {
+		switch raw[i] {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '"':
+			return i
+		}
+		return -1
+	}
+	return -1
 }
 
 // nextByte returns the first byte of raw from i on that is not JSON white
@@ -232,7 +292,8 @@ func scanPrompt(res *mcp.GetPromptResult, redact bool) (*mcp.GetPromptResult, re
 }
 
 // scanReply scans the result of a request other than tools/call that can
-// carry what an upstream read — resources/read, prompts/get — and returns
+// carry what an upstream read — resources/read, prompts/get,
+// completion/complete — and returns
 // it, redacted when redact is set and it holds a credential. Any other
 // result is returned as it is. An error means the result could not be
 // scanned or redacted: the caller withholds it.
@@ -242,6 +303,9 @@ func scanReply(res any, redact bool) (any, resultScan, error) {
 		return r, scanResource(r, redact), nil
 	case *mcp.GetPromptResult:
 		return scanPrompt(r, redact)
+	case *mcp.CompleteResult:
+		out, scan := scanCompletion(r, redact)
+		return out, scan, nil
 	}
 	return res, resultScan{}, nil
 }

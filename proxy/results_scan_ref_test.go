@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/mcpwarden/mcpwarden/internal/secrets"
@@ -19,6 +20,7 @@ func refScanJSON(raw []byte, redact bool) ([]byte, resultScan) {
 	var out []byte
 	done := 0
 	blobValue := false
+	secretAt := -1
 	for i := 0; i < len(raw); i++ {
 		if raw[i] != '"' {
 			continue
@@ -54,6 +56,13 @@ func refScanJSON(raw []byte, redact bool) ([]byte, resultScan) {
 				replace, found = blob, true
 			}
 		}
+		if i == secretAt && !isKey && utf8.RuneCountInString(text) >= secretValueLen && text != resultMask {
+			scan.add([]secrets.Match{{Kind: secrets.Assignment, End: len(text)}})
+			replace, found = resultMask, true
+		}
+		if secretAt = -1; isKey && secrets.IsSecretKey(text) {
+			secretAt = valueStart(raw, j+1)
+		}
 		if found && redact {
 			enc, err := json.Marshal(replace)
 			if err == nil {
@@ -77,6 +86,7 @@ func FuzzScanJSONMatchesTheReference(f *testing.F) {
 		`{"content":[{"type":"text","text":"key AKIAIOSFODNN7EXAMPLE\n\"x\""}]}`,
 		`["\u0067hp_abcdefghijklmnopqrstuvwxyz0123456789", "\ud83d\ude00 \ud800 \u00e9", "a\\", "\'", "\x01"]`,
 		`{"blob":"QUtJQUlPU0ZPRE5ON0VYQU1QTEUK","b\"lob":"x"}`, `"unterminated \"`, "\"\xff\\n\"",
+		`{"password" : "hunter22", "token": {"a":"bcdefgh"}, "pat": ["abcdefg"], "key":"[redacted]"}`, `{"secret":"`,
 	} {
 		f.Add([]byte(s), true)
 	}

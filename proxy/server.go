@@ -20,7 +20,6 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
-	"github.com/mcpwarden/mcpwarden/internal/pin"
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -260,15 +259,16 @@ func (s *Server) listed(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 }
 
 // shown reports whether the tool registered as wire is listed to profile
-// under snap: it is known, no unconditional deny hides it, and its pinned
-// definition's change does not hide it.
+// under snap: it is known, no unconditional deny hides it, and its
+// definition is not a change to its pinned one still waiting to be
+// accepted (see Pinning: none is listed before it is accepted).
 func (s *Server) shown(snap *snapshot, profile, wire string) bool {
 	t, ok := snap.names.Lookup(wire)
 	if !ok || snap.policy.Hidden(rules.Call{Profile: profile, Server: t.Server, Tool: t.Name}) {
 		return false
 	}
-	p, changed := s.review.of(t.Canonical)
-	return !changed || p.reaction != pin.Hide
+	_, changed := s.review.of(t.Canonical)
+	return !changed
 }
 
 // auditHiddenCall records a call to a hidden tool, which mcp-go refuses as

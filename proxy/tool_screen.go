@@ -1,10 +1,14 @@
 package proxy
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -18,11 +22,17 @@ var modelPhrases = []string{
 	"<important>", "</important>", "<system>", "system prompt", "before using this tool", "before calling any",
 }
 
-// SuspiciousTool says why t's description, or the description of one of
-// its arguments, looks aimed at the model (an instruction such as "ignore
-// previous …", or hidden Unicode: tag characters, zero-width and
-// direction-changing characters), or "" when nothing does. `validate`
-// and `tools` flag such a tool, and hide_suspicious_tools hides it.
+// SuspiciousTool says why t's definition looks aimed at the model (an
+// instruction such as "ignore previous …", or hidden Unicode: tag
+// characters, zero-width, direction-changing and variation-selector
+// characters), or "" when nothing does. Every string of the definition is
+// read, at every depth: the description, the title, and the input and
+// output schemas' descriptions, titles, enums and defaults in nested
+// properties, items, anyOf/oneOf/allOf branches and $defs. Phrases are
+// looked for after the hidden characters are taken out ("i\uFE0Fgnore
+// previous" reads "ignore previous"), and the hidden characters are
+// flagged too. `validate` and `tools` flag such a tool, and
+// hide_suspicious_tools hides it.
 func SuspiciousTool(t mcp.Tool) string {
 	if why := suspiciousText(t.Description); why != "" {
 		return "description " + why
@@ -36,23 +46,92 @@ func SuspiciousTool(t mcp.Tool) string {
 			}
 		}
 	}
+	return suspiciousDefinition(t)
+}
+
+// SuspiciousPrompt is SuspiciousTool for a prompt: its description, title
+// and its arguments' names, titles and descriptions.
+func SuspiciousPrompt(p mcp.Prompt) string { return suspiciousDefinition(p) }
+
+// SuspiciousResource is SuspiciousTool for a resource: its name, title and
+// description.
+func SuspiciousResource(r mcp.Resource) string { return suspiciousDefinition(r) }
+
+// SuspiciousResourceTemplate is SuspiciousTool for a resource template.
+func SuspiciousResourceTemplate(r mcp.ResourceTemplate) string { return suspiciousDefinition(r) }
+
+// suspiciousDefinition says what string of def, as JSON, looks aimed at
+// the model, naming its place ("inputSchema.properties.opts.description"),
+// or "". A definition that cannot be encoded is suspicious: its text
+// cannot be read.
+func suspiciousDefinition(def any) string {
+	raw, err := json.Marshal(def)
+	if err != nil {
+		return fmt.Sprintf("cannot be read: %v", err)
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return fmt.Sprintf("cannot be read: %v", err)
+	}
+	return suspiciousValue(v, "")
+}
+
+// suspiciousValue walks v, a decoded JSON value at path, in a stable order
+// (object members sorted), and says what the first suspicious string,
+// member name or value, is.
+func suspiciousValue(v any, path string) string {
+	switch v := v.(type) {
+	case string:
+		if why := suspiciousText(v); why != "" {
+			return strings.TrimPrefix(path+" ", " ") + why
+		}
+	case []any:
+		for i, e := range v {
+			if why := suspiciousValue(e, path+"["+strconv.Itoa(i)+"]"); why != "" {
+				return why
+			}
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			at := strings.TrimPrefix(path+"."+k, ".")
+			if why := suspiciousText(k); why != "" {
+				return fmt.Sprintf("member name %q at %s %s", k, at, why)
+			}
+			if why := suspiciousValue(v[k], at); why != "" {
+				return why
+			}
+		}
+	}
 	return ""
 }
 
-// suspiciousText says what in s looks aimed at the model, or "".
+// suspiciousText says what in s looks aimed at the model, or "": the
+// hidden characters it holds, and the phrases it says once they are
+// taken out.
 func suspiciousText(s string) string {
+	var hidden string
 	for i, r := range s {
-		if hiddenRune(r) {
-			return fmt.Sprintf("holds hidden character U+%04X at byte %d", r, i)
+		if hiddenRune(r) || variationSelector(r) && !emojiPresentation(s[:i]) {
+			hidden = fmt.Sprintf("holds hidden character U+%04X at byte %d", r, i)
+			break
 		}
 	}
-	lower := strings.ToLower(strings.Join(strings.Fields(s), " "))
+	visible := strings.Map(func(r rune) rune {
+		if hiddenRune(r) || variationSelector(r) {
+			return -1
+		}
+		return r
+	}, s)
+	lower := strings.ToLower(strings.Join(strings.Fields(visible), " "))
 	for _, p := range modelPhrases {
 		if strings.Contains(lower, p) {
+			if hidden != "" {
+				return fmt.Sprintf("%s and says %q", hidden, p)
+			}
 			return fmt.Sprintf("says %q", p)
 		}
 	}
-	return ""
+	return hidden
 }
 
 // hiddenRune reports whether r is invisible in most renderings yet read
@@ -73,6 +152,23 @@ func hiddenRune(r rune) bool {
 	return false
 }
 
+// variationSelector reports whether r is a variation selector (U+FE00 to
+// U+FE0F, U+E0100 to U+E01EF): invisible, and a way to write bytes
+// between the letters of a phrase.
+func variationSelector(r rune) bool {
+	return r >= 0xFE00 && r <= 0xFE0F || r >= 0xE0100 && r <= 0xE01EF
+}
+
+// emojiPresentation reports whether the text before a variation selector
+// ends with a symbol, where U+FE0E and U+FE0F are the ordinary text and
+// emoji presentation ("\u26A0\uFE0F" is a warning sign): only those are
+// not flagged. Between letters, or after anything else, the selector is
+// hidden text.
+func emojiPresentation(before string) bool {
+	r, _ := utf8.DecodeLastRuneInString(before)
+	return unicode.IsSymbol(r)
+}
+
 // unsuspicious returns server's tools without those SuspiciousTool flags
 // (hide_suspicious_tools), logging each one it hides. A hidden tool is
 // neither listed nor callable.
@@ -84,4 +180,23 @@ func (s *Server) unsuspicious(server string, tools []mcp.Tool) []mcp.Tool {
 		}
 		return why != ""
 	})
+}
+
+// unsuspiciousCatalog returns server's resources, templates and prompts
+// without those whose definitions look aimed at the model
+// (hide_suspicious_tools covers them as it covers tools), logging each one
+// it hides. A hidden one is neither listed nor routed.
+func (s *Server) unsuspiciousCatalog(server string, resources []mcp.Resource, templates []mcp.ResourceTemplate, prompts []mcp.Prompt) ([]mcp.Resource, []mcp.ResourceTemplate, []mcp.Prompt) {
+	hide := func(kind, name, why string) bool {
+		if why != "" {
+			s.logger.Warn("hiding a "+kind+" whose definition looks aimed at the model", "server", server, "name", name, "why", why)
+		}
+		return why != ""
+	}
+	resources = slices.DeleteFunc(slices.Clone(resources), func(r mcp.Resource) bool { return hide("resource", r.URI, SuspiciousResource(r)) })
+	templates = slices.DeleteFunc(slices.Clone(templates), func(t mcp.ResourceTemplate) bool {
+		return hide("resource template", templateText(t), SuspiciousResourceTemplate(t))
+	})
+	prompts = slices.DeleteFunc(slices.Clone(prompts), func(p mcp.Prompt) bool { return hide("prompt", p.Name, SuspiciousPrompt(p)) })
+	return resources, templates, prompts
 }

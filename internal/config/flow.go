@@ -28,8 +28,9 @@ type SessionPolicy struct {
 	// withheld without an answer) or log. A server's own results key
 	// overrides it.
 	Results string `koanf:"results"`
-	// HideSuspiciousTools hides the tools whose description, or an
-	// argument's, looks aimed at the model (instructions such as "ignore
-	// previous …", hidden Unicode); validate and tools flag them anyway.
+	// HideSuspiciousTools hides the tools whose definition, at any depth
+	// of its schemas, looks aimed at the model (instructions such as
+	// "ignore previous …", hidden Unicode), and the prompts and resources
+	// that read the same way; validate and tools flag the tools anyway.
 	HideSuspiciousTools bool `koanf:"hide_suspicious_tools"`
 }

@@ -9,10 +9,10 @@ type Reaction string
 
 // The reactions.
 const (
-	Warn Reaction = "warn" // log and audit the change, expose the new definition, pin it (not a change of annotations: those stay untrusted)
-	Ask  Reaction = "ask"  // calls to the tool need approval until the change is accepted
-	Deny Reaction = "deny" // calls to the tool are refused until the change is accepted
-	Hide Reaction = "hide" // the tool is hidden and refused until the change is accepted
+	Warn Reaction = "warn" // log and audit the change, expose the new definition, pin it (not a change of annotations: those stay untrusted; not a definition that looks aimed at the model: that one is held as under hide)
+	Ask  Reaction = "ask"  // the tool is not listed and calls to it are refused until the change is accepted (as deny: the new text never reaches the model first)
+	Deny Reaction = "deny" // the tool is not listed and calls to it are refused until the change is accepted
+	Hide Reaction = "hide" // the tool is not listed and calls to it are refused until the change is accepted
 )
 
 // DefaultReaction is the reaction when none is configured.

@@ -120,7 +120,7 @@ func FuzzTriggersNeverHideAMatch(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		segs := findSegments(s, allPatterns, nil)
 		for i := range patterns {
-			for _, m := range patterns[i].re.FindAllStringIndex(s, -1) {
+			for _, m := range refMatches(&patterns[i], s) {
 				in := false
 				for _, sg := range segs {
 					in = in || sg.p == i && sg.a <= m[0] && m[1] <= sg.b

@@ -1,7 +1,8 @@
 // Package secrets recognises secrets: the names of keys (env variables,
 // headers, flags, JSON object keys) whose values are secrets, and the
 // formats of credentials inside free text (auth headers, URL passwords,
-// query parameters, service tokens, PEM private keys). It is the one
+// query parameters, service tokens, private keys and their fragments,
+// secret-named assignments such as PASSWORD=…). It is the one
 // detector that the audit redactor, the client-config importer and the
 // scanning of tool results share, so that what one of them calls a secret
 // the others do too. It does no I/O and holds no state; everything in it is
@@ -23,6 +24,15 @@ var keyFragments = []string{
 	"connection_string", "signature",
 }
 
+// fragmentsByFirst indexes keyFragments by their first byte, so that a
+// name is searched for all of them in one pass.
+var fragmentsByFirst = func() (idx [256][]string) {
+	for _, f := range keyFragments {
+		idx[f[0]] = append(idx[f[0]], f)
+	}
+	return idx
+}()
+
 // keyWords are the words that make a key secret only as a whole word of
 // it: too short to be searched for inside other words ("pat" in "path").
 var keyWords = []string{"pass", "pwd", "auth", "pat", "dsn"}
@@ -34,10 +44,15 @@ var keyWords = []string{"pass", "pwd", "auth", "pat", "dsn"}
 // ASCII letters and digits and at lower-to-upper case changes, so
 // GITHUB_PERSONAL_ACCESS_TOKEN, apiKey and X-Api-Key are all secret keys.
 func IsSecretKey(name string) bool {
+	if len(name) < 3 { // shorter than every fragment and word
+		return false
+	}
 	if asciiOnly(name) { // the common case, searched without allocating
-		for _, f := range keyFragments {
-			if containsFold(name, f) {
-				return true
+		for i := 0; i < len(name); i++ {
+			for _, f := range fragmentsByFirst[toLowerASCII(name[i])] {
+				if hasPrefixFold(name[i:], f) {
+					return true
+				}
 			}
 		}
 		return hasWord(name, keyWords)
@@ -65,8 +80,10 @@ func hasWord(name string, words []string) bool {
 		lower := c >= 'a' && c <= 'z'
 		alnum := upper || lower || c >= '0' && c <= '9'
 		if start >= 0 && (!alnum || upper && prevLower) {
-			w := name[start:i]
-			if slices.ContainsFunc(words, func(k string) bool { return strings.EqualFold(w, k) }) {
+			// Words are 3 or 4 letters: the length test spares the
+			// comparisons for most words (assignment triggers call this on
+			// every name before a = or :).
+			if w := name[start:i]; len(w) >= 3 && len(w) <= 4 && slices.ContainsFunc(words, func(k string) bool { return strings.EqualFold(w, k) }) {
 				return true
 			}
 			start = -1

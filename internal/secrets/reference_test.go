@@ -7,7 +7,8 @@ import (
 )
 
 // The reference is the straightforward detector the segment search
-// replaced (issue 21): every pattern's regexp run over the whole text.
+// replaced (issue 21): every pattern's regexp run over the whole text,
+// keeping the matches its filter accepts (issue 31).
 // Before, a trigger search only skipped regexps that could not match
 // (FuzzTriggersNeverHideAMatch held it to that), so these are the
 // findings and redactions of every earlier version — including its
@@ -18,7 +19,7 @@ func refContains(s string) bool {
 	if len(s) < minLen {
 		return false
 	}
-	return slices.ContainsFunc(patterns, func(p pattern) bool { return p.re.MatchString(s) })
+	return slices.ContainsFunc(patterns, func(p pattern) bool { return len(refMatches(&p, s)) > 0 })
 }
 
 func refFind(s string) []Match {
@@ -29,7 +30,7 @@ func refFind(s string) []Match {
 	for i := range patterns {
 		p := &patterns[i]
 		g := 2 * p.re.SubexpIndex("s")
-		for _, m := range p.re.FindAllStringSubmatchIndex(s, -1) {
+		for _, m := range refMatches(p, s) {
 			out = append(out, Match{Kind: p.kind, Start: m[g], End: m[g+1]})
 		}
 	}
@@ -41,9 +42,26 @@ func refRedact(s, mask string) string {
 		return s
 	}
 	for i := range patterns {
-		s = patterns[i].re.ReplaceAllString(s, patterns[i].template(mask))
+		p := &patterns[i]
+		if p.filter == noFilter {
+			s = p.re.ReplaceAllString(s, p.template(mask))
+		} else if next, ok := p.replace(s, 0, len(s), mask); ok {
+			s = next
+		}
 	}
 	return s
+}
+
+// refMatches is every match of p's regexp over the whole text that p's
+// filter accepts.
+func refMatches(p *pattern, s string) [][]int {
+	var out [][]int
+	for _, m := range p.re.FindAllStringSubmatchIndex(s, -1) {
+		if p.accepts(s, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // FuzzSegmentsMatchTheReference holds Find, Contains and Redact to the
@@ -59,6 +77,12 @@ func FuzzSegmentsMatchTheReference(f *testing.F) {
 		"-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----\nrest -----BEGIN EC PRIVATE KEY-----",
 		"-----BEGIN A PRIVATE KEY-----END A PRIVATE KEY-----", "bearer bearer-bearer-bearer \xc5\xbfxyzabc",
 		"x=1;y=\xff\xfe;auth=\xe2\x84\xaa", "&keY=0", "?sig=xy", "AKIAABCDEFGHIJKLMNOP AIza" + strings.Repeat("b", 35),
+		"ab\n" + strings.Repeat("Q", 64) + "\r\ncd==\n-----END RSA PRIVATE KEY-----x", strings.Repeat("A", 70) + "\n" + strings.Repeat("e", 64),
+		"-----BEGIN CERTIFICATE-----\n" + strings.Repeat("Qb", 32) + "\n=x\n", "Version: 1\n\n" + strings.Repeat("Qb", 32) + "\r",
+		"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nabc\n-----END PGP PRIVATE KEY BLOCK-----",
+		"PuTTY-User-Key-File-3: ssh-rsa\nPrivate-Lines: 1\nQUJD\nPrivate-MAC: 00ff", "x\nPrivate-Lines: 2\nQUJD\r\nQUJD",
+		"export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG", `x="a/password": "hunter22"`, "see: PASSWORD=hunter22;9pat=abcdef#",
+		"mypat=abcdefg\n_pat = 'abcdefg==' }", "Authorization: Bearer abcdef123456\ntoken:\tabcdef,",
 	} {
 		f.Add(s)
 	}

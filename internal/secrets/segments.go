@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -89,13 +90,15 @@ const (
 	querySegments
 	tokenSegments
 	privateKeySegments
+	keyBodySegments
+	assignmentSegments
 )
 
 // segment returns the segment that holds every match of p holding the
 // trigger at t, ok false when there can be none. m keeps the end of the
 // last run measured, so that runs shared by many triggers are measured
 // once.
-func (p *pattern) segmentAt(s string, t int, m *runMemo) (a, b int, ok bool) {
+func (p *pattern) segmentAt(s string, t int, m *runMemo, names *nameCache) (a, b int, ok bool) {
 	switch p.segment {
 	case bearerSegments:
 		return bearerSegment(s, t, m)
@@ -107,8 +110,12 @@ func (p *pattern) segmentAt(s string, t int, m *runMemo) (a, b int, ok bool) {
 		return querySegment(s, t, m)
 	case tokenSegments:
 		return tokenSegment(s, t, m)
+	case keyBodySegments:
+		return keyBodySegment(s, t+1, m) // the line after the trigger's line break
+	case assignmentSegments:
+		return assignmentSegment(s, t, m, names)
 	}
-	return t, len(s), true // a private key without its END line runs to the end
+	return privateKeySegment(s, t)
 }
 
 func bearerSegment(s string, t int, m *runMemo) (int, int, bool) {
@@ -232,8 +239,9 @@ func variants(c byte, fold bool) []byte {
 // segments, which its caller passes in and gets back (a slice on the
 // caller's stack: Contains on harmless text must not allocate).
 type segmenter struct {
-	last  [8]int // index in segs of each pattern's last segment, plus one
+	last  [8]int // index in segs of each pattern's last segment, plus one (8: a uint8 set's patterns)
 	memo  [8]runMemo
+	names nameCache
 	whole uint8 // patterns to run on the whole text instead
 }
 
@@ -247,6 +255,12 @@ func findSegments(s string, set uint8, segs []segment) []segment {
 	}
 	// Hand-written for measured speed (BenchmarkFind1MiB): one pass, a
 	// table look-up per byte.
+	if set&(1<<bodyPattern) != 0 && s[0] != '\n' {
+		// The first line has no line break before it to trigger it.
+		if a, b, ok := keyBodySegment(s, 0, &g.memo[bodyPattern]); ok {
+			segs = g.add(bodyPattern, a, b, segs)
+		}
+	}
 	tab, prev := pairs, s[0]
 	for i := 1; i < len(s); i++ {
 		c := s[i]
@@ -272,30 +286,37 @@ func findSegments(s string, set uint8, segs []segment) []segment {
 // trigger adds to segs the segments found from position t, where one of
 // the triggers of the patterns in set may start.
 func (g *segmenter) trigger(s string, t int, set uint8, segs []segment) []segment {
-	for i := range patterns {
+	for ; set != 0; set &= set - 1 { // the patterns in set only, in order
+		i := bits.TrailingZeros8(set)
 		p := &patterns[i]
-		if set&(1<<i) == 0 || p.wordStart && t > 0 && isWordByte(s[t-1]) || !p.triggeredAt(s[t:]) {
+		if p.wordStart && t > 0 && isWordByte(s[t-1]) || !p.triggeredAt(s[t:]) {
 			continue
 		}
-		a, b, ok := p.segmentAt(s, t, &g.memo[i])
-		if !ok {
-			continue
+		a, b, ok := p.segmentAt(s, t, &g.memo[i], &g.names)
+		if ok {
+			segs = g.add(i, a, b, segs)
 		}
-		if g.last[i] == 0 {
-			segs = append(segs, segment{i, a, b})
-			g.last[i] = len(segs)
-			continue
-		}
-		l := &segs[g.last[i]-1]
-		switch {
-		case a < l.a:
-			g.whole |= 1 << i // cannot be (starts only grow); the whole text is always right
-		case a <= l.b:
-			l.b = max(l.b, b)
-		default:
-			segs = append(segs, segment{i, a, b})
-			g.last[i] = len(segs)
-		}
+	}
+	return segs
+}
+
+// add adds the segment s[a:b] of patterns[i] to segs, merged with the
+// pattern's last segment where they overlap.
+func (g *segmenter) add(i, a, b int, segs []segment) []segment {
+	if g.last[i] == 0 {
+		segs = append(segs, segment{i, a, b})
+		g.last[i] = len(segs)
+		return segs
+	}
+	l := &segs[g.last[i]-1]
+	switch {
+	case a < l.a:
+		g.whole |= 1 << i // cannot be (starts only grow); the whole text is always right
+	case a <= l.b:
+		l.b = max(l.b, b)
+	default:
+		segs = append(segs, segment{i, a, b})
+		g.last[i] = len(segs)
 	}
 	return segs
 }
@@ -303,6 +324,12 @@ func (g *segmenter) trigger(s string, t int, set uint8, segs []segment) []segmen
 // triggeredAt reports whether s begins with one of p's triggers.
 func (p *pattern) triggeredAt(s string) bool {
 	for _, tr := range p.triggers {
+		if len(tr) == 1 { // the line break, = and : (s is never empty here)
+			if s[0] == tr[0] {
+				return true
+			}
+			continue
+		}
 		if p.fold && hasPrefixFold(s, tr) || !p.fold && strings.HasPrefix(s, tr) {
 			return true
 		}
