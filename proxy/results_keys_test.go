@@ -174,6 +174,16 @@ func TestSecretNamedMemberOfStructuredContentIsRedacted(t *testing.T) {
 			`{"content":[{"type":"text","text":"{\"password\": \"[redacted]\"}"}]}`},
 		{"short and non-string values", `{"max_tokens":4096,"keyword":"go","token":{"user":"app"}}`,
 			`{"max_tokens":4096,"keyword":"go","token":{"user":"app"}}`},
+		// Names IsSecretKey calls secret for the audit log, whose values a
+		// tool needs the model to see: a pagination cursor, an object's
+		// key, a keyword, a function's signature.
+		{"a cursor, an object key, a keyword, a signature",
+			`{"nextPageToken":"CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA","key":"photos/2024/beach.jpg","keyword":"golang","signature":"func Open(name string) (*File, error)"}`,
+			`{"nextPageToken":"CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA","key":"photos/2024/beach.jpg","keyword":"golang","signature":"func Open(name string) (*File, error)"}`},
+		{"the same as text assignments", `{"content":[{"type":"text","text":"next_page_token: CiAKGjBpNDd2\nsort_key = created_at_desc\n"}]}`,
+			`{"content":[{"type":"text","text":"next_page_token: CiAKGjBpNDd2\nsort_key = created_at_desc\n"}]}`},
+		{"an API key and a token are still redacted", `{"OPENAI_API_KEY":"not-a-known-format-1234","GITHUB_TOKEN":"abcdef123456"}`,
+			`{"OPENAI_API_KEY":"[redacted]","GITHUB_TOKEN":"[redacted]"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

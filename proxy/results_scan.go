@@ -26,7 +26,7 @@ const resultMask = "[redacted]"
 // as the client will decode it — content text, structured content,
 // embedded resource text, _meta, member names — so an upstream cannot
 // hide a token behind JSON escapes; the string value of a member whose
-// name is secret (internal/secrets.IsSecretKey) is masked whole.
+// name is a credential's (internal/secrets.IsCredentialName) is masked whole.
 
 // A resultScan is what a scan found in one result.
 type resultScan struct {
@@ -81,10 +81,10 @@ func (r resultScan) names() []string {
 func scanJSON(raw []byte, redact bool) ([]byte, resultScan) {
 	var scan resultScan
 	var out []byte
-	done := 0          // raw[:done] is in out, when out is in use
-	blobValue := false // the string next is the value of a `blob` member
-	secretAt := -1     // where the string value of a secret-named member starts
-	var names keyMemo  // member names that are not secret, seen last
+	done := 0                  // raw[:done] is in out, when out is in use
+	blobValue := false         // the string next is the value of a `blob` member
+	secretAt := -1             // where the string value of a secret-named member starts
+	var names secrets.NameMemo // member names that are not a credential's, seen last
 	for i := 0; i < len(raw); i++ {
 		if raw[i] != '"' {
 			continue
@@ -121,7 +121,7 @@ func scanJSON(raw []byte, redact bool) ([]byte, resultScan) {
 			scan.add([]secrets.Match{{Kind: secrets.Assignment, End: len(text)}})
 			replace, found = resultMask, true
 		}
-		if secretAt = -1; isKey && names.secret(text) {
+		if secretAt = -1; isKey && names.Credential(text) {
 			secretAt = valueStart(raw, j+1)
 		}
 		if found && redact {
@@ -146,30 +146,6 @@ func scanJSON(raw []byte, redact bool) ([]byte, resultScan) {
 // content is {"password": "[redacted]"}; "max_tokens": 4096 and
 // "keyword": "go" stay.
 const secretValueLen = 6
-
-// A keyMemo remembers the last few member names secrets.IsSecretKey said
-// are not secret: a result's records repeat their names, and most are not
-// (measured: BenchmarkScanJSON1MiB/structured).
-type keyMemo struct {
-	plain [4]string
-	next  int
-}
-
-// secret reports secrets.IsSecretKey(name), asking it only for a name not
-// seen among the last plain ones.
-func (m *keyMemo) secret(name string) bool {
-	for _, p := range m.plain {
-		if p == name {
-			return false
-		}
-	}
-	if secrets.IsSecretKey(name) {
-		return true
-	}
-	m.plain[m.next%len(m.plain)] = name
-	m.next++
-	return false
-}
 
 // valueStart returns the index in raw of the quote that starts the value
 // of the member whose name ends before i (at its ':'), -1 when the value

@@ -101,7 +101,7 @@ func lineEnd(s string, i int) (end, next int) {
 // matches in a line are those of the text; the key a match assigns is the
 // name before its = or :, after one quote and blanks, from its first
 // letter or _. m keeps the line found last.
-func assignmentSegment(s string, t int, m *runMemo, names *nameCache) (int, int, bool) {
+func assignmentSegment(s string, t int, m *runMemo, names *NameMemo) (int, int, bool) {
 	// The value first: it is the cheaper test and rules out most triggers
 	// (a JSON number, an object, a URL's scheme).
 	v := t + 1
@@ -128,7 +128,7 @@ func assignmentSegment(s string, t int, m *runMemo, names *nameCache) (int, int,
 	for n < r && !nameStart[s[n]] {
 		n++
 	}
-	if n == r || !names.secret(s[n:r]) {
+	if n == r || !names.Credential(s[n:r]) {
 		return 0, 0, false
 	}
 	if m.to > 0 && t >= m.from && t < m.to {
@@ -140,21 +140,25 @@ func assignmentSegment(s string, t int, m *runMemo, names *nameCache) (int, int,
 	return a, b, true
 }
 
-// A nameCache remembers the last few names IsSecretKey said are not
-// secret: the names of a JSON text's records repeat, and most are not.
-type nameCache struct {
+// A NameMemo answers IsCredentialName for the names of one text or JSON
+// document, remembering the last few names that are not a credential's:
+// the names of a document's records repeat, and most are not
+// (BenchmarkScanJSON1MiB/structured). The zero value is ready to use; it is
+// not safe for concurrent use.
+type NameMemo struct {
 	plain [4]string
 	next  int
 }
 
-// secret reports IsSecretKey(name), asking it only for a name not seen.
-func (c *nameCache) secret(name string) bool {
+// Credential reports IsCredentialName(name), asking it only for a name not
+// among the last plain ones seen.
+func (c *NameMemo) Credential(name string) bool {
 	for _, p := range c.plain {
 		if p == name {
 			return false
 		}
 	}
-	if IsSecretKey(name) {
+	if IsCredentialName(name) {
 		return true
 	}
 	c.plain[c.next%len(c.plain)] = name
@@ -181,7 +185,7 @@ func (p *pattern) accepts(s string, m []int) bool {
 		return keyBodyAccepted(s, m[k], m[k+1])
 	case keyNameFilter:
 		k := 2 * p.re.SubexpIndex("k")
-		return IsSecretKey(s[m[k]:m[k+1]])
+		return IsCredentialName(s[m[k]:m[k+1]])
 	}
 	return true
 }

@@ -66,9 +66,22 @@ func IsSecretKey(name string) bool {
 	return hasWord(name, keyWords)
 }
 
-// hasWord reports whether a word of name equals one of words (lower case),
-// ignoring case.
+// hasWord reports whether a word of name (see eachWord) equals one of
+// words (lower case), ignoring case.
 func hasWord(name string, words []string) bool {
+	return eachWord(name, func(w string) bool {
+		// Words are 3 or 4 letters: the length test spares the
+		// comparisons for most words (assignment triggers call this on
+		// every name before a = or :).
+		return len(w) >= 3 && len(w) <= 4 && slices.ContainsFunc(words, func(k string) bool { return strings.EqualFold(w, k) })
+	})
+}
+
+// eachWord calls fn with each word of name, as written, until fn returns
+// true, and reports whether it did. Words are split at characters other
+// than ASCII letters and digits and where a lower-case letter is followed
+// by an upper-case one (apiKey is api, Key). It does not allocate.
+func eachWord(name string, fn func(w string) bool) bool {
 	start := -1
 	prevLower := false
 	for i := 0; i <= len(name); i++ {
@@ -80,10 +93,7 @@ func hasWord(name string, words []string) bool {
 		lower := c >= 'a' && c <= 'z'
 		alnum := upper || lower || c >= '0' && c <= '9'
 		if start >= 0 && (!alnum || upper && prevLower) {
-			// Words are 3 or 4 letters: the length test spares the
-			// comparisons for most words (assignment triggers call this on
-			// every name before a = or :).
-			if w := name[start:i]; len(w) >= 3 && len(w) <= 4 && slices.ContainsFunc(words, func(k string) bool { return strings.EqualFold(w, k) }) {
+			if fn(name[start:i]) {
 				return true
 			}
 			start = -1

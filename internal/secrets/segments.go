@@ -98,7 +98,7 @@ const (
 // trigger at t, ok false when there can be none. m keeps the end of the
 // last run measured, so that runs shared by many triggers are measured
 // once.
-func (p *pattern) segmentAt(s string, t int, m *runMemo, names *nameCache) (a, b int, ok bool) {
+func (p *pattern) segmentAt(s string, t int, m *runMemo, names *NameMemo) (a, b int, ok bool) {
 	switch p.segment {
 	case bearerSegments:
 		return bearerSegment(s, t, m)
@@ -241,7 +241,7 @@ func variants(c byte, fold bool) []byte {
 type segmenter struct {
 	last  [8]int // index in segs of each pattern's last segment, plus one (8: a uint8 set's patterns)
 	memo  [8]runMemo
-	names nameCache
+	names NameMemo
 	whole uint8 // patterns to run on the whole text instead
 }
 

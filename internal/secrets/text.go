@@ -25,7 +25,7 @@ const (
 	PrivateKey
 	// Assignment is the value assigned to a secret-named key in text:
 	// KEY=value, export KEY=value, KEY: value, "KEY": "value", key = value,
-	// the key named as IsSecretKey says.
+	// the key named as IsCredentialName says.
 	Assignment
 )
 
@@ -93,7 +93,7 @@ var keyBodyRE = regexp.MustCompile(`(?m)^(?P<s>(?:[A-Za-z0-9+/=]+\r?\n)?(?:[A-Za
 
 // assignmentRE matches a key assigned a value of six characters or more
 // that ends its line, its quotes or its item; keyNameAccepted then keeps
-// the keys IsSecretKey names. The value stops at = and : (but for
+// the keys IsCredentialName names. The value stops at = and : (but for
 // base64 padding) so that "see: PASSWORD=x…" is the assignment of
 // PASSWORD, not of see.
 var assignmentRE = regexp.MustCompile(`(?P<n>(?P<k>[A-Za-z_][A-Za-z0-9_.-]*)["']?[ \t]*[:=][ \t]*["']?)(?P<s>[^\s"',;&=:]{6,}=*)(?P<e>[ \t]*(?:["',;&#})\]\r\n]|$))`)
