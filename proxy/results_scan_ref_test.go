@@ -60,7 +60,7 @@ func refScanJSON(raw []byte, redact bool) ([]byte, resultScan) {
 			scan.add([]secrets.Match{{Kind: secrets.Assignment, End: len(text)}})
 			replace, found = resultMask, true
 		}
-		if secretAt = -1; isKey && secrets.IsSecretKey(text) {
+		if secretAt = -1; isKey && secrets.IsCredentialName(text) {
 			secretAt = valueStart(raw, j+1)
 		}
 		if found && redact {
