@@ -143,6 +143,16 @@ func pathKeysOf(tool mcp.Tool) []string {
 	return keys
 }
 
+// liveExamples are the examples run live with the real server-filesystem:
+// each config (rel, under examples/) and where it sits in the project
+// (place), so that its relative paths mean the project.
+var liveExamples = []struct{ rel, place string }{
+	{"quickstart.yaml", "examples/quickstart.yaml"},
+	{"claude-code/mcpwarden.yaml", "mcpwarden.yaml"},
+	{"cursor/mcpwarden.yaml", ".cursor/mcpwarden.yaml"},
+	{"policies/filesystem-sandbox.yaml", "mcpwarden.yaml"},
+}
+
 // TestExamplesRefuseSecretsLive runs example configs with the real
 // server-filesystem on a project holding secrets, and calls every tool of
 // the server that takes a path, under every path-like key, on .env,
@@ -153,12 +163,7 @@ func pathKeysOf(tool mcp.Tool) []string {
 // deny every call itself (the audit log says so) and no secret may come back.
 func TestExamplesRefuseSecretsLive(t *testing.T) {
 	t.Parallel()
-	examples := []struct{ rel, place string }{
-		{"quickstart.yaml", "examples/quickstart.yaml"},
-		{"claude-code/mcpwarden.yaml", "mcpwarden.yaml"},
-		{"cursor/mcpwarden.yaml", ".cursor/mcpwarden.yaml"},
-		{"policies/filesystem-sandbox.yaml", "mcpwarden.yaml"},
-	}
+	examples := liveExamples
 	tools := upstreamTools(t, t.TempDir())
 	var names []string
 	for _, tool := range tools {

@@ -46,13 +46,7 @@ func newDeployKey(t *testing.T, path string) []string {
 // read) come back with no line of the key's body.
 func TestExamplesRefuseRoundThreeAttacksLive(t *testing.T) {
 	t.Parallel()
-	examples := []struct{ rel, place string }{
-		{"quickstart.yaml", "examples/quickstart.yaml"},
-		{"claude-code/mcpwarden.yaml", "mcpwarden.yaml"},
-		{"cursor/mcpwarden.yaml", ".cursor/mcpwarden.yaml"},
-		{"policies/filesystem-sandbox.yaml", "mcpwarden.yaml"},
-	}
-	for _, ex := range examples {
+	for _, ex := range liveExamples {
 		t.Run(ex.rel, func(t *testing.T) {
 			t.Parallel()
 			p := newExampleProject(t)
