@@ -333,3 +333,26 @@ func TestPromptArgumentSentAsAListDoesNotReachTheUpstream(t *testing.T) {
 		t.Errorf("the upstream got %d prompts/get, want only the one with a string", n)
 	}
 }
+
+// TestTypeRefusalIsNotAdvisedAsAMissingAllowRule: a call refused for an
+// argument's type names no rule, and the operator's log must not advise
+// adding an allow rule, which would change nothing.
+func TestTypeRefusalIsNotAdvisedAsAMissingAllowRule(t *testing.T) {
+	t.Parallel()
+	e := newLaxEnv(t, false)
+	tl, ok := e.srv.lookup("py__delete_file")
+	if !ok {
+		t.Fatal("no tool py__delete_file")
+	}
+	c := e.srv.newCall(t.Context(), tl, mcp.CallToolRequest{Params: mcp.CallToolParams{Arguments: map[string]any{"path": "x", "force": "yes"}}})
+	e.srv.tools.mu.Lock()
+	schema := e.srv.tools.schemas["py"]["delete_file"]
+	e.srv.tools.mu.Unlock()
+	c.checkTypes(schema)
+	if c.argsErr == nil {
+		t.Fatal("the mistyped call was not refused")
+	}
+	if got := howToAllow(c); strings.Contains(got, "policy.allow") || !strings.Contains(got, "declares") {
+		t.Errorf("howToAllow = %q, want it to say the arguments' types, not an allow rule", got)
+	}
+}

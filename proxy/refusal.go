@@ -19,6 +19,8 @@ func (s *Server) logRefusal(c *call) {
 // the operator.
 func howToAllow(c *call) string {
 	switch {
+	case c.argsErr != nil:
+		return "nothing in the config: the client must send well-formed arguments of the types the tool's inputSchema declares (" + c.argsErr.Error() + ")"
 	case c.verdict.Rule == rules.RuleSelfProtection:
 		return "nothing: mcpwarden's own files are off limits to servers on this machine"
 	case c.verdict.Gate == rules.GateFlow:
