@@ -42,13 +42,28 @@ func (s *Server) decideForms(c *call, rc *rules.Call) rules.Verdict {
 		rc.Physical = physicalForms(c.policy, *rc, s.serverPID(c.tool.Server))
 		return c.policy.Decide(*rc)
 	}
-	v := c.policy.Decide(*rc)
-	if v.Decision != rules.Deny && c.policy.IsLocal(c.tool.Server) {
-		rc.Physical = physicalForms(c.policy, *rc, s.serverPID(c.tool.Server))
-		if r, hit := c.policy.SelfProtection(*rc); hit {
-			r.Reason += " (with symlinks followed)"
-			return r
-		}
+	return selfProtectionOnDisk(c.policy, rc, c.policy.Decide(*rc), s.serverPID(c.tool.Server))
+}
+
+// SelfProtectionOnDisk is v, the rules' verdict for rc on a server without
+// resolve_symlinks, as the proxy settles it: unless v denies, a call to a
+// server on this machine is also tried against the built-in
+// self-protection with symlinks followed (rc.Physical filled in), whose
+// deny then stands. `check` calls it to decide as the proxy does.
+func SelfProtectionOnDisk(p *rules.Policy, rc *rules.Call, v rules.Verdict) rules.Verdict {
+	return selfProtectionOnDisk(p, rc, v, 0)
+}
+
+// selfProtectionOnDisk is SelfProtectionOnDisk with the serving process
+// pid (0 = unknown; see physicalForms).
+func selfProtectionOnDisk(p *rules.Policy, rc *rules.Call, v rules.Verdict, pid int) rules.Verdict {
+	if v.Decision == rules.Deny || !p.IsLocal(rc.Server) {
+		return v
+	}
+	rc.Physical = physicalForms(p, *rc, pid)
+	if r, hit := p.SelfProtection(*rc); hit {
+		r.Reason += " (with symlinks followed)"
+		return r
 	}
 	return v
 }

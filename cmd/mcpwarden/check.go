@@ -72,13 +72,18 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 				return &codeError{code: exitUsage, err: err}
 			}
 			// Decide as the proxy does: relative paths also against the
-			// roots mcpwarden hands the server, and on disk where
-			// resolve_symlinks is on.
+			// roots mcpwarden hands the server, on disk where
+			// resolve_symlinks is on, and elsewhere self-protection on
+			// disk for a server on this machine.
 			call.UpstreamRoots, _ = st.Policy.Workspace(call.Server)
-			if st.ResolveSymlinks()[call.Server] {
+			resolve := st.ResolveSymlinks()[call.Server]
+			if resolve {
 				call.Physical = proxy.PhysicalForms(st.Policy, call)
 			}
 			ex := st.Policy.Explain(call)
+			if !resolve {
+				ex.Verdict = proxy.SelfProtectionOnDisk(st.Policy, &call, ex.Verdict)
+			}
 			ex = explainLimits(st.Policy, call, ex, overLimit)
 			printExplanation(cmd.OutOrStdout(), call, ex)
 			switch ex.Verdict.Decision {
