@@ -1,0 +1,153 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Main is the launcher: mcpwarden's hidden sandbox subcommand (and a test
+// binary's, see the tests) calls it and nothing else. It reads the spec
+// [Command] sent, confines this process, writes the [Report] and executes
+// the server; it returns only by exiting non-zero, after writing a report
+// that says why the server was not started.
+func Main() {
+	// Confinement and exec happen on this one thread.
+	runtime.LockOSThread()
+	rep, sp, err := launch()
+	if err == nil {
+		err = writeReport(rep)
+		if err == nil {
+			err = syscall.Exec(sp.Path, sp.Argv, sp.Env)
+			err = fmt.Errorf("executing %q: %w", sp.Path, err)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "mcpwarden sandbox: %v\n", err)
+	os.Exit(126)
+}
+
+// launch reads the spec and confines the process. With an error the
+// report is written already.
+func launch() (Report, spec, error) {
+	var sp spec
+	f := os.NewFile(specFD, "sandbox-spec")
+	b, err := io.ReadAll(io.LimitReader(f, maxSpec))
+	f.Close()
+	if err == nil {
+		err = json.Unmarshal(b, &sp)
+	}
+	if err != nil {
+		err = fmt.Errorf("reading the sandbox spec: %w", err)
+		writeReport(Report{Error: err.Error()})
+		return Report{}, sp, err
+	}
+	rep := confine(sp)
+	if !rep.Started {
+		writeReport(rep)
+		return rep, sp, errors.New(rep.Error)
+	}
+	return rep, sp, nil
+}
+
+func writeReport(r Report) error {
+	f := os.NewFile(reportFD, "sandbox-report")
+	defer f.Close()
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encoding the sandbox report: %w", err)
+	}
+	if _, err := f.Write(b); err != nil {
+		return fmt.Errorf("writing the sandbox report: %w", err)
+	}
+	return nil
+}
+
+// confine applies the spec's policy to this process, in order: descriptors,
+// session, limits, no_new_privs and dumpability, Landlock, seccomp. It
+// returns what it applied; Started is false when the policy requires what
+// is missing (or a step failed in a way that leaves nothing sound).
+func confine(sp spec) Report {
+	p := sp.Policy
+	rep := Report{Tier: sp.Tier}
+	applied := func(c Confinement) { rep.Applied = append(rep.Applied, c) }
+	missing := func(c Confinement, why string) { rep.Missing = append(rep.Missing, Missing{c, why}) }
+	fail := func(err error) Report {
+		rep.Error = err.Error()
+		return rep
+	}
+
+	// Nothing mcpwarden holds open reaches the server.
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return fail(fmt.Errorf("closing inherited descriptors on exec: %w", err))
+	}
+	if sp.Tier == TierNamespaces {
+		if os.Getpid() == 1 {
+			applied(ConfineUserNamespace)
+			applied(ConfinePIDNamespace)
+			applied(ConfineNetNamespace)
+			applied(ConfineIPCNamespace)
+			applied(ConfineMountNamespace)
+		} else {
+			return fail(errors.New("tier namespaces but the launcher is not PID 1 of a new PID namespace"))
+		}
+	}
+	// A new session has no controlling terminal, so /dev/tty (and TIOCSTI
+	// through it) is out of reach. The parent asks for one at start; a
+	// launcher started otherwise makes its own.
+	if _, err := unix.Setsid(); err != nil && !errors.Is(err, unix.EPERM) {
+		return fail(fmt.Errorf("starting a new session: %w", err))
+	}
+	if f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
+		f.Close()
+		missing(ConfineSession, "a controlling terminal is still reachable")
+	} else {
+		applied(ConfineSession)
+	}
+	applied(ConfineEnvironment)
+
+	if err := setLimits(sp.Tier, p.Limits.withDefaults()); err != nil {
+		return fail(err)
+	}
+	applied(ConfineLimits)
+	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
+		return fail(fmt.Errorf("turning core dumps off: %w", err))
+	}
+	// Not dumpable keeps the launcher's memory from other processes of the
+	// user until exec; exec resets it, RLIMIT_CORE stays.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fail(fmt.Errorf("turning dumpable off: %w", err))
+	}
+	applied(ConfineCoreDumps)
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fail(fmt.Errorf("setting no_new_privs: %w", err))
+	}
+	applied(ConfineNoNewPrivs)
+
+	ll, err := applyLandlock(sp)
+	if err != nil {
+		return fail(err)
+	}
+	rep.LandlockABI = ll.abi
+	rep.Applied = append(rep.Applied, ll.applied...)
+	rep.Missing = append(rep.Missing, ll.missing...)
+
+	if p.disabled(FeatureSeccomp) {
+		missing(ConfineSeccomp, "seccomp disabled by the policy")
+	} else if err := applySeccomp(sp); err != nil {
+		missing(ConfineSeccomp, err.Error())
+	} else {
+		applied(ConfineSeccomp)
+	}
+
+	if len(rep.Missing) > 0 && !p.BestEffort {
+		return fail(&IncompleteError{Report: rep})
+	}
+	rep.Started = true
+	return rep
+}

@@ -1,0 +1,77 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// setLimits sets soft and hard limits, so the server cannot raise them.
+func setLimits(t Tier, l Limits) error {
+	procs := l.Processes
+	if t != TierNamespaces {
+		// Outside a user namespace of its own the kernel counts every task
+		// of the user against RLIMIT_NPROC: allow what runs now plus the
+		// sandbox's share.
+		procs += userTasks(os.Getuid())
+	}
+	limits := []struct {
+		res  int
+		v    uint64
+		name string
+	}{
+		{unix.RLIMIT_NPROC, procs, "processes"},
+		{unix.RLIMIT_DATA, l.MemoryBytes, "memory"},
+		{unix.RLIMIT_NOFILE, l.OpenFiles, "open files"},
+		{unix.RLIMIT_FSIZE, l.FileSizeBytes, "file size"},
+	}
+	for _, lim := range limits {
+		var cur unix.Rlimit
+		if err := unix.Getrlimit(lim.res, &cur); err != nil {
+			return fmt.Errorf("reading the %s limit: %w", lim.name, err)
+		}
+		v := min(lim.v, cur.Max)
+		if err := unix.Setrlimit(lim.res, &unix.Rlimit{Cur: v, Max: v}); err != nil {
+			return fmt.Errorf("limiting %s to %d: %w", lim.name, v, err)
+		}
+	}
+	return nil
+}
+
+// userTasks counts the tasks (threads included, as RLIMIT_NPROC does) whose
+// real user is uid.
+func userTasks(uid int) uint64 {
+	dirs, _ := filepath.Glob("/proc/[0-9]*/status")
+	want := []byte(strconv.Itoa(uid))
+	var n uint64
+	for _, d := range dirs {
+		b, err := os.ReadFile(d)
+		if err != nil {
+			continue
+		}
+		var mine bool
+		threads := uint64(1)
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		for sc.Scan() {
+			line := sc.Bytes()
+			if rest, ok := bytes.CutPrefix(line, []byte("Uid:")); ok {
+				f := bytes.Fields(rest)
+				mine = len(f) > 0 && bytes.Equal(f[0], want)
+			}
+			if rest, ok := bytes.CutPrefix(line, []byte("Threads:")); ok {
+				if t, err := strconv.ParseUint(string(bytes.TrimSpace(rest)), 10, 64); err == nil {
+					threads = t
+				}
+			}
+		}
+		if mine {
+			n += threads
+		}
+	}
+	return n
+}
