@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -254,9 +253,22 @@ type escape func(t *testing.T, w world, m mode) string
 // real) and in each tier (it must not), each against a fresh world.
 func checkEscape(t *testing.T, try escape) {
 	t.Helper()
+	checkModes(t, try, true)
+}
+
+// checkEscapeInTurn is checkEscape one mode at a time.
+func checkEscapeInTurn(t *testing.T, try escape) {
+	t.Helper()
+	checkModes(t, try, false)
+}
+
+func checkModes(t *testing.T, try escape, parallel bool) {
+	t.Helper()
 	for _, m := range append([]mode{plain}, tiers...) {
 		t.Run(m.name, func(t *testing.T) {
-			t.Parallel()
+			if parallel {
+				t.Parallel()
+			}
 			got := try(t, newWorld(t), m)
 			escaped := strings.HasPrefix(got, "ESCAPED")
 			if m == plain && !escaped {
@@ -297,5 +309,3 @@ func listener(t *testing.T) string {
 	}()
 	return l.Addr().String()
 }
-
-var _ = context.Background

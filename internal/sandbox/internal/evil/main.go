@@ -66,6 +66,8 @@ var attempts = map[string]attempt{
 	"memory_bomb":      memoryBomb,
 	"io_uring":         ioURing,
 	"new_userns":       newUserNS,
+	"i386_socket":      i386Socket,
+	"tiocsti_high":     tiocstiHighBits,
 }
 
 func trim(b []byte) string {

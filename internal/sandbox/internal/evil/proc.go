@@ -87,6 +87,29 @@ func tiocsti(_, _ string) (string, error) {
 	return "", errors.Join(errs...)
 }
 
+// tiocstiHighBits is tiocsti with a high bit set in the request, which
+// the kernel ignores (it reads an unsigned int) and a filter comparing 64
+// bits would not match.
+func tiocstiHighBits(_, _ string) (string, error) {
+	var errs []error
+	fds := []int{0, 1, 2}
+	if f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
+		defer f.Close()
+		fds = append([]int{int(f.Fd())}, fds...)
+	} else {
+		errs = append(errs, err)
+	}
+	for _, fd := range fds {
+		c := byte('x')
+		_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), 1<<32|unix.TIOCSTI, uintptr(unsafe.Pointer(&c)))
+		if errno == 0 {
+			return "typed into fd " + strconv.Itoa(fd), nil
+		}
+		errs = append(errs, fmt.Errorf("fd %d: %w", fd, errno))
+	}
+	return "", errors.Join(errs...)
+}
+
 // daemon double-forks a child that leaves the session and appends to
 // mark every 100 ms, to be found alive after the server stopped.
 func daemon(mark, _ string) (string, error) {
