@@ -23,7 +23,7 @@ type Cmd struct {
 	Cmd *exec.Cmd
 
 	sp        spec
-	launcher  string
+	fallback  *exec.Cmd // TierAuto's landlock launcher, should namespaces fail
 	report    *os.File
 	reportErr error
 	rep       *Report
@@ -53,20 +53,23 @@ func Command(ctx context.Context, launcher string, p Policy, argv []string) (*Cm
 		p.Exec = append(p.Exec, filepath.Dir(real))
 	}
 	p.Exec = append(p.Exec, filepath.Dir(path))
-	c := &Cmd{
-		sp:       spec{Policy: p, Tier: p.Tier, Path: path, Argv: argv, Env: env},
-		launcher: launcher,
+	c := &Cmd{sp: spec{Policy: p, Tier: p.Tier, Path: path, Argv: argv, Env: env}}
+	c.Cmd = launcherCmd(ctx, launcher)
+	if p.Tier == TierAuto {
+		c.fallback = launcherCmd(ctx, launcher)
 	}
-	c.Cmd = exec.CommandContext(ctx, launcher, LaunchArg)
-	c.Cmd.Env = []string{}
-	c.Cmd.Cancel = func() error {
-		if c.Cmd.Process == nil {
-			return nil
-		}
-		return syscall.Kill(-c.Cmd.Process.Pid, syscall.SIGKILL)
-	}
-	c.Cmd.WaitDelay = 5 * time.Second
 	return c, nil
+}
+
+// launcherCmd is the launcher's command; ctx kills its process group.
+func launcherCmd(ctx context.Context, launcher string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, launcher, LaunchArg)
+	cmd.Env = []string{}
+	cmd.Cancel = func() error {
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
 }
 
 // lookPath resolves name as exec would with the server's PATH.
@@ -96,49 +99,6 @@ func lookPath(name string, env []string) (string, error) {
 	return "", fmt.Errorf("sandbox: command %q not found in the server's PATH %q: write its absolute path", name, pathEnv)
 }
 
-// serverEnv is the server's environment: from parent, the allowlisted
-// names and p.Passthrough; then HOME and TMPDIR; then p.Env. MCPWARDEN_*
-// never passes, even when named.
-func serverEnv(parent []string, p Policy) []string {
-	var env []string
-	set := func(kv string) {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(strings.ToUpper(name), "MCPWARDEN_") {
-			return
-		}
-		for i, e := range env {
-			if n, _, _ := strings.Cut(e, "="); n == name {
-				env[i] = kv
-				return
-			}
-		}
-		env = append(env, kv)
-	}
-	allowed := func(name string) bool {
-		for _, a := range append(append([]string{}, EnvAllow...), p.Passthrough...) {
-			if pre, ok := strings.CutSuffix(a, "*"); ok && strings.HasPrefix(name, pre) || a == name {
-				return true
-			}
-		}
-		return false
-	}
-	for _, kv := range parent {
-		if name, _, _ := strings.Cut(kv, "="); allowed(name) {
-			set(kv)
-		}
-	}
-	if p.Home != "" {
-		set("HOME=" + p.Home)
-	}
-	if p.TmpDir != "" {
-		set("TMPDIR=" + p.TmpDir)
-	}
-	for _, kv := range p.Env {
-		set(kv)
-	}
-	return env
-}
-
 // Start starts the launcher. With TierAuto it tries namespaces first and
 // falls back to Landlock alone when the kernel refuses them.
 func (c *Cmd) Start() error {
@@ -153,12 +113,11 @@ func (c *Cmd) Start() error {
 		return errors.New("sandbox: tier namespaces but user namespaces are disabled by the policy: write tier auto or landlock")
 	}
 	err := c.start(tier)
-	if err != nil && c.sp.Policy.Tier == TierAuto && tier == TierNamespaces {
-		// exec.Cmd cannot be started twice; make a fresh one.
+	if err != nil && c.fallback != nil && tier == TierNamespaces {
+		// The kernel refused the namespaces; an exec.Cmd starts once.
 		old := c.Cmd
-		c.Cmd = exec.CommandContext(context.WithoutCancel(context.Background()), c.launcher, LaunchArg)
-		c.Cmd.Stdin, c.Cmd.Stdout, c.Cmd.Stderr = old.Stdin, old.Stdout, old.Stderr
-		c.Cmd.Env, c.Cmd.Cancel, c.Cmd.WaitDelay = old.Env, old.Cancel, old.WaitDelay
+		c.Cmd, c.fallback = c.fallback, nil
+		c.Cmd.Stdin, c.Cmd.Stdout, c.Cmd.Stderr, c.Cmd.Dir = old.Stdin, old.Stdout, old.Stderr, old.Dir
 		err = c.start(TierLandlock)
 	}
 	return err

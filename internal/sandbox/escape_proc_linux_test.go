@@ -159,6 +159,7 @@ func TestSandboxStopsThreadStartedBeforeRestriction(t *testing.T) {
 	for _, how := range []string{"plain", "confine"} {
 		cmd := exec.Command(env.self, threadProbeArg, string(b), w.home+"/.ssh/id_ed25519", how)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: env.cred}
+		cmd.Env = []string{"GORACE=atexit_sleep_ms=0"}
 		out, err := cmd.CombinedOutput()
 		got := strings.TrimSpace(string(out))
 		if err != nil {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // A mode is how the warden runs the malicious server.
@@ -94,7 +96,7 @@ type session struct {
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	out    *bufio.Reader
-	stderr *strings.Builder
+	stderr *testkit.LockedBuffer
 	id     int
 }
 
@@ -102,6 +104,7 @@ type sessionOpts struct {
 	policy *Policy  // nil: the world's policy for the mode
 	tty    *os.File // the warden's controlling terminal
 	argv   []string // the server; default the malicious one
+	noInit bool     // do not initialize: the server may not start
 }
 
 // start runs the warden as the unprivileged user with secrets in its
@@ -126,7 +129,8 @@ func start(t *testing.T, w world, m mode, o sessionOpts) *session {
 		how = string(b)
 	}
 	cmd := exec.Command(env.self, append([]string{wardenArg, how}, argv...)...)
-	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + w.home, "LANG=C.UTF-8"}, secrets...)
+	// A race-detector build sleeps a second at exit unless told not to.
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + w.home, "LANG=C.UTF-8", "GORACE=atexit_sleep_ms=0"}, secrets...)
 	cmd.Dir = w.root
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: env.cred}
 	if o.tty != nil {
@@ -134,7 +138,7 @@ func start(t *testing.T, w world, m mode, o sessionOpts) *session {
 		cmd.ExtraFiles = []*os.File{o.tty}
 		cmd.Stderr = o.tty
 	}
-	s := &session{t: t, cmd: cmd, stderr: &strings.Builder{}}
+	s := &session{t: t, cmd: cmd, stderr: &testkit.LockedBuffer{}}
 	if o.tty == nil {
 		cmd.Stderr = s.stderr
 	}
@@ -151,6 +155,9 @@ func start(t *testing.T, w world, m mode, o sessionOpts) *session {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.stop() })
+	if o.noInit {
+		return s
+	}
 	s.send(map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": map[string]any{
 		"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "sandbox-test", "version": "1"}}})
@@ -235,12 +242,15 @@ func (s *session) stop() {
 	}
 }
 
-// report is the sandbox report the warden printed.
+// report is the sandbox report the warden printed, waiting a while for
+// it.
 func (s *session) report() (Report, bool) {
-	for _, l := range strings.Split(s.stderr.String(), "\n") {
-		if b, ok := strings.CutPrefix(l, "REPORT "); ok {
-			var r Report
-			return r, json.Unmarshal([]byte(b), &r) == nil
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		for _, l := range strings.Split(s.stderr.String(), "\n") {
+			if b, ok := strings.CutPrefix(l, "REPORT "); ok && strings.HasSuffix(b, "}") {
+				var r Report
+				return r, json.Unmarshal([]byte(b), &r) == nil
+			}
 		}
 	}
 	return Report{}, false

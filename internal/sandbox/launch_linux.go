@@ -20,9 +20,19 @@ import (
 func Main() {
 	// Confinement and exec happen on this one thread.
 	runtime.LockOSThread()
-	rep, sp, err := launch()
+	rep, sp, limits, err := launch()
 	if err == nil {
-		err = writeReport(rep)
+		// The limits come last, once the report is encoded: after them the
+		// launcher allocates nothing, so its own runtime (a race-detector
+		// build's shadow memory, say) is not held to the server's budget.
+		var b []byte
+		b, err = json.Marshal(rep)
+		if err == nil {
+			err = setLimits(limits)
+		}
+		if err == nil {
+			err = writeReport(b)
+		}
 		if err == nil {
 			err = syscall.Exec(sp.Path, sp.Argv, sp.Env)
 			err = fmt.Errorf("executing %q: %w", sp.Path, err)
@@ -32,9 +42,9 @@ func Main() {
 	os.Exit(126)
 }
 
-// launch reads the spec and confines the process. With an error the
-// report is written already.
-func launch() (Report, spec, error) {
+// launch reads the spec and confines the process but for its resource
+// limits, which it returns. With an error the report is written already.
+func launch() (Report, spec, []rlimit, error) {
 	var sp spec
 	f := os.NewFile(specFD, "sandbox-spec")
 	b, err := io.ReadAll(io.LimitReader(f, maxSpec))
@@ -44,24 +54,28 @@ func launch() (Report, spec, error) {
 	}
 	if err != nil {
 		err = fmt.Errorf("reading the sandbox spec: %w", err)
-		writeReport(Report{Error: err.Error()})
-		return Report{}, sp, err
+		writeReportOf(Report{Error: err.Error()})
+		return Report{}, sp, nil, err
 	}
-	rep := confine(sp)
+	rep, limits := confine(sp)
 	if !rep.Started {
-		writeReport(rep)
-		return rep, sp, errors.New(rep.Error)
+		writeReportOf(rep)
+		return rep, sp, nil, errors.New(rep.Error)
 	}
-	return rep, sp, nil
+	return rep, sp, limits, nil
 }
 
-func writeReport(r Report) error {
-	f := os.NewFile(reportFD, "sandbox-report")
-	defer f.Close()
+func writeReportOf(r Report) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encoding the sandbox report: %w", err)
 	}
+	return writeReport(b)
+}
+
+func writeReport(b []byte) error {
+	f := os.NewFile(reportFD, "sandbox-report")
+	defer f.Close()
 	if _, err := f.Write(b); err != nil {
 		return fmt.Errorf("writing the sandbox report: %w", err)
 	}
@@ -69,17 +83,19 @@ func writeReport(r Report) error {
 }
 
 // confine applies the spec's policy to this process, in order: descriptors,
-// session, limits, no_new_privs and dumpability, Landlock, seccomp. It
-// returns what it applied; Started is false when the policy requires what
-// is missing (or a step failed in a way that leaves nothing sound).
-func confine(sp spec) Report {
+// session, dumpability, no_new_privs, Landlock, seccomp; it returns the
+// resource limits for the caller to set last, and the report of what is
+// applied then (limits included). Started is false when the policy
+// requires what is missing, or a step failed in a way that leaves nothing
+// sound.
+func confine(sp spec) (Report, []rlimit) {
 	p := sp.Policy
 	rep := Report{Tier: sp.Tier}
 	applied := func(c Confinement) { rep.Applied = append(rep.Applied, c) }
 	missing := func(c Confinement, why string) { rep.Missing = append(rep.Missing, Missing{c, why}) }
-	fail := func(err error) Report {
+	fail := func(err error) (Report, []rlimit) {
 		rep.Error = err.Error()
-		return rep
+		return rep, nil
 	}
 
 	// Nothing mcpwarden holds open reaches the server.
@@ -111,19 +127,13 @@ func confine(sp spec) Report {
 	}
 	applied(ConfineEnvironment)
 
-	if err := setLimits(sp.Tier, p.Limits.withDefaults()); err != nil {
-		return fail(err)
-	}
-	applied(ConfineLimits)
-	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
-		return fail(fmt.Errorf("turning core dumps off: %w", err))
-	}
+	limits := limitsFor(sp.Tier, p.Limits.withDefaults())
 	// Not dumpable keeps the launcher's memory from other processes of the
-	// user until exec; exec resets it, RLIMIT_CORE stays.
+	// user until exec; exec resets it, RLIMIT_CORE (set with the limits)
+	// stays.
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fail(fmt.Errorf("turning dumpable off: %w", err))
 	}
-	applied(ConfineCoreDumps)
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fail(fmt.Errorf("setting no_new_privs: %w", err))
 	}
@@ -145,9 +155,12 @@ func confine(sp spec) Report {
 		applied(ConfineSeccomp)
 	}
 
+	applied(ConfineLimits)
+	applied(ConfineCoreDumps)
+
 	if len(rep.Missing) > 0 && !p.BestEffort {
 		return fail(&IncompleteError{Report: rep})
 	}
 	rep.Started = true
-	return rep
+	return rep, limits
 }

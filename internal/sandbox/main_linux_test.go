@@ -208,7 +208,7 @@ func threadProbeMain(args []string) int {
 	}()
 	<-ready
 	if args[2] == "confine" {
-		rep := confine(spec{Policy: p, Tier: TierLandlock})
+		rep, _ := confine(spec{Policy: p, Tier: TierLandlock})
 		if !rep.Started {
 			fmt.Println("confine:", rep.Error)
 			return 3

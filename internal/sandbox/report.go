@@ -17,14 +17,14 @@ const (
 	ConfineMountNamespace Confinement = "mount_namespace"
 	ConfineSession        Confinement = "new_session"
 	ConfineEnvironment    Confinement = "environment"
-	ConfineLimits         Confinement = "rlimits"
-	ConfineCoreDumps      Confinement = "no_core_dumps"
 	ConfineNoNewPrivs     Confinement = "no_new_privs"
 	ConfineLandlockFS     Confinement = "landlock_fs"
 	ConfineLandlockNet    Confinement = "landlock_tcp"
 	ConfineScopeSignal    Confinement = "landlock_scope_signal"
 	ConfineScopeAbstract  Confinement = "landlock_scope_abstract_unix"
 	ConfineSeccomp        Confinement = "seccomp"
+	ConfineLimits         Confinement = "rlimits"
+	ConfineCoreDumps      Confinement = "no_core_dumps"
 )
 
 // A Report is what the launcher applied before it executed the server.

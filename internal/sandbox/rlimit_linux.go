@@ -11,8 +11,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// setLimits sets soft and hard limits, so the server cannot raise them.
-func setLimits(t Tier, l Limits) error {
+// An rlimit is one resource limit to set.
+type rlimit struct {
+	res  int
+	v    uint64
+	name string
+}
+
+// limitsFor are the limits of l in tier t. In tier landlock it counts the
+// user's tasks, so it must run before Landlock hides /proc.
+func limitsFor(t Tier, l Limits) []rlimit {
 	procs := l.Processes
 	if t != TierNamespaces {
 		// Outside a user namespace of its own the kernel counts every task
@@ -20,16 +28,19 @@ func setLimits(t Tier, l Limits) error {
 		// sandbox's share.
 		procs += userTasks(os.Getuid())
 	}
-	limits := []struct {
-		res  int
-		v    uint64
-		name string
-	}{
+	return []rlimit{
 		{unix.RLIMIT_NPROC, procs, "processes"},
 		{unix.RLIMIT_DATA, l.MemoryBytes, "memory"},
 		{unix.RLIMIT_NOFILE, l.OpenFiles, "open files"},
 		{unix.RLIMIT_FSIZE, l.FileSizeBytes, "file size"},
+		{unix.RLIMIT_CORE, 0, "core dumps"},
 	}
+}
+
+// setLimits sets soft and hard limits, so the server cannot raise them. The
+// launcher sets them last, so that its own Go runtime (a race-detector
+// build's shadow memory, say) is not held to the server's budget.
+func setLimits(limits []rlimit) error {
 	for _, lim := range limits {
 		var cur unix.Rlimit
 		if err := unix.Getrlimit(lim.res, &cur); err != nil {

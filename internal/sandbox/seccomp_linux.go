@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"unsafe"
@@ -127,6 +128,9 @@ func applySeccomp(sp spec) error {
 }
 
 func loadArchGuard() error {
+	if nativeArch == 0 {
+		return errors.New("no architecture guard for this GOARCH")
+	}
 	prog, err := bpf.Assemble([]bpf.Instruction{
 		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: nativeArch, SkipTrue: 1},
