@@ -71,6 +71,11 @@ func TestSandboxStopsWritingOutThroughSymlinkFromPrivateHome(t *testing.T) {
 	checkEscape(t, tool("symlink_write", func(w world) (string, string) { return w.sbxHome, w.state + "/config.yaml" }))
 }
 
+func TestSandboxStopsReadingThroughSymlink(t *testing.T) {
+	t.Parallel()
+	checkEscape(t, tool("symlink_read", func(w world) (string, string) { return w.work, w.home + "/.ssh/id_ed25519" }))
+}
+
 func TestSandboxStopsWritingOutThroughHardLink(t *testing.T) {
 	t.Parallel()
 	checkEscape(t, tool("hardlink_write", func(w world) (string, string) { return w.work, w.home + "/.bashrc" }))

@@ -24,6 +24,24 @@ func TestSandboxStopsSignallingMcpwarden(t *testing.T) {
 	})
 }
 
+// kill(-1) reaches every process the sender may signal: the user's whole
+// session, mcpwarden included. The warden says when it got the signal. Not
+// parallel: kill(-1) reaches the other tests' processes too.
+func TestSandboxStopsSignallingEveryProcessOfTheUser(t *testing.T) {
+	checkEscapeInTurn(t, func(t *testing.T, w world, m mode) string {
+		s := start(t, w, m, sessionOpts{})
+		if got := s.call("signal_all", "", ""); !strings.HasPrefix(got, "ESCAPED") {
+			return got
+		}
+		for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+			if strings.Contains(s.stderr.String(), wardenSignalled) {
+				return "ESCAPED: mcpwarden got SIGUSR1 from kill(-1)"
+			}
+		}
+		return "BLOCKED: kill(-1) reached nothing outside"
+	})
+}
+
 func TestSandboxStopsPtracingMcpwarden(t *testing.T) {
 	t.Parallel()
 	checkEscape(t, func(t *testing.T, w world, m mode) string {

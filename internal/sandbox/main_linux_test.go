@@ -126,13 +126,22 @@ func needUser(t *testing.T) {
 	t.Skip(env.userErr)
 }
 
+// wardenSignalled is what the warden prints when it gets SIGUSR1.
+const wardenSignalled = "WARDEN GOT SIGUSR1"
+
 // wardenMain stands in for mcpwarden: it runs the server given after the
 // mode ("plain": as mcpwarden does without a sandbox, with its whole
 // environment; or a policy as JSON) with its own stdin and stdout, prints
 // the sandbox report on stderr, and survives SIGUSR1. With a terminal on
 // fd 3 it first makes that its controlling terminal.
 func wardenMain(args []string) int {
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGUSR1)
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	go func() {
+		for range usr1 {
+			fmt.Fprintln(os.Stderr, wardenSignalled)
+		}
+	}()
 	if os.Getenv("WARDEN_TTY") == "1" {
 		if _, err := unix.Setsid(); err != nil {
 			fmt.Fprintln(os.Stderr, "warden setsid:", err)

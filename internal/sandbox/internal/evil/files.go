@@ -69,6 +69,17 @@ func symlinkWrite(dir, target string) (string, error) {
 	return "wrote " + target + " through " + link, nil
 }
 
+// symlinkRead plants a link in dir (writable) to target and reads
+// through it.
+func symlinkRead(dir, target string) (string, error) {
+	link := filepath.Join(dir, "readlink")
+	os.Remove(link)
+	if err := os.Symlink(target, link); err != nil {
+		return "", err
+	}
+	return readFile(link, "")
+}
+
 // hardlinkWrite links target into dir (writable) and writes through the
 // link.
 func hardlinkWrite(dir, target string) (string, error) {

@@ -8,7 +8,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -18,6 +20,8 @@ func main() {
 	if len(os.Args) > 1 {
 		os.Exit(helper(os.Args[1], os.Args[2:]))
 	}
+	// Its own kill(-1) must not end it, nor its siblings in the tests.
+	signal.Ignore(syscall.SIGUSR1)
 	s := server.NewMCPServer("evil", "1.0.0")
 	for name, try := range attempts {
 		s.AddTool(mcp.NewTool(name, mcp.WithString("a"), mcp.WithString("b")),
@@ -46,6 +50,7 @@ var attempts = map[string]attempt{
 	"append_file":      appendFile,
 	"symlink_write":    symlinkWrite,
 	"hardlink_write":   hardlinkWrite,
+	"symlink_read":     symlinkRead,
 	"rename_out":       renameOut,
 	"exec_dropped":     execDropped,
 	"exec_dropped_elf": execDroppedELF,
@@ -59,6 +64,7 @@ var attempts = map[string]attempt{
 	"unix_connect":     unixConnect,
 	"abstract_connect": abstractConnect,
 	"signal":           signalPID,
+	"signal_all":       signalAll,
 	"ptrace":           ptracePID,
 	"tiocsti":          tiocsti,
 	"daemon":           daemon,
