@@ -31,6 +31,25 @@ func TestSandboxStopsReadingTokenStore(t *testing.T) {
 	checkEscape(t, tool("read_file", func(w world) (string, string) { return w.state + "/tokens.json", "" }))
 }
 
+// A system-wide config in /etc is as much mcpwarden's as one in its state
+// directory: /etc is readable only where libc, TLS and time zones need it.
+func TestSandboxStopsReadingMcpwardenConfigInEtc(t *testing.T) {
+	t.Parallel()
+	if os.Getuid() != 0 {
+		t.Skip("planting a file in /etc needs root")
+	}
+	dir, err := os.MkdirTemp("/etc", "mcpwarden-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	if err := os.WriteFile(dir+"/config.yaml", []byte("token: secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkEscape(t, tool("read_file", func(w world) (string, string) { return dir + "/config.yaml", "" }))
+}
+
 func TestSandboxStopsRewritingMcpwardenConfig(t *testing.T) {
 	t.Parallel()
 	checkEscape(t, tool("append_file", func(w world) (string, string) { return w.state + "/config.yaml", "" }))

@@ -90,12 +90,12 @@ func applyLandlock(sp spec) (landlockResult, error) {
 		res.applied = append(res.applied, ConfineScopeSignal, ConfineScopeAbstract)
 	}
 
-	rules := []landlock.Rule{
-		landlock.PathAccess(rightsReadExec, existing(append(append([]string{}, SystemExec...), p.Exec...))...),
-		landlock.PathAccess(rightsRead, existing(append(append([]string{}, SystemRead...), p.Read...))...),
+	rules := append(pathRules(rightsReadExec, append(append([]string{}, SystemExec...), p.Exec...)),
+		pathRules(rightsRead, append(append([]string{}, SystemRead...), p.Read...))...)
+	rules = append(rules,
 		landlock.PathAccess(rightsDevRW&cfg.HandledAccessFS, existing(devReadWrite)...),
 		landlock.PathAccess(llsys.AccessFSReadFile, existing(devRead)...),
-	}
+	)
 	var writable []string
 	for _, d := range append([]string{p.Home, p.TmpDir}, p.Write...) {
 		if d != "" {
@@ -158,6 +158,24 @@ func fsRightsFor(abi int) landlock.AccessFSSet {
 		all |= llsys.AccessFSResolveUnix
 	}
 	return all
+}
+
+// pathRules grants rights on the paths that exist: all of them on
+// directories, the file rights alone on files (the kernel refuses
+// directory rights on a file).
+func pathRules(rights landlock.AccessFSSet, paths []string) []landlock.Rule {
+	var dirs, files []string
+	for _, p := range existing(paths) {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			dirs = append(dirs, p)
+		} else {
+			files = append(files, p)
+		}
+	}
+	return []landlock.Rule{
+		landlock.PathAccess(rights, dirs...),
+		landlock.PathAccess(rights&(llsys.AccessFSExecute|llsys.AccessFSReadFile), files...),
+	}
 }
 
 // existing keeps the paths that exist: a rule on a missing path is an

@@ -173,8 +173,19 @@ func (p Policy) disabled(f Feature) bool {
 // execute (those that exist).
 var SystemExec = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt"}
 
-// SystemRead are read-only system paths (no execute).
-var SystemRead = []string{"/etc"}
+// SystemRead are the read-only system paths (no execute) that exist: what
+// the dynamic loader, libc's name service, TLS and time zones read in
+// /etc, not /etc as a whole, where a system-wide mcpwarden config or
+// another program's secrets may live.
+var SystemRead = []string{
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ld.so.preload",
+	"/etc/localtime", "/etc/timezone", "/etc/zoneinfo",
+	"/etc/resolv.conf", "/etc/hosts", "/etc/host.conf", "/etc/nsswitch.conf", "/etc/gai.conf",
+	"/etc/services", "/etc/protocols", "/etc/networks",
+	"/etc/passwd", "/etc/group",
+	"/etc/ssl", "/etc/ca-certificates", "/etc/pki", "/etc/crypto-policies",
+	"/etc/mime.types", "/etc/os-release", "/etc/locale.alias", "/etc/alternatives",
+}
 
 // EnvAllow are the variables of mcpwarden's environment every server gets;
 // a name ending in "*" is a prefix.
