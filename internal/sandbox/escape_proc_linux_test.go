@@ -156,7 +156,11 @@ func killMarked(mark string) {
 // The bombs are not parallel with other tests: the process limit of tier
 // landlock counts every task of the user.
 func TestSandboxStopsForkBomb(t *testing.T) {
-	checkEscapeInTurn(t, tool("fork_bomb", func(w world) (string, string) { return "200", "" }))
+	checkEscapeInTurn(t, func(t *testing.T, w world, m mode) string {
+		p := w.policy(m)
+		p.Limits.Processes = 64
+		return start(t, w, m, sessionOpts{policy: &p}).call("fork_bomb", "200", "")
+	})
 }
 
 func TestSandboxStopsMemoryBomb(t *testing.T) {

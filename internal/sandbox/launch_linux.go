@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,24 +23,47 @@ func Main() {
 	runtime.LockOSThread()
 	rep, sp, limits, err := launch()
 	if err == nil {
-		// The limits come last, once the report is encoded: after them the
-		// launcher allocates nothing, so its own runtime (a race-detector
-		// build's shadow memory, say) is not held to the server's budget.
-		var b []byte
-		b, err = json.Marshal(rep)
-		if err == nil {
-			err = setLimits(limits)
-		}
-		if err == nil {
-			err = writeReport(b)
-		}
-		if err == nil {
-			err = syscall.Exec(sp.Path, sp.Argv, sp.Env)
-			err = fmt.Errorf("executing %q: %w", sp.Path, err)
-		}
+		err = finish(rep, sp, limits)
 	}
 	fmt.Fprintf(os.Stderr, "mcpwarden sandbox: %v\n", err)
 	os.Exit(126)
+}
+
+// finish sets the limits, writes the report and executes the server. The
+// limits come last, and after them nothing is allocated (the report is
+// encoded and exec's arguments are converted before), so the launcher's
+// own runtime (a race-detector build's shadow memory, say) is not held to
+// the server's budget.
+func finish(rep Report, sp spec, limits []rlimit) error {
+	b, err := json.Marshal(rep)
+	if err != nil {
+		return fmt.Errorf("encoding the sandbox report: %w", err)
+	}
+	path, err := syscall.BytePtrFromString(sp.Path)
+	if err != nil {
+		return fmt.Errorf("executing %q: %w", sp.Path, err)
+	}
+	argv, err := syscall.SlicePtrFromStrings(sp.Argv)
+	if err != nil {
+		return fmt.Errorf("executing %q: %w", sp.Path, err)
+	}
+	envv, err := syscall.SlicePtrFromStrings(sp.Env)
+	if err != nil {
+		return fmt.Errorf("executing %q: %w", sp.Path, err)
+	}
+	if err := setLimits(limits); err != nil {
+		return err
+	}
+	for len(b) > 0 {
+		n, err := unix.Write(reportFD, b)
+		if err != nil {
+			return fmt.Errorf("writing the sandbox report: %w", err)
+		}
+		b = b[n:]
+	}
+	_, _, errno := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(path)),
+		uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])))
+	return fmt.Errorf("executing %q: %w", sp.Path, errno)
 }
 
 // launch reads the spec and confines the process but for its resource
