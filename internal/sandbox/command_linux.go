@@ -23,7 +23,6 @@ type Cmd struct {
 	Cmd *exec.Cmd
 
 	sp        spec
-	fallback  *exec.Cmd // TierAuto's landlock launcher, should namespaces fail
 	report    *os.File
 	reportErr error
 	rep       *Report
@@ -55,9 +54,6 @@ func Command(ctx context.Context, launcher string, p Policy, argv []string) (*Cm
 	p.Exec = append(p.Exec, filepath.Dir(path))
 	c := &Cmd{sp: spec{Policy: p, Tier: p.Tier, Path: path, Argv: argv, Env: env}}
 	c.Cmd = launcherCmd(ctx, launcher)
-	if p.Tier == TierAuto {
-		c.fallback = launcherCmd(ctx, launcher)
-	}
 	return c, nil
 }
 
@@ -99,28 +95,22 @@ func lookPath(name string, env []string) (string, error) {
 	return "", fmt.Errorf("sandbox: command %q not found in the server's PATH %q: write its absolute path", name, pathEnv)
 }
 
-// Start starts the launcher. With TierAuto it tries namespaces first and
-// falls back to Landlock alone when the kernel refuses them.
+// Start starts the launcher. TierAuto is namespaces when a user namespace
+// can be made (Start tries one with a short-lived process first; an
+// exec.Cmd starts only once, so a failed start cannot be retried with its
+// pipes) and Landlock alone otherwise.
 func (c *Cmd) Start() error {
 	tier := c.sp.Policy.Tier
-	if tier == TierAuto {
-		tier = TierNamespaces
-		if c.sp.Policy.disabled(FeatureUserNamespaces) {
-			tier = TierLandlock
-		}
-	}
-	if tier == TierNamespaces && c.sp.Policy.disabled(FeatureUserNamespaces) {
+	switch {
+	case tier == TierNamespaces && c.sp.Policy.disabled(FeatureUserNamespaces):
 		return errors.New("sandbox: tier namespaces but user namespaces are disabled by the policy: write tier auto or landlock")
+	case tier != TierAuto:
+	case c.sp.Policy.disabled(FeatureUserNamespaces) || tryUserNamespace() != nil:
+		tier = TierLandlock
+	default:
+		tier = TierNamespaces
 	}
-	err := c.start(tier)
-	if err != nil && c.fallback != nil && tier == TierNamespaces {
-		// The kernel refused the namespaces; an exec.Cmd starts once.
-		old := c.Cmd
-		c.Cmd, c.fallback = c.fallback, nil
-		c.Cmd.Stdin, c.Cmd.Stdout, c.Cmd.Stderr, c.Cmd.Dir = old.Stdin, old.Stdout, old.Stderr, old.Dir
-		err = c.start(TierLandlock)
-	}
-	return err
+	return c.start(tier)
 }
 
 func (c *Cmd) start(tier Tier) error {

@@ -107,6 +107,19 @@ func TestTierAutoFallsBackToLandlockWhenUserNamespacesAreMissing(t *testing.T) {
 	}
 }
 
+func TestTierAutoIsNamespacesWhenTheKernelAllowsThem(t *testing.T) {
+	t.Parallel()
+	needUser(t)
+	if !Probe(Policy{}).UserNamespaces {
+		t.Skip("this kernel refuses unprivileged user namespaces")
+	}
+	w := newWorld(t)
+	rep, err := runOnce(t, w, w.policy(mode{tier: TierAuto}))
+	if err != nil || rep.Tier != TierNamespaces || !rep.Started {
+		t.Errorf("report %s; error %v", rep, err)
+	}
+}
+
 func TestProbeSaysWhatIsMissing(t *testing.T) {
 	t.Parallel()
 	got := Probe(Policy{Disable: []Feature{FeatureLandlock, FeatureUserNamespaces}})
