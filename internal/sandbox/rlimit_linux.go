@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -54,35 +53,40 @@ func setLimits(limits []rlimit) error {
 	return nil
 }
 
-// userTasks counts the tasks (threads included, as RLIMIT_NPROC does) whose
-// real user is uid.
+// userTasks counts the tasks (threads included, as RLIMIT_NPROC does) of
+// the user uid. It reads the status only of processes whose /proc
+// directory the user owns: reading every process's took tens of
+// milliseconds on a busy machine.
 func userTasks(uid int) uint64 {
-	dirs, _ := filepath.Glob("/proc/[0-9]*/status")
-	want := []byte(strconv.Itoa(uid))
+	names, _ := os.ReadDir("/proc")
 	var n uint64
-	for _, d := range dirs {
-		b, err := os.ReadFile(d)
-		if err != nil {
+	for _, d := range names {
+		name := d.Name()
+		if name[0] < '0' || name[0] > '9' {
 			continue
 		}
-		var mine bool
-		threads := uint64(1)
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		for sc.Scan() {
-			line := sc.Bytes()
-			if rest, ok := bytes.CutPrefix(line, []byte("Uid:")); ok {
-				f := bytes.Fields(rest)
-				mine = len(f) > 0 && bytes.Equal(f[0], want)
-			}
-			if rest, ok := bytes.CutPrefix(line, []byte("Threads:")); ok {
-				if t, err := strconv.ParseUint(string(bytes.TrimSpace(rest)), 10, 64); err == nil {
-					threads = t
-				}
-			}
+		var st unix.Stat_t
+		if unix.Stat("/proc/"+name, &st) != nil || int(st.Uid) != uid {
+			continue
 		}
-		if mine {
-			n += threads
-		}
+		n += threads("/proc/" + name + "/status")
 	}
 	return n
+}
+
+// threads reads the Threads line of a /proc status file; 1 when it cannot.
+func threads(status string) uint64 {
+	b, err := os.ReadFile(status)
+	if err != nil {
+		return 1
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte("Threads:")); ok {
+			if t, err := strconv.ParseUint(string(bytes.TrimSpace(rest)), 10, 64); err == nil {
+				return t
+			}
+		}
+	}
+	return 1
 }
