@@ -40,10 +40,16 @@ const LaunchArg = "__sandbox-launch"
 // allowlist, the private HOME and TMPDIR, p.Env and p.Passthrough, never
 // MCPWARDEN_*. ctx kills the launcher's whole process group.
 func Command(ctx context.Context, launcher string, p Policy, argv []string) (*Cmd, error) {
+	return command(ctx, launcher, p, argv, os.Environ())
+}
+
+// command is [Command] with mcpwarden's environment given, so doctor can
+// plant a variable the server must not see without changing its own.
+func command(ctx context.Context, launcher string, p Policy, argv, environ []string) (*Cmd, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("sandbox: no command to run")
 	}
-	env := serverEnv(os.Environ(), p)
+	env := serverEnv(environ, p)
 	path, err := lookPath(argv[0], env)
 	if err != nil {
 		return nil, err

@@ -44,6 +44,10 @@ func TestMain(m *testing.M) {
 			os.Exit(wardenMain(os.Args[2:]))
 		case threadProbeArg:
 			os.Exit(threadProbeMain(os.Args[2:]))
+		case SelfTestArg:
+			os.Exit(SelfTestMain(os.Args[2:]))
+		case doctorArg:
+			os.Exit(doctorMain(os.Args[2:]))
 		}
 	}
 	os.Exit(setupAndRun(m))
