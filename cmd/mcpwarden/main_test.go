@@ -57,7 +57,7 @@ func TestHelpListsEveryCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--help exited %d", code)
 	}
-	for _, c := range []string{"serve", "check", "validate", "tools", "import", "audit", "version", "completion", "Exit codes:"} {
+	for _, c := range []string{"serve", "check", "validate", "tools", "import", "audit", "doctor", "version", "completion", "Exit codes:"} {
 		if !strings.Contains(out, "\n  "+c+" ") && !strings.Contains(out, c) {
 			t.Errorf("--help does not mention %q:\n%s", c, out)
 		}

@@ -97,6 +97,7 @@ Shell completion: mcpwarden completion bash|zsh|fish|powershell --help.`,
 		{"run", newApproveCmd()},
 		{"run", newDenyCmd()},
 		{"audit", newAuditCmd()},
+		{"", newDoctorCmd()},
 		{"", newVersionCmd()},
 	} {
 		c.cmd.GroupID = c.group

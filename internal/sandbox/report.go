@@ -1,0 +1,87 @@
+package sandbox
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A Confinement is one thing the launcher applies.
+type Confinement string
+
+// The confinements, in the order the launcher applies them.
+const (
+	ConfineUserNamespace  Confinement = "user_namespace"
+	ConfinePIDNamespace   Confinement = "pid_namespace"
+	ConfineNetNamespace   Confinement = "net_namespace"
+	ConfineIPCNamespace   Confinement = "ipc_namespace"
+	ConfineMountNamespace Confinement = "mount_namespace"
+	ConfineSession        Confinement = "new_session"
+	ConfineEnvironment    Confinement = "environment"
+	ConfineNoNewPrivs     Confinement = "no_new_privs"
+	ConfineLandlockFS     Confinement = "landlock_fs"
+	ConfineLandlockNet    Confinement = "landlock_tcp"
+	ConfineScopeSignal    Confinement = "landlock_scope_signal"
+	ConfineScopeAbstract  Confinement = "landlock_scope_abstract_unix"
+	ConfineSeccomp        Confinement = "seccomp"
+	ConfineLimits         Confinement = "rlimits"
+	ConfineCoreDumps      Confinement = "no_core_dumps"
+)
+
+// A Report is what the launcher applied before it executed the server.
+type Report struct {
+	// Tier is the tier the launcher ran in (never TierAuto).
+	Tier Tier `json:"tier"`
+	// LandlockABI is the kernel's Landlock ABI version, 0 without Landlock.
+	LandlockABI int `json:"landlock_abi"`
+	// Applied are the confinements in force, in the order applied.
+	Applied []Confinement `json:"applied"`
+	// Missing are the confinements the policy wanted that are not in force,
+	// each with why.
+	Missing []Missing `json:"missing,omitempty"`
+	// Started is false when the launcher refused to execute the server.
+	Started bool `json:"started"`
+	// Error says why the launcher did not execute the server.
+	Error string `json:"error,omitempty"`
+}
+
+// A Missing is a confinement the launcher could not apply.
+type Missing struct {
+	Confinement Confinement `json:"confinement"`
+	Reason      string      `json:"reason"`
+}
+
+// Has reports whether c is in force.
+func (r Report) Has(c Confinement) bool {
+	for _, a := range r.Applied {
+		if a == c {
+			return true
+		}
+	}
+	return false
+}
+
+// String is a one-line account of the report, for logs.
+func (r Report) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tier %s, Landlock ABI %d, applied %v", r.Tier, r.LandlockABI, r.Applied)
+	for _, m := range r.Missing {
+		fmt.Fprintf(&b, "; missing %s (%s)", m.Confinement, m.Reason)
+	}
+	if r.Error != "" {
+		fmt.Fprintf(&b, "; not started: %s", r.Error)
+	}
+	return b.String()
+}
+
+// An IncompleteError is the error of a server that was not started because
+// confinements it requires are missing.
+type IncompleteError struct{ Report Report }
+
+func (e *IncompleteError) Error() string {
+	names := make([]string, 0, len(e.Report.Missing))
+	for _, m := range e.Report.Missing {
+		names = append(names, fmt.Sprintf("%s (%s)", m.Confinement, m.Reason))
+	}
+	return "sandbox incomplete, server not started: missing " + strings.Join(names, ", ") +
+		"; fix the kernel feature, or set sandbox.require: false to start it with what is possible"
+}

@@ -1,0 +1,22 @@
+package sandbox
+
+// A spec is what the parent sends the launcher on its policy pipe: the
+// policy, the tier chosen, and the command with its environment already
+// decided, so the launcher's own environment never reaches the server.
+type spec struct {
+	Policy Policy   `json:"policy"`
+	Tier   Tier     `json:"tier"`
+	Path   string   `json:"path"`
+	Argv   []string `json:"argv"`
+	Env    []string `json:"env"`
+}
+
+// The launcher's inherited descriptors: the spec to read, the report to
+// write. Both are closed on exec.
+const (
+	specFD   = 3
+	reportFD = 4
+)
+
+// maxSpec bounds the spec read from the pipe.
+const maxSpec = 1 << 20
