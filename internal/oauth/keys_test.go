@@ -336,21 +336,26 @@ func TestUnknownKidFloodDoesNotStallCachedKeys(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	const atOnce = 500 * time.Millisecond
-	for i := 1; i <= 5; i++ {
+	var slowestGood, slowestForged time.Duration
+	for i := 1; i <= 20; i++ {
 		start := time.Now()
 		if _, err := v.Verify(t.Context(), good); err != nil {
 			t.Fatalf("a token with a cached key while a fetch hangs: %v", err)
 		}
-		if d := time.Since(start); d > atOnce {
+		d := time.Since(start)
+		if d > atOnce {
 			t.Fatalf("a token with a cached key waited %s behind a fetch for an unknown key", d)
 		}
+		slowestGood = max(slowestGood, d)
 		start = time.Now()
 		_, err := v.Verify(t.Context(), forged(i))
 		wantRefused(t, err, CodeInvalidToken)
-		if d := time.Since(start); d > atOnce {
+		if d = time.Since(start); d > atOnce {
 			t.Fatalf("a token naming an unknown key took %s to be refused while a fetch hangs", d)
 		}
+		slowestForged = max(slowestForged, d)
 	}
+	t.Logf("while a key fetch hangs: the slowest of 20 tokens with a cached key verified in %s, the slowest of 20 naming unknown keys refused in %s", slowestGood, slowestForged)
 	if n := issuer.waiting.Load(); n != 1 {
 		t.Errorf("%d key fetches hang at once, want 1", n)
 	}
