@@ -363,7 +363,7 @@ func (c *stdioConn) writeMessage(msg mcp.JSONRPCMessage) {
 	}
 	b, err := json.Marshal(msg)
 	if err == nil {
-		err = c.write(b)
+		err = c.write(context.Background(), b)
 	}
 	if err != nil && !errors.Is(err, errStdioClosed) {
 		c.logger.Error("writing to the stdio client", "err", err)
@@ -371,7 +371,8 @@ func (c *stdioConn) writeMessage(msg mcp.JSONRPCMessage) {
 }
 
 // write writes one encoded message and its newline to the client, whole:
-// messages written at once do not interleave.
-func (c *stdioConn) write(msg []byte) error {
-	return c.out.write(append(msg, '\n'))
+// messages written at once do not interleave. It stops waiting when ctx
+// ends (a request of ours that shutdown cancelled), or when writing ends.
+func (c *stdioConn) write(ctx context.Context, msg []byte) error {
+	return c.out.write(ctx, append(msg, '\n'))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/rules"
 )
 
 // results returns the result events the sink holds.
@@ -128,5 +129,52 @@ func TestSigtermWithANonReadingClientExitsWithinGrace(t *testing.T) {
 	t.Logf("ServeStdio returned %s after shutdown began (grace %s, flush wait %s)", took.Round(time.Millisecond), grace, stdioFlushWait)
 	if took > grace+2*time.Second {
 		t.Errorf("ServeStdio returned %s after shutdown began, want within the %s grace and 2 s", took, grace)
+	}
+}
+
+// TestSigtermWithANonReadingClientWaitingOnAnAskEndsAtTheGrace is the
+// next variant: the call in progress is itself blocked writing to the
+// client (its elicitation/create, which the client does not read). At the
+// end of the grace the call is cancelled and stops waiting on the write,
+// so Drain ends then, not cancelWait (5 s) later.
+func TestSigtermWithANonReadingClientWaitingOnAnAskEndsAtTheGrace(t *testing.T) {
+	t.Parallel()
+	spec := rules.Spec{Global: rules.PolicySpec{Ask: []string{"mcp:fs:echo"}}}
+	e := newCatalogEnv(t, spec, Options{})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe() // unbuffered: a write blocks until read
+	t.Cleanup(func() { inW.Close(); outR.Close() })
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- e.srv.ServeStdio(ctx, inR, outW) }()
+	out := bufio.NewReader(outR)
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if _, err := out.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs__echo","arguments":{"text":"hi"}}}`)
+	testkit.Eventually(t, 10*time.Second, "the call in progress", func() bool {
+		e.srv.drain.mu.Lock()
+		defer e.srv.drain.mu.Unlock()
+		return len(e.srv.drain.active) == 1
+	})
+
+	const grace = 300 * time.Millisecond
+	start := time.Now()
+	graceCtx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	e.srv.Drain(graceCtx)
+	drained := time.Since(start)
+	stop()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeStdio did not return after shutdown")
+	}
+	t.Logf("Drain returned %s after it began (grace %s), ServeStdio %s", drained.Round(time.Millisecond), grace, time.Since(start).Round(time.Millisecond))
+	if drained > grace+2*time.Second {
+		t.Errorf("Drain returned %s after it began, want within the %s grace and 2 s: the call blocked writing its ask waited for cancelWait", drained, grace)
 	}
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -75,17 +76,23 @@ func (w *stdioWriter) run() {
 }
 
 // write writes msg, whole, and returns how it went; once writing has
-// ended it fails at once with why.
-func (w *stdioWriter) write(msg []byte) error {
+// ended it fails at once with why. When ctx ends first it stops waiting:
+// a message not yet handed over is not written, one handed over is
+// written all the same.
+func (w *stdioWriter) write(ctx context.Context, msg []byte) error {
 	m := stdioWrite{msg: msg, result: make(chan error, 1)}
 	select {
 	case w.queue <- m:
 	case <-w.done:
 		return w.err
+	case <-ctx.Done():
+		return fmt.Errorf("writing to the stdio client: %w", context.Cause(ctx))
 	}
 	select {
 	case err := <-m.result:
 		return err
+	case <-ctx.Done():
+		return fmt.Errorf("writing to the stdio client: %w", context.Cause(ctx))
 	case <-w.done:
 		select {
 		case err := <-m.result: // written after all
