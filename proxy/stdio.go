@@ -195,7 +195,6 @@ type stdioRequest struct {
 // reader); a request it admits and returns, for the caller to serve. It
 // reports more as false once the connection has stopped.
 func (c *stdioConn) dispatch(ctx context.Context, line []byte) (req *stdioRequest, more bool) {
-	var refused mcp.JSONRPCMessage
 	if c.isStopped() {
 		return nil, false
 	}
@@ -217,7 +216,7 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) (req *stdioReques
 		c.writeMessage(c.handle(ctx, nil, line))
 		return nil, true
 	}
-	req, refused, more = c.admit(head.ID, line)
+	req, refused, more := c.admit(head.ID, line)
 	if refused != nil {
 		c.writeMessage(refused) // not under mu: a client that does not read must not hold up stop
 	}
@@ -365,7 +364,8 @@ func (c *stdioConn) writeMessage(msg mcp.JSONRPCMessage) {
 	if err == nil {
 		err = c.write(context.Background(), b)
 	}
-	if err != nil && !errors.Is(err, errStdioClosed) {
+	// A client that left is logged once, as the connection ends.
+	if err != nil && !errors.Is(err, errStdioClosed) && !errors.Is(err, errClientLeft) {
 		c.logger.Error("writing to the stdio client", "err", err)
 	}
 }
