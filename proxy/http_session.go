@@ -36,7 +36,8 @@ type SessionLimits struct {
 	// included, keeps its session alive however long it takes.
 	IdleTimeout time.Duration
 	// Max caps the live sessions of all principals together (config
-	// http.max_sessions); 0 means DefaultMaxSessions.
+	// http.max_sessions); 0 means DefaultMaxSessions. At a cap a new
+	// session evicts the least recently used idle one (see reserve).
 	Max int
 	// MaxPerPrincipal caps the live sessions of one principal (config
 	// http.max_sessions_per_principal); 0 means
