@@ -14,8 +14,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/rules"
 )
 
 // evicted reads mcpwarden_sessions_evicted_total for cap.
@@ -183,4 +185,28 @@ func TestSessionTableEvictsOnlyIdleSessions(t *testing.T) {
 	if _, evicted, err := ids.reserve("e"); err != nil || len(evicted) != 1 || evicted[0].id != a1 {
 		t.Errorf("reserve once a1 is idle = %v, %+v; want a1 evicted", err, evicted)
 	}
+}
+
+// TestEvictedSessionIsNotAdoptedByAnotherReplica: with shared state an
+// evicted session ends everywhere, as a DELETE ends it, so that its client
+// gets 404 from every replica — rather than another replica adopting it
+// from its shared record, beside the caps.
+func TestEvictedSessionIsNotAdoptedByAnotherReplica(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, store state.Store) {
+		rs := newReplicas(t, 2, store, rules.PolicySpec{Default: "allow"}, HTTPOptions{Sessions: SessionLimits{MaxPerPrincipal: 1}}, nil)
+		_, first := sendAs(t, rs.ts[0], http.MethodPost, "", "", initializeBody)
+		_, second := sendAs(t, rs.ts[0], http.MethodPost, "", "", initializeBody)
+		if first == "" || second == "" {
+			t.Fatalf("sessions %q and %q; want both issued, the second evicting the first", first, second)
+		}
+		for i, ts := range rs.ts {
+			if got, _ := sendAs(t, ts, http.MethodPost, "", first, pingBody); got != http.StatusNotFound {
+				t.Errorf("the evicted session on replica %d: %d, want 404", i, got)
+			}
+		}
+		if got, _ := sendAs(t, rs.ts[1], http.MethodPost, "", second, pingBody); got != http.StatusOK {
+			t.Errorf("the new session on the other replica: %d, want 200", got)
+		}
+	})
 }
