@@ -206,6 +206,9 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 		if cause := context.Cause(ctx); errors.Is(cause, ErrShuttingDown) {
 			return mcp.NewToolResultError(fmt.Sprintf("%v (%s; an upstream already working on it was sent notifications/cancelled)", cause, c.tool.Canonical)), nil
 		}
+		if _, ok := errors.AsType[*upstream.NotSentError](err); ok {
+			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden did not forward %s: %s", c.tool.Canonical, errText(err, action))), nil
+		}
 		failed := "the upstream failed"
 		switch {
 		case errors.Is(err, ErrInflightFull):

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/internal/state"
+	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 )
 
 // sessionIDPrefix starts every session ID the HTTP listener issues.
@@ -35,7 +36,8 @@ type SessionLimits struct {
 	// included, keeps its session alive however long it takes.
 	IdleTimeout time.Duration
 	// Max caps the live sessions of all principals together (config
-	// http.max_sessions); 0 means DefaultMaxSessions.
+	// http.max_sessions); 0 means DefaultMaxSessions. At a cap a new
+	// session evicts the least recently used idle one (see reserve).
 	Max int
 	// MaxPerPrincipal caps the live sessions of one principal (config
 	// http.max_sessions_per_principal); 0 means
@@ -77,8 +79,8 @@ func (e *SessionLimitError) Error() string {
 	if e.Principal != "" {
 		who = fmt.Sprintf("principal %q has", e.Principal)
 	}
-	return fmt.Sprintf("%s %d live sessions, the most %s allows; end one with DELETE, or wait for an idle one to expire (http.session_idle_timeout %s)",
-		who, e.Limit, e.Setting, e.IdleTimeout)
+	return fmt.Sprintf("%s %d live sessions, the most %s allows, and every one has a request in progress, so none could be ended to make room; end one with DELETE, wait for a request to finish, or raise %s",
+		who, e.Limit, e.Setting, e.Setting)
 }
 
 // A liveSession is the listener's record of one issued session ID.
@@ -172,21 +174,67 @@ func (m *sessionIDs) dropHeldLocked(principal string) {
 	}
 }
 
+// An eviction is an idle session reserve ended to make room under a cap.
+type eviction struct {
+	id    string
+	owner string
+	cap   telemetry.SessionCap
+}
+
 // reserve holds a place for a session principal may open, or says which
 // cap refuses it. Sessions issued but not yet claimed count against the
-// overall cap too.
-func (m *sessionIDs) reserve(principal string) (*reservation, error) {
+// overall cap too. At a cap it ends the least recently used idle session
+// (no request in progress, a GET stream or a call waiting on an ask
+// included) that counts against it — the principal's own for its cap, any
+// for the overall one — and returns it, for the caller to end everywhere;
+// it refuses only when every session under the cap is busy. An evicted
+// ID gets 404 from now on, and its client initializes again.
+func (m *sessionIDs) reserve(principal string) (*reservation, []eviction, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	var evicted []eviction
+	freed := 0
 	if m.held[principal] >= m.limits.MaxPerPrincipal {
-		return nil, &SessionLimitError{Setting: "http.max_sessions_per_principal", Limit: m.limits.MaxPerPrincipal, Principal: principal, IdleTimeout: m.limits.IdleTimeout, Status: http.StatusTooManyRequests}
+		id, ok := m.lruIdleLocked(principal, true, "")
+		if !ok {
+			return nil, nil, &SessionLimitError{Setting: "http.max_sessions_per_principal", Limit: m.limits.MaxPerPrincipal, Principal: principal, IdleTimeout: m.limits.IdleTimeout, Status: http.StatusTooManyRequests}
+		}
+		evicted = append(evicted, eviction{id: id, owner: principal, cap: telemetry.CapPrincipal})
+		freed = 1
 	}
-	if len(m.live)+m.reserved >= m.limits.Max {
-		return nil, &SessionLimitError{Setting: "http.max_sessions", Limit: m.limits.Max, IdleTimeout: m.limits.IdleTimeout, Status: http.StatusServiceUnavailable}
+	if len(m.live)-freed+m.reserved >= m.limits.Max {
+		skip := ""
+		if len(evicted) > 0 {
+			skip = evicted[0].id
+		}
+		id, ok := m.lruIdleLocked("", false, skip)
+		if !ok {
+			return nil, nil, &SessionLimitError{Setting: "http.max_sessions", Limit: m.limits.Max, IdleTimeout: m.limits.IdleTimeout, Status: http.StatusServiceUnavailable}
+		}
+		evicted = append(evicted, eviction{id: id, owner: m.live[id].owner, cap: telemetry.CapGlobal})
+	}
+	for _, ev := range evicted {
+		m.removeLocked(ev.id)
 	}
 	m.held[principal]++
 	m.reserved++
-	return &reservation{principal: principal}, nil
+	return &reservation{principal: principal}, evicted, nil
+}
+
+// lruIdleLocked finds the owned session idle for longest other than
+// skip, of principal when mine is set, of anyone otherwise.
+func (m *sessionIDs) lruIdleLocked(principal string, mine bool, skip string) (string, bool) {
+	var best string
+	var since time.Time
+	for id, ls := range m.live {
+		if !ls.owned || ls.busy > 0 || (mine && ls.owner != principal) || id == skip {
+			continue
+		}
+		if best == "" || ls.idleSince.Before(since) {
+			best, since = id, ls.idleSince
+		}
+	}
+	return best, best != ""
 }
 
 // release gives back a reservation that claimed no session; releasing

@@ -49,7 +49,7 @@ func (s *Server) sessionGuard(hs *httpSessions, next http.Handler) http.Handler 
 			var res *reservation
 			if mayOpenSession(r) {
 				var err error
-				if res, err = ids.reserve(principal); err != nil {
+				if res, err = hs.reserve(r.Context(), principal); err != nil {
 					s.refuseSession(w, err)
 					return
 				}
@@ -182,7 +182,7 @@ func (hs *httpSessions) serveIssuing(w http.ResponseWriter, r *http.Request, cur
 			}
 			return nil
 		}
-		extra, err := hs.ids.reserve(principal)
+		extra, err := hs.reserve(r.Context(), principal)
 		if err == nil && hs.ids.claim(issued, extra) {
 			if err := share(issued); err != nil {
 				over = issued

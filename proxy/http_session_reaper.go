@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/internal/state"
+	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 )
 
 // httpSessions are the HTTP listener's sessions: the table of live IDs
@@ -24,6 +25,8 @@ type httpSessions struct {
 	// shared, when set, is where the sessions live for every replica
 	// (see http_session_shared.go); nil keeps them here.
 	shared state.Store
+	// tel counts evictions; nil counts nothing.
+	tel *telemetry.Telemetry
 	// profileOf is the profile of a request's context (Server.profileOf).
 	profileOf func(ctx context.Context) string
 

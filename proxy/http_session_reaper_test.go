@@ -273,6 +273,9 @@ func TestSessionInUseIsNotReaped(t *testing.T) {
 	<-streaming
 }
 
+// TestSessionCapRefusesWithClearError: a cap refuses a new session only
+// when every session under it is busy (here, each holds a GET stream
+// open), so that none can be evicted.
 func TestSessionCapRefusesWithClearError(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -285,8 +288,8 @@ func TestSessionCapRefusesWithClearError(t *testing.T) {
 		setting  string
 		capacity int
 	}{
-		{"a principal at its cap is refused with 429", SessionLimits{MaxPerPrincipal: 3, Max: 10}, "alice-token", "alice-token", "bob-token", http.StatusTooManyRequests, "http.max_sessions_per_principal", 3},
-		{"everyone at the overall cap is refused with 503", SessionLimits{MaxPerPrincipal: 10, Max: 4}, "alice-token", "bob-token", "", http.StatusServiceUnavailable, "http.max_sessions", 4},
+		{"a principal at its cap with every session busy is refused with 429", SessionLimits{MaxPerPrincipal: 3, Max: 10}, "alice-token", "alice-token", "bob-token", http.StatusTooManyRequests, "http.max_sessions_per_principal", 3},
+		{"everyone at the overall cap with every session busy is refused with 503", SessionLimits{MaxPerPrincipal: 10, Max: 4}, "alice-token", "bob-token", "", http.StatusServiceUnavailable, "http.max_sessions", 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -299,6 +302,7 @@ func TestSessionCapRefusesWithClearError(t *testing.T) {
 					t.Fatal(err)
 				}
 				opened = append(opened, id)
+				holdBusy(t, hs, ts, tt.first, id)
 			}
 			code, id, body, err := exchange(t.Context(), ts, http.MethodPost, tt.then, "", initializeBody)
 			if err != nil {
@@ -332,8 +336,9 @@ func TestSessionCapRefusesWithClearError(t *testing.T) {
 // TestInitializeOnASessionCannotPassTheCap: an initialize sent with an
 // existing session's ID makes mcp-go issue another session without the
 // guard reserving a place first; it counts against the cap like any
-// other, and over it the client gets 429 instead of the session, which is
-// ended at once.
+// other, and over it, with every session busy (the one it was sent on,
+// and one holding a GET stream), the client gets 429 instead of the
+// session, which is ended at once.
 func TestInitializeOnASessionCannotPassTheCap(t *testing.T) {
 	t.Parallel()
 	const capacity = 2
@@ -349,6 +354,7 @@ func TestInitializeOnASessionCannotPassTheCap(t *testing.T) {
 	if code, _, body, err := exchange(t.Context(), ts, http.MethodPost, "", second, pingBody); err != nil || code != http.StatusOK {
 		t.Errorf("ping on the session issued under the cap: status %d, err %v: %s", code, err, body)
 	}
+	holdBusy(t, hs, ts, "", second)
 	for range 4 {
 		code, issued, body, err := exchange(t.Context(), ts, http.MethodPost, "", first, initializeBody)
 		if err != nil {

@@ -143,7 +143,7 @@ func TestUnownedLiveSessionIsRefused(t *testing.T) {
 	if rec.Code != http.StatusForbidden {
 		t.Errorf("request on an unowned session: status %d, want 403", rec.Code)
 	}
-	res, err := ids.reserve(PrincipalLocal)
+	res, _, err := ids.reserve(PrincipalLocal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestSessionTableExpiresOnlyIdleSessions(t *testing.T) {
 	const idle = time.Minute
 	ids := newSessionIDs(SessionLimits{IdleTimeout: idle})
 	open := func() string {
-		res, err := ids.reserve("p")
+		res, _, err := ids.reserve("p")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,26 +209,26 @@ func TestSessionTableExpiresOnlyIdleSessions(t *testing.T) {
 func TestSessionTableReservesUnderBothCaps(t *testing.T) {
 	t.Parallel()
 	ids := newSessionIDs(SessionLimits{MaxPerPrincipal: 2, Max: 3})
-	a1, err := ids.reserve("a")
+	a1, _, err := ids.reserve("a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ids.reserve("a"); err != nil {
+	if _, _, err := ids.reserve("a"); err != nil {
 		t.Fatal(err)
 	}
 	var le *SessionLimitError
-	if _, err := ids.reserve("a"); !errors.As(err, &le) || le.Setting != "http.max_sessions_per_principal" || le.Status != http.StatusTooManyRequests {
+	if _, _, err := ids.reserve("a"); !errors.As(err, &le) || le.Setting != "http.max_sessions_per_principal" || le.Status != http.StatusTooManyRequests {
 		t.Errorf("a third reservation of a: %v, want the per-principal cap", err)
 	}
-	if _, err := ids.reserve("b"); err != nil {
+	if _, _, err := ids.reserve("b"); err != nil {
 		t.Fatalf("b under both caps: %v", err)
 	}
-	if _, err := ids.reserve("c"); !errors.As(err, &le) || le.Setting != "http.max_sessions" || le.Status != http.StatusServiceUnavailable {
+	if _, _, err := ids.reserve("c"); !errors.As(err, &le) || le.Setting != "http.max_sessions" || le.Status != http.StatusServiceUnavailable {
 		t.Errorf("a fourth reservation: %v, want the overall cap", err)
 	}
 	ids.release(a1)
 	ids.release(a1) // twice is once
-	if _, err := ids.reserve("c"); err != nil {
+	if _, _, err := ids.reserve("c"); err != nil {
 		t.Errorf("after a release: %v", err)
 	}
 	if _, principals, reserved := ids.counts(); principals != 3 || reserved != 3 {

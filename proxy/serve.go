@@ -124,7 +124,7 @@ func (s *Server) httpHandler(addr string, o HTTPOptions) (http.Handler, *httpSes
 		}
 	}
 	ids := newSessionIDs(o.Sessions)
-	sessions := &httpSessions{ids: ids, logger: s.logger, profileOf: s.profileOf, relays: map[string]struct{}{}}
+	sessions := &httpSessions{ids: ids, logger: s.logger, tel: s.tel, profileOf: s.profileOf, relays: map[string]struct{}{}}
 	if s.shared != nil {
 		sessions.shared = s.shared
 	}

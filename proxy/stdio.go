@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -36,10 +37,11 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	lifter := newStdinLifter(in, s.inflight, func(wire string) bool { return s.mcp.GetTool(wire) != nil })
 	results := &streamSet{}
 	c := &stdioConn{
-		mcp:    s.mcp,
-		logger: s.logger,
-		out:    streamWriter{w: out, set: results},
-		slots:  make(chan struct{}, maxStdioRequests),
+		mcp:      s.mcp,
+		logger:   s.logger,
+		out:      newStdioWriter(streamWriter{w: out, set: results}),
+		slots:    make(chan struct{}, maxStdioRequests),
+		inflight: map[string]*stdioRequest{},
 	}
 	c.session = newStdioSession(c.write)
 	if err := s.mcp.RegisterSession(ctx, c.session); err != nil {
@@ -48,8 +50,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	defer s.mcp.UnregisterSession(ctx, stdioSessionID)
 
 	ctx = withStreamSet(withLiftedSet(s.mcp.WithContext(ctx, c.session), lifter.set), results)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	notified := make(chan struct{})
 	go func() {
 		defer close(notified)
@@ -59,15 +61,24 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	go c.readLines(ctx, lifter)
 
 	var err error
+	cause := errors.New("the stdio client ended its input")
 	select {
 	case err = <-c.inputEnded:
+	case <-c.out.failed:
+		// The client closed its read end: it reads nothing more. That is
+		// the end of the connection, as the end of its input is.
+		cause = c.out.err
+		c.logger.Warn("the stdio client left while mcpwarden was writing to it; cancelling its requests", "err", cause)
 	case <-ctx.Done():
 		// The reader may stay blocked on in until it ends; it serves
 		// nothing more (see dispatch).
+		cause = context.Cause(ctx)
 	}
 	// Requests still running are cancelled, as the client that would read
-	// their answers is gone, and waited for.
-	cancel()
+	// their answers is gone, and waited for: their answers get
+	// stdioFlushWait to reach a client that does not read, and are
+	// dropped after it.
+	cancel(cause)
 	c.stop()
 	c.session.close()
 	<-notified
@@ -83,12 +94,12 @@ type stdioConn struct {
 	session *stdioSession
 	slots   chan struct{} // one per request in flight
 
-	writeMu sync.Mutex
-	out     io.Writer
+	out *stdioWriter
 
-	mu       sync.Mutex // guards stopped and starting requests
+	mu       sync.Mutex // guards stopped, starting requests and inflight
 	stopped  bool
 	requests sync.WaitGroup
+	inflight map[string]*stdioRequest // by id, compacted: requests being served
 
 	inputEnded chan error    // gets why reading ended, once: nil at the end of the input
 	turn       chan struct{} // hands reading to a goroutine waiting in awaitTurn
@@ -173,8 +184,10 @@ func (c *stdioConn) awaitTurn(ctx context.Context) bool {
 // A stdioRequest is a request dispatch has admitted: it holds a slot and
 // is counted in requests until served.
 type stdioRequest struct {
-	id   json.RawMessage
-	line []byte
+	id        json.RawMessage
+	key       string // id, compacted
+	line      []byte
+	cancelled bool // the client cancelled it; guarded by the conn's mu
 }
 
 // dispatch routes one line: a response to the session's request that
@@ -197,23 +210,68 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) (req *stdioReques
 		return nil, true
 	}
 	if head.ID == nil || string(head.ID) == "null" {
+		if head.Method == string(mcp.MethodNotificationCancelled) {
+			c.cancelled(line)
+		}
 		c.writeMessage(c.handle(ctx, nil, line))
 		return nil, true
 	}
+	req, refused, more := c.admit(head.ID, line)
+	if refused != nil {
+		c.writeMessage(refused) // not under mu: a client that does not read must not hold up stop
+	}
+	return req, more
+}
+
+// admit takes a slot for a request and registers it in progress, or
+// returns the refusal to write when every slot is taken; more is false
+// once the connection has stopped.
+func (c *stdioConn) admit(id json.RawMessage, line []byte) (req *stdioRequest, refused mcp.JSONRPCMessage, more bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stopped {
-		return nil, false
+		return nil, nil, false
 	}
 	select {
 	case c.slots <- struct{}{}:
 	default:
-		c.writeMessage(mcp.NewJSONRPCError(requestID(head.ID), mcp.INTERNAL_ERROR,
-			fmt.Sprintf("mcpwarden refused this request: %d requests of this client are in flight already; wait for some to finish", maxStdioRequests), nil))
-		return nil, true
+		return nil, mcp.NewJSONRPCError(requestID(id), mcp.INTERNAL_ERROR,
+			fmt.Sprintf("mcpwarden refused this request: %d requests of this client are in flight already; wait for some to finish", maxStdioRequests), nil), true
 	}
 	c.requests.Add(1)
-	return &stdioRequest{id: head.ID, line: line}, true
+	req = &stdioRequest{id: id, key: idKey(id), line: line}
+	if _, dup := c.inflight[req.key]; !dup {
+		c.inflight[req.key] = req
+	}
+	return req, nil, true
+}
+
+// idKey is a request id as a map key: its JSON, compacted.
+func idKey(id json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, id) != nil {
+		return string(id)
+	}
+	return b.String()
+}
+
+// cancelled marks the request a notifications/cancelled names, if it is
+// in progress, so that it gets no response (MCP: a request the client
+// cancelled SHOULD NOT be answered). mcp-go cancels its context.
+func (c *stdioConn) cancelled(line []byte) {
+	var n struct {
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &n) != nil || n.Params.RequestID == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if req, ok := c.inflight[idKey(n.Params.RequestID)]; ok {
+		req.cancelled = true
+	}
 }
 
 // serve has mcp-go handle an admitted request and writes its response.
@@ -223,7 +281,16 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) (req *stdioReques
 func (c *stdioConn) serve(ctx context.Context, req *stdioRequest) {
 	defer c.requests.Done()
 	resp := c.handle(ctx, req.id, req.line)
+	c.mu.Lock()
+	if c.inflight[req.key] == req {
+		delete(c.inflight, req.key)
+	}
+	cancelled := req.cancelled
+	c.mu.Unlock()
 	<-c.slots
+	if cancelled {
+		return
+	}
 	c.writeMessage(resp)
 }
 
@@ -253,12 +320,26 @@ func (c *stdioConn) isStopped() bool {
 }
 
 // stop makes dispatch serve nothing more and waits for the requests it
-// started.
+// started; after stdioFlushWait it stops writing, so that requests whose
+// answers a client that does not read holds up return.
 func (c *stdioConn) stop() {
 	c.mu.Lock()
 	c.stopped = true
 	c.mu.Unlock()
-	c.requests.Wait()
+	served := make(chan struct{})
+	go func() {
+		c.requests.Wait()
+		close(served)
+	}()
+	flush := time.NewTimer(stdioFlushWait)
+	defer flush.Stop()
+	select {
+	case <-served:
+	case <-flush.C:
+		c.logger.Warn("the stdio client is not reading; dropping the answers it has not taken", "waited", stdioFlushWait)
+	}
+	c.out.stop()
+	<-served
 }
 
 // sendNotifications writes the notifications mcp-go queues for the client
@@ -281,18 +362,17 @@ func (c *stdioConn) writeMessage(msg mcp.JSONRPCMessage) {
 	}
 	b, err := json.Marshal(msg)
 	if err == nil {
-		err = c.write(b)
+		err = c.write(context.Background(), b)
 	}
-	if err != nil {
+	// A client that left is logged once, as the connection ends.
+	if err != nil && !errors.Is(err, errStdioClosed) && !errors.Is(err, errClientLeft) {
 		c.logger.Error("writing to the stdio client", "err", err)
 	}
 }
 
 // write writes one encoded message and its newline to the client, whole:
-// messages written at once do not interleave.
-func (c *stdioConn) write(msg []byte) error {
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	_, err := c.out.Write(append(msg, '\n'))
-	return err
+// messages written at once do not interleave. It stops waiting when ctx
+// ends (a request of ours that shutdown cancelled), or when writing ends.
+func (c *stdioConn) write(ctx context.Context, msg []byte) error {
+	return c.out.write(ctx, append(msg, '\n'))
 }

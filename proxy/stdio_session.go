@@ -28,7 +28,7 @@ const stdioNotificationQueue = 100
 // stdio session, and no others, so mcp-go treats a stdio client as before;
 // unlike mcp-go's, it belongs to its connection rather than to the process.
 type stdioSession struct {
-	write         func(msg []byte) error // sends one message to the client
+	write         func(ctx context.Context, msg []byte) error // sends one message to the client, or gives up when ctx ends
 	notifications chan mcp.JSONRPCNotification
 
 	initialized  atomic.Bool
@@ -53,7 +53,7 @@ var (
 	_ server.SessionWithRoots                 = (*stdioSession)(nil)
 )
 
-func newStdioSession(write func([]byte) error) *stdioSession {
+func newStdioSession(write func(context.Context, []byte) error) *stdioSession {
 	return &stdioSession{
 		write:         write,
 		notifications: make(chan mcp.JSONRPCNotification, stdioNotificationQueue),
@@ -188,7 +188,7 @@ func (s *stdioSession) request(ctx context.Context, method mcp.MCPMethod, params
 	if err != nil {
 		return nil, err
 	}
-	if err := s.write(msg); err != nil {
+	if err := s.write(ctx, msg); err != nil {
 		return nil, err
 	}
 	select {

@@ -231,6 +231,9 @@ func FuzzStdioLines(f *testing.F) {
 		`{"jsonrpc":"2.0","id":null,"method":"tools/call"}`,
 		`{"jsonrpc":"2.0","id":"a","method":"tools/list"}` + "\n\n  \n" + `not json` + "\n" + `[1,2]`,
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fs__echo","arguments":{"text":"hi"}}}` + "\n" +
+			`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId": 2 ,"reason":"x"}}` + "\n" +
+			`{"jsonrpc":"2.0","id":"2","method":"ping"}`,
 	} {
 		f.Add([]byte(seed + "\n"))
 	}

@@ -86,6 +86,9 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 	// The result is recorded even when the client has gone away meanwhile.
 	s.writeAudit(context.WithoutCancel(ctx), ev)
 	if err != nil {
+		if _, ok := errors.AsType[*upstream.NotSentError](err); ok {
+			return nil, fmt.Errorf("mcpwarden did not forward %s: %s", c.tool.Canonical, errText(err, action))
+		}
 		if text := errText(err, action); text != err.Error() {
 			return nil, fmt.Errorf("mcpwarden forwarded %s, but the upstream failed: %s", c.tool.Canonical, text)
 		}

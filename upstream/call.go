@@ -33,12 +33,12 @@ var errCallTimeout = errors.New("call_timeout expired")
 func (p *Pool) Call(ctx context.Context, name string, params mcp.CallToolParams) (json.RawMessage, error) {
 	s, err := p.server(name)
 	if err != nil {
-		return nil, err
+		return nil, notSent(err)
 	}
 	if s.kids != nil {
 		var done func()
 		if s, done, err = p.pick(ctx, s); err != nil {
-			return nil, err
+			return nil, notSent(err)
 		}
 		defer done()
 	}
@@ -46,18 +46,18 @@ func (p *Pool) Call(ctx context.Context, name string, params mcp.CallToolParams)
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errCallTimeout)
 	defer cancel()
 	if _, err := s.await(ctx); err != nil {
-		return nil, err
+		return nil, notSent(err)
 	}
 	if err := s.gate.acquire(ctx); err != nil {
 		if errors.Is(err, ErrBusy) {
-			return nil, fmt.Errorf("upstream %q is busy: %d calls in flight and %d waiting (max_concurrent_calls, max_queued_calls); try again later: %w", name, cap(s.gate.slots), s.gate.maxWaiting, ErrBusy)
+			return nil, notSent(fmt.Errorf("upstream %q is busy: %d calls in flight and %d waiting (max_concurrent_calls, max_queued_calls); try again later: %w", name, cap(s.gate.slots), s.gate.maxWaiting, ErrBusy))
 		}
-		return nil, s.callError(ctx, nil, params.Name, timeout, err)
+		return nil, notSent(s.callError(ctx, nil, params.Name, timeout, err))
 	}
 	defer s.gate.release()
 	sess, err := s.await(ctx)
 	if err != nil {
-		return nil, err
+		return nil, notSent(err)
 	}
 	if s.instance != "" {
 		routeOf(ctx).Instance = s.instanceName(sess)
@@ -69,7 +69,7 @@ func (p *Pool) Call(ctx context.Context, name string, params mcp.CallToolParams)
 		// call. Send it again, once, on the session that replaces it.
 		sess.markLost(fmt.Errorf("%w: %w", errSessionExpired, err))
 		if sess, err = s.await(ctx); err != nil {
-			return nil, err
+			return nil, notSent(err) // the upstream did not run the first
 		}
 		raw = nil
 		err = sess.callTool(ctx, &raw, params)

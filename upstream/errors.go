@@ -36,6 +36,23 @@ var (
 	ErrNoPeer = errors.New("no client is attached to answer this request")
 )
 
+// A NotSentError is a call or request that failed before anything of it
+// was sent to the upstream (the server is unknown, down, restarting or
+// busy, or no child could be had), so the upstream did nothing: callers
+// tell their clients it was not forwarded. Its text is Err's.
+type NotSentError struct{ Err error }
+
+func (e *NotSentError) Error() string { return e.Err.Error() }
+func (e *NotSentError) Unwrap() error { return e.Err }
+
+// notSent marks err, unless nil, as failing before anything was sent.
+func notSent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &NotSentError{Err: err}
+}
+
 // An UnavailableError says why a server cannot take calls right now. It
 // wraps ErrUnavailable and the error of the last attempt.
 type UnavailableError struct {

@@ -101,13 +101,13 @@ func (p *Pool) Session(name string) (*client.Client, mcp.ServerCapabilities, err
 func (p *Pool) Request(ctx context.Context, name string, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
 	s, err := p.server(name)
 	if err != nil {
-		return nil, err
+		return nil, notSent(err)
 	}
 	var sess *session
 	if s.kids != nil {
 		var done func()
 		if s, done, err = p.pick(ctx, s); err != nil {
-			return nil, err
+			return nil, notSent(err)
 		}
 		defer done()
 	}
@@ -122,7 +122,7 @@ func (p *Pool) Request(ctx context.Context, name string, do func(context.Context
 		sess, err = s.current()
 	}
 	if err != nil {
-		return nil, err
+		return nil, notSent(err)
 	}
 	return do(ctx, sess.client, sess.client.GetServerCapabilities())
 }

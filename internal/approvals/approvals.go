@@ -156,6 +156,11 @@ var (
 	// ErrUnknownAsk is returned by Decide for an id that is not pending:
 	// never asked, already answered, timed out or withdrawn.
 	ErrUnknownAsk = errors.New("no such pending ask")
+	// ErrAnswerNotTaken is returned by Decide, with shared state, for an
+	// answer no replica took within answerTakeWait: the replica that
+	// asked has stopped (or cannot reach the shared state), so the call
+	// it held does not run, whatever the answer.
+	ErrAnswerNotTaken = errors.New("the replica that asked did not take the answer")
 	// ErrClosed is returned for asks made to, or pending in, a closed Broker.
 	ErrClosed = errors.New("approvals broker closed")
 	// ErrFull is returned when too many asks are pending already.

@@ -136,6 +136,9 @@ func (c *Client) do(ctx context.Context, method, url string, body []byte, out an
 		if resp.StatusCode == http.StatusNotFound {
 			return fmt.Errorf("%w: %s", ErrUnknownAsk, strings.TrimPrefix(e.Error, ErrUnknownAsk.Error()+": "))
 		}
+		if resp.StatusCode == http.StatusGatewayTimeout && strings.HasPrefix(e.Error, ErrAnswerNotTaken.Error()) {
+			return fmt.Errorf("%w: %s", ErrAnswerNotTaken, strings.TrimPrefix(e.Error, ErrAnswerNotTaken.Error()+": "))
+		}
 		return fmt.Errorf("approvals API: %s: %s", resp.Status, e.Error)
 	}
 	if out != nil {

@@ -250,6 +250,8 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request) {
 			status = http.StatusNotFound
 		case errors.Is(err, state.ErrUnavailable):
 			status = http.StatusServiceUnavailable
+		case errors.Is(err, ErrAnswerNotTaken):
+			status = http.StatusGatewayTimeout
 		}
 		writeError(w, status, err.Error())
 		return

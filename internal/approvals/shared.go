@@ -25,6 +25,12 @@ import (
 // otherwise.
 const DefaultSharedAskTTL = 10 * time.Minute
 
+// answerTakeWait bounds how long an answer given with shared state waits
+// for the replica that asked to take it: that replica's waiter is woken
+// at once (pub/sub) or looks every second, so one that does not take it
+// by then has stopped.
+const answerTakeWait = 3 * time.Second
+
 // SharedPoll is how often an event stream of the page looks for asks
 // listed or answered on other replicas.
 const SharedPoll = time.Second
@@ -120,7 +126,33 @@ func (b *Broker) decideShared(ctx context.Context, id string, a Answer, via Via,
 		}
 		return fmt.Errorf("answering ask %q in the shared state: %w", id, err)
 	}
-	return nil
+	return b.awaitTaken(ctx, id, a)
+}
+
+// awaitTaken waits, up to answerTakeWait, for the replica that asked to
+// take the answer to ask id: its waiter withdraws the ask, answer and
+// all, so the ask is no longer found. An answer left there is
+// ErrAnswerNotTaken.
+func (b *Broker) awaitTaken(ctx context.Context, id string, a Answer) error {
+	ctx, cancel := context.WithTimeout(ctx, answerTakeWait)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		_, err := b.shared.WaitAnswer(ctx, id) // at once: the answer is there until taken
+		switch {
+		case errors.Is(err, state.ErrNotFound):
+			return nil // taken
+		case err != nil && ctx.Err() == nil:
+			return fmt.Errorf("checking that ask %q was taken: %w", id, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: ask %q was answered (%s), but no replica took the answer within %s: the replica that asked has stopped or lost the shared state, so nothing runs; the caller gets no answer and may call again",
+				ErrAnswerNotTaken, id, a, answerTakeWait)
+		case <-tick.C:
+		}
+	}
 }
 
 // pendingShared lists the asks pending on every replica, oldest first.

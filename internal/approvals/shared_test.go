@@ -254,3 +254,32 @@ func TestEventStreamShowsAnAskMadeOnAnotherReplica(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovingAnAskWhoseReplicaDiedSaysNothingRuns: the replica that
+// asked is gone (killed with the ask listed), so no one takes the answer
+// and nothing runs. `mcpwarden approve` must not report "allowed … once":
+// the answer is refused with an error that says so.
+func TestApprovingAnAskWhoseReplicaDiedSaysNothingRuns(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, store state.Store) {
+		_, pageB := sharedPage(t, store)
+		cliB := &Client{TokenFile: TokenFile{URL: pageB.URL + "/", Token: testToken}}
+		body, err := json.Marshal(Request{ID: "orphan1", Tool: "mcp:fs:write_file", Session: "s1", AskedAt: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// What replica A listed before it died; no waiter is left.
+		if err := store.PublishAsk(t.Context(), state.Ask{ID: "orphan1", AskedAt: time.Now(), Body: body}, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		waitListed(t, cliB, "orphan1")
+		start := time.Now()
+		err = cliB.Decide(t.Context(), "orphan1", AllowOnce, "root")
+		if !errors.Is(err, ErrAnswerNotTaken) || !strings.Contains(err.Error(), "nothing runs") {
+			t.Errorf("approving an ask no replica waits on: %v; want ErrAnswerNotTaken saying nothing runs", err)
+		}
+		if took := time.Since(start); took > answerTakeWait+2*time.Second {
+			t.Errorf("the answer took %s to be refused, want about %s", took, answerTakeWait)
+		}
+	})
+}

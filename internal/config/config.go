@@ -128,11 +128,14 @@ type HTTP struct {
 	// that comes back after it gets 404 and initializes again.
 	SessionIdleTimeout time.Duration `koanf:"session_idle_timeout"`
 	// MaxSessions caps the live sessions of all principals together; 0
-	// means 1000. An initialize beyond it gets 503.
+	// means 1000. An initialize at it ends the least recently used idle
+	// session (its client gets 404), and gets 503 only when every session
+	// is busy.
 	MaxSessions int `koanf:"max_sessions"`
 	// MaxSessionsPerPrincipal caps the live sessions of one principal
 	// (a token's, or anonymous without auth); 0 means 100. An initialize
-	// beyond it gets 429.
+	// at it ends the principal's least recently used idle session, and
+	// gets 429 only when every one of them is busy.
 	MaxSessionsPerPrincipal int `koanf:"max_sessions_per_principal"`
 }
 

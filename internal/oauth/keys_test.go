@@ -282,3 +282,110 @@ func TestClientGoingAwayDoesNotFailTheKeyFetchForOthers(t *testing.T) {
 		t.Fatalf("after a cancelled first request: %v", err)
 	}
 }
+
+// stallTransport is an issuer that stops answering: while stalled, a
+// request waits until it is released or its context ends. It counts the
+// requests waiting.
+type stallTransport struct {
+	stalled atomic.Bool
+	waiting atomic.Int64
+	release chan struct{}
+}
+
+func (s *stallTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if s.stalled.Load() {
+		s.waiting.Add(1)
+		defer s.waiting.Add(-1)
+		select {
+		case <-s.release:
+		case <-r.Context().Done():
+		}
+		return nil, errors.New("the issuer did not answer")
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestUnknownKidFloodDoesNotStallCachedKeys stalls the issuer and sends a
+// token naming an unknown key, which starts a fetch that hangs: tokens
+// signed with a key already held still verify at once, and further tokens
+// naming unknown keys are refused at once rather than queueing behind the
+// fetch or starting fetches of their own.
+func TestUnknownKidFloodDoesNotStallCachedKeys(t *testing.T) {
+	t.Parallel()
+	p := testop.Start(t, nil)
+	issuer := &stallTransport{release: make(chan struct{})}
+	t.Cleanup(func() { close(issuer.release) })
+	clock := newClock()
+	v := newVerifier(t, p, &Options{HTTPClient: &http.Client{Transport: issuer, Timeout: 5 * time.Second}, Now: clock.now}, nil)
+	good := token(t, p, testop.Alice.ID, testop.ClientJWT)
+	if _, err := v.Verify(t.Context(), good); err != nil {
+		t.Fatal(err)
+	}
+	issuer.stalled.Store(true)
+	clock.advance(minRefetch + time.Second) // the refetch budget allows one
+	s := segments(t, good)
+	forged := func(i int) string {
+		return b64(fmt.Sprintf(`{"alg":"RS256","kid":"forged%d","typ":"JWT"}`, i)) + "." + s[1] + "." + s[2]
+	}
+	go func() { _, _ = v.Verify(context.WithoutCancel(t.Context()), forged(0)) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for issuer.waiting.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the token naming an unknown key did not start a key fetch")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	const atOnce = 500 * time.Millisecond
+	var slowestGood, slowestForged time.Duration
+	for i := 1; i <= 20; i++ {
+		start := time.Now()
+		if _, err := v.Verify(t.Context(), good); err != nil {
+			t.Fatalf("a token with a cached key while a fetch hangs: %v", err)
+		}
+		d := time.Since(start)
+		if d > atOnce {
+			t.Fatalf("a token with a cached key waited %s behind a fetch for an unknown key", d)
+		}
+		slowestGood = max(slowestGood, d)
+		start = time.Now()
+		_, err := v.Verify(t.Context(), forged(i))
+		wantRefused(t, err, CodeInvalidToken)
+		if d = time.Since(start); d > atOnce {
+			t.Fatalf("a token naming an unknown key took %s to be refused while a fetch hangs", d)
+		}
+		slowestForged = max(slowestForged, d)
+	}
+	t.Logf("while a key fetch hangs: the slowest of 20 tokens with a cached key verified in %s, the slowest of 20 naming unknown keys refused in %s", slowestGood, slowestForged)
+	if n := issuer.waiting.Load(); n != 1 {
+		t.Errorf("%d key fetches hang at once, want 1", n)
+	}
+}
+
+// TestForgedKidTheIssuerLacksIsNotFetchedForAgain is the next variant of
+// the flood: one forged kid repeated once the refetch budget allows a
+// fetch again. A fetch already showed the issuer lacks it, so it is
+// refused without one; a kid not seen before still gets its fetch.
+func TestForgedKidTheIssuerLacksIsNotFetchedForAgain(t *testing.T) {
+	t.Parallel()
+	p := testop.Start(t, nil)
+	keys := &countingTransport{part: "keys"}
+	clock := newClock()
+	v := newVerifier(t, p, &Options{HTTPClient: &http.Client{Transport: keys}, Now: clock.now}, nil)
+	s := segments(t, token(t, p, testop.Alice.ID, testop.ClientJWT))
+	forged := func(kid string) string {
+		return b64(fmt.Sprintf(`{"alg":"RS256","kid":%q,"typ":"JWT"}`, kid)) + "." + s[1] + "." + s[2]
+	}
+	steps := []struct {
+		kid   string
+		fetch int64
+	}{{"forged", 1}, {"forged", 0}, {"forged", 0}, {"other", 1}}
+	for i, step := range steps {
+		clock.advance(minRefetch + time.Second)
+		before := keys.n.Load()
+		_, err := v.Verify(t.Context(), forged(step.kid))
+		wantRefused(t, err, CodeInvalidToken)
+		if n := keys.n.Load() - before; n != step.fetch {
+			t.Errorf("token %d (kid %q) made %d key fetches, want %d", i, step.kid, n, step.fetch)
+		}
+	}
+}

@@ -37,10 +37,20 @@ const maxJWKSBytes = 1 << 20
 // A keySet holds the issuer's public keys. It finds the JWKS URL through
 // OpenID discovery when it is not configured, fetches the keys on first
 // use, fetches them again when a token names a key it does not hold (the
-// issuer rotated; at most once per minRefetch, so a stream of bad tokens
-// does not become a stream of fetches) and when they are older than
-// maxAge (so a key the issuer withdrew stops being accepted). It is safe
-// for concurrent use; one fetch at a time.
+// issuer rotated) and when they are older than maxAge (so a key the issuer
+// withdrew stops being accepted). It is safe for concurrent use, and a
+// fetch never holds up a token whose key is held:
+//
+//   - one fetch at a time (single flight), run off the lock; requests that
+//     need its outcome (there are no usable keys) wait for it, others not;
+//   - a refetch budget: at most one fetch per minRefetch, counted from the
+//     end of the last one, successful or not, so a stream of bad tokens
+//     or a slow issuer does not become a stream of fetches;
+//   - a negative cache: a kid that a fetch made after it was first seen
+//     did not hold is refused at once for absentTTL.
+//
+// A token naming an unknown kid is refused at once while a fetch is in
+// flight or the budget is spent; it waits only for a fetch it started.
 type keySet struct {
 	issuer     string
 	client     *http.Client
@@ -48,13 +58,28 @@ type keySet struct {
 	maxAge     time.Duration
 	minRefetch time.Duration
 
-	mu      sync.Mutex
-	jwksURL string
-	keys    []jose.JSONWebKey
-	fetched time.Time // when keys were fetched; zero: never
-	tried   time.Time // when a fetch was last tried; zero: never
-	lastErr error     // why the last fetch failed; nil if it did not
+	mu       sync.Mutex
+	jwksURL  string
+	keys     []jose.JSONWebKey
+	fetched  time.Time            // when keys were fetched; zero: never
+	tried    time.Time            // when the last fetch ended; zero: never
+	lastErr  error                // why the last fetch failed; nil if it did not
+	inflight *keyFetch            // the fetch in progress, if any
+	absent   map[string]time.Time // kids a fetch did not hold, until when they are refused at once
 }
+
+// A keyFetch is one fetch of the key set; done is closed when it is over,
+// and err is then why it failed, if it did.
+type keyFetch struct {
+	done chan struct{}
+	err  error
+}
+
+// Bounds of the negative cache of unknown kids.
+const (
+	absentTTL = 5 * time.Minute
+	maxAbsent = 1024 // past this many, the cache starts over
+)
 
 var _ oidc.KeySet = (*keySet)(nil)
 
@@ -96,37 +121,82 @@ func (k *keySet) VerifySignature(ctx context.Context, raw string) ([]byte, error
 }
 
 // keysFor returns the keys to try for a token naming kid, fetching them
-// when none are held, they are too old, or kid is new to them, but not
-// within minRefetch of the last attempt, successful or not: while the
-// issuer is down, requests are refused at once instead of each waiting on
-// a fetch of its own.
+// (see keySet) when none are held, they are too old, or kid is new to
+// them. The keys it returns may not hold kid: the token is then refused.
 func (k *keySet) keysFor(ctx context.Context, kid string) ([]jose.JSONWebKey, error) {
 	k.mu.Lock()
-	defer k.mu.Unlock()
 	now := k.now()
 	stale := k.fetched.IsZero() || now.Sub(k.fetched) > k.maxAge
 	unknown := kid != "" && !hasKey(k.keys, kid)
 	if !stale && !unknown {
+		defer k.mu.Unlock()
 		return k.keys, nil
 	}
-	if !k.tried.IsZero() && now.Sub(k.tried) <= k.minRefetch {
-		if stale {
-			return nil, k.lastErr
+	budgetSpent := !k.tried.IsZero() && now.Sub(k.tried) <= k.minRefetch
+	if !stale {
+		// Only kid is new: refused at once unless it may start a fetch.
+		until, absent := k.absent[kid]
+		if (absent && now.Before(until)) || k.inflight != nil || budgetSpent {
+			defer k.mu.Unlock()
+			return k.keys, nil
 		}
-		return k.keys, nil
+	} else if k.inflight == nil && budgetSpent {
+		defer k.mu.Unlock()
+		return nil, k.lastErr
 	}
-	k.tried = now
-	// The fetch serves every request waiting on it, so one client going
-	// away must not fail it for all; the HTTP client's timeout bounds it.
-	if err := k.fetch(context.WithoutCancel(ctx)); err != nil {
-		k.lastErr = err
-		if stale {
+	f := k.inflight
+	if f == nil {
+		f = k.startFetchLocked(ctx)
+	}
+	k.mu.Unlock()
+
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for the issuer's keys: %w", ctx.Err())
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if f.err != nil && (k.fetched.IsZero() || k.now().Sub(k.fetched) > k.maxAge) {
+		return nil, f.err
+	}
+	if f.err == nil && kid != "" && !hasKey(k.keys, kid) {
+		if len(k.absent) >= maxAbsent {
+			clear(k.absent)
+		}
+		if k.absent == nil {
+			k.absent = map[string]time.Time{}
+		}
+		k.absent[kid] = k.now().Add(absentTTL)
+	}
+	return k.keys, nil
+}
+
+// startFetchLocked starts the one fetch of the key set, off the lock. The
+// fetch serves every request waiting on it, so one client going away must
+// not fail it for all; the HTTP client's timeout bounds it.
+func (k *keySet) startFetchLocked(ctx context.Context) *keyFetch {
+	f := &keyFetch{done: make(chan struct{})}
+	k.inflight = f
+	jwksURL := k.jwksURL
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		defer close(f.done)
+		url, keys, err := k.fetch(ctx, jwksURL)
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		now := k.now()
+		k.inflight, k.tried, k.jwksURL = nil, now, url
+		f.err, k.lastErr = err, err
+		switch {
+		case err == nil:
+			k.keys, k.fetched = keys, now
+			clear(k.absent) // a kid the issuer lacked may be one it has now rotated in
+		case k.fetched.IsZero() || now.Sub(k.fetched) > k.maxAge:
 			k.keys = nil
 		}
-		return nil, err
-	}
-	k.fetched, k.lastErr = now, nil
-	return k.keys, nil
+	}()
+	return f
 }
 
 func hasKey(keys []jose.JSONWebKey, kid string) bool {
@@ -138,37 +208,39 @@ func hasKey(keys []jose.JSONWebKey, kid string) bool {
 	return false
 }
 
-// fetch reads the key set, discovering its URL first if need be.
-func (k *keySet) fetch(ctx context.Context) error {
-	if k.jwksURL == "" {
+// fetch reads the key set from jwksURL, discovering it first when it is
+// "", and returns the URL and the keys. It touches nothing of k but its
+// fixed fields, so it runs off the lock.
+func (k *keySet) fetch(ctx context.Context, jwksURL string) (string, []jose.JSONWebKey, error) {
+	if jwksURL == "" {
 		p, err := oidc.NewProvider(oidc.ClientContext(ctx, k.client), k.issuer)
 		if err != nil {
-			return fmt.Errorf("%w: discovering %q: %v", errUnavailable, k.issuer, err)
+			return "", nil, fmt.Errorf("%w: discovering %q: %v", errUnavailable, k.issuer, err)
 		}
 		var meta struct {
 			JWKSURL string `json:"jwks_uri"`
 		}
 		if err := p.Claims(&meta); err != nil || meta.JWKSURL == "" {
-			return fmt.Errorf("%w: the discovery document of %q names no jwks_uri", errUnavailable, k.issuer)
+			return "", nil, fmt.Errorf("%w: the discovery document of %q names no jwks_uri", errUnavailable, k.issuer)
 		}
-		k.jwksURL = meta.JWKSURL
+		jwksURL = meta.JWKSURL
 	}
 	var set struct {
 		Keys []json.RawMessage `json:"keys"`
 	}
-	if err := getJSON(ctx, k.client, k.jwksURL, &set); err != nil {
-		return fmt.Errorf("%w: fetching keys: %v", errUnavailable, err)
+	if err := getJSON(ctx, k.client, jwksURL, &set); err != nil {
+		return jwksURL, nil, fmt.Errorf("%w: fetching keys: %v", errUnavailable, err)
 	}
 	// A key of a type go-jose does not know is skipped, not fatal: the
 	// set may hold keys for other uses.
-	k.keys = k.keys[:0:0]
+	var keys []jose.JSONWebKey
 	for _, raw := range set.Keys {
 		var key jose.JSONWebKey
 		if json.Unmarshal(raw, &key) == nil && key.Valid() && key.IsPublic() {
-			k.keys = append(k.keys, key)
+			keys = append(keys, key)
 		}
 	}
-	return nil
+	return jwksURL, keys, nil
 }
 
 // getJSON decodes the JSON at url, read with client, into v.

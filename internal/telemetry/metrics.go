@@ -77,6 +77,7 @@ type metrics struct {
 	upstreamUp    *prometheus.GaugeVec     // server
 	restarts      *prometheus.CounterVec   // server
 	sessions      prometheus.Gauge
+	evictions     *prometheus.CounterVec // cap
 	asks          prometheus.Gauge
 	auditFailures prometheus.Counter
 }
@@ -105,6 +106,10 @@ func newMetrics(servers []string, version string) *metrics {
 			Name: "mcpwarden_sessions_active",
 			Help: "Client sessions currently open.",
 		}),
+		evictions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpwarden_sessions_evicted_total",
+			Help: "Idle HTTP sessions ended to make room for a new one, by the cap that was reached (principal: http.max_sessions_per_principal, global: http.max_sessions).",
+		}, []string{"cap"}),
 		asks: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mcpwarden_asks_pending",
 			Help: "Ask decisions currently waiting for a human's answer.",
@@ -122,12 +127,15 @@ func newMetrics(servers []string, version string) *metrics {
 	build.Set(1)
 	m.registry.MustRegister(
 		m.decisions, m.callSeconds, m.upstreamUp, m.restarts,
-		m.sessions, m.asks, m.auditFailures, build,
+		m.sessions, m.evictions, m.asks, m.auditFailures, build,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	// Series for every configured server exist from the start, so that a
 	// server that never comes up shows as 0 rather than as missing.
+	for _, c := range []SessionCap{CapPrincipal, CapGlobal} {
+		m.evictions.WithLabelValues(c.String())
+	}
 	for _, s := range servers {
 		m.upstreamUp.WithLabelValues(s).Set(0)
 		m.restarts.WithLabelValues(s)
@@ -220,6 +228,34 @@ func (t *Telemetry) SessionOpened() { t.record(func(m *metrics) { m.sessions.Inc
 
 // SessionClosed is the counterpart of SessionOpened.
 func (t *Telemetry) SessionClosed() { t.record(func(m *metrics) { m.sessions.Dec() }) }
+
+// A SessionCap is the cap on HTTP sessions that a new session reached,
+// the cap label of mcpwarden_sessions_evicted_total.
+type SessionCap uint8
+
+// The caps.
+const (
+	// CapPrincipal is http.max_sessions_per_principal.
+	CapPrincipal SessionCap = iota + 1
+	// CapGlobal is http.max_sessions.
+	CapGlobal
+)
+
+// String returns "principal" or "global", or Other for an unknown value.
+func (c SessionCap) String() string {
+	switch c {
+	case CapPrincipal:
+		return "principal"
+	case CapGlobal:
+		return "global"
+	}
+	return Other
+}
+
+// SessionEvicted counts an idle session ended to make room under cap.
+func (t *Telemetry) SessionEvicted(c SessionCap) {
+	t.record(func(m *metrics) { m.evictions.WithLabelValues(c.String()).Inc() })
+}
 
 // AskStarted and AskEnded track the asks waiting for an answer; call
 // AskEnded exactly once for every AskStarted, however the ask ends.

@@ -69,6 +69,9 @@ func TestCountersMoveByTheCallsMade(t *testing.T) {
 	tel.SessionOpened()
 	tel.SessionOpened()
 	tel.SessionClosed()
+	tel.SessionEvicted(CapPrincipal)
+	tel.SessionEvicted(CapPrincipal)
+	tel.SessionEvicted(CapGlobal)
 	tel.AskStarted()
 	tel.AskStarted()
 	tel.AskEnded()
@@ -96,6 +99,8 @@ func TestCountersMoveByTheCallsMade(t *testing.T) {
 		{`mcpwarden_upstream_restarts_total{server="fs"}`, 0},
 		{`mcpwarden_upstream_restarts_total{server="github"}`, 2},
 		{`mcpwarden_sessions_active`, 1},
+		{`mcpwarden_sessions_evicted_total{cap="principal"}`, 2},
+		{`mcpwarden_sessions_evicted_total{cap="global"}`, 1},
 		{`mcpwarden_asks_pending`, 1},
 	}
 	for _, tt := range tests {

@@ -51,7 +51,8 @@ type Options struct {
 	// Namespace separates the keys of mcpwarden deployments sharing one
 	// Redis; "" means DefaultNamespace.
 	Namespace string
-	// Timeout bounds one command, dial included; 0 means DefaultTimeout.
+	// Timeout bounds one operation in total — pool wait, dial, write, read
+	// and its retry together; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// Poll is how often a waiter checks for its answer; 0 means
 	// DefaultPoll.
@@ -101,7 +102,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		poll = DefaultPoll
 	}
 	s := &Store{
-		client:  goredis.NewClient(opt),
+		client:  newClient(opt),
 		addr:    opt.Addr,
 		keys:    keys{prefix: "mcpwarden:" + ns + ":"},
 		poll:    poll,
@@ -211,6 +212,14 @@ func (s *Store) observe(op state.Op, start time.Time, err error) error {
 	return err
 }
 
+// newClient is a client for opt whose every command and pipeline is
+// bounded by opt.ReadTimeout (Options.Timeout) in total, see bound.
+func newClient(opt *goredis.Options) *goredis.Client {
+	c := goredis.NewClient(opt)
+	c.AddHook(bound{timeout: opt.ReadTimeout})
+	return c
+}
+
 // clientOptions are the go-redis options for o: its URL, with timeouts
 // and retries that make a Redis that is away fail a call quickly.
 func clientOptions(o Options) (*goredis.Options, error) {
@@ -235,6 +244,7 @@ func clientOptions(o Options) (*goredis.Options, error) {
 	opt.ContextTimeoutEnabled = true
 	opt.MaxRetries = 1
 	opt.DialerRetries = 1 // a Redis that is away fails the call within one Timeout; the pool redials on the next
+	opt.PoolTimeout = timeout
 	opt.MinRetryBackoff = 50 * time.Millisecond
 	opt.MaxRetryBackoff = time.Second
 	return opt, nil

@@ -1,0 +1,120 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// errClientLeft is why a stdio connection ends when a write to its client
+// fails (the client closed its read end, or went away): the requests still
+// in flight are cancelled with it, so their result events say so.
+var errClientLeft = errors.New("the stdio client left (its end of the connection is closed)")
+
+// errStdioClosed is what a write gets once the connection has stopped
+// writing (see stdioWriter.stop).
+var errStdioClosed = errors.New("the stdio connection is closed")
+
+// stdioFlushWait bounds how long the answers of requests that finish as a
+// stdio connection ends (those cancelled at the end of the shutdown grace,
+// or when the input ended) may wait for a client that does not read: past
+// it they are dropped, and serving ends.
+const stdioFlushWait = time.Second
+
+// A stdioWriter writes a stdio connection's messages to its client, one at
+// a time, in the order they were handed over, on a goroutine of its own:
+// a writer waits for its message to be written, but may stop waiting (see
+// stop) when the client does not read, which a write blocked on the pipe
+// could not. The first write that fails ends writing: every later write
+// fails at once, and failed is closed.
+type stdioWriter struct {
+	out    io.Writer
+	queue  chan stdioWrite
+	failed chan struct{} // closed when a write failed: the client left
+
+	once sync.Once
+	done chan struct{} // closed when writing ended, failed or stopped
+	err  error         // why writing ended; set before done is closed
+}
+
+// A stdioWrite is one message handed to the writer, and where it tells
+// how its write went.
+type stdioWrite struct {
+	msg    []byte
+	result chan error // buffered for the one result
+}
+
+func newStdioWriter(out io.Writer) *stdioWriter {
+	w := &stdioWriter{out: out, queue: make(chan stdioWrite), failed: make(chan struct{}), done: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+// run writes the messages handed over until writing ends.
+func (w *stdioWriter) run() {
+	for {
+		select {
+		case m := <-w.queue:
+			_, err := w.out.Write(m.msg)
+			if err != nil {
+				err = fmt.Errorf("%w: %v", errClientLeft, err)
+				if w.end(err) {
+					close(w.failed)
+				}
+			}
+			m.result <- err
+			if err != nil {
+				return
+			}
+		case <-w.done:
+			return
+		}
+	}
+}
+
+// write writes msg, whole, and returns how it went; once writing has
+// ended it fails at once with why. When ctx ends first it stops waiting:
+// a message not yet handed over is not written, one handed over is
+// written all the same.
+func (w *stdioWriter) write(ctx context.Context, msg []byte) error {
+	m := stdioWrite{msg: msg, result: make(chan error, 1)}
+	select {
+	case w.queue <- m:
+	case <-w.done:
+		return w.err
+	case <-ctx.Done():
+		return fmt.Errorf("writing to the stdio client: %w", context.Cause(ctx))
+	}
+	select {
+	case err := <-m.result:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("writing to the stdio client: %w", context.Cause(ctx))
+	case <-w.done:
+		select {
+		case err := <-m.result: // written after all
+			return err
+		default:
+			return w.err
+		}
+	}
+}
+
+// stop ends writing: writes waiting, and later ones, fail with
+// errStdioClosed. A write the client's pipe holds up stays with the
+// writer's goroutine until the pipe takes it or breaks.
+func (w *stdioWriter) stop() { w.end(errStdioClosed) }
+
+// end ends writing with err and reports whether it was the first to.
+func (w *stdioWriter) end(err error) bool {
+	first := false
+	w.once.Do(func() {
+		first = true
+		w.err = err
+		close(w.done)
+	})
+	return first
+}
