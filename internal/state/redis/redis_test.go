@@ -377,7 +377,8 @@ func TestPausedRedisRefusesWithinTwoSeconds(t *testing.T) {
 		"LoadSession": func() error { _, err := s.LoadSession(ctx, "s1"); return err },
 		"Incr":        func() error { _, err := s.Incr(ctx, "k", time.Minute); return err },
 	}
-	const slack = 300 * time.Millisecond
+	// Slack for a loaded machine running with -race; the bug was 4.2 s.
+	const slack = time.Second
 	for name, op := range ops {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
