@@ -161,7 +161,9 @@ func TestStoreDownRefusesInsteadOfForgetting(t *testing.T) {
 func TestSessionIdleOnOneReplicaLivesWhileUsedOnAnother(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, store state.Store) {
-		const idle = 400 * time.Millisecond
+		// Long enough that a ping every quarter of it keeps the session
+		// alive on a loaded machine under -race (400 ms did not, once).
+		const idle = time.Second
 		rs := newReplicas(t, 2, store, rules.PolicySpec{Default: "allow"}, HTTPOptions{Sessions: SessionLimits{IdleTimeout: idle}}, nil)
 		_, id := sendAs(t, rs.ts[0], http.MethodPost, "", "", initializeBody)
 		// Used on replica 1 for three idle timeouts: replica 0's reaper
