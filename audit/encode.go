@@ -59,6 +59,7 @@ func appendEvent(dst []byte, e *Event) ([]byte, error) {
 	dst = appendField(dst, `,"rule":`, e.Rule)
 	dst = appendField(dst, `,"armed_by":`, e.ArmedBy)
 	dst = appendField(dst, `,"granted_by":`, string(e.GrantedBy))
+	dst = appendField(dst, `,"outcome":`, string(e.Outcome))
 	dst = appendField(dst, `,"reason":`, e.Reason)
 	if len(e.Arguments) > 0 {
 		var err error

@@ -89,6 +89,26 @@ const (
 	GrantedByResolver      GrantedBy = "resolver"       // answered by the external resolver (ask.resolver)
 )
 
+// An Outcome says how a request that was asked ended: forwarded (or its
+// result passed on) or refused. Its text is the audit event's outcome
+// value; the zero value is "not asked" and is not written.
+type Outcome string
+
+// The values of Event.Outcome.
+const (
+	OutcomeAllowed Outcome = "allowed" // the ask was settled for the request: it was forwarded
+	OutcomeRefused Outcome = "refused" // the ask was settled against it, or never settled: nothing was forwarded
+)
+
+// OutcomeOf is the Outcome of an asked request that was forwarded
+// (allowed) or not.
+func OutcomeOf(allowed bool) Outcome {
+	if allowed {
+		return OutcomeAllowed
+	}
+	return OutcomeRefused
+}
+
 // The values of Event.Detail for KindUpstream events.
 const (
 	UpstreamConnect = "connect"
@@ -128,6 +148,7 @@ type Event struct {
 	Rule          string         `json:"rule,omitempty"`       // the deciding rule's text, or "default"
 	ArmedBy       string         `json:"armed_by,omitempty"`   // of a decision a flow rule made: the id of the decision event of the call whose result armed it
 	GrantedBy     GrantedBy      `json:"granted_by,omitempty"` // one of the GrantedBy constants
+	Outcome       Outcome        `json:"outcome,omitempty"`    // of an asked request: how the ask ended, whoever settled it (GrantedBy)
 	Reason        string         `json:"reason,omitempty"`     // why a request was approved or refused; Error is only for failures
 	Arguments     map[string]any `json:"arguments,omitempty"`
 	DurationMS    *int64         `json:"duration_ms,omitempty"`

@@ -197,23 +197,29 @@ func expandRotated(paths []string) ([]string, error) {
 
 func newAuditTailCmd() *cobra.Command {
 	var (
-		server, decision, event, session, since string
-		lines                                   int
-		follow, all, raw                        bool
+		server, decision, outcome, event, session, since string
+		lines                                            int
+		follow, all, raw                                 bool
 	)
 	cmd := &cobra.Command{
 		Use:     "tail FILE",
 		Aliases: []string{"show"},
 		Short:   "Print audit events, one line each",
 		Long: `Tail prints the events of an audit log, one line per event: time, event,
-decision, tool, rule, granted_by, duration, ... Filters combine; --decision keeps
-only decision events. With --follow it keeps printing events as they are written,
+decision, tool, rule, granted_by, outcome, duration, ... Filters combine; --decision keeps
+only decision events; --outcome keeps the events of asked requests that ended so
+(allowed or refused), whoever settled them. With --follow it keeps printing events as they are written,
 across rotations, until interrupted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cmd.SilenceUsage = true
 			path := args[0]
-			filter := audit.Filter{Server: server, Decision: decision, Session: session}
+			filter := audit.Filter{Server: server, Decision: decision, Outcome: audit.Outcome(outcome), Session: session}
+			switch filter.Outcome {
+			case "", audit.OutcomeAllowed, audit.OutcomeRefused:
+			default:
+				return fmt.Errorf("--outcome %q: want allowed or refused", outcome)
+			}
 			switch decision {
 			case "", audit.DecisionAllow, audit.DecisionAsk, audit.DecisionDeny:
 			default:
@@ -304,6 +310,7 @@ across rotations, until interrupted.`,
 	f := cmd.Flags()
 	f.StringVar(&server, "server", "", "only events of this server")
 	f.StringVar(&decision, "decision", "", "only decisions of this outcome: allow, ask or deny")
+	f.StringVar(&outcome, "outcome", "", "only asked requests that ended so: allowed or refused")
 	f.StringVar(&event, "event", "", "only events of this kind: decision, result, tools_changed, upstream, lost")
 	f.StringVar(&session, "session", "", "only events of this session")
 	f.StringVar(&since, "since", "", "only events since a duration ago (1h, 30m, 7d) or a time (RFC 3339)")
