@@ -83,6 +83,17 @@ func appendEvent(dst []byte, e *Event) ([]byte, error) {
 	dst = appendField(dst, `,"error":`, e.Error)
 	dst = appendField(dst, `,"detail":`, e.Detail)
 	dst = appendField(dst, `,"instance":`, e.Instance)
+	dst = appendField(dst, `,"checkpoint":`, e.Checkpoint)
+	if len(e.Subtrees) > 0 {
+		dst = append(dst, `,"subtrees":[`...)
+		for i, h := range e.Subtrees {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, h)
+		}
+		dst = append(dst, ']')
+	}
 	dst = appendField(dst, `,"policy_sha256":`, e.PolicySHA256)
 	return append(dst, `,"prev_sha256":`...), nil
 }

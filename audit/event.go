@@ -25,6 +25,7 @@ const (
 	KindToolsChanged                 // "tools_changed": an upstream's tool list changed
 	KindUpstream                     // "upstream": an upstream connected, crashed or restarted
 	KindLost                         // "lost": events that could not be written, counted in Lost, the first failure in Error
+	KindCheckpoint                   // "checkpoint": a signed checkpoint of the lines before it (Checkpoint, Subtrees)
 )
 
 var kindNames = [...]string{
@@ -33,6 +34,7 @@ var kindNames = [...]string{
 	KindToolsChanged: "tools_changed",
 	KindUpstream:     "upstream",
 	KindLost:         "lost",
+	KindCheckpoint:   "checkpoint",
 }
 
 // String returns the JSON name of k, or "Kind(N)" for an invalid kind.
@@ -157,8 +159,10 @@ type Event struct {
 	ResultPreview string         `json:"result_preview,omitempty"`
 	Lost          int64          `json:"lost,omitempty"` // of a lost event: how many events were not written
 	Error         string         `json:"error,omitempty"`
-	Detail        string         `json:"detail,omitempty"`   // upstream: connect|crash|restart; tools_changed: a summary
-	Instance      string         `json:"instance,omitempty"` // of a result from an isolated server: which child served it
+	Detail        string         `json:"detail,omitempty"`     // upstream: connect|crash|restart; tools_changed: a summary
+	Instance      string         `json:"instance,omitempty"`   // of a result from an isolated server: which child served it
+	Checkpoint    string         `json:"checkpoint,omitempty"` // of a checkpoint: the signed note of the lines before it (ParseCheckpoint)
+	Subtrees      []string       `json:"subtrees,omitempty"`   // of a checkpoint: the roots of the tree's perfect subtrees, largest first, to continue it from here
 	PolicySHA256  string         `json:"policy_sha256,omitempty"`
 	PrevSHA256    string         `json:"prev_sha256"` // hex SHA-256 of the previous line; "" for the first line of a log
 }

@@ -3,12 +3,16 @@ package audit
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+
+	"golang.org/x/mod/sumdb/note"
 )
 
 // ErrChainBroken is wrapped by the VerifyError for a line whose prev_sha256
@@ -33,9 +37,18 @@ func (e *VerifyError) Unwrap() error { return e.Err }
 // LastSHA256 of an earlier, separately verified part). Partial accepts
 // whatever the first line links to, for a log whose oldest rotated files were
 // deleted (max_backups); lines lost before it then go unnoticed.
+//
+// Key, when set, is the public key of the log's checkpoints (note
+// verifier): every checkpoint must be signed by it, and a log with lines
+// but no checkpoint is refused. Witness holds the newest witnessed
+// checkpoint of each log (ReadWitness): the log must reach its size, and
+// its first lines must hash to its root. Checkpoints are checked either
+// way: each must cover exactly the lines before it in its chain.
 type VerifyOptions struct {
 	Prev    string
 	Partial bool
+	Key     note.Verifiers
+	Witness map[string]Checkpoint
 }
 
 // A VerifyResult sums up a verified chain. LastSHA256 is the hash of its last
@@ -44,11 +57,21 @@ type VerifyOptions struct {
 // its events carry, in the order they first appear: one for a replica's
 // log, none for a log written without a replica id, more when a log was
 // handed from one replica id to another.
+//
+// Checkpoints counts the checkpoint lines; Signed is the size of the last
+// one, and Unsigned the lines after it, which no checkpoint covers yet.
+// Origin is the checkpoints' origin; Witnessed the size of the witnessed
+// checkpoint the log was held against (0: none).
 type VerifyResult struct {
-	Files      int
-	Lines      int
-	LastSHA256 string
-	Replicas   []string
+	Files       int
+	Lines       int
+	LastSHA256  string
+	Replicas    []string
+	Checkpoints int
+	Signed      int64
+	Unsigned    int64
+	Origin      string
+	Witnessed   int64
 }
 
 // Verify checks the hash chain through the files at paths, in the order
@@ -69,16 +92,27 @@ func VerifyWith(opts VerifyOptions, paths ...string) (VerifyResult, error) {
 	if len(paths) == 0 {
 		return res, errors.New("verify: no audit files given")
 	}
-	v := verifier{prev: opts.Prev, partial: opts.Partial, first: true}
+	v := verifier{prev: opts.Prev, partial: opts.Partial, first: true, proofs: proofs{key: opts.Key, trusted: !opts.Partial}}
+	v.watchWitness(opts.Witness)
+	fill := func() {
+		res.Lines, res.LastSHA256, res.Replicas = v.lines, v.prev, v.replicas
+		res.Checkpoints, res.Signed, res.Origin = v.checkpoints, v.signed, v.origin
+		res.Unsigned = int64(v.lines)
+		if v.checkpoints > 0 {
+			res.Unsigned = v.tree.n - v.signed - 1
+		}
+	}
 	for _, p := range paths {
 		if err := v.file(p); err != nil {
-			res.Lines, res.LastSHA256, res.Replicas = v.lines, v.prev, v.replicas
+			fill()
 			return res, err
 		}
 		res.Files++
 	}
-	res.Lines, res.LastSHA256, res.Replicas = v.lines, v.prev, v.replicas
-	return res, nil
+	fill()
+	w, err := v.endChecks(opts)
+	res.Witnessed = w
+	return res, err
 }
 
 type verifier struct {
@@ -89,6 +123,7 @@ type verifier struct {
 	first    bool // no line seen yet
 	lines    int
 	replicas []string // the replica ids seen, in order
+	proofs
 }
 
 func (v *verifier) file(path string) error {
@@ -113,9 +148,11 @@ func (v *verifier) file(path string) error {
 		if err := v.line(line, path, n); err != nil {
 			return &VerifyError{path, n, err}
 		}
-		v.prev, v.prevPath, v.prevLine = hashLine(line), path, n
+		sum := sha256.Sum256(line)
+		v.prev, v.prevPath, v.prevLine = hex.EncodeToString(sum[:]), path, n
 		v.first = false
 		v.lines++
+		v.leaf(sum, path, n)
 	}
 }
 
@@ -124,8 +161,11 @@ func (v *verifier) line(line []byte, path string, n int) error {
 		return errors.New("empty line")
 	}
 	var e struct {
-		Prev    *string `json:"prev_sha256"`
-		Replica string  `json:"replica"`
+		Prev       *string  `json:"prev_sha256"`
+		Replica    string   `json:"replica"`
+		Event      string   `json:"event"`
+		Checkpoint string   `json:"checkpoint"`
+		Subtrees   []string `json:"subtrees"`
 	}
 	if err := json.Unmarshal(line, &e); err != nil {
 		return fmt.Errorf("not a JSON event: %w", err)
@@ -136,7 +176,18 @@ func (v *verifier) line(line []byte, path string, n int) error {
 	if e.Replica != "" && !slices.Contains(v.replicas, e.Replica) {
 		v.replicas = append(v.replicas, e.Replica)
 	}
-	got := *e.Prev
+	if err := v.chain(*e.Prev, path); err != nil {
+		return err
+	}
+	if e.Event == "checkpoint" {
+		return v.checkpoint(e.Checkpoint, e.Subtrees, path, n)
+	}
+	return nil
+}
+
+// chain checks that got, the prev_sha256 of the line at path, links it to
+// the line before.
+func (v *verifier) chain(got, path string) error {
 	switch {
 	case v.first && v.partial:
 		return nil
