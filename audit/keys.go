@@ -19,6 +19,7 @@ import (
 type SigningKey struct {
 	Signer note.Signer
 	Public string
+	text   string // the signer key
 }
 
 // ParseSigningKey reads a note signer key ("PRIVATE+KEY+<name>+<hash>+<key>")
@@ -39,7 +40,7 @@ func ParseSigningKey(skey string) (SigningKey, error) {
 	if err != nil {
 		return SigningKey{}, fmt.Errorf("audit signing key: %w", err)
 	}
-	return SigningKey{Signer: signer, Public: vkey}, nil
+	return SigningKey{Signer: signer, Public: vkey, text: skey}, nil
 }
 
 // LoadSigningKey reads the signing key from the file at path, which must be

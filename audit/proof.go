@@ -185,3 +185,30 @@ func (s *hashStore) read(path string, fn func(n int, text []byte) (bool, error))
 		s.n++
 	}
 }
+
+// read1 adds one line to s (tests and fuzzing).
+func (s *hashStore) read1(text string) {
+	sum := sha256.Sum256([]byte(text))
+	hs, err := tlog.StoredHashesForRecordHash(s.n, tlog.RecordHash(sum[:]), s)
+	if err != nil {
+		panic(err)
+	}
+	s.hashes = append(s.hashes, hs...)
+	s.n++
+}
+
+// proveIndex is the proof of the line text at index against c, signed as
+// msg, from the hashes in s.
+func proveIndex(s *hashStore, c Checkpoint, index int64, text, msg string) (Proof, error) {
+	rp, err := tlog.ProveRecord(c.Size, index, s)
+	if err != nil {
+		return Proof{}, err
+	}
+	p := Proof{Index: index, Text: text, Checkpoint: msg}
+	for _, h := range rp {
+		p.Hashes = append(p.Hashes, h.String())
+	}
+	return p, nil
+}
+
+func sha256Of(s string) [32]byte { return sha256.Sum256([]byte(s)) }
