@@ -77,17 +77,22 @@ func createSigningKey(path string) (SigningKey, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return SigningKey{}, fmt.Errorf("creating the audit signing key's directory: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) {
-		return LoadSigningKey(path) // made meanwhile by another mcpwarden
-	}
+	// Written whole to a file of its own, then linked into place, which
+	// fails if another mcpwarden made the key meanwhile: no one ever reads
+	// a half-written key, and none is overwritten.
+	f, err := os.CreateTemp(filepath.Dir(path), ".audit-key-*")
 	if err != nil {
 		return SigningKey{}, fmt.Errorf("creating the audit signing key: %w", err)
 	}
+	defer os.Remove(f.Name())
 	_, err = f.WriteString(skey + "\n")
-	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
-		os.Remove(path)
+	if err = errors.Join(err, f.Chmod(0o600), f.Sync(), f.Close()); err != nil {
 		return SigningKey{}, fmt.Errorf("writing the audit signing key %s: %w", path, err)
+	}
+	if err := os.Link(f.Name(), path); errors.Is(err, os.ErrExist) {
+		return LoadSigningKey(path)
+	} else if err != nil {
+		return SigningKey{}, fmt.Errorf("creating the audit signing key %s: %w", path, err)
 	}
 	return ParseSigningKey(skey)
 }

@@ -132,7 +132,7 @@ func applyEnv(k *koanf.Koanf, env map[string]string, text []byte) (envSources, [
 	}
 	names := make([]string, 0, len(env))
 	for name := range env {
-		if strings.HasPrefix(name, EnvPrefix) && name != tokenEnv {
+		if strings.HasPrefix(name, EnvPrefix) && name != tokenEnv && name != AuditKeyEnv {
 			names = append(names, name)
 		}
 	}
