@@ -135,6 +135,11 @@ func Format(e Event) string {
 		field("by", string(e.GrantedBy))
 		field("outcome", string(e.Outcome))
 		field("decision_id", e.DecisionID)
+	case KindCheckpoint:
+		if c, err := OpenCheckpoint([]byte(e.Checkpoint), nil); err == nil {
+			fmt.Fprintf(&b, " %d lines of %s signed", c.Size, c.Origin)
+		}
+		field("error", e.Error)
 	case KindLost:
 		fmt.Fprintf(&b, " lost=%d", e.Lost)
 		if e.Detail != "" {

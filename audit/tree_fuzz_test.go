@@ -92,3 +92,39 @@ func FuzzCheckProof(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFastLineAgreesWithJSON holds fastLine, which reads prev_sha256 and
+// the replica off a line without decoding it, to what encoding/json reads
+// from the same line whenever the line is JSON: always the same link.
+func FuzzFastLineAgreesWithJSON(f *testing.F) {
+	f.Add([]byte(`{"time":"2026-01-01T00:00:00Z","event":"decision","id":"ab","replica":"r\"1","prev_sha256":""}`))
+	f.Add([]byte(`{"time":"2026-01-01T00:00:00Z","event":"result","id":"a\\","arguments":{"replica":"x"},"prev_sha256":"` + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef" + `"}`))
+	f.Add([]byte(`{"time":"x","event":"lost","id":"","prev_sha256":"","prev_sha256":"a"}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		prev, replica, ok := fastLine(line)
+		if !ok || !json.Valid(line) {
+			return
+		}
+		var e struct {
+			Prev    *string `json:"prev_sha256"`
+			Replica string  `json:"replica"`
+		}
+		if err := json.Unmarshal(line, &e); err != nil {
+			return // valid JSON that is not an object of these types
+		}
+		var id string
+		if len(replica) > 0 {
+			if err := json.Unmarshal(replica, &id); err != nil {
+				t.Fatalf("replica %q of %q does not decode: %v", replica, line, err)
+			}
+		}
+		// encoding/json matches keys case-insensitively and unescaped: a
+		// line of another spelling (never one Log writes) may name its
+		// replica twice, which only the listing of replicas would show.
+		spelt := bytes.Count(bytes.ToLower(line), []byte("replica"))
+		oneReplica := spelt <= 1 && spelt == bytes.Count(line, []byte("replica")) && !bytes.Contains(line, []byte(`\u`))
+		if e.Prev == nil || *e.Prev != string(prev) || oneReplica && e.Replica != id {
+			t.Fatalf("%q: fastLine read prev %q replica %q, encoding/json %v %q", line, prev, id, e.Prev, e.Replica)
+		}
+	})
+}

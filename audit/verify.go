@@ -123,6 +123,8 @@ type verifier struct {
 	first    bool // no line seen yet
 	lines    int
 	replicas []string // the replica ids seen, in order
+	// lastReplica is the JSON text of the last replica id decoded.
+	lastReplica []byte
 	proofs
 }
 
@@ -157,6 +159,19 @@ func (v *verifier) file(path string) error {
 }
 
 func (v *verifier) line(line []byte, path string, n int) error {
+	if prev, replica, ok := fastLine(line); ok {
+		if len(replica) > 2 && !bytes.Equal(replica, v.lastReplica) {
+			var id string
+			if err := json.Unmarshal(replica, &id); err != nil {
+				return fmt.Errorf("not a JSON event: replica: %w", err)
+			}
+			if !slices.Contains(v.replicas, id) {
+				v.replicas = append(v.replicas, id)
+			}
+			v.lastReplica = append(v.lastReplica[:0], replica...)
+		}
+		return v.chain(prev, path)
+	}
 	if len(bytes.TrimSpace(line)) == 0 {
 		return errors.New("empty line")
 	}
@@ -176,7 +191,7 @@ func (v *verifier) line(line []byte, path string, n int) error {
 	if e.Replica != "" && !slices.Contains(v.replicas, e.Replica) {
 		v.replicas = append(v.replicas, e.Replica)
 	}
-	if err := v.chain(*e.Prev, path); err != nil {
+	if err := v.chain([]byte(*e.Prev), path); err != nil {
 		return err
 	}
 	if e.Event == "checkpoint" {
@@ -187,11 +202,11 @@ func (v *verifier) line(line []byte, path string, n int) error {
 
 // chain checks that got, the prev_sha256 of the line at path, links it to
 // the line before.
-func (v *verifier) chain(got, path string) error {
+func (v *verifier) chain(got []byte, path string) error {
 	switch {
 	case v.first && v.partial:
 		return nil
-	case got == v.prev:
+	case string(got) == v.prev:
 		return nil
 	case v.first && v.prev == "":
 		return fmt.Errorf("%w: prev_sha256 is %q, but the first event of a log has \"\" (earlier lines or files missing? verify them too, or accept a pruned log with --partial)", ErrChainBroken, got)
@@ -202,4 +217,89 @@ func (v *verifier) chain(got, path string) error {
 	default:
 		return fmt.Errorf("%w: prev_sha256 does not match line %d (line %d was altered, or lines were deleted, inserted or reordered here)", ErrChainBroken, v.prevLine, v.prevLine)
 	}
+}
+
+// fastLine reads prev_sha256 and the replica id's JSON text off a line as
+// Log writes it, without decoding it: {"time":"…","event":"<kind>","id":…,
+// then "replica":… if set, and last "prev_sha256":"<64 hex digits or
+// none>"}. A line of any other shape, and every checkpoint line, is not
+// read (ok false) and is decoded in full instead. The bytes between are
+// not checked to be JSON: the chain and the tree cover them whole, so a
+// line that was changed fails there; audit tail decodes every line.
+func fastLine(line []byte) (prev, replica []byte, ok bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(`{"time":"`))
+	if !ok {
+		return nil, nil, false
+	}
+	i := bytes.IndexByte(rest, '"')
+	if i < 0 {
+		return nil, nil, false
+	}
+	if rest, ok = bytes.CutPrefix(rest[i:], []byte(`","event":"`)); !ok {
+		return nil, nil, false
+	}
+	if i = bytes.IndexByte(rest, '"'); i < 0 || !fastKind(rest[:i]) {
+		return nil, nil, false
+	}
+	if rest, ok = bytes.CutPrefix(rest[i:], []byte(`","id":`)); !ok {
+		return nil, nil, false
+	}
+	end := jsonStringEnd(rest)
+	if end < 0 {
+		return nil, nil, false
+	}
+	if r, found := bytes.CutPrefix(rest[end:], []byte(`,"replica":`)); found {
+		if end = jsonStringEnd(r); end < 0 {
+			return nil, nil, false
+		}
+		replica = r[:end]
+	}
+	const key = `,"prev_sha256":"`
+	body, ok := bytes.CutSuffix(line, []byte(`"}`))
+	switch {
+	case !ok:
+		return nil, nil, false
+	case bytes.HasSuffix(body, []byte(key)):
+		return body[len(body):], replica, true
+	case len(body) >= 64+len(key) && bytes.HasSuffix(body[:len(body)-64], []byte(key)) && isLowerHex(body[len(body)-64:]):
+		return body[len(body)-64:], replica, true
+	}
+	return nil, nil, false
+}
+
+// fastKind reports whether kind is the name of a kind fastLine reads:
+// every kind but checkpoint, whose line is checked in full.
+func fastKind(kind []byte) bool {
+	for k, name := range kindNames {
+		if name != "" && Kind(k) != KindCheckpoint && string(kind) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// jsonStringEnd returns the length of the JSON string at the start of b,
+// quotes included, or -1 if b does not start with a whole one.
+func jsonStringEnd(b []byte) int {
+	if len(b) == 0 || b[0] != '"' {
+		return -1
+	}
+	for i := 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
+}
+
+func isLowerHex(b []byte) bool {
+	for _, c := range b {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
