@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strconv"
@@ -29,13 +30,31 @@ type tree struct {
 
 // add appends the leaf for the line whose SHA-256 is sum.
 func (t *tree) add(sum [32]byte) {
-	t.edges = append(t.edges, tlog.RecordHash(sum[:]))
+	t.edges = append(t.edges, leafHash(sum))
 	for k := t.n; k&1 == 1; k >>= 1 {
 		last := len(t.edges) - 1
-		t.edges[last-1] = tlog.NodeHash(t.edges[last-1], t.edges[last])
+		t.edges[last-1] = nodeHash(t.edges[last-1], t.edges[last])
 		t.edges = t.edges[:last]
 	}
 	t.n++
+}
+
+// leafHash is tlog.RecordHash(sum[:]), RFC 6962's leaf hash, without the
+// allocations: SHA-256(0x00 || sum).
+func leafHash(sum [32]byte) tlog.Hash {
+	var b [1 + 32]byte
+	copy(b[1:], sum[:])
+	return sha256.Sum256(b[:])
+}
+
+// nodeHash is tlog.NodeHash, RFC 6962's interior node hash, without the
+// allocations: SHA-256(0x01 || left || right).
+func nodeHash(left, right tlog.Hash) tlog.Hash {
+	var b [1 + 2*32]byte
+	b[0] = 1
+	copy(b[1:], left[:])
+	copy(b[33:], right[:])
+	return sha256.Sum256(b[:])
 }
 
 // root returns the root hash of the tree, as tlog.TreeHash does: the zero
@@ -46,7 +65,7 @@ func (t *tree) root() tlog.Hash {
 	}
 	h := t.edges[len(t.edges)-1]
 	for i := len(t.edges) - 2; i >= 0; i-- {
-		h = tlog.NodeHash(t.edges[i], h)
+		h = nodeHash(t.edges[i], h)
 	}
 	return h
 }

@@ -92,10 +92,10 @@ func VerifyWith(opts VerifyOptions, paths ...string) (VerifyResult, error) {
 	if len(paths) == 0 {
 		return res, errors.New("verify: no audit files given")
 	}
-	v := verifier{prev: opts.Prev, partial: opts.Partial, first: true, proofs: proofs{key: opts.Key, trusted: !opts.Partial}}
+	v := verifier{prev: []byte(opts.Prev), partial: opts.Partial, first: true, proofs: proofs{key: opts.Key, trusted: !opts.Partial}}
 	v.watchWitness(opts.Witness)
 	fill := func() {
-		res.Lines, res.LastSHA256, res.Replicas = v.lines, v.prev, v.replicas
+		res.Lines, res.LastSHA256, res.Replicas = v.lines, string(v.prev), v.replicas
 		res.Checkpoints, res.Signed, res.Origin = v.checkpoints, v.signed, v.origin
 		res.Unsigned = int64(v.lines)
 		if v.checkpoints > 0 {
@@ -116,7 +116,7 @@ func VerifyWith(opts VerifyOptions, paths ...string) (VerifyResult, error) {
 }
 
 type verifier struct {
-	prev     string // hash of the previous line
+	prev     []byte // hex hash of the previous line
 	prevPath string // where the previous line is, for messages
 	prevLine int
 	partial  bool
@@ -135,8 +135,9 @@ func (v *verifier) file(path string) error {
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 64<<10)
+	var long []byte // a line longer than br's buffer
 	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
+		line, err := readLine(br, &long)
 		if err == io.EOF {
 			if len(line) == 0 {
 				return nil
@@ -151,7 +152,7 @@ func (v *verifier) file(path string) error {
 			return &VerifyError{path, n, err}
 		}
 		sum := sha256.Sum256(line)
-		v.prev, v.prevPath, v.prevLine = hex.EncodeToString(sum[:]), path, n
+		v.prev, v.prevPath, v.prevLine = hex.AppendEncode(v.prev[:0], sum[:]), path, n
 		v.first = false
 		v.lines++
 		v.leaf(sum, path, n)
@@ -206,12 +207,12 @@ func (v *verifier) chain(got []byte, path string) error {
 	switch {
 	case v.first && v.partial:
 		return nil
-	case string(got) == v.prev:
+	case bytes.Equal(got, v.prev):
 		return nil
-	case v.first && v.prev == "":
+	case v.first && len(v.prev) == 0:
 		return fmt.Errorf("%w: prev_sha256 is %q, but the first event of a log has \"\" (earlier lines or files missing? verify them too, or accept a pruned log with --partial)", ErrChainBroken, got)
 	case v.first:
-		return fmt.Errorf("%w: prev_sha256 is %q, want %q", ErrChainBroken, got, v.prev)
+		return fmt.Errorf("%w: prev_sha256 is %q, want %q", ErrChainBroken, got, string(v.prev))
 	case v.prevPath != path:
 		return fmt.Errorf("%w: prev_sha256 does not match the last line of %s (files out of order, or lines missing between them)", ErrChainBroken, v.prevPath)
 	default:
@@ -302,4 +303,22 @@ func isLowerHex(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// readLine reads the next line, with its newline, from br: a slice of br's
+// buffer, valid until the next read, or of *long for a line longer than
+// the buffer.
+func readLine(br *bufio.Reader, long *[]byte) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return line, err
+	}
+	*long = append((*long)[:0], line...)
+	for {
+		line, err = br.ReadSlice('\n')
+		*long = append(*long, line...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return *long, err
+		}
+	}
 }
