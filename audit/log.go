@@ -28,7 +28,8 @@ type Options struct {
 	// Signer, when set, signs checkpoints of the log's Merkle tree
 	// (Config.CheckpointEvery, CheckpointInterval, at rotation and at
 	// Close); nil writes none. Witness, when set, gets a copy of every
-	// checkpoint line; Open builds it from Config.Witness when nil.
+	// checkpoint line, and is closed by Close; Open builds it from
+	// Config.Witness when nil.
 	Signer  note.Signer
 	Witness Sink
 }
@@ -116,6 +117,9 @@ func Open(cfg Config, opts *Options) (*Log, error) {
 	l, err := NewWith(s, cfg, opts)
 	if err != nil {
 		s.Close()
+		if opts.Witness != nil {
+			opts.Witness.Close()
+		}
 		return nil, err
 	}
 	return l, nil

@@ -369,3 +369,64 @@ func TestCheckpointsOfManyReplicasAreOneTreeEach(t *testing.T) {
 		t.Errorf("replica b's tail cut: %v, want only b to fail", err)
 	}
 }
+
+func TestPartialLogIsHeldToItsFirstCheckpointOn(t *testing.T) {
+	t.Parallel()
+	s := newSignedLog(t)
+	fs, err := OpenFile(s.path, FileOptions{MaxBytes: 4096, MaxBackups: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := OpenFile(s.witness, FileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewWith(fs, Config{CheckpointEvery: 10}, &Options{Signer: s.key.Signer, Witness: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 120 {
+		l.Write(context.Background(), decisionEvent(i))
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w, err := ReadWitnessFile(s.witness, s.pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := Files(s.path)
+	if _, err := VerifyWith(VerifyOptions{Key: s.pub, Witness: w}, files...); err == nil {
+		t.Fatal("a pruned log verified as whole")
+	}
+	res, err := VerifyWith(VerifyOptions{Partial: true, Key: s.pub, Witness: w}, files...)
+	if err != nil || res.Witnessed == 0 {
+		t.Fatalf("partial: %+v, %v; want it verified against the witness", res, err)
+	}
+	// A line edited after the first checkpoint of the pruned log (line 4
+	// of its middle file; each file starts with the event that rotated it
+	// and the checkpoint after that rotation), the chain computed again
+	// from there: the next checkpoint finds it.
+	mid, last := files[len(files)-2], files[len(files)-1]
+	a, b := readLines(t, mid), readLines(t, last)
+	a[3] = strings.Replace(a[3], `"decision":"allow"`, `"decision":"deny"`, 1)
+	all := append(a, b...)
+	for j := 4; j < len(all); j++ {
+		all[j] = rechain(t, all[j], all[j-1])
+	}
+	writeLines(t, mid, all[:len(a)])
+	writeLines(t, last, all[len(a):])
+	if _, err := VerifyWith(VerifyOptions{Partial: true, Key: s.pub, Witness: w}, files...); !errors.Is(err, ErrTreeMismatch) {
+		t.Errorf("an edited, re-chained partial log: %v, want %v", err, ErrTreeMismatch)
+	}
+}
+
+// rechain returns line with its prev_sha256 set to the hash of prev.
+func rechain(t *testing.T, line, prev string) string {
+	t.Helper()
+	i := strings.LastIndex(line, `"prev_sha256":"`)
+	if i < 0 {
+		t.Fatalf("no prev_sha256 in %q", line)
+	}
+	return line[:i] + `"prev_sha256":"` + hashLine([]byte(prev)) + `"}`
+}

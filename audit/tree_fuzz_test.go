@@ -101,7 +101,7 @@ func FuzzFastLineAgreesWithJSON(f *testing.F) {
 	f.Add([]byte(`{"time":"2026-01-01T00:00:00Z","event":"result","id":"a\\","arguments":{"replica":"x"},"prev_sha256":"` + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef" + `"}`))
 	f.Add([]byte(`{"time":"x","event":"lost","id":"","prev_sha256":"","prev_sha256":"a"}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		prev, replica, ok := fastLine(line)
+		prev, replica, ok := fastLine(line, nil)
 		if !ok || !json.Valid(line) {
 			return
 		}

@@ -160,7 +160,11 @@ func (v *verifier) file(path string) error {
 }
 
 func (v *verifier) line(line []byte, path string, n int) error {
-	if prev, replica, ok := fastLine(line); ok {
+	var want []byte // the hash of the line before, in hex: never the caller's Prev
+	if !v.first {
+		want = v.prev
+	}
+	if prev, replica, ok := fastLine(line, want); ok {
 		if len(replica) > 2 && !bytes.Equal(replica, v.lastReplica) {
 			var id string
 			if err := json.Unmarshal(replica, &id); err != nil {
@@ -227,7 +231,10 @@ func (v *verifier) chain(got []byte, path string) error {
 // read (ok false) and is decoded in full instead. The bytes between are
 // not checked to be JSON: the chain and the tree cover them whole, so a
 // line that was changed fails there; audit tail decodes every line.
-func fastLine(line []byte) (prev, replica []byte, ok bool) {
+//
+// want, the prev_sha256 the line should have (64 lowercase hex digits, or
+// nil), spares checking that the 64 characters found are hex digits.
+func fastLine(line, want []byte) (prev, replica []byte, ok bool) {
 	rest, ok := bytes.CutPrefix(line, []byte(`{"time":"`))
 	if !ok {
 		return nil, nil, false
@@ -262,8 +269,10 @@ func fastLine(line []byte) (prev, replica []byte, ok bool) {
 		return nil, nil, false
 	case bytes.HasSuffix(body, []byte(key)):
 		return body[len(body):], replica, true
-	case len(body) >= 64+len(key) && bytes.HasSuffix(body[:len(body)-64], []byte(key)) && isLowerHex(body[len(body)-64:]):
-		return body[len(body)-64:], replica, true
+	case len(body) >= 64+len(key) && bytes.HasSuffix(body[:len(body)-64], []byte(key)):
+		if p := body[len(body)-64:]; bytes.Equal(p, want) || isLowerHex(p) {
+			return p, replica, true
+		}
 	}
 	return nil, nil, false
 }

@@ -41,9 +41,9 @@ import (
 //     go run ./bench auditproof -gib 0.1     # a quick run
 func runAuditProof(args []string) error {
 	fs := flag.NewFlagSet("auditproof", flag.ContinueOnError)
-	events := fs.Int("events", 10000, "events per write round")
+	events := fs.Int("events", 5000, "events per write round")
 	rate := fs.Int("rate", 10000, "events per second in the write rounds (0: as fast as possible)")
-	rounds := fs.Int("rounds", 15, "write rounds of each log")
+	rounds := fs.Int("rounds", 20, "write rounds of each log")
 	gib := fs.Float64("gib", 1, "size of the log verified, in GiB (0: skip)")
 	keep := fs.Bool("keep", false, "keep the temp dir")
 	if err := fs.Parse(args); err != nil {
