@@ -170,7 +170,6 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-
 // writeBigLog writes a signed log of about size bytes, with its witness.
 func writeBigLog(dir string, key audit.SigningKey, size int64) (path, witness string, err error) {
 	path, witness = filepath.Join(dir, "logs", "big.jsonl"), filepath.Join(dir, "witness", "big.jsonl")
