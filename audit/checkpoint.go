@@ -26,7 +26,7 @@ type checkpoints struct {
 	every    int64
 	tree     tree
 	signed   int64  // tree size of the last checkpoint written
-	rotated  int    // the sink's rotation count when last seen
+	rotated  int64  // the sink's rotation count when last seen
 	witnessE string // the first witness failure since the last checkpoint
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -34,7 +34,7 @@ type checkpoints struct {
 }
 
 // rotationCounter is a sink that counts its rotations (FileSink).
-type rotationCounter interface{ Rotations() int }
+type rotationCounter interface{ Rotations() int64 }
 
 // startCheckpoints turns signing on: the tree continues from the log's
 // lines (a file sink's, read back), and a goroutine writes a checkpoint
@@ -97,10 +97,11 @@ func (l *Log) due() bool {
 	if cp == nil || cp.tree.n == cp.signed {
 		return false
 	}
-	if rc, ok := l.sink.(rotationCounter); ok && rc.Rotations() != cp.rotated {
+	if cp.tree.n-cp.signed >= cp.every {
 		return true
 	}
-	return cp.tree.n-cp.signed >= cp.every
+	rc, ok := l.sink.(rotationCounter)
+	return ok && rc.Rotations() != cp.rotated
 }
 
 // checkpoint signs the tree of the lines stored so far, writes the
