@@ -168,7 +168,7 @@ func (l *Log) writeBatch(ctx context.Context, bufs []*[]byte, kinds []Kind, errs
 		l.stored(sum)
 	}
 	if l.due() {
-		_ = l.checkpoint(ctx) // over lines the sink has stored (and synced); a failure is counted as lost
+		_ = l.checkpoint(context.WithoutCancel(ctx)) // over lines the sink has stored (and synced); a failure is counted as lost
 	}
 	if withLost {
 		if stored == 0 {

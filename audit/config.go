@@ -157,6 +157,9 @@ func (c Config) Validate() error {
 	if c.Unsigned && (c.Witness != "" || c.KeyFile != "" || c.CheckpointEvery != 0 || c.CheckpointInterval != 0) {
 		bad("audit.unsigned: true, but checkpoints are configured (remove audit.witness, audit.key_file, audit.checkpoint_every and audit.checkpoint_interval, or unsigned)")
 	}
+	if c.Witness != "" && sink == SinkNone {
+		bad("audit.witness: set, but audit.sink is none: nothing is signed for it to witness")
+	}
 	if err := c.checkWitness(); err != nil {
 		errs = append(errs, err)
 	}

@@ -51,6 +51,7 @@ func TestCheckpointSettingsAreValidatedNamingTheirKey(t *testing.T) {
 		{"a negative event count", Config{Path: "/l/a.jsonl", CheckpointEvery: -1}, "audit.checkpoint_every"},
 		{"a negative interval", Config{Path: "/l/a.jsonl", CheckpointInterval: -time.Second}, "audit.checkpoint_interval"},
 		{"a witness with unsigned", Config{Path: "/l/a.jsonl", Unsigned: true, Witness: "stderr"}, "audit.unsigned"},
+		{"a witness with sink none", Config{Sink: SinkNone, Witness: "stderr"}, "audit.witness"},
 		{"a witness in the log's folder", Config{Path: "/l/a.jsonl", Witness: "/l/w.jsonl"}, "audit.witness"},
 	}
 	for _, tt := range tests {

@@ -225,7 +225,7 @@ func (l *Log) Write(ctx context.Context, e Event) error {
 		return err
 	}
 	if l.due() {
-		_ = l.checkpoint(ctx) // a failure is counted as lost; the next Write retries
+		_ = l.checkpoint(context.WithoutCancel(ctx)) // a failure is counted as lost; the next Write retries
 	}
 	return nil
 }
