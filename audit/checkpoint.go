@@ -26,6 +26,7 @@ type checkpoints struct {
 	every    int64
 	tree     tree
 	signed   int64  // tree size of the last checkpoint written
+	quiet    int64  // tree size just after the last checkpoint line: nothing new to sign while the tree is no larger
 	rotated  int64  // the sink's rotation count when last seen
 	witnessE string // the first witness failure since the last checkpoint
 	stop     chan struct{}
@@ -52,7 +53,7 @@ func (l *Log) startCheckpoints(o *Options, every int, interval time.Duration) er
 		if err != nil {
 			return err
 		}
-		cp.tree, cp.signed, cp.rotated = t.tree, t.signed, fs.Rotations()
+		cp.tree, cp.signed, cp.quiet, cp.rotated = t.tree, t.signed, t.quiet, fs.Rotations()
 	}
 	cp.stop, cp.done = make(chan struct{}), make(chan struct{})
 	l.cp = cp
@@ -94,7 +95,7 @@ func (l *Log) stored(sum [32]byte) {
 // stored since the last one, or the sink rotated. l.mu must be held.
 func (l *Log) due() bool {
 	cp := l.cp
-	if cp == nil || cp.tree.n == cp.signed {
+	if cp == nil || cp.tree.n <= cp.quiet {
 		return false
 	}
 	if cp.tree.n-cp.signed >= cp.every {
@@ -107,12 +108,13 @@ func (l *Log) due() bool {
 // checkpoint signs the tree of the lines stored so far, writes the
 // checkpoint as the log's next line and sends that line to the witness.
 // Every line it covers has been stored (and synced, with fsync) by the
-// sink. A log with nothing new since its last checkpoint gets none. A
+// sink. A log with nothing new since its last checkpoint line gets none:
+// a checkpoint is not signed over the one before it alone. A
 // witness failure does not fail the checkpoint: it is recorded in the
 // next checkpoint's error. l.mu must be held, and no batch be writing.
 func (l *Log) checkpoint(ctx context.Context) error {
 	cp := l.cp
-	if cp == nil || cp.tree.n == cp.signed {
+	if cp == nil || cp.tree.n <= cp.quiet {
 		return nil
 	}
 	if err := l.writeLost(ctx); err != nil {
@@ -133,7 +135,7 @@ func (l *Log) checkpoint(ctx context.Context) error {
 		l.lost.add(KindCheckpoint, l.now(), err)
 		return err
 	}
-	cp.signed, cp.witnessE = c.Size, ""
+	cp.signed, cp.quiet, cp.witnessE = c.Size, cp.tree.n, ""
 	if rc, ok := l.sink.(rotationCounter); ok {
 		cp.rotated = rc.Rotations()
 	}

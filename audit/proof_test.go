@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -227,5 +230,42 @@ func TestSigningKeyIsMadeOnceWithMode0600(t *testing.T) {
 	}
 	if _, err := ParseVerifierKey("not a key"); err == nil {
 		t.Error("ParseVerifierKey took garbage")
+	}
+}
+
+func TestCheckpointIsWrittenEveryIntervalAndSentToAnHTTPWitness(t *testing.T) {
+	t.Parallel()
+	got := make(chan string, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- string(body)
+	}))
+	defer srv.Close()
+	s := newSignedLog(t)
+	l, err := Open(Config{Path: s.path, Witness: srv.URL, CheckpointInterval: 20 * time.Millisecond}, &Options{Signer: s.key.Signer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for i := range 3 {
+		l.Write(context.Background(), decisionEvent(i))
+	}
+	select {
+	case line := <-got:
+		if !strings.Contains(line, `"event":"checkpoint"`) || !strings.Contains(line, `mcpwarden/audit\n3\n`) {
+			t.Errorf("the witness got %q, want the checkpoint of 3 lines", line)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no checkpoint reached the witness within 5 s of an interval of 20 ms")
+	}
+	// Idle, the log gets no checkpoint over the last checkpoint alone,
+	// neither every interval nor at Close, nor when reopened and closed.
+	time.Sleep(150 * time.Millisecond)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s.write(t, 0)
+	if lines := readLines(t, s.path); len(lines) != 4 || !strings.Contains(lines[3], `"event":"checkpoint"`) {
+		t.Errorf("the log holds %d lines, want the 3 events and their checkpoint", len(lines))
 	}
 }

@@ -18,6 +18,7 @@ import (
 type resumed struct {
 	tree   tree
 	signed int64
+	quiet  int64 // the tree's size just after the last checkpoint line
 }
 
 // checkpointMark is how a checkpoint line starts after its time: no other
@@ -97,12 +98,17 @@ func (r *resumed) file(path string) error {
 			return fmt.Errorf("reading audit log %s: %w", path, err)
 		}
 		line = line[:len(line)-1]
+		cp := false
 		if bytes.Contains(line, checkpointMark) {
-			if t, ok := treeAt(line); ok {
+			var t tree
+			if t, cp = treeAt(line); cp {
 				r.tree, r.signed = t, t.n
 			}
 		}
 		r.tree.add(sha256.Sum256(line))
+		if cp {
+			r.quiet = r.tree.n
+		}
 	}
 }
 
