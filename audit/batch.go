@@ -164,6 +164,12 @@ func (l *Log) writeBatch(ctx context.Context, bufs []*[]byte, kinds []Kind, errs
 	if stored > 0 {
 		l.prev = hex.AppendEncode(l.prev[:0], bt.sums[stored-1][:])
 	}
+	for _, sum := range bt.sums[:stored] {
+		l.stored(sum)
+	}
+	if l.due() {
+		_ = l.checkpoint(context.WithoutCancel(ctx)) // over lines the sink has stored (and synced); a failure is counted as lost
+	}
 	if withLost {
 		if stored == 0 {
 			l.failBatch(kinds, errs, 0, err)

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
 )
 
 // The sink names accepted in Config.Sink.
@@ -43,7 +46,25 @@ type Config struct {
 	MaxStringLen  int      `koanf:"max_string_len"`
 	KeepPrefixLen int      `koanf:"keep_prefix_len"`
 	URL           string   `koanf:"url"`
+
+	// Signed checkpoints (docs/design.md, "Audit you can prove"). Unsigned
+	// turns them off. CheckpointEvery (0 = 1000) events and
+	// CheckpointInterval (0 = 1m) say how often one is written, besides
+	// at rotation and shutdown. Witness also gets every checkpoint: a
+	// file outside the log's folder, "stderr", or an http(s) URL. KeyFile
+	// holds the signing key (a note signer key); empty uses
+	// MCPWARDEN_AUDIT_SIGNING_KEY, else the key generated on first use in
+	// mcpwarden's state directory.
+	Unsigned           bool          `koanf:"unsigned"`
+	CheckpointEvery    int           `koanf:"checkpoint_every"`
+	CheckpointInterval time.Duration `koanf:"checkpoint_interval"`
+	Witness            string        `koanf:"witness"`
+	KeyFile            string        `koanf:"key_file"`
 }
+
+// WitnessStderr is the Config.Witness value that writes checkpoints to
+// stderr.
+const WitnessStderr = "stderr"
 
 // SinkName returns the sink c selects, with the default for an empty Sink
 // applied.
@@ -127,10 +148,50 @@ func (c Config) Validate() error {
 	if maxLen, keep := c.limits(); c.MaxStringLen >= 0 && c.KeepPrefixLen >= 0 && keep > maxLen {
 		bad("audit.keep_prefix_len: %d is more than audit.max_string_len %d", keep, maxLen)
 	}
+	if c.CheckpointEvery < 0 {
+		bad("audit.checkpoint_every: %d is negative", c.CheckpointEvery)
+	}
+	if c.CheckpointInterval < 0 {
+		bad("audit.checkpoint_interval: %s is negative", c.CheckpointInterval)
+	}
+	if c.Unsigned && (c.Witness != "" || c.KeyFile != "" || c.CheckpointEvery != 0 || c.CheckpointInterval != 0) {
+		bad("audit.unsigned: true, but checkpoints are configured (remove audit.witness, audit.key_file, audit.checkpoint_every and audit.checkpoint_interval, or unsigned)")
+	}
+	if c.Witness != "" && sink == SinkNone {
+		bad("audit.witness: set, but audit.sink is none: nothing is signed for it to witness")
+	}
+	if err := c.checkWitness(); err != nil {
+		errs = append(errs, err)
+	}
 	for i, p := range c.RedactKeys {
 		if err := checkPattern(p); err != nil {
 			bad("audit.redact_keys[%d]: %w", i, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkWitness checks audit.witness: stderr, an http(s) URL, or a file
+// outside the folder of the audit log (which whoever can rewrite the log
+// can rewrite too).
+func (c Config) checkWitness() error {
+	w := c.Witness
+	switch {
+	case w == "" || w == WitnessStderr:
+		return nil
+	case strings.HasPrefix(w, "http://") || strings.HasPrefix(w, "https://"):
+		if u, err := url.Parse(w); err != nil || u.Host == "" {
+			return fmt.Errorf("audit.witness: %q is not an http(s) URL", w)
+		}
+		return nil
+	case strings.Contains(w, "://"):
+		return fmt.Errorf("audit.witness: %q: want a file path, stderr, or an http(s) URL", w)
+	}
+	if c.Path != "" && filepath.IsAbs(w) == filepath.IsAbs(c.Path) {
+		logDir := filepath.Clean(filepath.Dir(c.Path))
+		if rel, err := filepath.Rel(logDir, filepath.Clean(w)); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return fmt.Errorf("audit.witness: %q is inside the audit log's folder %s; put the witness where the log's writer cannot rewrite it together with the log", w, logDir)
+		}
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package audit
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestValidate(t *testing.T) {
@@ -35,6 +36,29 @@ func TestValidate(t *testing.T) {
 				t.Errorf("Validate: %v", err)
 			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
 				t.Errorf("Validate = %v, want an error naming %s", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestCheckpointSettingsAreValidatedNamingTheirKey(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"a negative event count", Config{Path: "/l/a.jsonl", CheckpointEvery: -1}, "audit.checkpoint_every"},
+		{"a negative interval", Config{Path: "/l/a.jsonl", CheckpointInterval: -time.Second}, "audit.checkpoint_interval"},
+		{"a witness with unsigned", Config{Path: "/l/a.jsonl", Unsigned: true, Witness: "stderr"}, "audit.unsigned"},
+		{"a witness with sink none", Config{Sink: SinkNone, Witness: "stderr"}, "audit.witness"},
+		{"a witness in the log's folder", Config{Path: "/l/a.jsonl", Witness: "/l/w.jsonl"}, "audit.witness"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if err := tt.cfg.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Validate = %v, want an error naming %s", err, tt.want)
 			}
 		})
 	}

@@ -59,6 +59,7 @@ func appendEvent(dst []byte, e *Event) ([]byte, error) {
 	dst = appendField(dst, `,"rule":`, e.Rule)
 	dst = appendField(dst, `,"armed_by":`, e.ArmedBy)
 	dst = appendField(dst, `,"granted_by":`, string(e.GrantedBy))
+	dst = appendField(dst, `,"outcome":`, string(e.Outcome))
 	dst = appendField(dst, `,"reason":`, e.Reason)
 	if len(e.Arguments) > 0 {
 		var err error
@@ -82,6 +83,17 @@ func appendEvent(dst []byte, e *Event) ([]byte, error) {
 	dst = appendField(dst, `,"error":`, e.Error)
 	dst = appendField(dst, `,"detail":`, e.Detail)
 	dst = appendField(dst, `,"instance":`, e.Instance)
+	dst = appendField(dst, `,"checkpoint":`, e.Checkpoint)
+	if len(e.Subtrees) > 0 {
+		dst = append(dst, `,"subtrees":[`...)
+		for i, h := range e.Subtrees {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, h)
+		}
+		dst = append(dst, ']')
+	}
 	dst = appendField(dst, `,"policy_sha256":`, e.PolicySHA256)
 	return append(dst, `,"prev_sha256":`...), nil
 }

@@ -177,6 +177,11 @@ func setNonZero(v reflect.Value) bool {
 		v.Set(p)
 	case reflect.Map:
 		v.Set(reflect.ValueOf(map[string]any{"k": "v", "n": 1.0}))
+	case reflect.Slice:
+		if v.Type() != reflect.TypeFor[[]string]() {
+			return false
+		}
+		v.Set(reflect.ValueOf([]string{"a", "x\"<\n"}))
 	case reflect.Struct:
 		if v.Type() == reflect.TypeFor[time.Time]() {
 			v.Set(reflect.ValueOf(time.Date(2025, 5, 6, 7, 8, 9, 10, time.UTC)))

@@ -25,6 +25,7 @@ const (
 	KindToolsChanged                 // "tools_changed": an upstream's tool list changed
 	KindUpstream                     // "upstream": an upstream connected, crashed or restarted
 	KindLost                         // "lost": events that could not be written, counted in Lost, the first failure in Error
+	KindCheckpoint                   // "checkpoint": a signed checkpoint of the lines before it (Checkpoint, Subtrees)
 )
 
 var kindNames = [...]string{
@@ -33,6 +34,7 @@ var kindNames = [...]string{
 	KindToolsChanged: "tools_changed",
 	KindUpstream:     "upstream",
 	KindLost:         "lost",
+	KindCheckpoint:   "checkpoint",
 }
 
 // String returns the JSON name of k, or "Kind(N)" for an invalid kind.
@@ -89,6 +91,26 @@ const (
 	GrantedByResolver      GrantedBy = "resolver"       // answered by the external resolver (ask.resolver)
 )
 
+// An Outcome says how a request that was asked ended: forwarded (or its
+// result passed on) or refused. Its text is the audit event's outcome
+// value; the zero value is "not asked" and is not written.
+type Outcome string
+
+// The values of Event.Outcome.
+const (
+	OutcomeAllowed Outcome = "allowed" // the ask was settled for the request: it was forwarded
+	OutcomeRefused Outcome = "refused" // the ask was settled against it, or never settled: nothing was forwarded
+)
+
+// OutcomeOf is the Outcome of an asked request that was forwarded
+// (allowed) or not.
+func OutcomeOf(allowed bool) Outcome {
+	if allowed {
+		return OutcomeAllowed
+	}
+	return OutcomeRefused
+}
+
 // The values of Event.Detail for KindUpstream events.
 const (
 	UpstreamConnect = "connect"
@@ -128,6 +150,7 @@ type Event struct {
 	Rule          string         `json:"rule,omitempty"`       // the deciding rule's text, or "default"
 	ArmedBy       string         `json:"armed_by,omitempty"`   // of a decision a flow rule made: the id of the decision event of the call whose result armed it
 	GrantedBy     GrantedBy      `json:"granted_by,omitempty"` // one of the GrantedBy constants
+	Outcome       Outcome        `json:"outcome,omitempty"`    // of an asked request: how the ask ended, whoever settled it (GrantedBy)
 	Reason        string         `json:"reason,omitempty"`     // why a request was approved or refused; Error is only for failures
 	Arguments     map[string]any `json:"arguments,omitempty"`
 	DurationMS    *int64         `json:"duration_ms,omitempty"`
@@ -136,8 +159,10 @@ type Event struct {
 	ResultPreview string         `json:"result_preview,omitempty"`
 	Lost          int64          `json:"lost,omitempty"` // of a lost event: how many events were not written
 	Error         string         `json:"error,omitempty"`
-	Detail        string         `json:"detail,omitempty"`   // upstream: connect|crash|restart; tools_changed: a summary
-	Instance      string         `json:"instance,omitempty"` // of a result from an isolated server: which child served it
+	Detail        string         `json:"detail,omitempty"`     // upstream: connect|crash|restart; tools_changed: a summary
+	Instance      string         `json:"instance,omitempty"`   // of a result from an isolated server: which child served it
+	Checkpoint    string         `json:"checkpoint,omitempty"` // of a checkpoint: the signed note of the lines before it (ParseCheckpoint)
+	Subtrees      []string       `json:"subtrees,omitempty"`   // of a checkpoint: the roots of the tree's perfect subtrees, largest first, to continue it from here
 	PolicySHA256  string         `json:"policy_sha256,omitempty"`
 	PrevSHA256    string         `json:"prev_sha256"` // hex SHA-256 of the previous line; "" for the first line of a log
 }

@@ -11,6 +11,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"golang.org/x/mod/sumdb/note"
 )
 
 // Options are the parts of a Log that are not configuration. The zero value
@@ -23,6 +25,13 @@ type Options struct {
 	// every event as "replica" so that each replica's chain names it;
 	// "" writes none.
 	Replica string
+	// Signer, when set, signs checkpoints of the log's Merkle tree
+	// (Config.CheckpointEvery, CheckpointInterval, at rotation and at
+	// Close); nil writes none. Witness, when set, gets a copy of every
+	// checkpoint line, and is closed by Close; Open builds it from
+	// Config.Witness when nil.
+	Signer  note.Signer
+	Witness Sink
 }
 
 // ErrNoLog is returned by Write on a nil *Log.
@@ -59,7 +68,8 @@ type Log struct {
 	prev   []byte     // hex SHA-256 of the last line stored; empty before the first
 	lost   lostEvents // events not written since the last line that was
 	closed bool
-	batch  *batcher // group commit, when the sink is a lineBatcher; nil otherwise
+	batch  *batcher     // group commit, when the sink is a lineBatcher; nil otherwise
+	cp     *checkpoints // signed checkpoints, with Options.Signer; nil otherwise
 }
 
 // Open validates cfg and returns a Log writing to the sink it selects. A file
@@ -94,11 +104,43 @@ func Open(cfg Config, opts *Options) (*Log, error) {
 	default:
 		s = DiscardSink{}
 	}
+	if opts.Signer != nil && opts.Witness == nil && cfg.Witness != "" {
+		o := *opts
+		w, err := openWitness(cfg, &o)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		o.Witness = w
+		opts = &o
+	}
+	l, err := NewWith(s, cfg, opts)
+	if err != nil {
+		s.Close()
+		if opts.Witness != nil {
+			opts.Witness.Close()
+		}
+		return nil, err
+	}
+	return l, nil
+}
+
+// NewWith is New with opts: its clock, replica id and, with a Signer,
+// signed checkpoints, continuing the tree of a file sink's log.
+func NewWith(s Sink, cfg Config, opts *Options) (*Log, error) {
 	l := New(s, cfg)
+	if opts == nil {
+		return l, nil
+	}
 	if opts.Now != nil {
 		l.now = opts.Now
 	}
 	l.replica = opts.Replica
+	if opts.Signer != nil && l.err == nil {
+		if err := l.startCheckpoints(opts, cfg.CheckpointEvery, cfg.CheckpointInterval); err != nil {
+			return nil, err
+		}
+	}
 	return l, nil
 }
 
@@ -182,6 +224,9 @@ func (l *Log) Write(ctx context.Context, e Event) error {
 		l.lost.add(e.Event, l.now(), err)
 		return err
 	}
+	if l.due() {
+		_ = l.checkpoint(context.WithoutCancel(ctx)) // a failure is counted as lost; the next Write retries
+	}
 	return nil
 }
 
@@ -234,6 +279,7 @@ func (l *Log) writeLine(ctx context.Context, buf *[]byte) error {
 	}
 	sum := sha256.Sum256(line[:len(line)-1])
 	l.prev = hex.AppendEncode(l.prev[:0], sum[:])
+	l.stored(sum)
 	return nil
 }
 
@@ -244,6 +290,7 @@ func (l *Log) Close() error {
 	if l == nil {
 		return nil
 	}
+	l.stopCheckpoints()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for l.batch != nil && l.batch.writing {
@@ -260,7 +307,9 @@ func (l *Log) Close() error {
 	err := l.writeLost(context.Background())
 	if err != nil {
 		err = fmt.Errorf("recording %d lost audit events at close: %w", n, err)
+	} else if err = l.checkpoint(context.Background()); err != nil {
+		err = fmt.Errorf("signing the last audit checkpoint at close: %w", err)
 	}
 	l.closed = true
-	return errors.Join(err, l.sink.Close())
+	return errors.Join(err, l.sink.Close(), l.cp.closeWitness())
 }

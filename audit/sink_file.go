@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // FileOptions configure a FileSink. The zero value appends without fsync and
@@ -55,6 +56,7 @@ type FileSink struct {
 	info   os.FileInfo // of the file f is or was, to recognise it on reopen
 	size   int64       // bytes of whole lines in that file
 	closed bool
+	rotns  atomic.Int64 // rotations since OpenFile, read without the mutex
 }
 
 // ErrLocked is returned by OpenFile when another FileSink holds the log.
@@ -194,6 +196,10 @@ func (s *FileSink) findLast() (string, error) {
 // opened ("" for a new log). New continues the chain from it.
 func (s *FileSink) LastSHA256() string { return s.last }
 
+// Rotations returns how many times the sink rotated since it was opened:
+// a Log that signs checkpoints writes one after each rotation.
+func (s *FileSink) Rotations() int64 { return s.rotns.Load() }
+
 // Path returns the path of the current file.
 func (s *FileSink) Path() string { return s.path }
 
@@ -310,6 +316,7 @@ func (s *FileSink) rotate() error {
 	if err := os.Rename(s.path, backupName(s.path, next)); err != nil {
 		return err
 	}
+	s.rotns.Add(1)
 	// open syncs the directory (with Fsync) for the new, empty file, which
 	// makes the rename durable too.
 	if err := s.open(); err != nil {

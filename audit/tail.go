@@ -19,6 +19,7 @@ import (
 type Filter struct {
 	Server   string
 	Decision string
+	Outcome  Outcome
 	Event    Kind
 	Session  string
 	Since    time.Time
@@ -30,6 +31,7 @@ func (f Filter) Match(e Event) bool {
 	switch {
 	case f.Server != "" && e.Server != f.Server,
 		f.Decision != "" && e.Decision != f.Decision,
+		f.Outcome != "" && e.Outcome != f.Outcome,
 		f.Event != 0 && e.Event != f.Event,
 		f.Session != "" && e.Session != f.Session,
 		!f.Since.IsZero() && e.Time.Before(f.Since):
@@ -114,6 +116,7 @@ func Format(e Event) string {
 		fmt.Fprintf(&b, " %-5s %s", strings.ToUpper(e.Decision), e.Tool)
 		field("rule", e.Rule)
 		field("by", string(e.GrantedBy))
+		field("outcome", string(e.Outcome))
 	case KindResult:
 		b.WriteString(" " + e.Tool)
 		if e.DurationMS != nil {
@@ -129,7 +132,14 @@ func Format(e Event) string {
 		if e.ResultBytes != nil {
 			fmt.Fprintf(&b, " %dB", *e.ResultBytes)
 		}
+		field("by", string(e.GrantedBy))
+		field("outcome", string(e.Outcome))
 		field("decision_id", e.DecisionID)
+	case KindCheckpoint:
+		if c, err := OpenCheckpoint([]byte(e.Checkpoint), nil); err == nil {
+			fmt.Fprintf(&b, " %d lines of %s signed", c.Size, c.Origin)
+		}
+		field("error", e.Error)
 	case KindLost:
 		fmt.Fprintf(&b, " lost=%d", e.Lost)
 		if e.Detail != "" {

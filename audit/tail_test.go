@@ -201,3 +201,29 @@ func testFollow(t *testing.T, pause, poll time.Duration) {
 		t.Errorf("lines seen (-want +got):\n%s", diff)
 	}
 }
+
+func TestFilterOnOutcomeCountsEveryApprovalAndRefusal(t *testing.T) {
+	t.Parallel()
+	events := []Event{
+		{Event: KindDecision, Decision: DecisionAsk, GrantedBy: GrantedByApprovalCLI, Outcome: OutcomeAllowed},
+		{Event: KindDecision, Decision: DecisionAsk, GrantedBy: GrantedByApprovalCLI, Outcome: OutcomeRefused},
+		{Event: KindDecision, Decision: DecisionAsk, GrantedBy: GrantedByTimeout, Outcome: OutcomeRefused},
+		{Event: KindResult, GrantedBy: GrantedByUserOnce, Outcome: OutcomeAllowed},
+		{Event: KindDecision, Decision: DecisionAllow, GrantedBy: GrantedByRule},
+	}
+	count := func(o Outcome) int {
+		n := 0
+		for _, e := range events {
+			if (Filter{Outcome: o}).Match(e) {
+				n++
+			}
+		}
+		return n
+	}
+	if a, r := count(OutcomeAllowed), count(OutcomeRefused); a != 2 || r != 2 {
+		t.Errorf("allowed %d refused %d, want 2 and 2", a, r)
+	}
+	if got := Format(events[1]); !strings.Contains(got, "outcome=refused") || !strings.Contains(got, "by=approval_cli") {
+		t.Errorf("Format = %q, want the outcome and who settled it", got)
+	}
+}

@@ -133,3 +133,18 @@ func TestVerifyNamesAMissingFile(t *testing.T) {
 		t.Error("Verify of no files succeeded")
 	}
 }
+
+func TestVerifyReadsLinesLongerThanItsBuffer(t *testing.T) {
+	t.Parallel()
+	first := `{"time":"2026-01-01T00:00:00Z","event":"decision","id":"a","detail":"` + strings.Repeat("x", 200<<10) + `","prev_sha256":""}`
+	second := `{"time":"2026-01-01T00:00:00Z","event":"decision","id":"b","prev_sha256":"` + hashLine([]byte(first)) + `"}`
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	if err := os.WriteFile(path, []byte(first+"\n"+second+"\n"+second+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n, err := Verify(path)
+	var ve *VerifyError
+	if n != 2 || !errors.As(err, &ve) || ve.Line != 3 {
+		t.Errorf("Verify = %d, %v; want 2 lines, then line 3 broken", n, err)
+	}
+}

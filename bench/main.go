@@ -44,6 +44,8 @@ func main() {
 		err = runReverseProxy(os.Args[2:])
 	case len(os.Args) > 1 && os.Args[1] == "replicas":
 		err = runReplicas(os.Args[2:])
+	case len(os.Args) > 1 && os.Args[1] == "auditproof":
+		err = runAuditProof(os.Args[2:])
 	default:
 		err = runBench(os.Args[1:])
 	}

@@ -67,6 +67,9 @@ func (s *Server) admit(ctx context.Context, c *call, req mcp.CallToolRequest, as
 		}
 	}
 	c.grantedBy, c.reason, c.failure = res.grantedBy, res.reason, res.failure
+	if c.verdict.Decision == rules.Ask {
+		c.outcome = audit.OutcomeOf(res.forward)
+	}
 	dspan.End(c.verdict, c.grantedBy)
 	s.tel.Decision(c.profile, c.tool.Server, c.tool.Name, c.verdict.Decision)
 	if err := s.writeAudit(ctx, c.decisionEvent()); err != nil && s.audit.Required() && res.forward {

@@ -41,6 +41,7 @@ type call struct {
 	argsErr      error
 	verdict      rules.Verdict
 	grantedBy    audit.GrantedBy // how the decision was settled
+	outcome      audit.Outcome   // of an asked call: how the ask ended
 	reason       string          // why a call was refused or let through, for the audit event
 	failure      string          // what failed while deciding, for the audit event's error
 	decision     string          // the id of the decision event, set by decisionEvent; results name it
@@ -229,6 +230,7 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 			// Held, in its budget, while a human is asked about it.
 			ans := s.askAboutResult(ctx, c, req, scan, text)
 			ev.Detail, ev.GrantedBy, ev.Reason, ev.Error = scan.asked(ans), ans.grantedBy, ans.reason, ans.failure
+			ev.Outcome = ans.auditOutcome()
 			switch ans.outcome {
 			case resultWithheld:
 				withhold, refusal = true, ans.refusal(c.tool.Canonical, scan)
@@ -299,6 +301,7 @@ func (c *call) decisionEvent() audit.Event {
 	e.ArmedBy = c.verdict.ArmedBy
 	e.Arguments = c.args
 	e.GrantedBy = c.grantedBy
+	e.Outcome = c.outcome
 	e.Reason = c.reason
 	e.Error = c.failure
 	if c.argsErr != nil {

@@ -62,6 +62,12 @@ type resultAnswer struct {
 	failure   string
 }
 
+// auditOutcome is the result event's outcome: allowed when the result
+// was passed on, as sent or redacted; refused when it was withheld.
+func (ans resultAnswer) auditOutcome() audit.Outcome {
+	return audit.OutcomeOf(ans.outcome != resultWithheld)
+}
+
 // asked is the result event's account of the scan and the answer: the
 // kinds of credential and what became of them, never the credentials.
 func (r resultScan) asked(ans resultAnswer) string {

@@ -119,6 +119,9 @@ func TestResultWithSecretsIsHeldUntilAHumanAllowsIt(t *testing.T) {
 			if ev.GrantedBy != tt.wantBy || !strings.Contains(ev.Detail, tt.detail) || !strings.Contains(ev.Detail, "token") {
 				t.Errorf("result event granted_by %q detail %q, want %q and %q", ev.GrantedBy, ev.Detail, tt.wantBy, tt.detail)
 			}
+			if want := audit.OutcomeOf(strings.Contains(tt.detail, "after an allow")); ev.Outcome != want {
+				t.Errorf("result event outcome %q, want %q", ev.Outcome, want)
+			}
 			for _, part := range leakedParts {
 				if strings.Contains(sinkText(sink), part) {
 					t.Errorf("the audit holds %q", part)

@@ -68,6 +68,7 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 			// Held while a human is asked about it.
 			ans := s.askAboutResult(ctx, c, mcp.CallToolRequest{}, scan, replyText(res))
 			ev.Detail, ev.GrantedBy, ev.Reason = scan.asked(ans), ans.grantedBy, ans.reason
+			ev.Outcome = ans.auditOutcome()
 			if ans.failure != "" {
 				ev.Error = ans.failure
 			}

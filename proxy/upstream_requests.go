@@ -102,12 +102,14 @@ func (s *Server) fromUpstream(ctx context.Context, from *upstream.Route, server 
 		refusal = denyText(c)
 	case c.verdict.Decision == rules.Ask && method == mcp.MethodElicitationCreate:
 		c.reason = "let through: the elicitation itself goes to the human"
+		c.outcome = audit.OutcomeAllowed
 	case c.verdict.Decision == rules.Ask:
 		res := s.resolveAsk(ctx, c, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: c.tool.Wire, Arguments: c.args}})
 		if res.pending != nil {
 			res = retryOnly(c)
 		}
 		c.grantedBy, c.reason, c.failure = res.grantedBy, res.reason, res.failure
+		c.outcome = audit.OutcomeOf(res.forward)
 		if !res.forward {
 			refusal = res.text
 		}

@@ -312,7 +312,7 @@ func TestSamplingThePolicyAsksIsAskedByMcpwarden(t *testing.T) {
 				t.Errorf("the client's model was used = %v, want %v", sampled, tt.wantSampled)
 			}
 			ds := decisionsOf(t, e.sink, "mcp:fs:sampling/createMessage")
-			if len(ds) != 1 || ds[0].Decision != "ask" || ds[0].GrantedBy != tt.wantBy {
+			if len(ds) != 1 || ds[0].Decision != "ask" || ds[0].GrantedBy != tt.wantBy || ds[0].Outcome != audit.OutcomeOf(tt.wantSampled) {
 				t.Errorf("audit = %+v, want one ask settled by the human as %s", ds, tt.wantBy)
 			}
 		})

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/app"
 )
 
 // newAuditCmd returns the `audit` command: `audit verify` checks hash chains,
@@ -25,7 +26,7 @@ func newAuditCmd() *cobra.Command {
 		Use:   "audit",
 		Short: "Verify and read audit logs",
 	}
-	cmd.AddCommand(newAuditVerifyCmd(), newAuditTailCmd(), newAuditRepairCmd())
+	cmd.AddCommand(newAuditVerifyCmd(), newAuditTailCmd(), newAuditRepairCmd(), newAuditKeyCmd(), newAuditProveCmd(), newAuditCheckProofCmd())
 	return cmd
 }
 
@@ -73,9 +74,8 @@ ends with a whole line is only verified.`,
 
 func newAuditVerifyCmd() *cobra.Command {
 	var (
-		exact   bool
-		partial bool
-		prev    string
+		exact, partial, asJSON bool
+		prev, key, witness     string
 	)
 	cmd := &cobra.Command{
 		Use:   "verify FILE...",
@@ -87,8 +87,15 @@ to check them all at once; each is reported on its own line, with the replica
 ids its events carry, and every one is checked even after one fails. With
 --exact the files given are one chain, in the order given, without rotated
 files added. It exits non-zero naming the first broken, missing or reordered
-line of each bad chain. A chain cannot show lines cut off its end: compare the
-printed last sha256 with one recorded earlier.`,
+line of each bad chain.
+
+With --key PUB (what mcpwarden audit key prints, or a file holding it) every
+signed checkpoint in the log must be signed by that key, cover exactly the lines
+before it and hash to their Merkle root, so a log rewritten whole with a fresh
+chain fails; a log no checkpoint covers fails too. With --witness FILE (the
+audit.witness file) the log must also reach the newest checkpoint the witness
+holds and match it: that is what shows lines cut off its end. --json prints one
+JSON object per chain.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cmd.SilenceUsage = true
@@ -96,8 +103,21 @@ printed last sha256 with one recorded earlier.`,
 			if err != nil {
 				return err
 			}
-			results, err := audit.VerifyChains(audit.VerifyOptions{Prev: prev, Partial: partial}, chains...)
+			opts := audit.VerifyOptions{Prev: prev, Partial: partial}
+			if opts.Key, opts.Witness, err = app.VerifyKeys(key, witness); err != nil {
+				return err
+			}
+			results, err := audit.VerifyChains(opts, chains...)
 			out := cmd.OutOrStdout()
+			if asJSON {
+				if jerr := printVerifyJSON(out, results); jerr != nil {
+					return jerr
+				}
+				if err != nil {
+					return fmt.Errorf("%d of %d audit chains do not verify", countFailed(results), len(results))
+				}
+				return nil
+			}
 			if len(chains) == 1 && results != nil {
 				if r := results[0]; r.Err == nil {
 					fmt.Fprintf(out, "ok: %s\n", chainSummary(r.VerifyResult))
@@ -125,6 +145,9 @@ printed last sha256 with one recorded earlier.`,
 	f.BoolVar(&exact, "exact", false, "verify the files given as one chain, in order, without their rotated files")
 	f.BoolVar(&partial, "partial", false, "accept a first line that links to deleted lines (oldest rotated files pruned)")
 	f.StringVar(&prev, "prev", "", "expected prev_sha256 of the first line (the last sha256 of an earlier verify); one chain only")
+	f.StringVar(&key, "key", "", "the public key the checkpoints must be signed by (mcpwarden audit key), or a file holding it")
+	f.StringVar(&witness, "witness", "", "the witness file (audit.witness): the log must reach and match its newest checkpoint")
+	f.BoolVar(&asJSON, "json", false, "print the result of each chain as a JSON object")
 	return cmd
 }
 
@@ -160,7 +183,14 @@ func chainSummary(r audit.VerifyResult) string {
 	default:
 		replica = fmt.Sprintf(", replicas %s", strings.Join(r.Replicas, " then "))
 	}
-	return fmt.Sprintf("%d events in %d files%s, last sha256 %s", r.Lines, r.Files, replica, r.LastSHA256)
+	out := fmt.Sprintf("%d events in %d files%s, last sha256 %s", r.Lines, r.Files, replica, r.LastSHA256)
+	if r.Checkpoints > 0 {
+		out += fmt.Sprintf("; %d checkpoints, the last over %d lines, %d lines after it not yet signed", r.Checkpoints, r.Signed, r.Unsigned)
+	}
+	if r.Witnessed > 0 {
+		out += fmt.Sprintf("; the witness's checkpoint of %d lines matches", r.Witnessed)
+	}
+	return out
 }
 
 func countFailed(results []audit.ChainResult) int {
@@ -197,23 +227,29 @@ func expandRotated(paths []string) ([]string, error) {
 
 func newAuditTailCmd() *cobra.Command {
 	var (
-		server, decision, event, session, since string
-		lines                                   int
-		follow, all, raw                        bool
+		server, decision, outcome, event, session, since string
+		lines                                            int
+		follow, all, raw                                 bool
 	)
 	cmd := &cobra.Command{
 		Use:     "tail FILE",
 		Aliases: []string{"show"},
 		Short:   "Print audit events, one line each",
 		Long: `Tail prints the events of an audit log, one line per event: time, event,
-decision, tool, rule, granted_by, duration, ... Filters combine; --decision keeps
-only decision events. With --follow it keeps printing events as they are written,
+decision, tool, rule, granted_by, outcome, duration, ... Filters combine; --decision keeps
+only decision events; --outcome keeps the events of asked requests that ended so
+(allowed or refused), whoever settled them. With --follow it keeps printing events as they are written,
 across rotations, until interrupted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cmd.SilenceUsage = true
 			path := args[0]
-			filter := audit.Filter{Server: server, Decision: decision, Session: session}
+			filter := audit.Filter{Server: server, Decision: decision, Outcome: audit.Outcome(outcome), Session: session}
+			switch filter.Outcome {
+			case "", audit.OutcomeAllowed, audit.OutcomeRefused:
+			default:
+				return fmt.Errorf("--outcome %q: want allowed or refused", outcome)
+			}
 			switch decision {
 			case "", audit.DecisionAllow, audit.DecisionAsk, audit.DecisionDeny:
 			default:
@@ -304,6 +340,7 @@ across rotations, until interrupted.`,
 	f := cmd.Flags()
 	f.StringVar(&server, "server", "", "only events of this server")
 	f.StringVar(&decision, "decision", "", "only decisions of this outcome: allow, ask or deny")
+	f.StringVar(&outcome, "outcome", "", "only asked requests that ended so: allowed or refused")
 	f.StringVar(&event, "event", "", "only events of this kind: decision, result, tools_changed, upstream, lost")
 	f.StringVar(&session, "session", "", "only events of this session")
 	f.StringVar(&since, "since", "", "only events since a duration ago (1h, 30m, 7d) or a time (RFC 3339)")

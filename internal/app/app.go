@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -113,7 +114,18 @@ func Start(ctx context.Context, st *Setup, o Options) (_ *App, err error) {
 	if a.auditCfg.Path != "" && !filepath.IsAbs(a.auditCfg.Path) {
 		a.auditCfg.Path = filepath.Join(cfg.Dir, a.auditCfg.Path)
 	}
-	if a.audit, err = audit.Open(a.auditCfg, &audit.Options{Stderr: a.o.Stderr, Replica: cfg.ReplicaID()}); err != nil {
+	if w := cfg.AuditWitnessPath(); w != "" {
+		a.auditCfg.Witness = w
+	}
+	aopts := &audit.Options{Stderr: a.o.Stderr, Replica: cfg.ReplicaID()}
+	key, err := AuditSigningKey(cfg, os.Getenv)
+	if err != nil {
+		return nil, &ConfigError{fmt.Errorf("audit checkpoints: %w (or turn them off with audit.unsigned: true)", err)}
+	}
+	if key != nil {
+		aopts.Signer = key.Signer
+	}
+	if a.audit, err = audit.Open(a.auditCfg, aopts); err != nil {
 		return nil, fmt.Errorf("opening audit log: %w", err)
 	}
 	a.closers = append(a.closers, func() { a.audit.Close() })

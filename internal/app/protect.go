@@ -34,12 +34,13 @@ func realHost() host {
 // every client, under any directory (clientconfig.ProjectFiles) and in the
 // user's home (clientconfig.UserFiles), and the one the config was
 // imported from (clientconfig.ImportedFrom); the mcpwarden binary, and
-// its name (and `mcpwarden`) in every directory on PATH; and the
-// resolver program of ask.resolver.command, with each argument that names
-// an existing file (the script an interpreter runs). A link's target is
-// protected beside the link. The audit signing key, kept in the state
-// directory, is among OwnFiles already; the witness file joins them here
-// once the audit config names one (see the end of the function).
+// its name (and `mcpwarden`) in every directory on PATH; the resolver
+// program of ask.resolver.command, with each argument that names an
+// existing file (the script an interpreter runs); and the audit signing
+// key (config.AuditKeyPath: audit.key_file or the persistent state
+// directory) and the witness file with its lock, which whoever could
+// write would forge or roll back the checkpoints. A link's target is
+// protected beside the link.
 func protectSelf(spec *rules.Spec, cfg *config.Config, workDir string, h host) {
 	add := func(p string) {
 		if !filepath.IsAbs(p) {
@@ -99,7 +100,11 @@ func protectSelf(spec *rules.Spec, cfg *config.Config, workDir string, h host) {
 			}
 		}
 	}
-	// Hook: when audit.Config gains the signed checkpoints' witness file
-	// (or a key file outside the state directory), add(it) here, joined
-	// to cfg.Dir when relative, as OwnFiles does for the audit log.
+	if p, err := cfg.AuditKeyPath(h.getenv); err == nil {
+		add(p) // whether or not it signs now: the key a later start uses
+	}
+	if p := cfg.AuditWitnessPath(); p != "" {
+		add(p)
+		add(p + ".lock")
+	}
 }

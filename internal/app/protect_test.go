@@ -191,3 +191,29 @@ func TestResolverOnPathCannotBeShadowed(t *testing.T) {
 	st := w.setup(t, "/opt/mcpwarden", map[string]string{"approve-bot": "/usr/local/bin/approve-bot"})
 	assertSelfProtected(t, st.Policy, "write_file", filepath.Join(w.home, ".local", "bin", "approve-bot"), "/usr/local/bin/approve-bot")
 }
+
+func TestAuditSigningKeyAndWitnessAreProtected(t *testing.T) {
+	t.Parallel()
+	witnessDir := t.TempDir()
+	tests := []struct {
+		name           string
+		keyFile, witns string
+		want           func(w protectWorld) []string
+	}{
+		{"the key made in the state directory", "", "", func(w protectWorld) []string {
+			return []string{filepath.Join(w.home, ".local", "state", "mcpwarden", "audit-signing.key")}
+		}},
+		{"a key file and a witness file", "keys/audit.key", filepath.Join(witnessDir, "witness.jsonl"), func(w protectWorld) []string {
+			return []string{filepath.Join(w.dir, "keys", "audit.key"), filepath.Join(witnessDir, "witness.jsonl"), filepath.Join(witnessDir, "witness.jsonl.lock")}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w := newProtectWorld(t, "")
+			w.cfg.Audit.KeyFile, w.cfg.Audit.Witness = tt.keyFile, tt.witns
+			st := w.setup(t, "/opt/mcpwarden", nil)
+			assertSelfProtected(t, st.Policy, "write_file", tt.want(w)...)
+		})
+	}
+}

@@ -215,3 +215,15 @@ policy:
 		t.Errorf("RulesSpecIn changed the config's own workspace: %q", cfg.Policy.Workspace)
 	}
 }
+
+func TestAuditSigningKeyVariableIsNoConfigKey(t *testing.T) {
+	t.Parallel()
+	environ := []string{AuditKeyEnv + "=PRIVATE+KEY+mcpwarden-audit+00000000+AQ"}
+	cfg, err := Parse([]byte(minimal), ".yaml", "/cfg", environ)
+	if err != nil {
+		t.Fatalf("Parse = %v; want the key's variable left to the audit log", err)
+	}
+	if len(cfg.Warnings) != 0 {
+		t.Errorf("warnings %v; want none for the key's variable", cfg.Warnings)
+	}
+}

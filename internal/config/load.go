@@ -114,7 +114,8 @@ func envMap(environ []string) map[string]string {
 // applyEnv sets the keys named by MCPWARDEN_* variables and returns which
 // variable set which key. A value is read as a YAML scalar or flow
 // sequence, so "true", "8765" and "[a, b]" get their types. The variable
-// holding the bearer token is not a key and is skipped.
+// holding the bearer token and MCPWARDEN_AUDIT_SIGNING_KEY (the audit
+// signing key itself) are not keys and are skipped.
 //
 // A variable whose name is no config key is ignored if the config text
 // names it (a token or a ${VAR}). Otherwise it is an error naming it, with
@@ -132,7 +133,7 @@ func applyEnv(k *koanf.Koanf, env map[string]string, text []byte) (envSources, [
 	}
 	names := make([]string, 0, len(env))
 	for name := range env {
-		if strings.HasPrefix(name, EnvPrefix) && name != tokenEnv {
+		if strings.HasPrefix(name, EnvPrefix) && name != tokenEnv && name != AuditKeyEnv {
 			names = append(names, name)
 		}
 	}

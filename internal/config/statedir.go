@@ -40,6 +40,57 @@ func StateDir(getenv func(string) string) (string, error) {
 	return "", errors.New("no private directory for mcpwarden's state: set XDG_RUNTIME_DIR, XDG_STATE_HOME or HOME")
 }
 
+// AuditKeyEnv is the variable that may hold the audit signing key itself
+// (a note signer key, as in audit.key_file); it is not a config key.
+const AuditKeyEnv = "MCPWARDEN_AUDIT_SIGNING_KEY"
+
+// auditKeyName is the signing key's file name in the state directory.
+const auditKeyName = "audit-signing.key"
+
+// AuditKeyPath returns where the audit signing key is read (and made on
+// first use): audit.key_file, joined to the config's directory when
+// relative; else audit-signing.key in mcpwarden's persistent state
+// directory, $XDG_STATE_HOME/mcpwarden or ~/.local/state/mcpwarden (not
+// the runtime directory StateDir prefers, which is emptied at every
+// reboot: a key made anew would no longer match the public key auditors
+// hold), else in StateDir.
+func (c *Config) AuditKeyPath(getenv func(string) string) (string, error) {
+	if p := c.Audit.KeyFile; p != "" {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(c.Dir, p)
+		}
+		if !filepath.IsAbs(p) {
+			return "", fmt.Errorf("audit.key_file: %q is relative, and the config has no directory to resolve it against; give an absolute path", c.Audit.KeyFile)
+		}
+		return filepath.Clean(p), nil
+	}
+	if base := getenv("XDG_STATE_HOME"); filepath.IsAbs(base) {
+		return filepath.Join(base, stateDirName, auditKeyName), nil
+	}
+	if home := getenv("HOME"); filepath.IsAbs(home) {
+		return filepath.Join(home, ".local", "state", stateDirName, auditKeyName), nil
+	}
+	dir, err := StateDir(getenv)
+	if err != nil {
+		return "", fmt.Errorf("audit signing key: %w (or set audit.key_file, or %s)", err, AuditKeyEnv)
+	}
+	return filepath.Join(dir, auditKeyName), nil
+}
+
+// AuditWitnessPath returns the witness file of audit.witness, joined to
+// the config's directory when relative, or "" when the witness is not a
+// file (none, stderr, a URL).
+func (c *Config) AuditWitnessPath() string {
+	w := c.Audit.Witness
+	if w == "" || w == "stderr" || strings.Contains(w, "://") {
+		return ""
+	}
+	if !filepath.IsAbs(w) {
+		w = filepath.Join(c.Dir, w)
+	}
+	return filepath.Clean(w)
+}
+
 // MakeStateDir creates dir with mode 0700 (and its parents) and makes
 // sure it is a directory of this user that no one else can enter.
 func MakeStateDir(dir string) error {

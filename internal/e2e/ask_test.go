@@ -127,6 +127,12 @@ func TestAskAnswers(t *testing.T) {
 				if got := grantedBy(t, f); len(got) != 1 || got[0] != tt.wantGranted {
 					t.Errorf("audit decisions = %v, want [%s]", got, tt.wantGranted)
 				}
+				want := map[bool]string{true: "allowed", false: "refused"}[tt.wantWritten]
+				for _, e := range decisionEvents(t, f.auditPath) {
+					if got := field(e, "outcome"); got != want {
+						t.Errorf("outcome = %q, want %q", got, want)
+					}
+				}
 			})
 		})
 	}
