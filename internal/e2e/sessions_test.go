@@ -62,8 +62,9 @@ func sessionsActive(t *testing.T, metrics string) float64 {
 }
 
 // TestAbandonedHTTPSessionsAreReapedLive: clients that initialize and
-// leave without DELETE fill the per-principal cap, which then refuses
-// with 429 naming the setting; once the sessions have been idle for
+// leave without DELETE fill the per-principal cap; a new client is then
+// served, not refused, by evicting the least recently used idle session
+// (issue 40), which gets 404; once the sessions have been idle for
 // http.session_idle_timeout they are ended, sessions_active falls to 0,
 // an old session gets 404, and the principal can open sessions again.
 func TestAbandonedHTTPSessionsAreReapedLive(t *testing.T) {
@@ -88,9 +89,11 @@ func TestAbandonedHTTPSessionsAreReapedLive(t *testing.T) {
 		sessions = append(sessions, id)
 	}
 	abandoned := time.Now()
-	code, _, body := postMCP(t, url, "", initializeMessage)
-	if code != http.StatusTooManyRequests || !strings.Contains(body, "http.max_sessions_per_principal") {
-		t.Errorf("initialize over the cap: status %d, %q; want 429 naming http.max_sessions_per_principal", code, body)
+	if code, id, body := postMCP(t, url, "", initializeMessage); code != http.StatusOK || id == "" {
+		t.Errorf("initialize over the cap with every session idle: status %d, %q; want it served by evicting the oldest idle session", code, body)
+	}
+	if code, _, _ := postMCP(t, url, sessions[0], `{"jsonrpc":"2.0","id":3,"method":"ping"}`); code != http.StatusNotFound {
+		t.Errorf("ping on the least recently used session after the eviction: status %d, want 404", code)
 	}
 	if n := sessionsActive(t, metrics); n != capacity {
 		t.Errorf("sessions_active = %v with %d sessions open, want %d", n, capacity, capacity)
@@ -101,7 +104,7 @@ func TestAbandonedHTTPSessionsAreReapedLive(t *testing.T) {
 		}
 	}
 	t.Logf("%d abandoned sessions ended %s after the last request (idle timeout %s)", capacity, time.Since(abandoned).Round(100*time.Millisecond), idle)
-	if code, _, _ := postMCP(t, url, sessions[0], `{"jsonrpc":"2.0","id":3,"method":"ping"}`); code != http.StatusNotFound {
+	if code, _, _ := postMCP(t, url, sessions[1], `{"jsonrpc":"2.0","id":3,"method":"ping"}`); code != http.StatusNotFound {
 		t.Errorf("ping on an ended session: status %d, want 404", code)
 	}
 	if code, id, body := postMCP(t, url, "", initializeMessage); code != http.StatusOK || id == "" {
