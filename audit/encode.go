@@ -82,6 +82,7 @@ func appendEvent(dst []byte, e *Event) ([]byte, error) {
 	dst = appendField(dst, `,"error":`, e.Error)
 	dst = appendField(dst, `,"detail":`, e.Detail)
 	dst = appendField(dst, `,"instance":`, e.Instance)
+	dst = appendField(dst, `,"sandbox":`, e.Sandbox)
 	dst = appendField(dst, `,"policy_sha256":`, e.PolicySHA256)
 	return append(dst, `,"prev_sha256":`...), nil
 }

@@ -138,6 +138,7 @@ type Event struct {
 	Error         string         `json:"error,omitempty"`
 	Detail        string         `json:"detail,omitempty"`   // upstream: connect|crash|restart; tools_changed: a summary
 	Instance      string         `json:"instance,omitempty"` // of a result from an isolated server: which child served it
+	Sandbox       string         `json:"sandbox,omitempty"`  // of an upstream event: what confines the server's process ("off" when nothing does)
 	PolicySHA256  string         `json:"policy_sha256,omitempty"`
 	PrevSHA256    string         `json:"prev_sha256"` // hex SHA-256 of the previous line; "" for the first line of a log
 }

@@ -33,10 +33,22 @@ func writeUpstreamEvent(ctx context.Context, log *audit.Log, logger *slog.Logger
 	if e.Err != nil {
 		ev.Error = e.Err.Error()
 	}
+	switch {
+	case e.Sandbox != nil:
+		ev.Sandbox = e.Sandbox.String()
+	case e.SandboxOff:
+		ev.Sandbox = "off"
+	}
 	written = true
 	if werr := log.Write(ctx, ev); werr != nil {
 		logger.Error("writing audit event", "err", werr)
 		written = false
+	}
+	switch {
+	case e.Sandbox != nil && len(e.Sandbox.Missing) > 0:
+		logger.Warn("upstream sandboxed with confinements missing (sandbox.require: false)", "server", e.Server, "sandbox", e.Sandbox.String())
+	case e.SandboxOff && e.Kind == upstream.EventConnected:
+		logger.Warn("upstream runs unconfined: its sandbox is off", "server", e.Server)
 	}
 	switch e.Kind {
 	case upstream.EventFailed:
