@@ -92,4 +92,7 @@ type Event struct {
 	// SandboxOff is set instead for a stdio server started unconfined
 	// (its sandbox is off).
 	SandboxOff bool
+	// SandboxExposed are the files self-protection guards that the
+	// sandbox's grants reach all the same, each with the grant.
+	SandboxExposed []string
 }

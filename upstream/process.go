@@ -31,6 +31,9 @@ type process struct {
 	// sandbox is what the launcher applied; nil for a server started
 	// unconfined.
 	sandbox *sandbox.Report
+	// exposed are the files self-protection guards that the sandbox's
+	// grants reach all the same (see Sandbox.command).
+	exposed []string
 
 	stderrR    *os.File
 	stderrDone chan struct{} // closed when the child's stderr is drained
@@ -48,16 +51,17 @@ func startProcess(ctx context.Context, spec Spec, logger *slog.Logger, sp *spawn
 		return nil, errors.New("no command to run")
 	}
 	var (
-		cmd   *exec.Cmd
-		start func() error
-		wait  func() error
-		sbx   *sandbox.Cmd
+		cmd     *exec.Cmd
+		start   func() error
+		wait    func() error
+		sbx     *sandbox.Cmd
+		exposed []string
 	)
 	if spec.Sandbox != nil {
 		var err error
 		// The process outlives ctx, which bounds only its start: stop
 		// ends it.
-		if sbx, err = spec.Sandbox.command(context.WithoutCancel(ctx), spec); err != nil {
+		if sbx, exposed, err = spec.Sandbox.command(context.WithoutCancel(ctx), spec); err != nil {
 			return nil, err
 		}
 		cmd, start, wait = sbx.Cmd, sbx.Start, sbx.Wait
@@ -134,8 +138,11 @@ func startProcess(ctx context.Context, spec Spec, logger *slog.Logger, sp *spawn
 			p.stop(0)
 			return nil, err
 		}
-		p.sandbox = &rep
+		p.sandbox, p.exposed = &rep, exposed
 		logger.Info("upstream sandboxed", "sandbox", rep.String())
+		if len(exposed) > 0 {
+			logger.Warn("the sandbox cannot keep this server from mcpwarden's own files inside what it may reach; move them out of its workspace and installation", "files", exposed)
+		}
 	}
 	return p, nil
 }

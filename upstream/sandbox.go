@@ -23,9 +23,8 @@ type Sandbox struct {
 	// installation of the script an interpreter runs, or a package
 	// runner's caches in Home, are added to its Exec.
 	Policy sandbox.Policy
-	// Protected are mcpwarden's own files: a server whose sandbox would
-	// reach one (its installation is where the config is, say) is not
-	// started. A path ending in "*" stands for the files it begins.
+	// Protected are mcpwarden's own files, which no grant should reach
+	// (see command). A path ending in "*" stands for the files it begins.
 	Protected []string
 	// ProtectedWrite are the files no server may write (self-protection's
 	// whole list: the binary, client configs, …), which a server may still
@@ -46,8 +45,13 @@ var (
 	}
 )
 
-// command is the sandboxed command of spec.
-func (sb *Sandbox) command(ctx context.Context, spec Spec) (*sandbox.Cmd, error) {
+// command is the sandboxed command of spec, and the files self-protection
+// guards that its grants reach anyway: Landlock only adds rights, so a
+// workspace, argument or installation directory that holds mcpwarden's
+// config (a config kept in the project a filesystem server serves, say)
+// cannot be carved out of it. Those are reported, not refused: the log
+// and the upstream audit event name each one, with what to move.
+func (sb *Sandbox) command(ctx context.Context, spec Spec) (*sandbox.Cmd, []string, error) {
 	p := sb.Policy
 	p.Exec = slices.Clone(p.Exec)
 	for _, d := range []string{p.Home, p.TmpDir} {
@@ -55,10 +59,10 @@ func (sb *Sandbox) command(ctx context.Context, spec Spec) (*sandbox.Cmd, error)
 			continue
 		}
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, fmt.Errorf("sandbox: creating the server's private directory: %w", err)
+			return nil, nil, fmt.Errorf("sandbox: creating the server's private directory: %w", err)
 		}
 		if err := os.Chmod(d, 0o700); err != nil {
-			return nil, fmt.Errorf("sandbox: making the server's private directory private: %w", err)
+			return nil, nil, fmt.Errorf("sandbox: making the server's private directory private: %w", err)
 		}
 	}
 	p.Env = slices.Clone(p.Env)
@@ -78,7 +82,7 @@ func (sb *Sandbox) command(ctx context.Context, spec Spec) (*sandbox.Cmd, error)
 		for _, c := range caches {
 			dir := filepath.Join(p.Home, c)
 			if err := os.MkdirAll(dir, 0o700); err != nil {
-				return nil, fmt.Errorf("sandbox: creating the package cache %s: %w", dir, err)
+				return nil, nil, fmt.Errorf("sandbox: creating the package cache %s: %w", dir, err)
 			}
 			p.Exec = append(p.Exec, dir)
 		}
@@ -95,17 +99,19 @@ func (sb *Sandbox) command(ctx context.Context, spec Spec) (*sandbox.Cmd, error)
 			grants = append(grants, filepath.Dir(real))
 		}
 	}
+	var exposed []string
 	for _, g := range grants {
 		if own := reachesOwn(g, sb.Protected); own != "" {
-			return nil, fmt.Errorf("sandbox: the server would reach %s, mcpwarden's own file, through %s (its installation, workspace or sandbox.read/write): move the server or mcpwarden's file apart, or name a narrower directory", own, g)
+			exposed = append(exposed, own+" (through "+g+")")
 		}
 	}
 	for _, g := range p.Write {
-		if own := reachesOwn(g, sb.ProtectedWrite); own != "" {
-			return nil, fmt.Errorf("sandbox: the server could write %s, which self-protection guards, through its writable %s (workspace, argument or sandbox.write): name a narrower directory", own, g)
+		if own := reachesOwn(g, sb.ProtectedWrite); own != "" && !slices.Contains(exposed, own+" (through "+g+")") {
+			exposed = append(exposed, own+" (through "+g+")")
 		}
 	}
-	return sandbox.Command(ctx, sb.Launcher, p, argv)
+	cmd, err := sandbox.Command(ctx, sb.Launcher, p, argv)
+	return cmd, exposed, err
 }
 
 // reachesOwn returns the first of own at or under dir, or "".

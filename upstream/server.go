@@ -148,6 +148,7 @@ func (s *server) setUp(sess *session) Event {
 	if sess.proc != nil {
 		ev.Sandbox = sess.proc.sandbox
 		ev.SandboxOff = sess.proc.sandbox == nil
+		ev.SandboxExposed = sess.proc.exposed
 	}
 	if !s.everUp {
 		ev.Kind = EventConnected

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -36,6 +37,9 @@ func writeUpstreamEvent(ctx context.Context, log *audit.Log, logger *slog.Logger
 	switch {
 	case e.Sandbox != nil:
 		ev.Sandbox = e.Sandbox.String()
+		if len(e.SandboxExposed) > 0 {
+			ev.Sandbox += "; reaches mcpwarden's own files: " + strings.Join(e.SandboxExposed, ", ")
+		}
 	case e.SandboxOff:
 		ev.Sandbox = "off"
 	}

@@ -316,6 +316,7 @@ type auditEvent struct {
 	Detail    string         `json:"detail"`
 	Bytes     *int64         `json:"result_bytes"`
 	Preview   string         `json:"result_preview"`
+	Sandbox   string         `json:"sandbox"`
 }
 
 // readAudit returns the audit log's events of the given kind.
