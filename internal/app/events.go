@@ -34,15 +34,7 @@ func writeUpstreamEvent(ctx context.Context, log *audit.Log, logger *slog.Logger
 	if e.Err != nil {
 		ev.Error = e.Err.Error()
 	}
-	switch {
-	case e.Sandbox != nil:
-		ev.Sandbox = e.Sandbox.String()
-		if len(e.SandboxExposed) > 0 {
-			ev.Sandbox += "; reaches mcpwarden's own files: " + strings.Join(e.SandboxExposed, ", ")
-		}
-	case e.SandboxOff:
-		ev.Sandbox = "off"
-	}
+	ev.Sandbox = sandboxText(e)
 	written = true
 	if werr := log.Write(ctx, ev); werr != nil {
 		logger.Error("writing audit event", "err", werr)
@@ -67,6 +59,24 @@ func writeUpstreamEvent(ctx context.Context, log *audit.Log, logger *slog.Logger
 		logger.Info("upstream session re-initialized after the upstream forgot it", "server", e.Server, "tools_changed", e.ToolsChanged)
 	}
 	return written
+}
+
+// sandboxText is what confines the server of e, for the upstream audit
+// event, the log and tools/validate: the launcher's report, and the files
+// self-protection guards that its grants reach anyway; "off" for a stdio
+// server run unconfined; "" when e says nothing of it.
+func sandboxText(e upstream.Event) string {
+	switch {
+	case e.Sandbox != nil:
+		text := e.Sandbox.String()
+		if len(e.SandboxExposed) > 0 {
+			text += "; reaches mcpwarden's own files: " + strings.Join(e.SandboxExposed, ", ")
+		}
+		return text
+	case e.SandboxOff:
+		return "off"
+	}
+	return ""
 }
 
 // recordUpstreamEvent passes e on to the upstream metrics: whether the
