@@ -21,7 +21,9 @@ var errSpawnerClosed = errors.New("the pool is closed; no process is started")
 // the child would be killed while mcpwarden runs on. Starting every child
 // from this one locked goroutine keeps the forking thread alive exactly as
 // long as the spawner, which outlives every child of the pool: Close is
-// called after the pool has stopped them all.
+// called after the pool has stopped them all. A sandboxed server's
+// launcher is started here too (sandbox.Cmd.Start), and its own
+// SysProcAttr carries the same parent-death signal.
 type spawner struct {
 	reqs      chan spawnRequest
 	done      chan struct{}

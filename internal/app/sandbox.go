@@ -15,9 +15,11 @@ import (
 // private HOME and TMPDIR under mcpwarden's state directory
 // (sandbox/<server>/{home,tmp}, kept across restarts) and sandbox.write;
 // read sandbox.read; read and execute the system directories and its own
-// installation (added by upstream when it starts). mcpwarden's own files
-// are never reachable: a server whose grants would reach one is refused
-// when it starts.
+// installation (added by upstream when it starts). None of these may
+// reach mcpwarden's own files; Landlock cannot carve a file out of a
+// granted directory, so upstream names each one that is reached in the
+// log and the upstream audit event (sandbox.read and sandbox.write that
+// would are refused at load).
 func (s *Setup) sandbox(name string) *upstream.Sandbox {
 	sb, on := s.Config.EffectiveSandbox(name)
 	if !on {
