@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,4 +94,37 @@ func BenchmarkPoolCallStdioSandboxed(b *testing.B) {
 	})
 	b.StopTimer()
 	b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+}
+
+func TestSandboxedServerReportsItsConfinementInItsEvent(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var got []Event
+	spec := Spec{Transport: TransportStdio, Command: os.Args[0], Env: map[string]string{stdioServerEnv: filepath.Join(t.TempDir(), "pid")},
+		Sandbox: &Sandbox{Launcher: os.Args[0], Policy: sandbox.Policy{Home: filepath.Join(t.TempDir(), "home")}}}
+	pool := Start(t.Context(), map[string]Spec{"s": spec}, &Options{OnEvent: func(e Event) { mu.Lock(); got = append(got, e); mu.Unlock() }})
+	defer pool.Close()
+	if err := pool.Err("s"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) == 0 || got[0].Kind != EventConnected || got[0].Sandbox == nil || !got[0].Sandbox.Has(sandbox.ConfineLandlockFS) || got[0].SandboxOff {
+		t.Fatalf("events = %+v, want connected with a sandbox report that has landlock_fs", got)
+	}
+	if info, err := os.Stat(filepath.Join(spec.Sandbox.Policy.Home)); err != nil || info.Mode().Perm() != 0o700 {
+		t.Errorf("the private HOME is %v (%v), want a 0700 directory", info, err)
+	}
+}
+
+func TestSandboxRequireRefusesToStartServerWithoutLandlock(t *testing.T) {
+	t.Parallel()
+	spec := Spec{Transport: TransportStdio, Command: os.Args[0], Env: map[string]string{stdioServerEnv: filepath.Join(t.TempDir(), "pid")},
+		Sandbox: &Sandbox{Launcher: os.Args[0], Policy: sandbox.Policy{Tier: sandbox.TierLandlock, Disable: []sandbox.Feature{sandbox.FeatureLandlock}}}}
+	pool := Start(t.Context(), map[string]Spec{"s": spec}, &Options{MinBackoff: time.Minute, MaxBackoff: time.Minute})
+	defer pool.Close()
+	err := pool.Err("s")
+	if err == nil || !strings.Contains(err.Error(), "sandbox incomplete") || !strings.Contains(err.Error(), "landlock_fs") {
+		t.Fatalf("err = %v, want the server refused for want of landlock_fs", err)
+	}
 }
