@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -99,4 +100,27 @@ func TestBadSandboxValuesAreLoadErrorsNamingTheKey(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzSandboxConfigLoadsOrNamesItsKey loads a server's sandbox block built
+// from fuzzed values: it must never panic, a size must never wrap, and a
+// config that loads must have every server sandboxed unless it says off.
+func FuzzSandboxConfigLoadsOrNamesItsKey(f *testing.F) {
+	f.Add("auto", "none", "512MiB", "data", "GITHUB_TOKEN")
+	f.Add("landlock", "host", "18446744073709551615", "/", "MCPWARDEN_X")
+	f.Add("x", "proxy", "16EiB", "../..", "A=B")
+	f.Fuzz(func(t *testing.T, tier, network, size, path, env string) {
+		var b ByteSize
+		if err := b.UnmarshalText([]byte(size)); err == nil && b == 0 && strings.Trim(size, "0 KMGTiB") != "" {
+			t.Fatalf("size %q read as 0", size)
+		}
+		yaml := fmt.Sprintf("servers:\n  fs:\n    command: x\n    sandbox:\n      tier: %q\n      network: %q\n      limits: { memory: %q }\n      read: [%q]\n      env_passthrough: [%q]\n", tier, network, size, path, env)
+		cfg, err := Parse([]byte(yaml), ".yaml", "/cfg", nil)
+		if err != nil {
+			return
+		}
+		if _, on := cfg.EffectiveSandbox("fs"); !on {
+			t.Fatalf("a server whose sandbox block is not off is unconfined:\n%s", yaml)
+		}
+	})
 }
