@@ -80,7 +80,7 @@ func TestSandboxedServerCannotReadMcpwardensConfig(t *testing.T) {
 		path string
 		want string
 	}{
-		{"the config", f.config, "servers:"},
+		{"the config", f.config, "listen:"},
 		{"the audit log", f.auditPath, `"event"`},
 	}
 	for _, tt := range tests {
