@@ -83,6 +83,7 @@ func appendEvent(dst []byte, e *Event) ([]byte, error) {
 	dst = appendField(dst, `,"error":`, e.Error)
 	dst = appendField(dst, `,"detail":`, e.Detail)
 	dst = appendField(dst, `,"instance":`, e.Instance)
+	dst = appendField(dst, `,"sandbox":`, e.Sandbox)
 	dst = appendField(dst, `,"checkpoint":`, e.Checkpoint)
 	if len(e.Subtrees) > 0 {
 		dst = append(dst, `,"subtrees":[`...)

@@ -65,7 +65,7 @@ func TestAppendEventMatchesEncodingJSON(t *testing.T) {
 			Time: when, Event: KindDecision, ID: "0193a", Replica: "mcpwarden-7d9f-x2", DecisionID: "d", Session: "s", Principal: "token:ab",
 			Profile: "p", Server: "fs", Method: "tools/call", Tool: "mcp:fs:read", WireName: "fs__read",
 			Decision: DecisionAllow, Rule: "mcp:fs:*", GrantedBy: GrantedByRule, Reason: "r",
-			ResultPreview: "x", Error: "e", Detail: "d", Instance: "principal:alice#1 pid 7", PolicySHA256: "abc",
+			ResultPreview: "x", Error: "e", Detail: "d", Instance: "principal:alice#1 pid 7", Sandbox: "tier landlock", PolicySHA256: "abc",
 		}},
 		{"a result with pointers and counts", Event{
 			Time: when, Event: KindResult, DurationMS: ptr(int64(0)), IsError: ptr(false), ResultBytes: ptr(int64(-7)), Lost: -1,

@@ -161,6 +161,7 @@ type Event struct {
 	Error         string         `json:"error,omitempty"`
 	Detail        string         `json:"detail,omitempty"`     // upstream: connect|crash|restart; tools_changed: a summary
 	Instance      string         `json:"instance,omitempty"`   // of a result from an isolated server: which child served it
+	Sandbox       string         `json:"sandbox,omitempty"`    // of an upstream event: what confines the server's process ("off" when nothing does)
 	Checkpoint    string         `json:"checkpoint,omitempty"` // of a checkpoint: the signed note of the lines before it (ParseCheckpoint)
 	Subtrees      []string       `json:"subtrees,omitempty"`   // of a checkpoint: the roots of the tree's perfect subtrees, largest first, to continue it from here
 	PolicySHA256  string         `json:"policy_sha256,omitempty"`

@@ -3,6 +3,8 @@ package upstream
 import (
 	"time"
 
+	"github.com/mcpwarden/mcpwarden/internal/sandbox"
+
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -83,4 +85,14 @@ type Event struct {
 	// until it (EventFailed, EventLost).
 	Attempt int
 	RetryIn time.Duration
+	// Sandbox is what confines the server's process (EventConnected,
+	// EventRestarted), as its launcher reported it; nil when it runs
+	// unconfined or is not a stdio server.
+	Sandbox *sandbox.Report
+	// SandboxOff is set instead for a stdio server started unconfined
+	// (its sandbox is off).
+	SandboxOff bool
+	// SandboxExposed are the files self-protection guards that the
+	// sandbox's grants reach all the same, each with the grant.
+	SandboxExposed []string
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpwarden/mcpwarden/internal/sandbox"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
@@ -30,12 +31,15 @@ import (
 // kill it (ServeStdio catches it), "exit-after=N" exits
 // after answering N calls.
 const (
-	stdioServerEnv = "MCPWARDEN_UPSTREAM_TEST_SERVER"
-	testDirEnv     = "MCPWARDEN_UPSTREAM_TEST_DIR"
-	testModeEnv    = "MCPWARDEN_UPSTREAM_TEST_MODE"
+	stdioServerEnv = "WARDEN_UPSTREAM_TEST_SERVER"
+	testDirEnv     = "WARDEN_UPSTREAM_TEST_DIR"
+	testModeEnv    = "WARDEN_UPSTREAM_TEST_MODE"
 )
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.LaunchArg {
+		sandbox.Main() // the test binary is the sandbox launcher too; it never returns
+	}
 	if pidFile := os.Getenv(stdioServerEnv); pidFile != "" {
 		sleep := exec.Command("sleep", "300")
 		if err := sleep.Start(); err != nil {

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/sandbox"
 )
 
 // A process is a stdio server's child process. It runs in a process group
@@ -25,6 +28,12 @@ type process struct {
 	stdin  *os.File // write end of the child's stdin
 	stdout *os.File // read end of the child's stdout
 	stderr *stderrLog
+	// sandbox is what the launcher applied; nil for a server started
+	// unconfined.
+	sandbox *sandbox.Report
+	// exposed are the files self-protection guards that the sandbox's
+	// grants reach all the same (see Sandbox.command).
+	exposed []string
 
 	stderrR    *os.File
 	stderrDone chan struct{} // closed when the child's stderr is drained
@@ -33,19 +42,39 @@ type process struct {
 }
 
 // startProcess starts spec's command through sp, in a process group of
-// its own (see procAttr), in spec.Dir, with spec.Env added to mcpwarden's
-// environment and its stderr logged line by line.
-func startProcess(spec Spec, logger *slog.Logger, sp *spawner) (*process, error) {
+// its own (see procAttr), in spec.Dir, with its stderr logged line by
+// line. Unsandboxed, spec.Env is added to mcpwarden's environment; with
+// spec.Sandbox it runs through the launcher (see startSandboxed), and ctx
+// bounds the wait for the launcher's report.
+func startProcess(ctx context.Context, spec Spec, logger *slog.Logger, sp *spawner) (*process, error) {
 	if spec.Command == "" {
 		return nil, errors.New("no command to run")
 	}
-	cmd := exec.Command(spec.Command, spec.Args...)
-	cmd.Dir = spec.Dir
-	cmd.Env = os.Environ()
-	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
-		cmd.Env = append(cmd.Env, k+"="+spec.Env[k])
+	var (
+		cmd     *exec.Cmd
+		start   func() error
+		wait    func() error
+		sbx     *sandbox.Cmd
+		exposed []string
+	)
+	if spec.Sandbox != nil {
+		var err error
+		// The process outlives ctx, which bounds only its start: stop
+		// ends it.
+		if sbx, exposed, err = spec.Sandbox.command(context.WithoutCancel(ctx), spec); err != nil {
+			return nil, err
+		}
+		cmd, start, wait = sbx.Cmd, sbx.Start, sbx.Wait
+	} else {
+		cmd = exec.Command(spec.Command, spec.Args...)
+		cmd.Env = os.Environ()
+		for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
+			cmd.Env = append(cmd.Env, k+"="+spec.Env[k])
+		}
+		cmd.SysProcAttr = procAttr()
+		start, wait = cmd.Start, cmd.Wait
 	}
-	cmd.SysProcAttr = procAttr()
+	cmd.Dir = spec.Dir
 
 	var files []*os.File // every pipe end, for cleanup on failure
 	pipe := func() (r, w *os.File, err error) {
@@ -75,7 +104,7 @@ func startProcess(spec Spec, logger *slog.Logger, sp *spawner) (*process, error)
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := sp.start(cmd); err != nil {
+	if err := sp.start(start); err != nil {
 		closeAll()
 		return nil, err
 	}
@@ -100,9 +129,21 @@ func startProcess(spec Spec, logger *slog.Logger, sp *spawner) (*process, error)
 		errR.Close() // not left to the finalizer: one fd per (re)start until a GC
 	}()
 	go func() {
-		p.waitErr = cmd.Wait()
+		p.waitErr = wait()
 		close(p.exited)
 	}()
+	if sbx != nil {
+		rep, err := sbx.Report(ctx)
+		if err != nil {
+			p.stop(0)
+			return nil, err
+		}
+		p.sandbox, p.exposed = &rep, exposed
+		logger.Info("upstream sandboxed", "sandbox", rep.String())
+		if len(exposed) > 0 {
+			logger.Warn("the sandbox cannot keep this server from mcpwarden's own files inside what it may reach; move them out of its workspace and installation", "files", exposed)
+		}
+	}
 	return p, nil
 }
 

@@ -145,6 +145,11 @@ func (s *server) setUp(sess *session) Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ev := Event{Server: s.name, Kind: EventRestarted, Tools: sess.tools}
+	if sess.proc != nil {
+		ev.Sandbox = sess.proc.sandbox
+		ev.SandboxOff = sess.proc.sandbox == nil
+		ev.SandboxExposed = sess.proc.exposed
+	}
 	if !s.everUp {
 		ev.Kind = EventConnected
 	}

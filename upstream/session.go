@@ -153,7 +153,7 @@ func (s *session) listTools(ctx context.Context) ([]mcp.Tool, error) {
 func (s *session) newTransport(ctx context.Context, spec Spec, logger *slog.Logger, sp *spawner) (transport.Interface, error) {
 	switch spec.Transport {
 	case TransportStdio:
-		proc, err := startProcess(spec, logger, sp)
+		proc, err := startProcess(ctx, spec, logger, sp)
 		if err != nil {
 			return nil, fmt.Errorf("starting: %w", err)
 		}

@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"errors"
-	"os/exec"
 	"runtime"
 	"sync"
 )
@@ -22,7 +21,9 @@ var errSpawnerClosed = errors.New("the pool is closed; no process is started")
 // the child would be killed while mcpwarden runs on. Starting every child
 // from this one locked goroutine keeps the forking thread alive exactly as
 // long as the spawner, which outlives every child of the pool: Close is
-// called after the pool has stopped them all.
+// called after the pool has stopped them all. A sandboxed server's
+// launcher is started here too (sandbox.Cmd.Start), and its own
+// SysProcAttr carries the same parent-death signal.
 type spawner struct {
 	reqs      chan spawnRequest
 	done      chan struct{}
@@ -30,7 +31,7 @@ type spawner struct {
 }
 
 type spawnRequest struct {
-	cmd   *exec.Cmd
+	start func() error // cmd.Start, or a sandboxed command's Start
 	reply chan error
 }
 
@@ -48,16 +49,17 @@ func (sp *spawner) loop() {
 	for {
 		select {
 		case req := <-sp.reqs:
-			req.reply <- req.cmd.Start()
+			req.reply <- req.start()
 		case <-sp.done:
 			return
 		}
 	}
 }
 
-// start runs cmd.Start on the spawner's thread.
-func (sp *spawner) start(cmd *exec.Cmd) error {
-	req := spawnRequest{cmd: cmd, reply: make(chan error, 1)}
+// start runs start (an exec.Cmd's Start, or a sandbox.Cmd's, which starts
+// the launcher) on the spawner's thread.
+func (sp *spawner) start(start func() error) error {
+	req := spawnRequest{start: start, reply: make(chan error, 1)}
 	select {
 	case sp.reqs <- req:
 		return <-req.reply

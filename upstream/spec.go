@@ -57,6 +57,10 @@ type Spec struct {
 	Isolation            Isolation
 	IsolationIdleTimeout time.Duration
 	IsolationMax         int
+	// Sandbox, for a stdio server, starts it (and each isolated child)
+	// confined by the kernel through mcpwarden's launcher; nil starts it
+	// unconfined.
+	Sandbox *Sandbox
 }
 
 // Defaults for the zero values of a Spec's limits.

@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpwarden/mcpwarden/internal/sandbox"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
@@ -18,6 +19,9 @@ import (
 const standInEnv = "WARDEN_CMD_TEST_STDIO_SERVER"
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.LaunchArg {
+		sandbox.Main() // the test binary is mcpwarden's launcher too; it never returns
+	}
 	if kind := os.Getenv(standInEnv); kind != "" {
 		s := newStandIn()
 		switch kind {

@@ -42,6 +42,15 @@ type toolsReport struct {
 	// prompts, each with the decision of the request that reaches it.
 	Catalog []catalogRow   `json:"catalog"`
 	Failed  []failedServer `json:"failed"`
+	// Sandboxes say what confines each stdio server's process.
+	Sandboxes []sandboxRow `json:"sandboxes"`
+}
+
+// A sandboxRow is what confines one server's process: the launcher's
+// report, or "off".
+type sandboxRow struct {
+	Server  string `json:"server"`
+	Sandbox string `json:"sandbox"`
 }
 
 func newToolsCmd(g *globals) *cobra.Command {
@@ -78,12 +87,15 @@ listed with their error), 2 the config is invalid.`,
 			}
 			defer listing.Close()
 
-			rep := toolsReport{Tools: []toolRow{}, Catalog: []catalogRow{}, Failed: []failedServer{}}
+			rep := toolsReport{Tools: []toolRow{}, Catalog: []catalogRow{}, Failed: []failedServer{}, Sandboxes: []sandboxRow{}}
 			naming := st.Naming()
 			for _, l := range listing.Servers {
 				if l.Err != nil {
 					rep.Failed = append(rep.Failed, failedServer{Server: l.Server, Error: redactor.String(l.Err.Error())})
 					continue
+				}
+				if l.Sandbox != "" {
+					rep.Sandboxes = append(rep.Sandboxes, sandboxRow{Server: l.Server, Sandbox: l.Sandbox})
 				}
 				for _, t := range l.Tools {
 					call := rules.Call{Server: l.Server, Tool: t.Name}
@@ -146,6 +158,9 @@ func printToolsTable(w io.Writer, rep toolsReport) {
 		}
 	}
 	printCatalogTable(w, rep.Catalog)
+	for _, r := range rep.Sandboxes {
+		fmt.Fprintf(w, "sandbox: %s: %s\n", r.Server, r.Sandbox)
+	}
 }
 
 func oneLine(s string) string {

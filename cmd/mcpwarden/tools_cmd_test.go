@@ -66,6 +66,11 @@ func TestToolsJSONShowsEveryToolAndItsDecision(t *testing.T) {
 		Catalog: []catalogRow{}, // the stand-in offers no resources or prompts
 		Failed:  []failedServer{},
 	}
+	// The stand-in runs sandboxed, as every stdio server does by default.
+	if len(got.Sandboxes) != 1 || got.Sandboxes[0].Server != "fs" || !strings.HasPrefix(got.Sandboxes[0].Sandbox, "tier ") {
+		t.Errorf("sandboxes = %+v, want fs with its tier", got.Sandboxes)
+	}
+	got.Sandboxes = nil
 	slices.SortFunc(got.Tools, func(a, b toolRow) int { return cmp.Compare(a.Server+"\x00"+a.Tool, b.Server+"\x00"+b.Tool) })
 	if diff := gocmp.Diff(want, got); diff != "" {
 		t.Errorf("tools --json (-want +got):\n%s", diff)
@@ -79,7 +84,7 @@ func TestToolsReportsAFailedUpstreamAndExitsOne(t *testing.T) {
 	if code != exitError {
 		t.Errorf("tools with a broken upstream exited %d, want %d", code, exitError)
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
+	lines := slices.DeleteFunc(strings.Split(strings.TrimSpace(out), "\n"), func(l string) bool { return strings.HasPrefix(l, "sandbox: ") })
 	if !strings.HasPrefix(lines[0], "SERVER") || len(lines) != 7 {
 		t.Fatalf("want a header, 5 tools and 1 failure:\n%s", out)
 	}

@@ -50,6 +50,9 @@ is invalid.`,
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "config %s is valid: %d servers\n", st.Config.File, len(st.Config.Servers))
+			for _, w := range st.Config.SandboxWarnings() {
+				fmt.Fprintf(out, "warning: %s\n", w)
+			}
 			if offline {
 				return nil
 			}
@@ -66,6 +69,9 @@ is invalid.`,
 				if l.Err != nil {
 					fmt.Fprintf(out, "error: %v\n", l.Err)
 					continue
+				}
+				if l.Sandbox != "" {
+					fmt.Fprintf(out, "sandbox: %s: %s\n", l.Server, l.Sandbox)
 				}
 				for _, t := range l.Tools {
 					if why := proxy.SuspiciousTool(t); why != "" {

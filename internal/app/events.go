@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -33,10 +34,17 @@ func writeUpstreamEvent(ctx context.Context, log *audit.Log, logger *slog.Logger
 	if e.Err != nil {
 		ev.Error = e.Err.Error()
 	}
+	ev.Sandbox = sandboxText(e)
 	written = true
 	if werr := log.Write(ctx, ev); werr != nil {
 		logger.Error("writing audit event", "err", werr)
 		written = false
+	}
+	switch {
+	case e.Sandbox != nil && len(e.Sandbox.Missing) > 0:
+		logger.Warn("upstream sandboxed with confinements missing (sandbox.require: false)", "server", e.Server, "sandbox", e.Sandbox.String())
+	case e.SandboxOff && e.Kind == upstream.EventConnected:
+		logger.Warn("upstream runs unconfined: its sandbox is off", "server", e.Server)
 	}
 	switch e.Kind {
 	case upstream.EventFailed:
@@ -51,6 +59,24 @@ func writeUpstreamEvent(ctx context.Context, log *audit.Log, logger *slog.Logger
 		logger.Info("upstream session re-initialized after the upstream forgot it", "server", e.Server, "tools_changed", e.ToolsChanged)
 	}
 	return written
+}
+
+// sandboxText is what confines the server of e, for the upstream audit
+// event, the log and tools/validate: the launcher's report, and the files
+// self-protection guards that its grants reach anyway; "off" for a stdio
+// server run unconfined; "" when e says nothing of it.
+func sandboxText(e upstream.Event) string {
+	switch {
+	case e.Sandbox != nil:
+		text := e.Sandbox.String()
+		if len(e.SandboxExposed) > 0 {
+			text += "; reaches mcpwarden's own files: " + strings.Join(e.SandboxExposed, ", ")
+		}
+		return text
+	case e.SandboxOff:
+		return "off"
+	}
+	return ""
 }
 
 // recordUpstreamEvent passes e on to the upstream metrics: whether the

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -15,6 +16,10 @@ type Listed struct {
 	Server string
 	Tools  []mcp.Tool
 	Err    error
+	// Sandbox is what confines the server's process, as its launcher
+	// reported it ("off" for a stdio server run unconfined, "" for a
+	// remote one or one that did not start).
+	Sandbox string
 }
 
 // A Listing is every upstream of a config, started once to see what they
@@ -30,17 +35,28 @@ type Listing struct {
 // ListUpstreams starts every upstream server of st, waits for each to
 // start or fail its first attempt, bounded by ctx, and lists their tools.
 func ListUpstreams(ctx context.Context, st *Setup, logger *slog.Logger, version string) *Listing {
+	var mu sync.Mutex
+	sandboxes := map[string]string{}
 	pool := upstream.Start(ctx, st.Specs(nil), &upstream.Options{
 		Logger:     logger,
 		ClientInfo: mcp.Implementation{Name: "mcpwarden", Version: version},
+		OnEvent: func(e upstream.Event) {
+			if text := sandboxText(e); text != "" {
+				mu.Lock()
+				sandboxes[e.Server] = text
+				mu.Unlock()
+			}
+		},
 	})
 	l := &Listing{Pool: pool}
+	mu.Lock()
+	defer mu.Unlock()
 	for _, name := range pool.Names() {
 		tools, err := pool.Tools(name)
 		if err != nil {
 			tools = nil
 		}
-		l.Servers = append(l.Servers, Listed{Server: name, Tools: tools, Err: err})
+		l.Servers = append(l.Servers, Listed{Server: name, Tools: tools, Err: err, Sandbox: sandboxes[name]})
 	}
 	return l
 }

@@ -26,6 +26,13 @@ type Setup struct {
 	// WorkDir is the directory mcpwarden runs in: the root of stdio
 	// servers without cwd.
 	WorkDir string
+	// protected are the files self-protection guards (mcpwarden's own and
+	// the host's that route clients through it): no sandbox makes them
+	// writable.
+	protected []string
+	// launcher is mcpwarden's own executable, which runs the sandbox
+	// launcher; "" when it cannot be found.
+	launcher string
 }
 
 // NewSetup compiles the policy of cfg, a loaded config, for mcpwarden
@@ -43,7 +50,8 @@ func newSetup(cfg *config.Config, workDir string, h host) (*Setup, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Setup{Config: cfg, Policy: policy, WorkDir: workDir}, nil
+	launcher, _ := h.executable()
+	return &Setup{Config: cfg, Policy: policy, WorkDir: workDir, protected: spec.Protected, launcher: launcher}, nil
 }
 
 // Specs are the upstream servers as the config describes them, adding
@@ -80,6 +88,7 @@ func (s *Setup) Specs(headerFunc func(context.Context) map[string]string) map[st
 		default:
 			spec.Transport = upstream.TransportStdio
 			spec.Dir = s.Config.ServerDir(name, s.WorkDir)
+			spec.Sandbox = s.sandbox(name)
 		}
 		specs[name] = spec
 	}

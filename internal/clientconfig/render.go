@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 )
@@ -86,6 +87,11 @@ func render(source string, f Format, servers []server, rules Permissions, vars [
 		w("  %s:\n", s.key)
 		if s.trans == "stdio" {
 			w("    command: %s\n", scalar(s.command))
+			if runner := filepath.Base(s.command); runner == "npx" || runner == "uvx" {
+				// Sandboxed with no network, a package runner could not
+				// download the server on its first start.
+				w("    sandbox: { network: host }  # %s downloads on first start; issue 33's egress rule replaces this\n", runner)
+			}
 			if len(s.args) > 0 {
 				w("    args: %s\n", flow(s.args))
 			}

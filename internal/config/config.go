@@ -76,6 +76,9 @@ type Config struct {
 	// says whose it is. "" means the host name with a state block and
 	// none without (see ReplicaID).
 	Replica string `koanf:"replica"`
+	// Sandbox is the default sandbox of the stdio servers (see Sandbox);
+	// nil is the defaults: on.
+	Sandbox *Sandbox `koanf:"sandbox"`
 	// SessionPolicy holds the top-level keys labels and flow.
 	SessionPolicy `koanf:",squash"`
 
@@ -283,6 +286,9 @@ type Server struct {
 	OnToolChange pin.Reaction `koanf:"on_tool_change"`
 	// Policy is this server's gate; it applies in addition to the global one.
 	Policy rules.PolicySpec `koanf:"policy"`
+	// Sandbox overrides the top-level sandbox for this stdio server;
+	// `sandbox: off` runs it unconfined.
+	Sandbox *Sandbox `koanf:"sandbox"`
 	// Results is what to do with this server's results that hold a
 	// credential; "" takes the top-level results (see SessionPolicy).
 	Results string `koanf:"results"`

@@ -194,6 +194,7 @@ func decode(k *koanf.Koanf) (*Config, error) {
 				mapstructure.StringToTimeDurationHookFunc(),
 				mapstructure.TextUnmarshallerHookFunc(),
 				decodeCaseRule,
+				decodeSandbox,
 			),
 			Metadata:   &md,
 			TagName:    "koanf",

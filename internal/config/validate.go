@@ -62,6 +62,7 @@ func (c *Config) Validate() error {
 	for _, name := range c.ServerNames() {
 		errs = append(errs, c.Servers[name].validate(name)...)
 	}
+	errs = append(errs, c.validateSandbox(c.OwnFiles(os.Getenv))...)
 	errs = append(errs, c.validateProfiles()...)
 	errs = append(errs, c.validateOAuth()...)
 	errs = append(errs, c.State.validate()...)

@@ -110,7 +110,13 @@ func eachGoUpstream(t *testing.T, policy string, fn func(t *testing.T, w goWorld
 				}
 			}
 			p := strings.NewReplacer("APP", app, "OUTSIDE", outside).Replace(policy)
-			f := newFixture(t, "stdio", up.server(t), p)
+			server := up.server(t)
+			if strings.Contains(server, "command:") {
+				// The rules are under test: the server can reach both
+				// directories, so a refusal is theirs, not the sandbox's.
+				server += fmt.Sprintf("\n    sandbox: { write: [%q, %q] }", app, outside)
+			}
+			f := newFixture(t, "stdio", server, p)
 			w := goWorld{f: f, app: app, outside: outside}
 			w.c = connectStdio(t, f)
 			fn(t, w)

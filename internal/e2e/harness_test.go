@@ -120,7 +120,10 @@ func newFixture(t *testing.T, listen, servers, policy string) *fixture {
 	// where a reference server takes many seconds to start, does not
 	// fail tests that list tools right after connecting; the tests of the
 	// default set it back (setStartupWait).
-	cfg := fmt.Sprintf("listen: %q\n%s\nservers:\n%s\npolicy:\n%s\naudit:\n  path: %q\n  required: true\n", listen, fixtureStartupWait, servers, policy, f.auditPath)
+	// Every server runs sandboxed, as by default; the fixture's sandbox
+	// directory is the servers' workspace, which the Go stand-ins read
+	// and write by absolute path without being given it as an argument.
+	cfg := fmt.Sprintf("listen: %q\n%s\nsandbox:\n  write: [%q]\nservers:\n%s\npolicy:\n%s\naudit:\n  path: %q\n  required: true\n", listen, fixtureStartupWait, f.sandbox, servers, policy, f.auditPath)
 	f.config = filepath.Join(dir, "mcpwarden.yaml")
 	if err := os.WriteFile(f.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -316,6 +319,7 @@ type auditEvent struct {
 	Detail    string         `json:"detail"`
 	Bytes     *int64         `json:"result_bytes"`
 	Preview   string         `json:"result_preview"`
+	Sandbox   string         `json:"sandbox"`
 }
 
 // readAudit returns the audit log's events of the given kind.

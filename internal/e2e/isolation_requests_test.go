@@ -369,7 +369,9 @@ func TestPerSessionChildEndsWhenStdioClientGoes(t *testing.T) {
 	t.Parallel()
 	mark := fmt.Sprintf("isolation-%s-%d", t.Name(), time.Now().UnixNano())
 	t.Cleanup(func() { killMarked(mark) })
-	f := newFixture(t, "stdio", fmt.Sprintf("  state:\n    command: %q\n    env: { %s: %q }\n    isolation: per_session\n",
+	// Tier landlock: the child is known by its PID, 1 in every PID
+	// namespace of tier namespaces.
+	f := newFixture(t, "stdio", fmt.Sprintf("  state:\n    command: %q\n    env: { %s: %q }\n    isolation: per_session\n    sandbox: { tier: landlock }\n",
 		stateServer.binary(t), markEnv, mark), `  allow: ["mcp:state:*"]`)
 	c := connectStdio(t, f)
 	pid, _ := state(t, c, "remember", "x")

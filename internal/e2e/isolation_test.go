@@ -61,10 +61,14 @@ func startIsolated(t *testing.T, isolation, extra string) isolated {
 func isolatedFixture(t *testing.T, isolation, extra string) (*fixture, string) {
 	t.Helper()
 	mark := fmt.Sprintf("isolation-%s-%d", t.Name(), time.Now().UnixNano())
+	// Tier landlock: stateserver tells its children apart by their PIDs,
+	// and in tier namespaces every child is PID 1 of its own namespace
+	// (TestIsolatedChildrenAreSandboxed covers that tier).
 	f := newFixture(t, testkit.FreeAddr(t), fmt.Sprintf(`  state:
     command: %q
     env: { %s: %q }
     isolation: %s
+    sandbox: { tier: landlock }
 %s`, stateServer.binary(t), markEnv, mark, isolation, extra), `  default: deny
   allow: ["mcp:state:*"]`)
 	t.Cleanup(func() { killMarked(mark) })

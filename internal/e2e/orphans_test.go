@@ -17,7 +17,7 @@ import (
 // markEnv is set, to a value unique to the test, in the environment of the
 // upstreams a test starts, so that they can be found after mcpwarden is
 // gone and they were reparented.
-const markEnv = "MCPWARDEN_E2E_MARK"
+const markEnv = "WARDEN_E2E_MARK" // not MCPWARDEN_: those never reach a sandboxed server
 
 // marked returns the pids of the live processes whose environment holds
 // markEnv=mark.

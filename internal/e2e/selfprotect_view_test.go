@@ -32,7 +32,10 @@ func newViewWorld(t *testing.T) viewWorld {
 // line indented under it).
 func newViewWorldWith(t *testing.T, server string) viewWorld {
 	t.Helper()
-	f := newFixture(t, "stdio", fmt.Sprintf("  go:\n    command: %q\n    cwd: %q%s", goServer.binary(t), t.TempDir(), server), "  default: allow\n  allow: [\"mcp:go:*\"]")
+	// The server works in the config's directory and is unconfined
+	// (sandbox: off): these tests are of the rules' self-protection,
+	// which must hold for a server the kernel does not confine.
+	f := newFixture(t, "stdio", fmt.Sprintf("  go:\n    command: %q\n    sandbox: off\n    cwd: %q%s", goServer.binary(t), t.TempDir(), server), "  default: allow\n  allow: [\"mcp:go:*\"]")
 	// The server works where the config is; set after newFixture, which
 	// picks the directory.
 	data, err := os.ReadFile(f.config)

@@ -27,7 +27,8 @@ func slowFixture(t *testing.T, listen string) (f *fixture, upstreamLog string) {
 	t.Helper()
 	upstreamLog = filepath.Join(t.TempDir(), "slowserver.log")
 	f = newFixture(t, listen,
-		fmt.Sprintf("  slow:\n    command: %q\n    args: [-log, %q]", slowServer.binary(t), upstreamLog),
+		// slowserver writes its log outside the fixture's sandbox directory.
+		fmt.Sprintf("  slow:\n    command: %q\n    args: [-log, %q]\n    sandbox: { write: [%q] }", slowServer.binary(t), upstreamLog, filepath.Dir(upstreamLog)),
 		`  default: deny
   allow:
     - "mcp:slow:sleep"`)

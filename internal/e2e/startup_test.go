@@ -67,8 +67,11 @@ func TestSlowUpstreamDoesNotDelayInitialize(t *testing.T) {
 func TestLateUpstreamToolsAppearWithListChanged(t *testing.T) {
 	t.Parallel()
 	everything := filepath.Join(npmMods, "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	// Started by sh, the script's installation is not the command's: the
+	// sandbox is told to let it read the pinned packages.
 	late := fmt.Sprintf(`    command: sh
-    args: ["-c", "sleep 11; exec node %s stdio"]`, everything)
+    args: ["-c", "sleep 11; exec node %s stdio"]
+    sandbox: { read: [%q] }`, everything, npmMods)
 	f := newFixture(t, "stdio", "  everything:\n"+late, `  allow: ["mcp:everything:*"]`)
 	f.setStartupWait(t, "10s") // the default, which the test is about
 	changed := make(chan struct{}, 10)

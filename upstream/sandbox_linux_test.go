@@ -1,0 +1,130 @@
+package upstream
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/sandbox"
+)
+
+// benchSandbox is the sandbox the benchmarks start servers in: the
+// default policy, with this test binary as the launcher.
+func benchSandbox(b *testing.B) *Sandbox {
+	return &Sandbox{Launcher: os.Args[0], Policy: sandbox.Policy{Home: filepath.Join(b.TempDir(), "home"), TmpDir: filepath.Join(b.TempDir(), "tmp")}}
+}
+
+// BenchmarkPoolStartup starts a pool of one stdio server until it has
+// initialized and listed its tools, then closes it: unsandboxed and
+// sandboxed one after the other in each iteration, so that the ratio is
+// of the same run. The servers are the Go stand-in (this test binary)
+// and, when .ci/setup has installed it, server-everything under node.
+func BenchmarkPoolStartup(b *testing.B) {
+	everything, _ := filepath.Abs(filepath.Join("..", ".tools", "npm", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
+	servers := []struct {
+		name string
+		spec Spec
+	}{
+		{"go", Spec{Transport: TransportStdio, Command: os.Args[0], Env: map[string]string{stdioServerEnv: filepath.Join(b.TempDir(), "pid")}}},
+	}
+	if _, err := os.Stat(everything); err == nil {
+		servers = append(servers, struct {
+			name string
+			spec Spec
+		}{"everything", Spec{Transport: TransportStdio, Command: "node", Args: []string{everything, "stdio"}}})
+	}
+	for _, srv := range servers {
+		b.Run(srv.name, func(b *testing.B) {
+			sandboxed := srv.spec
+			sandboxed.Sandbox = benchSandbox(b)
+			var plain, boxed time.Duration
+			for b.Loop() {
+				plain += timePoolStart(b, srv.spec)
+				boxed += timePoolStart(b, sandboxed)
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(plain.Microseconds())/n, "µs-unsandboxed")
+			b.ReportMetric(float64(boxed.Microseconds())/n, "µs-sandboxed")
+			b.ReportMetric(float64(boxed)/float64(plain), "ratio")
+		})
+	}
+}
+
+// timePoolStart is how long a pool of spec alone takes to be up.
+func timePoolStart(b *testing.B, spec Spec) time.Duration {
+	begin := time.Now()
+	pool := Start(b.Context(), map[string]Spec{"s": spec}, nil)
+	if err := pool.Err("s"); err != nil {
+		b.Fatal(err)
+	}
+	d := time.Since(begin)
+	pool.Close()
+	return d
+}
+
+// BenchmarkPoolCallStdioSandboxed is BenchmarkPoolCallStdio with the
+// server sandboxed: the sandbox is not in the MCP path (the server's
+// pipes are the same pipes), so the two should not differ.
+func BenchmarkPoolCallStdioSandboxed(b *testing.B) {
+	pool := Start(b.Context(), map[string]Spec{
+		"stdio": {Transport: TransportStdio, Command: os.Args[0], Env: map[string]string{stdioServerEnv: filepath.Join(b.TempDir(), "pid")}, Sandbox: benchSandbox(b)},
+	}, nil)
+	b.Cleanup(func() { pool.Close() })
+	if err := pool.Err("stdio"); err != nil {
+		b.Fatal(err)
+	}
+	params := mcp.CallToolParams{Name: "tool1", Arguments: map[string]any{"text": "hello from the bench"}}
+	b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
+	b.ReportAllocs()
+	cpu0 := processCPU()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := pool.Call(b.Context(), "stdio", params); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+}
+
+func TestSandboxedServerReportsItsConfinementInItsEvent(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var got []Event
+	spec := Spec{Transport: TransportStdio, Command: os.Args[0], Env: map[string]string{stdioServerEnv: filepath.Join(t.TempDir(), "pid")},
+		Sandbox: &Sandbox{Launcher: os.Args[0], Policy: sandbox.Policy{Home: filepath.Join(t.TempDir(), "home")}}}
+	pool := Start(t.Context(), map[string]Spec{"s": spec}, &Options{OnEvent: func(e Event) { mu.Lock(); got = append(got, e); mu.Unlock() }})
+	defer pool.Close()
+	if err := pool.Err("s"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) == 0 || got[0].Kind != EventConnected || got[0].Sandbox == nil || !got[0].Sandbox.Has(sandbox.ConfineLandlockFS) || got[0].SandboxOff {
+		t.Fatalf("events = %+v, want connected with a sandbox report that has landlock_fs", got)
+	}
+	if info, err := os.Stat(filepath.Join(spec.Sandbox.Policy.Home)); err != nil || info.Mode().Perm() != 0o700 {
+		t.Errorf("the private HOME is %v (%v), want a 0700 directory", info, err)
+	}
+}
+
+func TestSandboxRequireRefusesToStartServerWithoutLandlock(t *testing.T) {
+	t.Parallel()
+	spec := Spec{Transport: TransportStdio, Command: os.Args[0], Env: map[string]string{stdioServerEnv: filepath.Join(t.TempDir(), "pid")},
+		Sandbox: &Sandbox{Launcher: os.Args[0], Policy: sandbox.Policy{Tier: sandbox.TierLandlock, Disable: []sandbox.Feature{sandbox.FeatureLandlock}}}}
+	pool := Start(t.Context(), map[string]Spec{"s": spec}, &Options{MinBackoff: time.Minute, MaxBackoff: time.Minute})
+	defer pool.Close()
+	err := pool.Err("s")
+	if err == nil || !strings.Contains(err.Error(), "sandbox incomplete") || !strings.Contains(err.Error(), "landlock_fs") {
+		t.Fatalf("err = %v, want the server refused for want of landlock_fs", err)
+	}
+}
