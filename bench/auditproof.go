@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
@@ -159,15 +158,6 @@ func writeRound(dir string, round int, sign bool, key audit.SigningKey, n, rate 
 	}
 	err = l.Close()
 	return float64(selfCPU()-cpu0) / float64(n), err
-}
-
-// selfCPU is the process's user and system CPU time.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // writeBigLog writes a signed log of about size bytes, with its witness.

@@ -2,7 +2,10 @@
 
 package main
 
-import "syscall"
+import (
+	"syscall"
+	"time"
+)
 
 // procAttr is nil outside Unix: there are no process groups to start a
 // child in (Windows would need a Job object), so stopping a child is best
@@ -15,3 +18,6 @@ func (p *proc) terminateGroup() { p.killGroup() }
 
 // killGroup kills the process, if it has not exited.
 func (p *proc) killGroup() { _ = p.cmd.Process.Kill() }
+
+// selfCPU is the process's CPU time; unknown (0) here.
+func selfCPU() time.Duration { return 0 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command evil is a deliberately malicious MCP stdio server for the sandbox
 // tests: each tool is one attempt to escape, and answers "ESCAPED: …" when
 // the attempt worked or "BLOCKED: …" with the error when it did not. Run
