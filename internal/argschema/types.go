@@ -92,36 +92,31 @@ func (t typeSet) accepts(got typeSet) bool {
 
 // describe is how a message names t: "an array", "a string or null".
 func (t typeSet) describe() string {
-	if t&typeNumber != 0 {
-		t &^= typeInteger
-	}
-	var parts []string
-	for _, n := range typeNames {
-		if t&n.t != 0 {
-			parts = append(parts, n.article)
-		}
-	}
-	if len(parts) == 0 {
-		return "no value at all"
-	}
-	return strings.Join(parts, " or ")
+	return t.list(func(i int) string { return typeNames[i].article }, " or ", "no value at all")
 }
 
 // advice is what a message tells the sender to write instead.
 func (t typeSet) advice() string {
+	return t.list(func(i int) string { return typeNames[i].advice }, ", or ", "leave it out")
+}
+
+// list joins with sep the text of each type in t (typeNames[i] by index),
+// an integer within a number named once as the number; none when t is
+// empty.
+func (t typeSet) list(text func(i int) string, sep, none string) string {
 	if t&typeNumber != 0 {
 		t &^= typeInteger
 	}
 	var parts []string
-	for _, n := range typeNames {
+	for i, n := range typeNames {
 		if t&n.t != 0 {
-			parts = append(parts, n.advice)
+			parts = append(parts, text(i))
 		}
 	}
 	if len(parts) == 0 {
-		return "leave it out"
+		return none
 	}
-	return strings.Join(parts, ", or ")
+	return strings.Join(parts, sep)
 }
 
 // integral reports whether the JSON number text s has an integral value,
