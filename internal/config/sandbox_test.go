@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/mcpwarden/mcpwarden/internal/sandbox"
 )
@@ -111,7 +112,15 @@ func FuzzSandboxConfigLoadsOrNamesItsKey(f *testing.F) {
 	f.Add("x", "proxy", "16EiB", "../..", "A=B")
 	f.Fuzz(func(t *testing.T, tier, network, size, path, env string) {
 		var b ByteSize
-		if err := b.UnmarshalText([]byte(size)); err == nil && b == 0 && strings.Trim(size, "0 KMGTiB") != "" {
+		// A zero may be written with white space (UnmarshalText trims it,
+		// as unicode.IsSpace says) and a unit.
+		noSpace := strings.Map(func(r rune) rune {
+			if unicode.IsSpace(r) {
+				return -1
+			}
+			return r
+		}, size)
+		if err := b.UnmarshalText([]byte(size)); err == nil && b == 0 && strings.Trim(noSpace, "0KMGTiB") != "" {
 			t.Fatalf("size %q read as 0", size)
 		}
 		yaml := fmt.Sprintf("servers:\n  fs:\n    command: x\n    sandbox:\n      tier: %q\n      network: %q\n      limits: { memory: %q }\n      read: [%q]\n      env_passthrough: [%q]\n", tier, network, size, path, env)
