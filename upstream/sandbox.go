@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -92,15 +91,12 @@ func (sb *Sandbox) command(ctx context.Context, spec Spec) (*sandbox.Cmd, []stri
 		// A relative command with a slash is relative to the server's dir.
 		argv[0] = filepath.Join(spec.Dir, spec.Command)
 	}
-	grants := slices.Concat(p.Exec, p.Read, p.Write)
-	if path, err := exec.LookPath(argv[0]); err == nil {
-		grants = append(grants, filepath.Dir(path))
-		if real, err := filepath.EvalSymlinks(path); err == nil {
-			grants = append(grants, filepath.Dir(real))
-		}
+	cmd, err := sandbox.Command(ctx, sb.Launcher, p, argv)
+	if err != nil {
+		return nil, nil, err
 	}
 	var exposed []string
-	for _, g := range grants {
+	for _, g := range cmd.Grants() {
 		if own := reachesOwn(g, sb.Protected); own != "" {
 			exposed = append(exposed, own+" (through "+g+")")
 		}
@@ -110,8 +106,7 @@ func (sb *Sandbox) command(ctx context.Context, spec Spec) (*sandbox.Cmd, []stri
 			exposed = append(exposed, own+" (through "+g+")")
 		}
 	}
-	cmd, err := sandbox.Command(ctx, sb.Launcher, p, argv)
-	return cmd, exposed, err
+	return cmd, exposed, nil
 }
 
 // reachesOwn returns the first of own at or under dir, or "".

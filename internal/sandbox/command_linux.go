@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -71,6 +72,13 @@ func launcherCmd(ctx context.Context, launcher string) *exec.Cmd {
 	}
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
+}
+
+// Grants returns every path the sandbox grants the server: what it may
+// execute (its command's directory included, resolved as the launcher
+// will resolve it), read and write.
+func (c *Cmd) Grants() []string {
+	return slices.Concat(c.sp.Policy.Exec, c.sp.Policy.Read, c.sp.Policy.Write)
 }
 
 // Start starts the launcher. TierAuto is namespaces when a user namespace

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -22,8 +23,9 @@ const sandboxExec = "/usr/bin/sandbox-exec"
 // A Cmd is a server started under sandbox-exec with the policy's
 // Seatbelt profile. Set Cmd's Stdin, Stdout and Stderr before Start.
 type Cmd struct {
-	Cmd *exec.Cmd
-	rep Report
+	Cmd    *exec.Cmd
+	rep    Report
+	grants []string
 }
 
 // LaunchArg is the first argument of the launcher's command line; on macOS
@@ -66,7 +68,7 @@ func Command(ctx context.Context, launcher string, p Policy, argv []string) (*Cm
 	if !rep.Started {
 		rep.Error = "required confinements are missing"
 	}
-	return &Cmd{Cmd: cmd, rep: rep}, nil
+	return &Cmd{Cmd: cmd, rep: rep, grants: slices.Concat(p.Exec, p.Read, p.Write)}, nil
 }
 
 func resolved(p string) string {
@@ -139,3 +141,7 @@ func Probe(p Policy) Support {
 	}
 	return s
 }
+
+// Grants returns every path the profile grants the server: what it may
+// execute (its command's directory included), read and write.
+func (c *Cmd) Grants() []string { return c.grants }
