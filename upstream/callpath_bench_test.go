@@ -76,10 +76,13 @@ var _ io.Reader = (*loopReader)(nil)
 // ns/op it reports cpu-µs/op, this process's CPU time per call (the
 // child's is not counted), which is what issue 21 budgets.
 func BenchmarkPoolCallStdio(b *testing.B) {
-	pidFile := filepath.Join(b.TempDir(), "pid")
-	pool := Start(b.Context(), map[string]Spec{
-		"stdio": {Transport: TransportStdio, Command: os.Args[0], Env: map[string]string{stdioServerEnv: pidFile}},
-	}, nil)
+	benchPoolCallStdio(b, Spec{Transport: TransportStdio, Command: os.Args[0], Env: map[string]string{stdioServerEnv: filepath.Join(b.TempDir(), "pid")}})
+}
+
+// benchPoolCallStdio measures calls to the stdio server of spec, 16 in
+// flight, reporting cpu-µs/op beside ns/op.
+func benchPoolCallStdio(b *testing.B, spec Spec) {
+	pool := Start(b.Context(), map[string]Spec{"stdio": spec}, nil)
 	b.Cleanup(func() { pool.Close() })
 	if err := pool.Err("stdio"); err != nil {
 		b.Fatal(err)

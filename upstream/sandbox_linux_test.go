@@ -3,13 +3,10 @@ package upstream
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/internal/sandbox"
 )
@@ -72,28 +69,7 @@ func timePoolStart(b *testing.B, spec Spec) time.Duration {
 // server sandboxed: the sandbox is not in the MCP path (the server's
 // pipes are the same pipes), so the two should not differ.
 func BenchmarkPoolCallStdioSandboxed(b *testing.B) {
-	pool := Start(b.Context(), map[string]Spec{
-		"stdio": {Transport: TransportStdio, Command: os.Args[0], Env: map[string]string{stdioServerEnv: filepath.Join(b.TempDir(), "pid")}, Sandbox: benchSandbox(b)},
-	}, nil)
-	b.Cleanup(func() { pool.Close() })
-	if err := pool.Err("stdio"); err != nil {
-		b.Fatal(err)
-	}
-	params := mcp.CallToolParams{Name: "tool1", Arguments: map[string]any{"text": "hello from the bench"}}
-	b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
-	b.ReportAllocs()
-	cpu0 := processCPU()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if _, err := pool.Call(b.Context(), "stdio", params); err != nil {
-				b.Error(err)
-				return
-			}
-		}
-	})
-	b.StopTimer()
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+	benchPoolCallStdio(b, Spec{Transport: TransportStdio, Command: os.Args[0], Env: map[string]string{stdioServerEnv: filepath.Join(b.TempDir(), "pid")}, Sandbox: benchSandbox(b)})
 }
 
 func TestSandboxedServerReportsItsConfinementInItsEvent(t *testing.T) {
