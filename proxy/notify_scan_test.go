@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -43,6 +44,7 @@ type leakyEnv struct {
 
 func newLeakyEnv(t *testing.T, results string) *leakyEnv {
 	t.Helper()
+	e := &leakyEnv{sink: &memorySink{}}
 	up := testkit.NewStandIn(server.WithLogging(), server.WithCompletions(), server.WithPromptCapabilities(false),
 		server.WithPromptCompletionProvider(leakyCompletions{}))
 	up.AddTool(mcp.NewTool("log"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -52,6 +54,7 @@ func newLeakyEnv(t *testing.T, results string) *leakyEnv {
 		if err != nil {
 			return nil, err
 		}
+		e.holdUntilReceived(ctx, mcp.MethodNotificationMessage)
 		return mcp.NewToolResultText("logged"), nil
 	})
 	up.AddTool(mcp.NewTool("progress"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -61,6 +64,7 @@ func newLeakyEnv(t *testing.T, results string) *leakyEnv {
 		if err != nil {
 			return nil, err
 		}
+		e.holdUntilReceived(ctx, mcp.MethodNotificationProgress)
 		return mcp.NewToolResultText("done"), nil
 	})
 	up.MCP().AddPrompt(mcp.NewPrompt("greet", mcp.WithArgument("who")), func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
@@ -72,7 +76,6 @@ func newLeakyEnv(t *testing.T, results string) *leakyEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &leakyEnv{sink: &memorySink{}}
 	e.srv, err = New(Options{Upstream: pool, Policy: p, Audit: audit.New(e.sink, audit.Config{})})
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +93,24 @@ func newLeakyEnv(t *testing.T, results string) *leakyEnv {
 		e.got = append(e.got, n)
 	})
 	return e
+}
+
+// holdUntilReceived keeps the upstream's call open until the client has
+// a notification of method, for at most a second. mcp-go's streamable
+// HTTP server may drop a notification sent just before its handler
+// returns (its forwarder finds the request done); holding the call also
+// keeps a progress token routable until its notification is through.
+func (e *leakyEnv) holdUntilReceived(ctx context.Context, method mcp.MCPMethod) {
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		e.mu.Lock()
+		got := slices.ContainsFunc(e.got, func(n mcp.JSONRPCNotification) bool { return n.Method == string(method) })
+		e.mu.Unlock()
+		if got {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // notification waits for the client's first notification of method and

@@ -57,7 +57,9 @@ func TestShutdownLeavesNoOrphans(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	testkit.Eventually(t, 10*time.Second, "mcpwarden serving", func() bool { return strings.Contains(stderr.String(), "serving streamable HTTP") })
+	// serve starts its upstreams in the background: wait until both are
+	// ready, not only until it listens, before looking for their processes.
+	testkit.Eventually(t, 30*time.Second, "both upstreams ready", func() bool { return strings.Count(stderr.String(), "upstream ready") >= 2 })
 	children := descendants(cmd.Process.Pid)
 	if len(children) < 2 {
 		t.Fatalf("found %d processes under mcpwarden, want its two node upstreams", len(children))
