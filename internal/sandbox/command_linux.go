@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +27,12 @@ type Cmd struct {
 	report    *os.File
 	reportErr error
 	rep       *Report
+
+	// With NetworkProxy: the egress proxy's listener until ProxyListener
+	// hands it over, and in TierNamespaces, before the report, the socket
+	// the launcher sends it on.
+	proxy     net.Listener
+	proxySock *os.File
 }
 
 // LaunchArg is the first argument of the launcher's command line: the
@@ -101,6 +108,23 @@ func (c *Cmd) Start() error {
 
 func (c *Cmd) start(tier Tier) error {
 	c.sp.Tier = tier
+	launcherEnd, err := c.prepareProxy(tier)
+	if err != nil {
+		return err
+	}
+	if launcherEnd != nil {
+		defer launcherEnd.Close()
+	}
+	if err := c.startLauncher(tier, launcherEnd); err != nil {
+		c.closeProxy()
+		return err
+	}
+	return nil
+}
+
+// startLauncher starts the launcher with the spec on its fd 3, the report
+// pipe on 4 and, when not nil, listenerEnd on 5.
+func (c *Cmd) startLauncher(tier Tier, listenerEnd *os.File) error {
 	b, err := json.Marshal(c.sp)
 	if err != nil {
 		return fmt.Errorf("sandbox: encoding the spec: %w", err)
@@ -129,7 +153,10 @@ func (c *Cmd) start(tier Tier) error {
 		return fmt.Errorf("sandbox: writing the spec: %w", err)
 	}
 	c.Cmd.ExtraFiles = []*os.File{specR, repW} // fds 3 and 4
-	c.Cmd.SysProcAttr = procAttr(tier)
+	if listenerEnd != nil {
+		c.Cmd.ExtraFiles = append(c.Cmd.ExtraFiles, listenerEnd) // fd 5
+	}
+	c.Cmd.SysProcAttr = procAttr(tier, c.sp.Policy.Network)
 	if err := c.Cmd.Start(); err != nil {
 		repR.Close()
 		return fmt.Errorf("sandbox: starting the launcher in tier %s: %w", tier, err)
@@ -158,14 +185,22 @@ func (c *Cmd) Report(ctx context.Context) (Report, error) {
 	b, err := io.ReadAll(io.LimitReader(c.report, maxSpec))
 	if err != nil {
 		c.reportErr = fmt.Errorf("sandbox: reading the launcher's report: %w", err)
+		c.closeProxy()
 		return c.reportOr()
 	}
 	var r Report
 	if err := json.Unmarshal(b, &r); err != nil {
 		c.reportErr = fmt.Errorf("sandbox: the launcher wrote no report (%q): %w", b, err)
+		c.closeProxy()
 		return c.reportOr()
 	}
 	c.rep = &r
+	if r.Started {
+		c.reportErr = c.receiveListener()
+	}
+	if !r.Started || c.reportErr != nil {
+		c.closeProxy()
+	}
 	return c.reportOr()
 }
 

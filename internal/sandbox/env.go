@@ -1,6 +1,10 @@
 package sandbox
 
-import "strings"
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // serverEnv is the server's environment: from parent, the allowlisted
 // names and p.Passthrough; then HOME and TMPDIR; then p.Env. MCPWARDEN_*
@@ -41,6 +45,37 @@ func serverEnv(parent []string, p Policy) []string {
 	}
 	for _, kv := range p.Env {
 		set(kv)
+	}
+	return env
+}
+
+// proxyEnv are the variables that send a server's HTTP clients to its
+// egress proxy on 127.0.0.1:port: both spellings of HTTP_PROXY,
+// HTTPS_PROXY and ALL_PROXY (curl, Go, Python, npm and uv read one or the
+// other), NO_PROXY empty so that no host is carried around it, and
+// NODE_USE_ENV_PROXY, without which Node's fetch (22.21 and later, 24)
+// ignores the others.
+func proxyEnv(port uint16) []string {
+	url := "http://127.0.0.1:" + strconv.Itoa(int(port))
+	var env []string
+	for _, name := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"} {
+		env = append(env, name+"="+url, strings.ToLower(name)+"="+url)
+	}
+	return append(env, "NO_PROXY=", "no_proxy=", "NODE_USE_ENV_PROXY=1")
+}
+
+// withEnv is env with each "NAME=value" of kvs set, replacing a variable
+// of the same name.
+func withEnv(env []string, kvs ...string) []string {
+	env = slices.Clone(env)
+	for _, kv := range kvs {
+		name, _, _ := strings.Cut(kv, "=")
+		i := slices.IndexFunc(env, func(e string) bool { n, _, _ := strings.Cut(e, "="); return n == name })
+		if i >= 0 {
+			env[i] = kv
+		} else {
+			env = append(env, kv)
+		}
 	}
 	return env
 }

@@ -107,6 +107,7 @@ type sessionOpts struct {
 	tty    *os.File // the warden's controlling terminal
 	argv   []string // the server; default the malicious one
 	noInit bool     // do not initialize: the server may not start
+	env    []string // more of the warden's environment
 }
 
 // start runs the warden as the unprivileged user with secrets in its
@@ -133,6 +134,7 @@ func start(t *testing.T, w world, m mode, o sessionOpts) *session {
 	cmd := exec.Command(env.self, append([]string{wardenArg, how}, argv...)...)
 	// A race-detector build sleeps a second at exit unless told not to.
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + w.home, "LANG=C.UTF-8", "GORACE=atexit_sleep_ms=0"}, secrets...)
+	cmd.Env = append(cmd.Env, o.env...)
 	cmd.Dir = w.root
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: env.cred}
 	if o.tty != nil {

@@ -68,7 +68,11 @@ func applyLandlock(sp spec) (landlockResult, error) {
 		case p.disabled(FeatureLandlockNet):
 			res.missing = append(res.missing, Missing{ConfineLandlockNet, "Landlock TCP rules disabled by the policy"})
 		case res.abi < 4:
-			res.missing = append(res.missing, Missing{ConfineLandlockNet, fmt.Sprintf("Landlock ABI %d has no TCP rules (4 has)", res.abi)})
+			why := fmt.Sprintf("Landlock ABI %d has no TCP rules (4 has)", res.abi)
+			if p.Network == NetworkProxy && sp.Tier == TierLandlock {
+				why += "; network: proxy in tier landlock needs them to keep the server to its proxy's port: write network: none, or use tier namespaces"
+			}
+			res.missing = append(res.missing, Missing{ConfineLandlockNet, why})
 		default:
 			cfg.HandledAccessNet = llsys.AccessNetBindTCP | llsys.AccessNetConnectTCP
 			if res.abi >= 10 {
@@ -90,8 +94,14 @@ func applyLandlock(sp spec) (landlockResult, error) {
 		res.applied = append(res.applied, ConfineScopeSignal, ConfineScopeAbstract)
 	}
 
-	rules := append(pathRules(rightsReadExec, append(append([]string{}, SystemExec...), p.Exec...)),
-		pathRules(rightsRead, append(append([]string{}, SystemRead...), p.Read...))...)
+	var rules []landlock.Rule
+	if p.Network == NetworkProxy && cfg.HandledAccessNet != 0 {
+		// Connect to the proxy's port on any address (Landlock rules name
+		// ports, not addresses); bind nothing.
+		rules = append(rules, landlock.ConnectTCP(sp.ProxyPort))
+	}
+	rules = append(rules, pathRules(rightsReadExec, append(append([]string{}, SystemExec...), p.Exec...))...)
+	rules = append(rules, pathRules(rightsRead, append(append([]string{}, SystemRead...), p.Read...))...)
 	rules = append(rules,
 		landlock.PathAccess(rightsDevRW&cfg.HandledAccessFS, existing(devReadWrite)...),
 		landlock.PathAccess(llsys.AccessFSReadFile, existing(devRead)...),

@@ -136,6 +136,17 @@ func confine(sp spec) (Report, []rlimit) {
 		} else {
 			return fail(errors.New("tier namespaces but the launcher is not PID 1 of a new PID namespace"))
 		}
+		if p.Network == NetworkProxy {
+			if err := listenInNamespace(sp.ProxyPort); err != nil {
+				return fail(err)
+			}
+		}
+		if err := dropCapabilities(); err != nil {
+			return fail(err)
+		}
+	}
+	if p.Network == NetworkProxy && sp.ProxyPort == 0 {
+		return fail(errors.New("network proxy but no proxy port in the spec"))
 	}
 	// A new session has no controlling terminal, so /dev/tty (and TIOCSTI
 	// through it) is out of reach. The parent asks for one at start; a

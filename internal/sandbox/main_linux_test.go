@@ -188,6 +188,11 @@ func wardenMain(args []string) int {
 	if rerr != nil {
 		fmt.Fprintln(os.Stderr, "warden:", rerr)
 	}
+	if l := cmd.ProxyListener(); l != nil {
+		px := wardenEgress(os.Getenv(wardenEgressAllow))
+		go px.Serve(ctx, l)
+		defer px.Close()
+	}
 	cmd.Wait()
 	return 0
 }

@@ -41,14 +41,16 @@ func (t *Tier) UnmarshalText(b []byte) error {
 // NetworkNone, is nothing.
 type Network uint8
 
-// The network modes. NetworkProxy (egress through mcpwarden's proxy) is the
-// next step; until then it is not a value.
+// The network modes. With NetworkProxy the server reaches one loopback
+// port, where mcpwarden's egress proxy for it listens (see
+// [Cmd.ProxyListener]), and nothing else.
 const (
 	NetworkNone Network = iota
 	NetworkHost
+	NetworkProxy
 )
 
-var networkNames = enumtext.Names[Network]{NetworkNone: "none", NetworkHost: "host"}
+var networkNames = enumtext.Names[Network]{NetworkNone: "none", NetworkHost: "host", NetworkProxy: "proxy"}
 
 // String returns the mode's name.
 func (n Network) String() string { return networkNames.String(n, "Network") }
@@ -59,7 +61,7 @@ func (n Network) MarshalText() ([]byte, error) { return networkNames.Marshal(n, 
 // UnmarshalText reads a mode's name; an unknown name is an error.
 func (n *Network) UnmarshalText(b []byte) error {
 	if !networkNames.Set(n, string(b)) {
-		return errors.New("unknown sandbox network " + quote(b) + ": write none or host")
+		return errors.New("unknown sandbox network " + quote(b) + ": write proxy, none or host")
 	}
 	return nil
 }

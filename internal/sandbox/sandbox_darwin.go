@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,3 +146,7 @@ func Probe(p Policy) Support {
 // Grants returns every path the profile grants the server: what it may
 // execute (its command's directory included), read and write.
 func (c *Cmd) Grants() []string { return c.grants }
+
+// ProxyListener returns nil: macOS has no egress proxy yet, and a server
+// with network: proxy reaches nothing (its profile allows no network).
+func (c *Cmd) ProxyListener() net.Listener { return nil }

@@ -5,6 +5,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 )
@@ -46,3 +47,6 @@ func Probe(p Policy) Support {
 
 // Grants returns nothing: nothing is granted where nothing is confined.
 func (c *Cmd) Grants() []string { return nil }
+
+// ProxyListener returns nil: nothing runs sandboxed here.
+func (c *Cmd) ProxyListener() net.Listener { return nil }

@@ -88,6 +88,8 @@ func SeatbeltProfile(p Policy, realHome string) (string, error) {
 	case NetworkHost:
 		b.WriteString("; network: host\n(allow network*)\n")
 		b.WriteString("(allow mach-lookup (global-name \"com.apple.dnssd.service\"))\n")
+	case NetworkProxy:
+		b.WriteString("; network: proxy, which macOS has no egress proxy for yet: nothing goes out\n")
 	default:
 		b.WriteString("; network: none\n")
 	}

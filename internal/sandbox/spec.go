@@ -9,13 +9,18 @@ type spec struct {
 	Path   string   `json:"path"`
 	Argv   []string `json:"argv"`
 	Env    []string `json:"env"`
+	// ProxyPort is, with NetworkProxy, the one TCP port on 127.0.0.1 the
+	// server may connect to: its egress proxy's.
+	ProxyPort uint16 `json:"proxy_port,omitempty"`
 }
 
 // The launcher's inherited descriptors: the spec to read, the report to
-// write. Both are closed on exec.
+// write and, with NetworkProxy in TierNamespaces, the unix socket on which
+// it sends the parent the proxy's listening socket. All are closed on exec.
 const (
-	specFD   = 3
-	reportFD = 4
+	specFD     = 3
+	reportFD   = 4
+	listenerFD = 5
 )
 
 // maxSpec bounds the spec read from the pipe.

@@ -76,6 +76,10 @@ var attempts = map[string]attempt{
 	"new_userns":       newUserNS,
 	"i386_socket":      i386Socket,
 	"tiocsti_high":     tiocstiHighBits,
+	"http_get":         httpGet,
+	"http_client":      httpClient,
+	"inherited_socks":  inheritedSockets,
+	"capabilities":     capabilities,
 }
 
 func trim(b []byte) string {
