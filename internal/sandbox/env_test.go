@@ -101,8 +101,14 @@ func TestTierAndNetworkReadOnlyTheirNames(t *testing.T) {
 			}
 		})
 	}
+	for _, name := range []string{"none", "host", "proxy"} {
+		var n Network
+		if err := n.UnmarshalText([]byte(name)); err != nil || n.String() != name {
+			t.Errorf("network %q read as %v (%v)", name, n, err)
+		}
+	}
 	var n Network
-	if err := n.UnmarshalText([]byte("proxy")); err == nil {
-		t.Error("network proxy is read, but it does not exist yet")
+	if err := n.UnmarshalText([]byte("Proxy")); err == nil {
+		t.Error(`network "Proxy" is read: case matters`)
 	}
 }
