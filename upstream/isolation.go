@@ -264,10 +264,7 @@ func (s *server) instanceName(sess *session) string {
 // none, whatever ctx carried. A fresh Route each time: the Peer cannot
 // change the child's.
 func (s *server) peerContext(ctx context.Context) context.Context {
-	if s.instance == "" {
-		return context.WithValue(ctx, callerKey{}, (*Route)(nil))
-	}
-	return context.WithValue(ctx, callerKey{}, &Route{Principal: s.owner.principal, Session: s.owner.session, Instance: s.instance})
+	return context.WithValue(ctx, callerKey{}, s.caller())
 }
 
 // EndSession stops the children isolated per session that serve the client

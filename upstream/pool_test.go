@@ -51,6 +51,9 @@ func TestMain(m *testing.M) {
 		if dir := os.Getenv(testDirEnv); dir != "" {
 			srv = newFaultyStandIn(dir, os.Getenv(testModeEnv))
 		}
+		if os.Getenv(fetchToolEnv) != "" {
+			addFetchTool(srv)
+		}
 		serve := func() error { return mcpserver.ServeStdio(srv) }
 		if strings.Contains(os.Getenv(testModeEnv), "default-signals") {
 			// No handler of SIGTERM: it kills, as it does most servers.

@@ -34,6 +34,9 @@ type process struct {
 	// exposed are the files self-protection guards that the sandbox's
 	// grants reach all the same (see Sandbox.command).
 	exposed []string
+	// egress is the egress proxy of a server with network: proxy, closed
+	// once the process has exited; nil for any other.
+	egress io.Closer
 
 	stderrR    *os.File
 	stderrDone chan struct{} // closed when the child's stderr is drained
@@ -139,6 +142,13 @@ func startProcess(ctx context.Context, spec Spec, logger *slog.Logger, sp *spawn
 			return nil, err
 		}
 		p.sandbox, p.exposed = &rep, exposed
+		if l := sbx.ProxyListener(); l != nil {
+			if spec.egress == nil {
+				l.Close() // nothing to serve it: the server reaches nothing
+			} else {
+				p.egress = spec.egress(l)
+			}
+		}
 		logger.Info("upstream sandboxed", "sandbox", rep.String())
 		if len(exposed) > 0 {
 			logger.Warn("the sandbox cannot keep this server from mcpwarden's own files inside what it may reach; move them out of its workspace and installation", "files", exposed)
@@ -215,6 +225,9 @@ func (p *process) stop(grace time.Duration) {
 	}
 	p.killGroup()
 	<-p.exited
+	if p.egress != nil {
+		p.egress.Close()
+	}
 	select {
 	case <-p.stderrDone:
 	case <-time.After(grace):

@@ -126,11 +126,11 @@ func specEqual(a, b Spec) bool {
 	return reflect.DeepEqual(a.canonical(), b.canonical())
 }
 
-// canonical is s without HeaderFunc and OAuth's token store (a store
+// canonical is s without HeaderFunc, egress and OAuth's token store (a store
 // has state of its own, such as discovery done; the running session keeps
 // its own) and with empty maps and slices nil.
 func (s Spec) canonical() Spec {
-	s.HeaderFunc = nil
+	s.HeaderFunc, s.egress = nil, nil
 	if s.OAuth != nil {
 		o := *s.OAuth
 		o.Tokens = nil

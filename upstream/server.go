@@ -120,12 +120,14 @@ func (s *server) headers(ctx context.Context) map[string]string {
 	return nil
 }
 
-// dialSpec is the spec to dial, calling the current HeaderFunc.
+// dialSpec is the spec to dial, calling the current HeaderFunc, its
+// sandboxed process's egress served by s.
 func (s *server) dialSpec() Spec {
 	spec := s.spec
 	if spec.HeaderFunc != nil {
 		spec.HeaderFunc = s.headers
 	}
+	spec.egress = s.serveEgress
 	return spec
 }
 

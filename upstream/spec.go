@@ -4,6 +4,8 @@ package upstream
 
 import (
 	"context"
+	"io"
+	"net"
 	"time"
 )
 
@@ -61,6 +63,11 @@ type Spec struct {
 	// confined by the kernel through mcpwarden's launcher; nil starts it
 	// unconfined.
 	Sandbox *Sandbox
+
+	// egress serves the egress proxy of a sandboxed process with
+	// network: proxy on its listener (see server.serveEgress); set by
+	// dialSpec, nil in a Spec given to the pool.
+	egress func(net.Listener) io.Closer
 }
 
 // Defaults for the zero values of a Spec's limits.
