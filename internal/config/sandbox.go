@@ -21,7 +21,9 @@ type Sandbox struct {
 	Off bool `koanf:"off"`
 	// Tier is auto (""), namespaces or landlock.
 	Tier string `koanf:"tier"`
-	// Network is none ("", the default) or host.
+	// Network is proxy ("", the default: only through mcpwarden's egress
+	// proxy, each connection decided by the policy as
+	// mcp:<server>:network/connect), none or host.
 	Network string `koanf:"network"`
 	// Read are read-only extra paths; Write read-write ones (never
 	// executable). Relative paths are relative to the config's directory.
@@ -172,7 +174,7 @@ func (c *Config) absPaths(paths []string) []string {
 func (s Sandbox) Policy() sandbox.Policy {
 	var p sandbox.Policy
 	_ = p.Tier.UnmarshalText([]byte(orString(s.Tier, "auto")))
-	_ = p.Network.UnmarshalText([]byte(orString(s.Network, "none")))
+	_ = p.Network.UnmarshalText([]byte(orString(s.Network, "proxy")))
 	p.Read = slices.Clone(s.Read)
 	p.Write = slices.Clone(s.Write)
 	p.Passthrough = slices.Clone(s.EnvPassthrough)
@@ -203,11 +205,9 @@ func (s *Sandbox) validate(key string) []error {
 		}
 	}
 	switch s.Network {
-	case "", "none", "host":
-	case "proxy":
-		add(".network: proxy (egress through mcpwarden, decided by the policy) arrives with the egress proxy, issue 33; until then write none (the default) or host")
+	case "", "proxy", "none", "host":
 	default:
-		add(".network: %q is not one of none, host", s.Network)
+		add(".network: %q is not one of proxy (the default: egress through mcpwarden, decided by the policy), none, host", s.Network)
 	}
 	for _, n := range s.EnvPassthrough {
 		if n == "" || strings.ContainsAny(n, "=\x00") {

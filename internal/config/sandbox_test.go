@@ -20,8 +20,8 @@ func TestConfigWithoutSandboxKeyIsSandboxed(t *testing.T) {
 		t.Fatal("a server with no sandbox key is not sandboxed")
 	}
 	p := sb.Policy()
-	if p.Tier != sandbox.TierAuto || p.Network != sandbox.NetworkNone || p.BestEffort {
-		t.Errorf("policy = tier %s, network %s, best effort %v; want auto, none, false", p.Tier, p.Network, p.BestEffort)
+	if p.Tier != sandbox.TierAuto || p.Network != sandbox.NetworkProxy || p.BestEffort {
+		t.Errorf("policy = tier %s, network %s, best effort %v; want auto, proxy, false", p.Tier, p.Network, p.BestEffort)
 	}
 	if len(cfg.SandboxWarnings()) != 0 {
 		t.Errorf("warnings = %q, want none", cfg.SandboxWarnings())
@@ -43,6 +43,10 @@ func TestSandboxKeysLoad(t *testing.T) {
 		{"a server's own block turns it back on under a top-level off", "sandbox: off\nservers:\n  fs: { command: x, sandbox: on }\n", true, nil, false},
 		{"a server's keys override the top-level ones", "sandbox: { tier: landlock, network: host }\nservers:\n  fs: { command: x, sandbox: { network: none } }\n", true,
 			func(s Sandbox) bool { return s.Tier == "landlock" && s.Network == "none" }, false},
+		{"network proxy is read and does not warn", "servers:\n  fs: { command: x, sandbox: { network: proxy } }\n", true,
+			func(s Sandbox) bool { return s.Policy().Network == sandbox.NetworkProxy }, false},
+		{"network none is still none", "servers:\n  fs: { command: x, sandbox: { network: none } }\n", true,
+			func(s Sandbox) bool { return s.Policy().Network == sandbox.NetworkNone }, false},
 		{"network host warns", "servers:\n  fs: { command: x, sandbox: { network: host } }\n", true, nil, true},
 		{"relative paths are joined to the config's directory", "servers:\n  fs: { command: x, sandbox: { read: [data], write: [out] } }\n", true,
 			func(s Sandbox) bool { return s.Read[0] == "/cfg/data" && s.Write[0] == "/cfg/out" }, false},
@@ -81,7 +85,6 @@ func TestBadSandboxValuesAreLoadErrorsNamingTheKey(t *testing.T) {
 		yaml string
 		want string
 	}{
-		{"network proxy is refused until the egress proxy lands", "sandbox: { network: proxy }\nservers:\n  fs: { command: x }\n", "sandbox.network: proxy"},
 		{"an unknown network is refused", "servers:\n  fs: { command: x, sandbox: { network: wide } }\n", "servers.fs.sandbox.network"},
 		{"an unknown tier is refused", "servers:\n  fs: { command: x, sandbox: { tier: docker } }\n", "servers.fs.sandbox.tier"},
 		{"an unknown word for the sandbox is refused", "servers:\n  fs: { command: x, sandbox: maybe }\n", "write off, on, or a map"},

@@ -114,7 +114,7 @@ func writeReport(b []byte) error {
 // sound.
 func confine(sp spec) (Report, []rlimit) {
 	p := sp.Policy
-	rep := Report{Tier: sp.Tier}
+	rep := Report{Tier: sp.Tier, Network: p.Network, ProxyPort: sp.ProxyPort}
 	applied := func(c Confinement) { rep.Applied = append(rep.Applied, c) }
 	missing := func(c Confinement, why string) { rep.Missing = append(rep.Missing, Missing{c, why}) }
 	fail := func(err error) (Report, []rlimit) {

@@ -31,6 +31,11 @@ const (
 type Report struct {
 	// Tier is the tier the launcher ran in (never TierAuto).
 	Tier Tier `json:"tier"`
+	// Network is what the server may reach; with NetworkProxy, ProxyPort
+	// is its egress proxy's port on 127.0.0.1 (in tier namespaces, the
+	// loopback of the server's own network namespace).
+	Network   Network `json:"network"`
+	ProxyPort uint16  `json:"proxy_port,omitempty"`
 	// LandlockABI is the kernel's Landlock ABI version, 0 without Landlock.
 	LandlockABI int `json:"landlock_abi"`
 	// Applied are the confinements in force, in the order applied.
@@ -63,7 +68,11 @@ func (r Report) Has(c Confinement) bool {
 // String is a one-line account of the report, for logs.
 func (r Report) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "tier %s, Landlock ABI %d, applied %v", r.Tier, r.LandlockABI, r.Applied)
+	fmt.Fprintf(&b, "tier %s, network %s", r.Tier, r.Network)
+	if r.Network == NetworkProxy && r.ProxyPort != 0 {
+		fmt.Fprintf(&b, " (127.0.0.1:%d)", r.ProxyPort)
+	}
+	fmt.Fprintf(&b, ", Landlock ABI %d, applied %v", r.LandlockABI, r.Applied)
 	for _, m := range r.Missing {
 		fmt.Fprintf(&b, "; missing %s (%s)", m.Confinement, m.Reason)
 	}

@@ -61,7 +61,7 @@ func Command(ctx context.Context, launcher string, p Policy, argv []string) (*Cm
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	rep := Report{Applied: []Confinement{ConfineSession, ConfineEnvironment, ConfineSeatbelt}}
+	rep := Report{Network: p.Network, Applied: []Confinement{ConfineSession, ConfineEnvironment, ConfineSeatbelt}}
 	for _, c := range []Confinement{ConfineLimits, ConfineCoreDumps} {
 		rep.Missing = append(rep.Missing, Missing{c, "not applied on macOS yet"})
 	}
