@@ -83,14 +83,15 @@ func render(source string, f Format, servers []server, rules Permissions, vars [
 	w("# those directories is asked about (outside_workspace: ask), whatever the\n")
 	w("# rules allow. Remote servers are not: their paths are not on this machine.\n")
 	w("servers:\n")
+	var registries []string // the allow rules of package runners' registries
 	for _, s := range servers {
 		w("  %s:\n", s.key)
 		if s.trans == "stdio" {
 			w("    command: %s\n", scalar(s.command))
-			if runner := filepath.Base(s.command); runner == "npx" || runner == "uvx" {
-				// Sandboxed with no network, a package runner could not
-				// download the server on its first start.
-				w("    sandbox: { network: host }  # %s downloads on first start; issue 33's egress rule replaces this\n", runner)
+			// A package runner downloads the server on its first start,
+			// through its egress proxy: allow its registry, by name.
+			for _, h := range registryHosts[filepath.Base(s.command)] {
+				registries = append(registries, "mcp:"+s.key+":network/connect:host="+h)
 			}
 			if len(s.args) > 0 {
 				w("    args: %s\n", flow(s.args))
@@ -115,12 +116,23 @@ func render(source string, f Format, servers []server, rules Permissions, vars [
 	w("  # the servers on this machine are confined to their workspace above.\n")
 	w("  # Add allow rules for what is safe, e.g. \"mcp:%s:list_*\". Deny beats ask\n", example)
 	w("  # beats allow, whatever the order (README, \"Rules\").\n")
+	if len(registries) > 0 {
+		w("  # npx and uvx download their server on first start: the network/connect\n")
+		w("  # rules allow their registry, and nothing else leaves the sandbox unasked.\n")
+	}
 	w("  default: ask\n")
 	writeList(&b, "deny", append(append([]string{}, SecretDenyRules...), rules.Deny...))
 	writeList(&b, "ask", rules.Ask)
-	writeList(&b, "allow", rules.Allow)
+	writeList(&b, "allow", append(registries, rules.Allow...))
 	w("\naudit:\n  path: mcpwarden-audit.jsonl    # relative to this file\n")
 	return b.Bytes()
+}
+
+// registryHosts are the hosts a package runner downloads a server from on
+// its first start.
+var registryHosts = map[string][]string{
+	"npx": {"registry.npmjs.org"},
+	"uvx": {"pypi.org", "files.pythonhosted.org"},
 }
 
 // writeWorkspace writes a server's policy confining its paths to dirs.
