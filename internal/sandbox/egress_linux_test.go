@@ -237,3 +237,20 @@ func TestSandboxProxyLeavesTheServerNoCapabilities(t *testing.T) {
 		}
 	})
 }
+
+// Without Landlock's TCP rules nothing keeps a server in tier landlock to
+// its proxy's port: it must not start, and the report must say why.
+func TestSandboxProxyInTierLandlockWithoutTCPRulesDoesNotStart(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	p := w.policy(llTier)
+	p.Disable = []Feature{FeatureLandlockNet}
+	s := proxied(t, w, llTier, "", sessionOpts{policy: &p, noInit: true})
+	rep, ok := s.report()
+	if !ok {
+		t.Fatalf("no report: %s", s.stderr)
+	}
+	if rep.Started || !strings.Contains(rep.Error, "landlock_tcp") {
+		t.Fatalf("report = %+v, want not started for want of landlock_tcp", rep)
+	}
+}
