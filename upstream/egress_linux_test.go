@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -212,5 +213,56 @@ func TestIsolatedChildsConnectionsAreAttributedToItsCaller(t *testing.T) {
 	defer peer.mu.Unlock()
 	if len(peer.asked) != 1 || peer.asked[0].from == nil || peer.asked[0].from.Principal != "alice" || peer.asked[0].from.Session != "s1" {
 		t.Fatalf("the policy was asked %+v, want one connection from alice's session s1", peer.asked)
+	}
+}
+
+// A server's egress proxy lives as long as its process: a restart closes
+// the old one (the new process gets its own) and Close closes the last.
+func TestEgressProxyEndsWithItsServerProcess(t *testing.T) {
+	t.Parallel()
+	ports := make(chan uint16, 4)
+	pool := New(map[string]Spec{"s": proxiedSpec(t, sandbox.TierLandlock)}, &Options{
+		MinBackoff: 10 * time.Millisecond, MaxBackoff: 10 * time.Millisecond,
+		OnEvent: func(e Event) {
+			if e.Sandbox != nil {
+				ports <- e.Sandbox.ProxyPort
+			}
+		},
+	})
+	pool.Start(t.Context(), &egressPeer{})
+	defer pool.Close()
+	listening := func(port uint16) bool {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}
+	first := <-ports
+	if first == 0 || !listening(first) {
+		t.Fatalf("the egress proxy of the running server is not listening on its port %d", first)
+	}
+	pid, ok := pool.PID("s")
+	if !ok {
+		t.Fatal("no process")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var second uint16
+	select {
+	case second = <-ports:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server was not restarted")
+	}
+	if listening(first) {
+		t.Errorf("the egress proxy of the killed process still listens on %d", first)
+	}
+	if !listening(second) {
+		t.Errorf("the restarted process's egress proxy is not listening on %d", second)
+	}
+	pool.Close()
+	if listening(second) {
+		t.Errorf("the egress proxy still listens on %d after Close", second)
 	}
 }
