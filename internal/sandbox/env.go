@@ -64,18 +64,14 @@ func proxyEnv(port uint16) []string {
 	return append(env, "NO_PROXY=", "no_proxy=", "NODE_USE_ENV_PROXY=1")
 }
 
-// withEnv is env with each "NAME=value" of kvs set, replacing a variable
-// of the same name.
+// withEnv is env with each "NAME=value" of kvs set: every variable of the
+// same name is dropped and kv appended.
 func withEnv(env []string, kvs ...string) []string {
 	env = slices.Clone(env)
 	for _, kv := range kvs {
 		name, _, _ := strings.Cut(kv, "=")
-		i := slices.IndexFunc(env, func(e string) bool { n, _, _ := strings.Cut(e, "="); return n == name })
-		if i >= 0 {
-			env[i] = kv
-		} else {
-			env = append(env, kv)
-		}
+		env = slices.DeleteFunc(env, func(e string) bool { n, _, _ := strings.Cut(e, "="); return n == name })
+		env = append(env, kv)
 	}
 	return env
 }

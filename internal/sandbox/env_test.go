@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -69,6 +70,60 @@ func FuzzServerEnvNeverPassesMcpwardenVariables(f *testing.F) {
 				t.Fatalf("%q twice", name)
 			}
 			seen[name] = true
+		}
+	})
+}
+
+// A server's own env (or a passed-through variable) naming another proxy,
+// or NO_PROXY=*, would send its clients around the egress proxy, where
+// they reach nothing: the proxy's variables win.
+func TestProxyVariablesOverrideTheServersOwn(t *testing.T) {
+	t.Parallel()
+	p := Policy{Passthrough: []string{"HTTPS_PROXY"}, Env: []string{"http_proxy=http://10.0.0.1:8080", "NO_PROXY=*", "NODE_USE_ENV_PROXY=0"}}
+	env := withEnv(serverEnv([]string{"HTTPS_PROXY=http://evil.example:3128"}, p), proxyEnv(4321)...)
+	want := map[string]string{
+		"HTTP_PROXY": "http://127.0.0.1:4321", "http_proxy": "http://127.0.0.1:4321",
+		"HTTPS_PROXY": "http://127.0.0.1:4321", "https_proxy": "http://127.0.0.1:4321",
+		"ALL_PROXY": "http://127.0.0.1:4321", "all_proxy": "http://127.0.0.1:4321",
+		"NO_PROXY": "", "no_proxy": "", "NODE_USE_ENV_PROXY": "1",
+	}
+	got := map[string]string{}
+	for _, kv := range env {
+		name, value, _ := strings.Cut(kv, "=")
+		if _, ok := want[name]; ok {
+			if _, twice := got[name]; twice {
+				t.Fatalf("%s set twice: %q", name, env)
+			}
+			got[name] = value
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("proxy variables = %v, want %v", got, want)
+	}
+}
+
+// FuzzProxyEnvironmentWinsOverAnyServerEnvironment: whatever the server's
+// environment holds, each proxy variable is set once, to the proxy.
+func FuzzProxyEnvironmentWinsOverAnyServerEnvironment(f *testing.F) {
+	f.Add("HTTP_PROXY=x\x00HTTP_PROXY=y\x00no_proxy", uint16(3128))
+	f.Add("NO_PROXY=*\x00=\x00ALL_PROXY", uint16(1))
+	f.Fuzz(func(t *testing.T, env string, port uint16) {
+		proxy := proxyEnv(port)
+		got := withEnv(strings.Split(env, "\x00"), proxy...)
+		for _, kv := range proxy {
+			name, _, _ := strings.Cut(kv, "=")
+			n := 0
+			for _, e := range got {
+				if en, _, _ := strings.Cut(e, "="); en == name {
+					n++
+					if e != kv {
+						t.Fatalf("%q, want %q", e, kv)
+					}
+				}
+			}
+			if n != 1 {
+				t.Fatalf("%s set %d times in %q", name, n, got)
+			}
 		}
 	})
 }
