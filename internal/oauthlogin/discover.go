@@ -3,8 +3,8 @@ package oauthlogin
 // What the login needs to know before it asks anyone to sign in and that
 // mcp-go's discovery does not tell: the scope the server wants (the MCP
 // authorization spec's scope selection: the challenge's scope, else the
-// resource's scopes_supported, else none), and whether the authorization
-// server takes client ID metadata documents.
+// resource's scopes_supported, else none), and what the authorization
+// server's metadata says beyond what mcp-go reads (issuer.go).
 
 import (
 	"context"
@@ -117,22 +117,6 @@ func resourceMetadataURLs(serverURL, advertised string) []string {
 		out = append(out, origin+wk+p)
 	}
 	return append(out, origin+wk)
-}
-
-// metadataDocumentsSupported reports whether the authorization server
-// issuer says it accepts client ID metadata documents as client IDs
-// (client_id_metadata_document_supported), reading its metadata at the
-// well-known URLs RFC 8414 and OpenID Connect Discovery give for issuer.
-func metadataDocumentsSupported(ctx context.Context, client *http.Client, issuer string) bool {
-	var md struct {
-		Supported bool `json:"client_id_metadata_document_supported"`
-	}
-	for _, u := range authServerMetadataURLs(issuer) {
-		if getJSON(ctx, client, u, &md) {
-			return md.Supported
-		}
-	}
-	return false
 }
 
 // authServerMetadataURLs are the metadata URLs of issuer: the well-known

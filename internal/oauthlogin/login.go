@@ -93,7 +93,8 @@ func (o ClientOrigin) String() string {
 // the authorization server offers no way to get one.
 var ErrNoClient = errors.New("no client to sign in with: the config names no client_id, and the authorization server takes neither a client ID metadata document nor dynamic registration")
 
-// A result is what the loopback listener got: a code, or an error.
+// A result is what the loopback listener got: a code, or an error (the
+// authorization server's, or the issuer check's).
 type result struct {
 	code, state string
 	err         error
@@ -142,8 +143,16 @@ func Login(ctx context.Context, r Request) (tokenstore.Token, Client, error) {
 		return tokenstore.Token{}, Client{}, fmt.Errorf("finding where %q signs in: %w", r.Server, err)
 	}
 
+	// The issuer the answer must name is recorded before the person is
+	// sent away (the 2026-07-28 spec's authorization response validation).
+	md, err := h.GetServerMetadata(ctx)
+	if err != nil {
+		return tokenstore.Token{}, Client{}, fmt.Errorf("finding where %q signs in: %w", r.Server, err)
+	}
+	check := issuerCheck{issuer: md.Issuer, required: readAuthServer(ctx, client, md.Issuer).ResponseIssuer}
+
 	got := make(chan result, 1)
-	srv := &http.Server{Handler: callback(got), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: callback(got, check), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
 	if err := r.Show(authURL); err != nil {
@@ -169,11 +178,9 @@ func Login(ctx context.Context, r Request) (tokenstore.Token, Client, error) {
 	if !ok {
 		return tokenstore.Token{}, Client{}, fmt.Errorf("the token of %q was not stored", r.Server)
 	}
-	if md, err := h.GetServerMetadata(ctx); err == nil {
-		tok.Issuer = md.Issuer
-		if err := r.Store.Put(ctx, r.Server, tok); err != nil {
-			return tokenstore.Token{}, Client{}, err
-		}
+	tok.Issuer = md.Issuer
+	if err := r.Store.Put(ctx, r.Server, tok); err != nil {
+		return tokenstore.Token{}, Client{}, err
 	}
 	return tok, used, nil
 }
@@ -206,7 +213,7 @@ func (r Request) handler(ctx context.Context, client *http.Client, tokens *token
 	} else if c != nil && c.Issuer == md.Issuer {
 		return newHandler(c.ID, c.Secret, c.AuthMethod), Client{ID: c.ID, How: ClientRegisteredEarlier}, nil
 	}
-	if r.ClientMetadataURL != "" && metadataDocumentsSupported(ctx, client, md.Issuer) {
+	if r.ClientMetadataURL != "" && readAuthServer(ctx, client, md.Issuer).MetadataDocuments {
 		return newHandler(r.ClientMetadataURL, "", ""), Client{ID: r.ClientMetadataURL, How: ClientMetadataDocument}, nil
 	}
 	if md.RegistrationEndpoint == "" {
@@ -226,13 +233,16 @@ func (r Request) handler(ctx context.Context, client *http.Client, tokens *token
 }
 
 // callback takes the one redirect of the flow: its code and state, or the
-// error the authorization server sent.
-func callback(got chan<- result) http.Handler {
+// error the authorization server sent; a redirect that fails check is
+// neither acted on nor shown, whatever it says.
+func callback(got chan<- result, check issuerCheck) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc(CallbackPath, func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		res := result{code: q.Get("code"), state: q.Get("state")}
-		switch {
+		switch err := check.check(q); {
+		case err != nil:
+			res = result{err: err}
 		case q.Get("error") != "":
 			res.err = fmt.Errorf("the sign-in was refused: %s: %s", q.Get("error"), q.Get("error_description"))
 		case res.code == "":

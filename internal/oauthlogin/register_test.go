@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -25,15 +26,21 @@ import (
 // provider does not do: dynamic client registration and client ID
 // metadata documents. It redirects at once from /authorize.
 type standInAS struct {
-	URL     string // the MCP endpoint
-	issuer  string
-	cimd    bool // advertises client_id_metadata_document_supported
-	noDCR   bool // offers no registration endpoint
-	mu      sync.Mutex
-	reg     int      // registrations
-	authIDs []string // client_ids of the authorization requests
-	basic   []string // client_ids sent with HTTP Basic to /token ("" without)
-	grants  []string // grant types asked of /token
+	URL    string // the MCP endpoint
+	issuer string
+	cimd   bool // advertises client_id_metadata_document_supported
+	noDCR  bool // offers no registration endpoint
+	// issSupported advertises authorization_response_iss_parameter_supported;
+	// answer, when set, makes the query of /authorize's redirect from the
+	// issuer and the redirect's state (by default a code, the state and no
+	// iss). Both are set before the login starts.
+	issSupported bool
+	answer       func(issuer, state string) url.Values
+	mu           sync.Mutex
+	reg          int      // registrations
+	authIDs      []string // client_ids of the authorization requests
+	basic        []string // client_ids sent with HTTP Basic to /token ("" without)
+	grants       []string // grant types asked of /token
 }
 
 func startStandInAS(t *testing.T, cimd, noDCR bool) *standInAS {
@@ -60,7 +67,8 @@ func startStandInAS(t *testing.T, cimd, noDCR bool) *standInAS {
 		md := map[string]any{
 			"issuer": s.issuer, "authorization_endpoint": s.issuer + "/authorize", "token_endpoint": s.issuer + "/token",
 			"response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"},
-			"client_id_metadata_document_supported": s.cimd,
+			"client_id_metadata_document_supported":          s.cimd,
+			"authorization_response_iss_parameter_supported": s.issSupported,
 		}
 		if !s.noDCR {
 			md["registration_endpoint"] = s.issuer + "/register"
@@ -80,7 +88,11 @@ func startStandInAS(t *testing.T, cimd, noDCR bool) *standInAS {
 		s.mu.Lock()
 		s.authIDs = append(s.authIDs, q.Get("client_id"))
 		s.mu.Unlock()
-		http.Redirect(w, r, q.Get("redirect_uri")+"?code=c&state="+q.Get("state"), http.StatusFound)
+		answer := url.Values{"code": {"c"}, "state": {q.Get("state")}}
+		if s.answer != nil {
+			answer = s.answer(s.issuer, q.Get("state"))
+		}
+		http.Redirect(w, r, q.Get("redirect_uri")+"?"+answer.Encode(), http.StatusFound)
 	})
 	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
 		id, _, _ := r.BasicAuth()
