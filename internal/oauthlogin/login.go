@@ -193,7 +193,7 @@ func (r Request) handler(ctx context.Context, client *http.Client, tokens *token
 	newHandler := func(id, secret, method string) *transport.OAuthHandler {
 		h := transport.NewOAuthHandler(transport.OAuthConfig{
 			ClientID: id, ClientSecret: secret, TokenEndpointAuthMethod: method,
-			ClientURI: "https://github.com/mcpwarden/mcpwarden", RedirectURI: redirect, Scopes: scopes,
+			ClientURI: clientURI, RedirectURI: redirect, Scopes: scopes,
 			TokenStore: tokens, PKCEEnabled: true, HTTPClient: client,
 		})
 		h.SetBaseURL(r.URL)
@@ -219,17 +219,15 @@ func (r Request) handler(ctx context.Context, client *http.Client, tokens *token
 	if md.RegistrationEndpoint == "" {
 		return nil, Client{}, fmt.Errorf("signing in to %q: %w", r.Server, ErrNoClient)
 	}
-	if err := h.RegisterClient(ctx, "mcpwarden"); err != nil {
+	c, err := register(ctx, client, md.RegistrationEndpoint, redirect, scopes)
+	if err != nil {
 		return nil, Client{}, fmt.Errorf("registering mcpwarden as a client of %q: %w", md.Issuer, err)
 	}
-	c := &tokenstore.Client{ID: h.GetClientID(), Secret: h.GetClientSecret(), AuthMethod: h.GetTokenEndpointAuthMethod(), Issuer: md.Issuer}
-	if c.ID == "" {
-		return nil, Client{}, fmt.Errorf("registering mcpwarden as a client of %q: the answer has no client_id", md.Issuer)
-	}
+	c.Issuer = md.Issuer
 	if err := tokens.SaveClient(ctx, c); err != nil {
 		return nil, Client{}, err
 	}
-	return h, Client{ID: c.ID, How: ClientRegisteredNow}, nil
+	return newHandler(c.ID, c.Secret, c.AuthMethod), Client{ID: c.ID, How: ClientRegisteredNow}, nil
 }
 
 // callback takes the one redirect of the flow: its code and state, or the

@@ -36,11 +36,14 @@ type standInAS struct {
 	// iss). Both are set before the login starts.
 	issSupported bool
 	answer       func(issuer, state string) url.Values
-	mu           sync.Mutex
-	reg          int      // registrations
-	authIDs      []string // client_ids of the authorization requests
-	basic        []string // client_ids sent with HTTP Basic to /token ("" without)
-	grants       []string // grant types asked of /token
+	// refuseRegistration, when set, is /register's 400 answer.
+	refuseRegistration string
+	mu                 sync.Mutex
+	reg                int              // registrations
+	regs               []map[string]any // the registration requests' bodies
+	authIDs            []string         // client_ids of the authorization requests
+	basic              []string         // client_ids sent with HTTP Basic to /token ("" without)
+	grants             []string         // grant types asked of /token
 }
 
 func startStandInAS(t *testing.T, cimd, noDCR bool) *standInAS {
@@ -75,8 +78,17 @@ func startStandInAS(t *testing.T, cimd, noDCR bool) *standInAS {
 		}
 		writeJSON(w, md)
 	})
-	mux.HandleFunc("/register", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("/register", func(w http.ResponseWriter, r *http.Request) {
+		if s.refuseRegistration != "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(s.refuseRegistration))
+			return
+		}
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
 		s.mu.Lock()
+		s.regs = append(s.regs, body)
 		s.reg++
 		n := s.reg
 		s.mu.Unlock()
@@ -268,5 +280,41 @@ func TestServeRefreshesAsTheRegisteredClient(t *testing.T) {
 	}
 	if as.basic[1] != "registered-1" {
 		t.Errorf("the refresh authenticated as %q, want the registered client", as.basic[1])
+	}
+}
+
+// TestRegistrationSaysMcpwardenIsANativeApp: the 2026-07-28 authorization
+// spec requires an application_type in dynamic client registration, and
+// an OpenID provider takes a missing one for "web", which may refuse the
+// loopback redirect URI of a CLI. mcpwarden's login is a native app.
+func TestRegistrationSaysMcpwardenIsANativeApp(t *testing.T) {
+	t.Parallel()
+	as := startStandInAS(t, false, false)
+	if _, _, err := Login(t.Context(), as.request(t, newStore(t))); err != nil {
+		t.Fatal(err)
+	}
+	if len(as.regs) != 1 {
+		t.Fatalf("%d registrations, want 1", len(as.regs))
+	}
+	got := as.regs[0]
+	if got["application_type"] != "native" {
+		t.Errorf("registration %v: application_type %v, want native", got, got["application_type"])
+	}
+	uris, _ := got["redirect_uris"].([]any)
+	if len(uris) != 1 || !strings.HasPrefix(fmt.Sprint(uris[0]), "http://127.0.0.1:") || !strings.HasSuffix(fmt.Sprint(uris[0]), CallbackPath) {
+		t.Errorf("registration %v: redirect_uris %v, want the loopback listener", got, uris)
+	}
+}
+
+// TestRefusedRegistrationSaysWhy: an authorization server that refuses
+// the registration (an OpenID provider's redirect URI rules, say) has its
+// reason shown.
+func TestRefusedRegistrationSaysWhy(t *testing.T) {
+	t.Parallel()
+	as := startStandInAS(t, false, false)
+	as.refuseRegistration = `{"error":"invalid_redirect_uri","error_description":"loopback redirects need application_type native"}`
+	_, _, err := Login(t.Context(), as.request(t, newStore(t)))
+	if err == nil || !strings.Contains(err.Error(), "invalid_redirect_uri") || !strings.Contains(err.Error(), "loopback redirects need") {
+		t.Fatalf("Login = %v, want the server's reason", err)
 	}
 }
