@@ -87,14 +87,20 @@ func chooseScopes(c wwwauth.Challenge, r resource) []string {
 // the server's origin (RFC 9728 §3.1): h then discovers from the origin,
 // and mcp-go still requires the resource the metadata declares to be
 // that origin (a prefix of serverURL), so a token is never asked for a
-// resource other than the server.
+// resource other than the server. A server with no resource metadata at
+// all is one of 2025-03-26, whose authorization base URL is its URL with
+// the path removed: h discovers the authorization server's metadata at
+// the origin's well-known URLs, and falls back to the default endpoints
+// there only when it has none.
 func discoverWith(h *transport.OAuthHandler, serverURL string, r resource, header http.Header) {
-	if r.found && r.atRoot {
+	if !r.found || r.atRoot {
 		if u, err := url.Parse(serverURL); err == nil {
 			h.SetBaseURL(u.Scheme + "://" + u.Host)
 		}
 	}
-	h.HandleUnauthorizedResponse(&http.Response{Header: header})
+	if r.found {
+		h.HandleUnauthorizedResponse(&http.Response{Header: header})
+	}
 }
 
 // resourceMetadataURLs are where the server's protected resource metadata
