@@ -120,11 +120,11 @@ func Login(ctx context.Context, r Request) (tokenstore.Token, Client, error) {
 	if len(scopes) == 0 {
 		scopes = chooseScopes(ch, prm)
 	}
-	stepUp, err := tokens.StepUpScope(ctx)
+	prev, _, err := r.Store.Get(ctx, r.Server)
 	if err != nil {
 		return tokenstore.Token{}, Client{}, err
 	}
-	scopes = withScopes(scopes, strings.Fields(stepUp))
+	scopes = stepUpScopes(scopes, prev, r.URL)
 	h, used, err := r.handler(ctx, client, tokens, redirect, scopes, func(h *transport.OAuthHandler) { discoverWith(h, r.URL, prm, header) })
 	if err != nil {
 		return tokenstore.Token{}, Client{}, err
@@ -262,8 +262,23 @@ func callback(got chan<- result, check issuerCheck) http.Handler {
 	return mux
 }
 
-// withScopes is scopes and then those of more it lacks: a step-up asks for
-// the scope the server wants on top of what the login would ask for.
+// stepUpScopes are the scopes of a login that follows prev, the server's
+// entry in the store: after the server refused prev's token for lacking
+// scope (a step-up), the union of scopes, the scope prev was granted (if
+// it was for the server's URL) and the scope the server wants (SEP-2350:
+// stepping up for one operation must not lose another); scopes otherwise,
+// so that a login after the config narrowed them asks for no more.
+func stepUpScopes(scopes []string, prev tokenstore.Token, serverURL string) []string {
+	if prev.StepUpScope == "" {
+		return scopes
+	}
+	if prev.Resource == serverURL {
+		scopes = withScopes(scopes, strings.Fields(prev.Scope))
+	}
+	return withScopes(scopes, strings.Fields(prev.StepUpScope))
+}
+
+// withScopes is scopes and then those of more it lacks.
 func withScopes(scopes, more []string) []string {
 	out := slices.Clone(scopes)
 	for _, s := range more {

@@ -42,6 +42,7 @@ type standInAS struct {
 	reg                int              // registrations
 	regs               []map[string]any // the registration requests' bodies
 	authIDs            []string         // client_ids of the authorization requests
+	authScopes         []string         // scopes of the authorization requests
 	basic              []string         // client_ids sent with HTTP Basic to /token ("" without)
 	grants             []string         // grant types asked of /token
 }
@@ -99,6 +100,7 @@ func startStandInAS(t *testing.T, cimd, noDCR bool) *standInAS {
 		q := r.URL.Query()
 		s.mu.Lock()
 		s.authIDs = append(s.authIDs, q.Get("client_id"))
+		s.authScopes = append(s.authScopes, q.Get("scope"))
 		s.mu.Unlock()
 		answer := url.Values{"code": {"c"}, "state": {q.Get("state")}}
 		if s.answer != nil {
@@ -316,5 +318,28 @@ func TestRefusedRegistrationSaysWhy(t *testing.T) {
 	_, _, err := Login(t.Context(), as.request(t, newStore(t)))
 	if err == nil || !strings.Contains(err.Error(), "invalid_redirect_uri") || !strings.Contains(err.Error(), "loopback redirects need") {
 		t.Fatalf("Login = %v, want the server's reason", err)
+	}
+}
+
+// TestStepUpAsksForTheScopesAlreadyGrantedToo: after a 403
+// insufficient_scope, the next login asks for the union of the scope the
+// token was granted and the scope the server wants (SEP-2350), so that
+// stepping up for one operation does not lose another.
+func TestStepUpAsksForTheScopesAlreadyGrantedToo(t *testing.T) {
+	t.Parallel()
+	as := startStandInAS(t, false, false)
+	store := newStore(t)
+	tokens := &tokenstore.ServerTokens{Store: store, Server: "remote", Resource: as.URL}
+	if err := store.Put(t.Context(), "remote", tokenstore.Token{AccessToken: "narrow", Scope: "mcp:basic mcp:read", Resource: as.URL}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tokens.NeedScope(t.Context(), "mcp:write mcp:read"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Login(t.Context(), as.request(t, store)); err != nil {
+		t.Fatal(err)
+	}
+	if want := "mcp:basic mcp:read mcp:write"; len(as.authScopes) != 1 || as.authScopes[0] != want {
+		t.Errorf("authorization requests asked for scopes %q, want %q", as.authScopes, want)
 	}
 }
