@@ -103,6 +103,20 @@ func discoverWith(h *transport.OAuthHandler, serverURL string, r resource, heade
 	}
 }
 
+// currentIssuer is the issuer of the authorization server the server at
+// serverURL names now, found as a login finds it.
+func currentIssuer(ctx context.Context, client *http.Client, serverURL string) (string, error) {
+	ch, header := probe(ctx, client, serverURL)
+	h := transport.NewOAuthHandler(transport.OAuthConfig{HTTPClient: client})
+	h.SetBaseURL(serverURL)
+	discoverWith(h, serverURL, findResource(ctx, client, serverURL, ch), header)
+	md, err := h.GetServerMetadata(ctx)
+	if err != nil {
+		return "", err
+	}
+	return md.Issuer, nil
+}
+
 // resourceMetadataURLs are where the server's protected resource metadata
 // may be, in the order RFC 9728 and the MCP spec try them: the URL its
 // challenge named (only on the server's own origin, as mcp-go requires

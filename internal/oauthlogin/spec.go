@@ -3,6 +3,8 @@ package oauthlogin
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"time"
 
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/internal/tokenstore"
@@ -56,13 +58,26 @@ func OpenStore(getenv func(string) string) (*tokenstore.Store, error) {
 }
 
 // registrations gives upstream the client a login registered for the
-// server (tokenstore.Token.Client).
+// server (tokenstore.Token.Client), bound to the authorization server it
+// was registered at: when the server now names another one, its
+// credentials and the refresh token are kept from it (SEP-2352), and the
+// server needs a login, which registers at the new one.
 type registrations struct{ tokens *tokenstore.ServerTokens }
 
-func (r registrations) RegisteredClient(ctx context.Context) (upstream.OAuthClient, bool, error) {
+func (r registrations) RegisteredClient(ctx context.Context, client *http.Client) (upstream.OAuthClient, bool, error) {
 	c, err := r.tokens.Client(ctx)
 	if err != nil || c == nil {
 		return upstream.OAuthClient{}, false, err
+	}
+	if client == nil {
+		client = &http.Client{Timeout: 30 * time.Second}
+	}
+	now, err := currentIssuer(ctx, client, r.tokens.Resource)
+	if err != nil {
+		return upstream.OAuthClient{}, false, fmt.Errorf("finding the authorization server of %s: %w", r.tokens.Resource, err)
+	}
+	if now != c.Issuer {
+		return upstream.OAuthClient{}, false, &upstream.AuthServerChangedError{Was: c.Issuer, Now: now}
 	}
 	return upstream.OAuthClient{ID: c.ID, Secret: c.Secret, AuthMethod: c.AuthMethod}, true, nil
 }
