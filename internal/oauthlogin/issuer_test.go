@@ -127,3 +127,27 @@ func TestLoginTakesTheRightIssuerOrNoneWhereNoneIsPromised(t *testing.T) {
 		})
 	}
 }
+
+// FuzzIssuerCheckTakesOnlyTheExactIssuer parses the query of any
+// redirect to the loopback listener: it is taken only when it names the
+// issuer exactly once, or names none where none is required.
+func FuzzIssuerCheckTakesOnlyTheExactIssuer(f *testing.F) {
+	const issuer = "https://as.example/tenant"
+	f.Add("code=c&state=s&iss=https%3A%2F%2Fas.example%2Ftenant", true)
+	f.Add("code=c&state=s&iss=https%3A%2F%2Fas.example%2Ftenant%2F", true)
+	f.Add("code=c&state=s&iss=https%3A%2F%2FAS.example%2Ftenant&iss=https%3A%2F%2Fas.example%2Ftenant", false)
+	f.Add("error=access_denied&state=s", true)
+	f.Add("code=c;iss=x&state=s", false)
+	f.Fuzz(func(t *testing.T, raw string, required bool) {
+		q, _ := url.ParseQuery(raw)
+		err := issuerCheck{issuer: issuer, required: required}.check(q)
+		iss, present := q["iss"]
+		want := (present && len(iss) == 1 && iss[0] == issuer) || (!present && !required)
+		if (err == nil) != want {
+			t.Fatalf("check(%q, required %v) = %v, want taken %v", raw, required, err, want)
+		}
+		if err != nil && !errors.Is(err, ErrIssuerMismatch) {
+			t.Fatalf("check(%q) = %v, want ErrIssuerMismatch", raw, err)
+		}
+	})
+}
