@@ -38,12 +38,10 @@ type standInAS struct {
 	// iss). Both are set before the login starts.
 	issSupported bool
 	answer       func(issuer, state string) url.Values
-	// movedTo, when set, is the authorization server the resource
-	// metadata names instead of this one.
-	movedTo string
 	// refuseRegistration, when set, is /register's 400 answer.
 	refuseRegistration string
 	mu                 sync.Mutex
+	movedTo            string           // when set, the authorization server the resource metadata names instead
 	reg                int              // registrations
 	regs               []map[string]any // the registration requests' bodies
 	authIDs            []string         // client_ids of the authorization requests
