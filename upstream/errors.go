@@ -75,7 +75,7 @@ func (e *UnavailableError) Error() string {
 		}
 		var moved *AuthServerChangedError
 		if errors.As(e.Err, &moved) {
-			fmt.Fprintf(&b, "upstream %q needs `mcpwarden login %s`: its authorization server is now %q, not %q where mcpwarden registered", e.Server, e.Server, moved.Now, moved.Was)
+			fmt.Fprintf(&b, "upstream %q needs `mcpwarden login %s`: its authorization server is now %q, not %q where its client and token belong", e.Server, e.Server, moved.Now, moved.Was)
 			return b.String()
 		}
 		fmt.Fprintf(&b, "upstream %q needs `mcpwarden login %s`: it has no OAuth token for it, or its token can no longer be refreshed", e.Server, e.Server)

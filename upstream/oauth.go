@@ -26,7 +26,9 @@ type OAuth struct {
 	Scopes []string
 	// Registered, when set, is asked first for the client mcpwarden
 	// registered itself as at login (RFC 7591); ClientID and ClientSecret
-	// serve when it has none. Its error fails the session's start.
+	// serve when it has none. Its error fails the session's start: it
+	// also checks that the stored credentials still belong to the
+	// server's authorization server.
 	Registered Registrations
 	// StepUps, when set, is told the scope the server wants when it
 	// refuses the token for lacking it (403 insufficient_scope), so that
@@ -71,14 +73,14 @@ func (e *InsufficientScopeError) Error() string {
 func (e *InsufficientScopeError) Unwrap() error { return ErrLoginRequired }
 
 // An AuthServerChangedError is the error of a server that names another
-// authorization server (Now) than the one mcpwarden registered its client
-// at (Was): the client's credentials and the refresh token are not sent to
-// Now, and a person has to sign in again, which registers at Now
+// authorization server (Now) than the one its stored client and token
+// belong to (Was): the client's credentials and the refresh token are not
+// sent to Now, and a person has to sign in again, which registers at Now
 // (SEP-2352). It wraps ErrLoginRequired.
 type AuthServerChangedError struct{ Was, Now string }
 
 func (e *AuthServerChangedError) Error() string {
-	return fmt.Sprintf("the server's authorization server is now %q, not %q where mcpwarden registered its client: sign in to it again with `mcpwarden login`, which registers at the new one", e.Now, e.Was)
+	return fmt.Sprintf("the server's authorization server is now %q, not %q where its client and token belong: sign in to it again with `mcpwarden login` (a client_id in the config must be registered at the new one)", e.Now, e.Was)
 }
 
 func (e *AuthServerChangedError) Unwrap() error { return ErrLoginRequired }

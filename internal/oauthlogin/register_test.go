@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -347,63 +346,5 @@ func TestStepUpAsksForTheScopesAlreadyGrantedToo(t *testing.T) {
 	}
 	if want := "mcp:basic mcp:read mcp:write"; len(as.authScopes) != 1 || as.authScopes[0] != want {
 		t.Errorf("authorization requests asked for scopes %q, want %q", as.authScopes, want)
-	}
-}
-
-// TestRegisteredClientIsNotSentToANewAuthorizationServer: when the
-// server's resource metadata names another authorization server than the
-// one mcpwarden registered at (it moved, or its metadata was tampered
-// with), serve sends the registration and its refresh token nowhere and
-// asks for a login, which registers at the new one (SEP-2352).
-func TestRegisteredClientIsNotSentToANewAuthorizationServer(t *testing.T) {
-	t.Parallel()
-	as := startStandInAS(t, false, false)
-	vars := map[string]string{"XDG_STATE_HOME": t.TempDir(), tokenstore.KeyEnv: base64.StdEncoding.EncodeToString(make([]byte, tokenstore.KeySize))}
-	getenv := func(k string) string { return vars[k] }
-	store, err := OpenStore(getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := Login(t.Context(), as.request(t, store)); err != nil {
-		t.Fatal(err)
-	}
-
-	// The new authorization server, which records who asks it for tokens.
-	var mu sync.Mutex
-	var asked []string
-	mux := http.NewServeMux()
-	other := httptest.NewServer(mux)
-	t.Cleanup(other.Close)
-	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, map[string]any{"issuer": other.URL, "authorization_endpoint": other.URL + "/authorize", "token_endpoint": other.URL + "/token", "response_types_supported": []string{"code"}})
-	})
-	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
-		id, _, _ := r.BasicAuth()
-		mu.Lock()
-		asked = append(asked, id+" "+r.FormValue("client_id")+" "+r.FormValue("refresh_token"))
-		mu.Unlock()
-		writeJSON(w, map[string]any{"access_token": "from-the-new-server", "token_type": "Bearer", "expires_in": 3600})
-	})
-	as.mu.Lock()
-	as.movedTo = other.URL
-	as.mu.Unlock()
-
-	o := UpstreamOAuth("remote", config.Server{URL: as.URL, OAuth: &config.ServerOAuth{}}, getenv)
-	pool := upstream.Start(t.Context(), map[string]upstream.Spec{"remote": {Transport: upstream.TransportHTTP, URL: as.URL, OAuth: o}}, nil)
-	t.Cleanup(func() { pool.Close() })
-	err = pool.Err("remote")
-	if want := "its authorization server is now " + strconv.Quote(other.URL); !errors.Is(err, upstream.ErrLoginRequired) || !strings.Contains(err.Error(), want) {
-		t.Errorf("Err = %v, want ErrLoginRequired saying %s", err, want)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(asked) != 0 {
-		t.Errorf("the new authorization server was asked for tokens by %q, want nobody", asked)
-	}
-
-	// The login after it registers at the new server (which offers no
-	// registration here: the login says so rather than reuse the old one).
-	if _, got, err := Login(t.Context(), as.request(t, store)); got.ID == "registered-1" {
-		t.Errorf("login used %+v (%v), want no client of the old server", got, err)
 	}
 }
