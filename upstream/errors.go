@@ -73,6 +73,11 @@ func (e *UnavailableError) Error() string {
 			fmt.Fprintf(&b, "upstream %q needs `mcpwarden login %s`: it wants OAuth scope %q, which its token lacks", e.Server, e.Server, scope.Scope)
 			return b.String()
 		}
+		var moved *AuthServerChangedError
+		if errors.As(e.Err, &moved) {
+			fmt.Fprintf(&b, "upstream %q needs `mcpwarden login %s`: its authorization server is now %q, not %q where its client and token belong", e.Server, e.Server, moved.Now, moved.Was)
+			return b.String()
+		}
 		fmt.Fprintf(&b, "upstream %q needs `mcpwarden login %s`: it has no OAuth token for it, or its token can no longer be refreshed", e.Server, e.Server)
 		return b.String()
 	}

@@ -26,7 +26,9 @@ type OAuth struct {
 	Scopes []string
 	// Registered, when set, is asked first for the client mcpwarden
 	// registered itself as at login (RFC 7591); ClientID and ClientSecret
-	// serve when it has none.
+	// serve when it has none. Its error fails the session's start: it
+	// also checks that the stored credentials still belong to the
+	// server's authorization server.
 	Registered Registrations
 	// StepUps, when set, is told the scope the server wants when it
 	// refuses the token for lacking it (403 insufficient_scope), so that
@@ -46,9 +48,12 @@ type OAuthClient struct {
 }
 
 // Registrations gives the client registered for a server, if there is
-// one. It is asked each time the server's session starts.
+// one. It is asked each time the server's session starts, with the
+// session's HTTP client (nil: a default one), and may check with the
+// server that the stored credentials still belong to its authorization
+// server, returning an error wrapping ErrLoginRequired when they do not.
 type Registrations interface {
-	RegisteredClient(ctx context.Context) (OAuthClient, bool, error)
+	RegisteredClient(ctx context.Context, client *http.Client) (OAuthClient, bool, error)
 }
 
 // StepUps keeps the scope a server asked for more of.
@@ -66,6 +71,19 @@ func (e *InsufficientScopeError) Error() string {
 }
 
 func (e *InsufficientScopeError) Unwrap() error { return ErrLoginRequired }
+
+// An AuthServerChangedError is the error of a server that names another
+// authorization server (Now) than the one its stored client and token
+// belong to (Was): the client's credentials and the refresh token are not
+// sent to Now, and a person has to sign in again, which registers at Now
+// (SEP-2352). It wraps ErrLoginRequired.
+type AuthServerChangedError struct{ Was, Now string }
+
+func (e *AuthServerChangedError) Error() string {
+	return fmt.Sprintf("the server's authorization server is now %q, not %q where its client and token belong: sign in to it again with `mcpwarden login` (a client_id in the config must be registered at the new one)", e.Now, e.Was)
+}
+
+func (e *AuthServerChangedError) Unwrap() error { return ErrLoginRequired }
 
 // maxStepUpScope caps the scope a server may ask for more of: it is kept
 // for the next login and quoted in the call's error.
@@ -149,7 +167,7 @@ func oauthConfig(ctx context.Context, spec Spec, client *http.Client) (*transpor
 	}
 	c := OAuthClient{ID: o.ClientID, Secret: o.ClientSecret}
 	if o.Registered != nil {
-		reg, ok, err := o.Registered.RegisteredClient(ctx)
+		reg, ok, err := o.Registered.RegisteredClient(ctx, client)
 		if err != nil {
 			return nil, fmt.Errorf("reading the registered OAuth client: %w", err)
 		}

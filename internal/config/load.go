@@ -18,6 +18,8 @@ import (
 	"github.com/knadh/koanf/providers/rawbytes"
 	"github.com/knadh/koanf/v2"
 	yamlv3 "go.yaml.in/yaml/v3"
+
+	"github.com/mcpwarden/mcpwarden/internal/tokenstore"
 )
 
 // EnvPrefix starts every environment variable that overrides a config key.
@@ -111,11 +113,23 @@ func envMap(environ []string) map[string]string {
 	return m
 }
 
+// ownVariable reports whether name is one of mcpwarden's variables that
+// are no config keys: the audit signing key, and the upstream token
+// store's key and keyring switch.
+func ownVariable(name string) bool {
+	switch name {
+	case AuditKeyEnv, tokenstore.KeyEnv, tokenstore.KeyringEnv:
+		return true
+	}
+	return false
+}
+
 // applyEnv sets the keys named by MCPWARDEN_* variables and returns which
 // variable set which key. A value is read as a YAML scalar or flow
 // sequence, so "true", "8765" and "[a, b]" get their types. The variable
-// holding the bearer token and MCPWARDEN_AUDIT_SIGNING_KEY (the audit
-// signing key itself) are not keys and are skipped.
+// holding the bearer token, MCPWARDEN_AUDIT_SIGNING_KEY (the audit
+// signing key itself) and the upstream token store's variables
+// (tokenstore.KeyEnv, tokenstore.KeyringEnv) are not keys and are skipped.
 //
 // A variable whose name is no config key is ignored if the config text
 // names it (a token or a ${VAR}). Otherwise it is an error naming it, with
@@ -133,7 +147,7 @@ func applyEnv(k *koanf.Koanf, env map[string]string, text []byte) (envSources, [
 	}
 	names := make([]string, 0, len(env))
 	for name := range env {
-		if strings.HasPrefix(name, EnvPrefix) && name != tokenEnv && name != AuditKeyEnv {
+		if strings.HasPrefix(name, EnvPrefix) && name != tokenEnv && !ownVariable(name) {
 			names = append(names, name)
 		}
 	}

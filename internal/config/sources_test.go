@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpwarden/mcpwarden/internal/tokenstore"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -148,4 +149,22 @@ func FuzzEnvOverride(f *testing.F) {
 			t.Errorf("error %q names neither the variable nor the config", err)
 		}
 	})
+}
+
+// TestTokenStoreVariablesAreNotWarnedAbout is a finding of issue 35:
+// serve warned "MCPWARDEN_TOKEN_KEY is ignored" on every start while the
+// upstream token store reads it. The token store's variables are
+// mcpwarden's own, not config keys, and load without a warning.
+func TestTokenStoreVariablesAreNotWarnedAbout(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{tokenstore.KeyEnv + "=AAAA", tokenstore.KeyringEnv + "=off"} {
+		cfg, err := Parse([]byte(minimal), ".yaml", "/etc/mcpwarden", []string{v})
+		if err != nil {
+			t.Errorf("%s stopped the load: %v", v, err)
+			continue
+		}
+		if len(cfg.Warnings) != 0 {
+			t.Errorf("%s: warnings = %q, want none: the token store reads it", v, cfg.Warnings)
+		}
+	}
 }

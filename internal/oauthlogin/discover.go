@@ -3,8 +3,8 @@ package oauthlogin
 // What the login needs to know before it asks anyone to sign in and that
 // mcp-go's discovery does not tell: the scope the server wants (the MCP
 // authorization spec's scope selection: the challenge's scope, else the
-// resource's scopes_supported, else none), and whether the authorization
-// server takes client ID metadata documents.
+// resource's scopes_supported, else none), and what the authorization
+// server's metadata says beyond what mcp-go reads (issuer.go).
 
 import (
 	"context"
@@ -87,14 +87,34 @@ func chooseScopes(c wwwauth.Challenge, r resource) []string {
 // the server's origin (RFC 9728 §3.1): h then discovers from the origin,
 // and mcp-go still requires the resource the metadata declares to be
 // that origin (a prefix of serverURL), so a token is never asked for a
-// resource other than the server.
+// resource other than the server. A server with no resource metadata at
+// all is one of 2025-03-26, whose authorization base URL is its URL with
+// the path removed: h discovers the authorization server's metadata at
+// the origin's well-known URLs, and falls back to the default endpoints
+// there only when it has none.
 func discoverWith(h *transport.OAuthHandler, serverURL string, r resource, header http.Header) {
-	if r.found && r.atRoot {
+	if !r.found || r.atRoot {
 		if u, err := url.Parse(serverURL); err == nil {
 			h.SetBaseURL(u.Scheme + "://" + u.Host)
 		}
 	}
-	h.HandleUnauthorizedResponse(&http.Response{Header: header})
+	if r.found {
+		h.HandleUnauthorizedResponse(&http.Response{Header: header})
+	}
+}
+
+// currentIssuer is the issuer of the authorization server the server at
+// serverURL names now, found as a login finds it.
+func currentIssuer(ctx context.Context, client *http.Client, serverURL string) (string, error) {
+	ch, header := probe(ctx, client, serverURL)
+	h := transport.NewOAuthHandler(transport.OAuthConfig{HTTPClient: client})
+	h.SetBaseURL(serverURL)
+	discoverWith(h, serverURL, findResource(ctx, client, serverURL, ch), header)
+	md, err := h.GetServerMetadata(ctx)
+	if err != nil {
+		return "", err
+	}
+	return md.Issuer, nil
 }
 
 // resourceMetadataURLs are where the server's protected resource metadata
@@ -117,22 +137,6 @@ func resourceMetadataURLs(serverURL, advertised string) []string {
 		out = append(out, origin+wk+p)
 	}
 	return append(out, origin+wk)
-}
-
-// metadataDocumentsSupported reports whether the authorization server
-// issuer says it accepts client ID metadata documents as client IDs
-// (client_id_metadata_document_supported), reading its metadata at the
-// well-known URLs RFC 8414 and OpenID Connect Discovery give for issuer.
-func metadataDocumentsSupported(ctx context.Context, client *http.Client, issuer string) bool {
-	var md struct {
-		Supported bool `json:"client_id_metadata_document_supported"`
-	}
-	for _, u := range authServerMetadataURLs(issuer) {
-		if getJSON(ctx, client, u, &md) {
-			return md.Supported
-		}
-	}
-	return false
 }
 
 // authServerMetadataURLs are the metadata URLs of issuer: the well-known

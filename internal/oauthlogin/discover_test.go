@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/mcpwarden/mcpwarden/internal/tokenstore"
 	"github.com/mcpwarden/mcpwarden/internal/wwwauth"
 )
 
@@ -115,5 +116,27 @@ func TestRootMetadataOfTheServersOriginSignsIn(t *testing.T) {
 	}
 	if q := mustQuery(t, shown); q.Get("resource") != srv.URL {
 		t.Errorf("asked for resource %q, want the origin the metadata declares, %q", q.Get("resource"), srv.URL)
+	}
+}
+
+func TestGrantedScopesAreKeptOnlyByAStepUp(t *testing.T) {
+	t.Parallel()
+	const url = "https://mcp.example/mcp"
+	tests := []struct {
+		name string
+		prev tokenstore.Token
+		want []string
+	}{
+		{"no step-up: the config's scopes alone", tokenstore.Token{Scope: "a wide", Resource: url}, []string{"a"}},
+		{"a step-up: granted and wanted too", tokenstore.Token{Scope: "a b", StepUpScope: "c", Resource: url}, []string{"a", "b", "c"}},
+		{"a step-up after a token for another URL: not its scopes", tokenstore.Token{Scope: "b", StepUpScope: "c", Resource: "https://other.example/mcp"}, []string{"a", "c"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := stepUpScopes([]string{"a"}, tt.prev, url); !slices.Equal(got, tt.want) {
+				t.Errorf("stepUpScopes = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -93,7 +93,8 @@ func (o ClientOrigin) String() string {
 // the authorization server offers no way to get one.
 var ErrNoClient = errors.New("no client to sign in with: the config names no client_id, and the authorization server takes neither a client ID metadata document nor dynamic registration")
 
-// A result is what the loopback listener got: a code, or an error.
+// A result is what the loopback listener got: a code, or an error (the
+// authorization server's, or the issuer check's).
 type result struct {
 	code, state string
 	err         error
@@ -119,11 +120,11 @@ func Login(ctx context.Context, r Request) (tokenstore.Token, Client, error) {
 	if len(scopes) == 0 {
 		scopes = chooseScopes(ch, prm)
 	}
-	stepUp, err := tokens.StepUpScope(ctx)
+	prev, _, err := r.Store.Get(ctx, r.Server)
 	if err != nil {
 		return tokenstore.Token{}, Client{}, err
 	}
-	scopes = withScopes(scopes, strings.Fields(stepUp))
+	scopes = stepUpScopes(scopes, prev, r.URL)
 	h, used, err := r.handler(ctx, client, tokens, redirect, scopes, func(h *transport.OAuthHandler) { discoverWith(h, r.URL, prm, header) })
 	if err != nil {
 		return tokenstore.Token{}, Client{}, err
@@ -142,8 +143,16 @@ func Login(ctx context.Context, r Request) (tokenstore.Token, Client, error) {
 		return tokenstore.Token{}, Client{}, fmt.Errorf("finding where %q signs in: %w", r.Server, err)
 	}
 
+	// The issuer the answer must name is recorded before the person is
+	// sent away (the 2026-07-28 spec's authorization response validation).
+	md, err := h.GetServerMetadata(ctx)
+	if err != nil {
+		return tokenstore.Token{}, Client{}, fmt.Errorf("finding where %q signs in: %w", r.Server, err)
+	}
+	check := issuerCheck{issuer: md.Issuer, required: readAuthServer(ctx, client, md.Issuer).ResponseIssuer}
+
 	got := make(chan result, 1)
-	srv := &http.Server{Handler: callback(got), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: callback(got, check), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
 	if err := r.Show(authURL); err != nil {
@@ -169,11 +178,9 @@ func Login(ctx context.Context, r Request) (tokenstore.Token, Client, error) {
 	if !ok {
 		return tokenstore.Token{}, Client{}, fmt.Errorf("the token of %q was not stored", r.Server)
 	}
-	if md, err := h.GetServerMetadata(ctx); err == nil {
-		tok.Issuer = md.Issuer
-		if err := r.Store.Put(ctx, r.Server, tok); err != nil {
-			return tokenstore.Token{}, Client{}, err
-		}
+	tok.Issuer = md.Issuer
+	if err := r.Store.Put(ctx, r.Server, tok); err != nil {
+		return tokenstore.Token{}, Client{}, err
 	}
 	return tok, used, nil
 }
@@ -186,7 +193,7 @@ func (r Request) handler(ctx context.Context, client *http.Client, tokens *token
 	newHandler := func(id, secret, method string) *transport.OAuthHandler {
 		h := transport.NewOAuthHandler(transport.OAuthConfig{
 			ClientID: id, ClientSecret: secret, TokenEndpointAuthMethod: method,
-			ClientURI: "https://github.com/mcpwarden/mcpwarden", RedirectURI: redirect, Scopes: scopes,
+			ClientURI: clientURI, RedirectURI: redirect, Scopes: scopes,
 			TokenStore: tokens, PKCEEnabled: true, HTTPClient: client,
 		})
 		h.SetBaseURL(r.URL)
@@ -206,33 +213,34 @@ func (r Request) handler(ctx context.Context, client *http.Client, tokens *token
 	} else if c != nil && c.Issuer == md.Issuer {
 		return newHandler(c.ID, c.Secret, c.AuthMethod), Client{ID: c.ID, How: ClientRegisteredEarlier}, nil
 	}
-	if r.ClientMetadataURL != "" && metadataDocumentsSupported(ctx, client, md.Issuer) {
+	if r.ClientMetadataURL != "" && readAuthServer(ctx, client, md.Issuer).MetadataDocuments {
 		return newHandler(r.ClientMetadataURL, "", ""), Client{ID: r.ClientMetadataURL, How: ClientMetadataDocument}, nil
 	}
 	if md.RegistrationEndpoint == "" {
 		return nil, Client{}, fmt.Errorf("signing in to %q: %w", r.Server, ErrNoClient)
 	}
-	if err := h.RegisterClient(ctx, "mcpwarden"); err != nil {
+	c, err := register(ctx, client, md.RegistrationEndpoint, redirect, scopes)
+	if err != nil {
 		return nil, Client{}, fmt.Errorf("registering mcpwarden as a client of %q: %w", md.Issuer, err)
 	}
-	c := &tokenstore.Client{ID: h.GetClientID(), Secret: h.GetClientSecret(), AuthMethod: h.GetTokenEndpointAuthMethod(), Issuer: md.Issuer}
-	if c.ID == "" {
-		return nil, Client{}, fmt.Errorf("registering mcpwarden as a client of %q: the answer has no client_id", md.Issuer)
-	}
+	c.Issuer = md.Issuer
 	if err := tokens.SaveClient(ctx, c); err != nil {
 		return nil, Client{}, err
 	}
-	return h, Client{ID: c.ID, How: ClientRegisteredNow}, nil
+	return newHandler(c.ID, c.Secret, c.AuthMethod), Client{ID: c.ID, How: ClientRegisteredNow}, nil
 }
 
 // callback takes the one redirect of the flow: its code and state, or the
-// error the authorization server sent.
-func callback(got chan<- result) http.Handler {
+// error the authorization server sent; a redirect that fails check is
+// neither acted on nor shown, whatever it says.
+func callback(got chan<- result, check issuerCheck) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc(CallbackPath, func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		res := result{code: q.Get("code"), state: q.Get("state")}
-		switch {
+		switch err := check.check(q); {
+		case err != nil:
+			res = result{err: err}
 		case q.Get("error") != "":
 			res.err = fmt.Errorf("the sign-in was refused: %s: %s", q.Get("error"), q.Get("error_description"))
 		case res.code == "":
@@ -254,8 +262,23 @@ func callback(got chan<- result) http.Handler {
 	return mux
 }
 
-// withScopes is scopes and then those of more it lacks: a step-up asks for
-// the scope the server wants on top of what the login would ask for.
+// stepUpScopes are the scopes of a login that follows prev, the server's
+// entry in the store: after the server refused prev's token for lacking
+// scope (a step-up), the union of scopes, the scope prev was granted (if
+// it was for the server's URL) and the scope the server wants (SEP-2350:
+// stepping up for one operation must not lose another); scopes otherwise,
+// so that a login after the config narrowed them asks for no more.
+func stepUpScopes(scopes []string, prev tokenstore.Token, serverURL string) []string {
+	if prev.StepUpScope == "" {
+		return scopes
+	}
+	if prev.Resource == serverURL {
+		scopes = withScopes(scopes, strings.Fields(prev.Scope))
+	}
+	return withScopes(scopes, strings.Fields(prev.StepUpScope))
+}
+
+// withScopes is scopes and then those of more it lacks.
 func withScopes(scopes, more []string) []string {
 	out := slices.Clone(scopes)
 	for _, s := range more {

@@ -2,12 +2,14 @@ package oauthlogin
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -25,15 +27,26 @@ import (
 // provider does not do: dynamic client registration and client ID
 // metadata documents. It redirects at once from /authorize.
 type standInAS struct {
-	URL     string // the MCP endpoint
-	issuer  string
-	cimd    bool // advertises client_id_metadata_document_supported
-	noDCR   bool // offers no registration endpoint
-	mu      sync.Mutex
-	reg     int      // registrations
-	authIDs []string // client_ids of the authorization requests
-	basic   []string // client_ids sent with HTTP Basic to /token ("" without)
-	grants  []string // grant types asked of /token
+	URL    string // the MCP endpoint
+	issuer string
+	cimd   bool // advertises client_id_metadata_document_supported
+	noDCR  bool // offers no registration endpoint
+	// issSupported advertises authorization_response_iss_parameter_supported;
+	// answer, when set, makes the query of /authorize's redirect from the
+	// issuer and the redirect's state (by default a code, the state and no
+	// iss). Both are set before the login starts.
+	issSupported bool
+	answer       func(issuer, state string) url.Values
+	// refuseRegistration, when set, is /register's 400 answer.
+	refuseRegistration string
+	mu                 sync.Mutex
+	movedTo            string           // when set, the authorization server the resource metadata names instead
+	reg                int              // registrations
+	regs               []map[string]any // the registration requests' bodies
+	authIDs            []string         // client_ids of the authorization requests
+	authScopes         []string         // scopes of the authorization requests
+	basic              []string         // client_ids sent with HTTP Basic to /token ("" without)
+	grants             []string         // grant types asked of /token
 }
 
 func startStandInAS(t *testing.T, cimd, noDCR bool) *standInAS {
@@ -54,21 +67,34 @@ func startStandInAS(t *testing.T, cimd, noDCR bool) *standInAS {
 		w.WriteHeader(http.StatusUnauthorized)
 	})
 	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, map[string]any{"resource": s.URL, "authorization_servers": []string{s.issuer}})
+		s.mu.Lock()
+		as := cmp.Or(s.movedTo, s.issuer)
+		s.mu.Unlock()
+		writeJSON(w, map[string]any{"resource": s.URL, "authorization_servers": []string{as}})
 	})
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
 		md := map[string]any{
 			"issuer": s.issuer, "authorization_endpoint": s.issuer + "/authorize", "token_endpoint": s.issuer + "/token",
 			"response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"},
-			"client_id_metadata_document_supported": s.cimd,
+			"client_id_metadata_document_supported":          s.cimd,
+			"authorization_response_iss_parameter_supported": s.issSupported,
 		}
 		if !s.noDCR {
 			md["registration_endpoint"] = s.issuer + "/register"
 		}
 		writeJSON(w, md)
 	})
-	mux.HandleFunc("/register", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("/register", func(w http.ResponseWriter, r *http.Request) {
+		if s.refuseRegistration != "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(s.refuseRegistration))
+			return
+		}
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
 		s.mu.Lock()
+		s.regs = append(s.regs, body)
 		s.reg++
 		n := s.reg
 		s.mu.Unlock()
@@ -79,8 +105,13 @@ func startStandInAS(t *testing.T, cimd, noDCR bool) *standInAS {
 		q := r.URL.Query()
 		s.mu.Lock()
 		s.authIDs = append(s.authIDs, q.Get("client_id"))
+		s.authScopes = append(s.authScopes, q.Get("scope"))
 		s.mu.Unlock()
-		http.Redirect(w, r, q.Get("redirect_uri")+"?code=c&state="+q.Get("state"), http.StatusFound)
+		answer := url.Values{"code": {"c"}, "state": {q.Get("state")}}
+		if s.answer != nil {
+			answer = s.answer(s.issuer, q.Get("state"))
+		}
+		http.Redirect(w, r, q.Get("redirect_uri")+"?"+answer.Encode(), http.StatusFound)
 	})
 	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
 		id, _, _ := r.BasicAuth()
@@ -256,5 +287,64 @@ func TestServeRefreshesAsTheRegisteredClient(t *testing.T) {
 	}
 	if as.basic[1] != "registered-1" {
 		t.Errorf("the refresh authenticated as %q, want the registered client", as.basic[1])
+	}
+}
+
+// TestRegistrationSaysMcpwardenIsANativeApp: the 2026-07-28 authorization
+// spec requires an application_type in dynamic client registration, and
+// an OpenID provider takes a missing one for "web", which may refuse the
+// loopback redirect URI of a CLI. mcpwarden's login is a native app.
+func TestRegistrationSaysMcpwardenIsANativeApp(t *testing.T) {
+	t.Parallel()
+	as := startStandInAS(t, false, false)
+	if _, _, err := Login(t.Context(), as.request(t, newStore(t))); err != nil {
+		t.Fatal(err)
+	}
+	if len(as.regs) != 1 {
+		t.Fatalf("%d registrations, want 1", len(as.regs))
+	}
+	got := as.regs[0]
+	if got["application_type"] != "native" {
+		t.Errorf("registration %v: application_type %v, want native", got, got["application_type"])
+	}
+	uris, _ := got["redirect_uris"].([]any)
+	if len(uris) != 1 || !strings.HasPrefix(fmt.Sprint(uris[0]), "http://127.0.0.1:") || !strings.HasSuffix(fmt.Sprint(uris[0]), CallbackPath) {
+		t.Errorf("registration %v: redirect_uris %v, want the loopback listener", got, uris)
+	}
+}
+
+// TestRefusedRegistrationSaysWhy: an authorization server that refuses
+// the registration (an OpenID provider's redirect URI rules, say) has its
+// reason shown.
+func TestRefusedRegistrationSaysWhy(t *testing.T) {
+	t.Parallel()
+	as := startStandInAS(t, false, false)
+	as.refuseRegistration = `{"error":"invalid_redirect_uri","error_description":"loopback redirects need application_type native"}`
+	_, _, err := Login(t.Context(), as.request(t, newStore(t)))
+	if err == nil || !strings.Contains(err.Error(), "invalid_redirect_uri") || !strings.Contains(err.Error(), "loopback redirects need") {
+		t.Fatalf("Login = %v, want the server's reason", err)
+	}
+}
+
+// TestStepUpAsksForTheScopesAlreadyGrantedToo: after a 403
+// insufficient_scope, the next login asks for the union of the scope the
+// token was granted and the scope the server wants (SEP-2350), so that
+// stepping up for one operation does not lose another.
+func TestStepUpAsksForTheScopesAlreadyGrantedToo(t *testing.T) {
+	t.Parallel()
+	as := startStandInAS(t, false, false)
+	store := newStore(t)
+	tokens := &tokenstore.ServerTokens{Store: store, Server: "remote", Resource: as.URL}
+	if err := store.Put(t.Context(), "remote", tokenstore.Token{AccessToken: "narrow", Scope: "mcp:basic mcp:read", Resource: as.URL}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tokens.NeedScope(t.Context(), "mcp:write mcp:read"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Login(t.Context(), as.request(t, store)); err != nil {
+		t.Fatal(err)
+	}
+	if want := "mcp:basic mcp:read mcp:write"; len(as.authScopes) != 1 || as.authScopes[0] != want {
+		t.Errorf("authorization requests asked for scopes %q, want %q", as.authScopes, want)
 	}
 }

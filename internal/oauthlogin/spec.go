@@ -3,6 +3,8 @@ package oauthlogin
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"time"
 
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/internal/tokenstore"
@@ -27,9 +29,6 @@ func UpstreamOAuth(name string, srv config.Server, getenv func(string) string) *
 	tokens := &tokenstore.ServerTokens{Store: store, Server: name, Resource: srv.URL}
 	out.Tokens = tokens
 	out.StepUps = tokens
-	if o.ClientID == "" {
-		out.Registered = registrations{tokens}
-	}
 	if env := o.ClientSecretEnv; env != "" {
 		if out.ClientSecret = getenv(env); out.ClientSecret == "" {
 			out.Tokens = tokenstore.Unusable(fmt.Errorf("servers.%s.oauth.client_secret_env: environment variable %s is empty or not set", name, env))
@@ -37,8 +36,12 @@ func UpstreamOAuth(name string, srv config.Server, getenv func(string) string) *
 		}
 	}
 	if o.EffectiveGrant() == config.GrantClientCredentials {
+		// The client's own token: no login to bind, and a client
+		// registered by hand goes wherever the server sends it.
 		out.Tokens = &ClientCredentials{Tokens: tokens, ClientID: out.ClientID, ClientSecret: out.ClientSecret, Scopes: o.Scopes}
+		return out
 	}
+	out.Registered = registrations{tokens: tokens, configured: o.ClientID != ""}
 	return out
 }
 
@@ -56,13 +59,49 @@ func OpenStore(getenv func(string) string) (*tokenstore.Store, error) {
 }
 
 // registrations gives upstream the client a login registered for the
-// server (tokenstore.Token.Client).
-type registrations struct{ tokens *tokenstore.ServerTokens }
+// server (tokenstore.Token.Client), unless the config names one, and
+// binds the stored credentials to the authorization server they belong
+// to: the registration's, else the token's issuer. When the server now
+// names another one, neither the client's credentials nor the refresh
+// token are sent to it (SEP-2352), and the server needs a login, which
+// registers at the new one (a configured client must be registered there
+// by hand).
+type registrations struct {
+	tokens     *tokenstore.ServerTokens
+	configured bool // the config names the client: a registration is not used
+}
 
-func (r registrations) RegisteredClient(ctx context.Context) (upstream.OAuthClient, bool, error) {
-	c, err := r.tokens.Client(ctx)
-	if err != nil || c == nil {
+func (r registrations) RegisteredClient(ctx context.Context, client *http.Client) (upstream.OAuthClient, bool, error) {
+	t, ok, err := r.tokens.Store.Get(ctx, r.tokens.Server)
+	if err != nil || !ok {
 		return upstream.OAuthClient{}, false, err
+	}
+	c := t.Client
+	if r.configured {
+		c = nil
+	}
+	var bound string
+	switch {
+	case c != nil:
+		bound = c.Issuer
+	case t.Resource == r.tokens.Resource: // a token for another URL is not used
+		bound = t.Issuer
+	}
+	if bound == "" { // nothing stored that belongs to an authorization server
+		return upstream.OAuthClient{}, false, nil
+	}
+	if client == nil {
+		client = &http.Client{Timeout: 30 * time.Second}
+	}
+	now, err := currentIssuer(ctx, client, r.tokens.Resource)
+	if err != nil {
+		return upstream.OAuthClient{}, false, fmt.Errorf("finding the authorization server of %s: %w", r.tokens.Resource, err)
+	}
+	if now != bound {
+		return upstream.OAuthClient{}, false, &upstream.AuthServerChangedError{Was: bound, Now: now}
+	}
+	if c == nil {
+		return upstream.OAuthClient{}, false, nil
 	}
 	return upstream.OAuthClient{ID: c.ID, Secret: c.Secret, AuthMethod: c.AuthMethod}, true, nil
 }

@@ -103,13 +103,6 @@ func (s *ServerTokens) NeedScope(ctx context.Context, scope string) error {
 	})
 }
 
-// StepUpScope is the scope the server last asked for more of (see
-// Token.StepUpScope), "" when none.
-func (s *ServerTokens) StepUpScope(ctx context.Context) (string, error) {
-	t, _, err := s.Store.Get(ctx, s.Server)
-	return t.StepUpScope, err
-}
-
 // Unusable is a token store that fails every read and write with err: the
 // store of a server whose tokens cannot be reached (no key, say), so that
 // the server reports why instead of mcpwarden refusing to start.
