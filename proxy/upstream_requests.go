@@ -80,57 +80,20 @@ func (s *Server) recipient(from *upstream.Route, server string, method mcp.MCPMe
 
 // fromUpstream decides an upstream's request of method to the client
 // session in ctx, with args its params as the rules and the human see
-// them, writes its decision event, and when it may go on runs do and
-// writes the result event. An elicitation the rules ask about goes on: it
-// is itself a form the human answers, marked as the server's. A sampling
-// request the rules ask about is asked by mcpwarden first, like any
-// request: a client may show its own sampling prompt to no one (or let
-// the model's host approve it), so the ask is not left to it.
-// servers.<name>.policy.sampling: deny denies sampling whatever the rules
-// say. Both events name the isolated child that asked, from (nil for a
-// shared server), in instance.
+// them (settleFromUpstream), and when it may go on runs do and writes the
+// result event, which names the isolated child that asked, from (nil for
+// a shared server), in instance.
 func (s *Server) fromUpstream(ctx context.Context, from *upstream.Route, server string, method mcp.MCPMethod, args map[string]any, do func(context.Context) (any, error)) (any, error) {
 	c := s.newRequest(ctx, server, method, server, args)
-	c.verdict = s.decideFromUpstream(ctx, c, server, method)
-	c.grantedBy = audit.GrantedByRule
-	if c.argsErr != nil {
-		c.verdict = rules.Verdict{Decision: rules.Deny, Reason: c.argsErr.Error()}
-	}
-	refusal := ""
-	switch {
-	case c.verdict.Decision == rules.Deny:
-		refusal = denyText(c)
-	case c.verdict.Decision == rules.Ask && method == mcp.MethodElicitationCreate:
-		c.reason = "let through: the elicitation itself goes to the human"
-		c.outcome = audit.OutcomeAllowed
-	case c.verdict.Decision == rules.Ask:
-		res := s.resolveAsk(ctx, c, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: c.tool.Wire, Arguments: c.args}})
-		if res.pending != nil {
-			res = retryOnly(c)
-		}
-		c.grantedBy, c.reason, c.failure = res.grantedBy, res.reason, res.failure
-		c.outcome = audit.OutcomeOf(res.forward)
-		if !res.forward {
-			refusal = res.text
-		}
-	}
-	s.tel.Decision(c.profile, server, string(method), c.verdict.Decision)
-	instance := ""
-	if from != nil {
-		instance = from.Instance
-	}
-	decision := c.decisionEvent()
-	decision.Instance = instance
-	if err := s.writeAudit(ctx, decision); err != nil && s.audit.Required() {
-		return nil, fmt.Errorf("mcpwarden: the audit log cannot be written, so %s is refused: %w", c.tool.Canonical, err)
-	}
-	if refusal != "" {
+	if refusal, err := s.settleFromUpstream(ctx, c, from, nil); err != nil {
+		return nil, err
+	} else if refusal != "" {
 		return nil, errors.New(refusal)
 	}
 	start := time.Now()
 	res, err := do(ctx)
 	ev := c.event(audit.KindResult)
-	ev.Instance = instance
+	ev.Instance = instanceOf(from)
 	ms := time.Since(start).Milliseconds()
 	ev.DurationMS = &ms
 	ev.IsError = ptr(err != nil)
@@ -139,6 +102,67 @@ func (s *Server) fromUpstream(ctx context.Context, from *upstream.Route, server 
 	}
 	s.writeAudit(context.WithoutCancel(ctx), ev)
 	return res, err
+}
+
+// settleFromUpstream decides c, an upstream's request (c.method) to the
+// client session in ctx, and writes its decision event, which names the
+// isolated child that asked, from (nil for a shared server), in instance.
+// refusal is what the upstream is told when the request may not go on, ""
+// when it may; err is set when the audit log cannot be written and must
+// be. An elicitation the rules ask about goes on: it is itself a form the
+// human answers, marked as the server's. Any other request the rules ask
+// about is asked by mcpwarden first, like any request: a client may show
+// its own sampling prompt to no one (or let the model's host approve it),
+// so the ask is not left to it. servers.<name>.policy.sampling: deny
+// denies sampling whatever the rules say. nobody, when set, says why ctx
+// holds no client session to ask (a connection no session could be
+// attributed to): an ask then goes to the out-of-band resolvers only, and
+// with none configured it is refused, saying so, whatever ask_fallback.
+func (s *Server) settleFromUpstream(ctx context.Context, c *call, from *upstream.Route, nobody error) (refusal string, err error) {
+	c.verdict = s.decideFromUpstream(ctx, c, c.tool.Server, c.method)
+	c.grantedBy = audit.GrantedByRule
+	if c.argsErr != nil {
+		c.verdict = rules.Verdict{Decision: rules.Deny, Reason: c.argsErr.Error()}
+	}
+	switch {
+	case c.verdict.Decision == rules.Deny:
+		refusal = denyText(c)
+	case c.verdict.Decision == rules.Ask && c.method == mcp.MethodElicitationCreate:
+		c.reason = "let through: the elicitation itself goes to the human"
+		c.outcome = audit.OutcomeAllowed
+	case c.verdict.Decision == rules.Ask && nobody != nil && len(s.asker.resolvers) == 0:
+		c.grantedBy, c.reason, c.outcome = audit.GrantedByNoElicitation, nobody.Error(), audit.OutcomeRefused
+		refusal = fmt.Sprintf("mcpwarden: %s needs approval (%s), and %v; not forwarded.", c.tool.Canonical, ruleName(c), nobody)
+	case c.verdict.Decision == rules.Ask:
+		res := s.resolveAsk(ctx, c, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: c.tool.Wire, Arguments: c.args}})
+		if res.pending != nil {
+			res = retryOnly(c)
+		}
+		if nobody != nil {
+			res.reason = nobody.Error() + "; " + res.reason
+		}
+		c.grantedBy, c.reason, c.failure = res.grantedBy, res.reason, res.failure
+		c.outcome = audit.OutcomeOf(res.forward)
+		if !res.forward {
+			refusal = res.text
+		}
+	}
+	s.tel.Decision(c.profile, c.tool.Server, string(c.method), c.verdict.Decision)
+	decision := c.decisionEvent()
+	decision.Instance = instanceOf(from)
+	if err := s.writeAudit(ctx, decision); err != nil && s.audit.Required() {
+		return "", fmt.Errorf("mcpwarden: the audit log cannot be written, so %s is refused: %w", c.tool.Canonical, err)
+	}
+	return refusal, nil
+}
+
+// instanceOf names the isolated child a Route came from in audit events:
+// "" for a shared server (nil).
+func instanceOf(from *upstream.Route) string {
+	if from == nil {
+		return ""
+	}
+	return from.Instance
 }
 
 // paramsOf is a request's params as the rules and the human see them: the

@@ -1,0 +1,244 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/argview"
+	"github.com/mcpwarden/mcpwarden/internal/egress"
+	"github.com/mcpwarden/mcpwarden/internal/hostport"
+	"github.com/mcpwarden/mcpwarden/rules"
+	"github.com/mcpwarden/mcpwarden/upstream"
+)
+
+// Egress decisions (docs/design.md, "Egress decisions"). Each connection a
+// sandboxed server asks its egress proxy for is the request
+// mcp:<server>:network/connect with the arguments {"host", "port"}, the
+// host normalised as a URL host, decided as any upstream's request is
+// (settleFromUpstream: rules, defaults, profiles, limits, flow labels, the
+// ask) for the client session it is attributed to (recipient), audited
+// with a decision event when it is decided and a result event when it
+// ends.
+
+// methodConnect is the request kind of a server's outbound connection.
+// No MCP method has this name, and no tool name has a "/".
+const methodConnect mcp.MCPMethod = "network/connect"
+
+// maxUnreported bounds the connections decided and not yet reported that
+// are kept per endpoint, so that a proxy that never reports cannot make
+// them pile up; the oldest is dropped (its result event then names no
+// decision).
+const maxUnreported = 1024
+
+// connections are the connections allowed and not yet reported, by
+// endpoint, oldest first, so that each result event names the decision
+// it follows. Two connections to one endpoint from one child are
+// indistinguishable but for their order, and the proxy reports them as
+// they end, not as they began: their result events may swap decisions,
+// which decided the same request for the same session. It is safe for
+// concurrent use.
+type connections struct {
+	mu      sync.Mutex
+	pending map[connKey][]*call
+}
+
+// A connKey is an endpoint one isolated child (or a shared server) asked for.
+type connKey struct {
+	server, instance, host string
+	port                   uint16
+}
+
+func (cs *connections) add(k connKey, c *call) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.pending == nil {
+		cs.pending = map[connKey][]*call{}
+	}
+	q := cs.pending[k]
+	if len(q) >= maxUnreported {
+		q = q[1:]
+	}
+	cs.pending[k] = append(q, c)
+}
+
+// take removes and returns the oldest connection pending for k, or nil.
+func (cs *connections) take(k connKey) *call {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	q := cs.pending[k]
+	if len(q) == 0 {
+		return nil
+	}
+	c := q[0]
+	if len(q) == 1 {
+		delete(cs.pending, k)
+	} else {
+		cs.pending[k] = q[1:]
+	}
+	return c
+}
+
+// DecideConnect decides a connection server's egress proxy was asked for,
+// r, from the isolated child from (nil for a shared server), before
+// anything is resolved or dialled. It is attributed to the client session
+// an upstream's request outside a call would go to (recipient): that
+// session's principal and profile decide, its labels and limits count,
+// and an ask goes to its human ("github wants to connect to
+// api.github.com:443") through elicitation, the approvals page and the
+// resolvers. With no such session (or sessions of several principals) the
+// rules decide as for a request without a token, and an ask goes to the
+// out-of-band resolvers only, or is refused when there are none. The host
+// is normalised again here (hostport.NormalizeHost), so that no spelling
+// of it reaches the rules. It blocks while a human is asked, until ctx
+// ends.
+func (s *Server) DecideConnect(ctx context.Context, server string, from *upstream.Route, r egress.Request) egress.Verdict {
+	host, ok := hostport.NormalizeHost(r.Host)
+	var nobody error
+	sctx, err := s.recipient(from, server, methodConnect)
+	switch {
+	case errors.Is(err, errAmbiguousCaller):
+		nobody = fmt.Errorf("client sessions of more than one principal may use %s, so none of them is asked", server)
+		sctx = ctx
+	case err != nil:
+		nobody = fmt.Errorf("no client session that may use %s is connected to ask", server)
+		sctx = ctx
+	default:
+		var stop context.CancelFunc
+		sctx, stop = withCancelOf(sctx, ctx)
+		defer stop()
+	}
+	c := s.newRequest(sctx, server, methodConnect, server, connectArgs(host, r.Port))
+	if !ok || r.Port == 0 {
+		c.argsErr = fmt.Errorf("the host %q and port %d are not an endpoint mcpwarden can decide", r.Host, r.Port)
+	}
+	refusal, err := s.settleFromUpstream(sctx, c, from, nobody)
+	switch {
+	case err != nil:
+		return egress.Verdict{Reason: err.Error()}
+	case refusal != "":
+		return egress.Verdict{Reason: refusal}
+	}
+	// What the connection brings in arms its labels now: it flows from
+	// the moment it is carried, not once it ends.
+	if err := s.armBy(sctx, c); err != nil {
+		return egress.Verdict{Reason: fmt.Sprintf("mcpwarden refused %s: %v", c.tool.Canonical, err)}
+	}
+	s.conns.add(connKey{server: server, instance: instanceOf(from), host: host, port: r.Port}, c)
+	return egress.Verdict{Decision: egress.Allow, Reason: c.verdict.Reason}
+}
+
+// ReportConnect writes the result event of a connection of server's
+// egress proxy that has ended: the bytes each way (result_bytes is what
+// came back), how long it lasted, and in detail how it ended and the
+// address dialled. A connection the Decider allowed names its decision
+// event; one the proxy could not read (it never reached the Decider) gets
+// a decision event of its own, a refusal. One the Decider refused has its
+// decision event already and gets nothing more.
+func (s *Server) ReportConnect(server string, from *upstream.Route, rep egress.Report) {
+	ctx := context.Background()
+	if rep.Verdict.Decision != egress.Allow {
+		if rep.Outcome == egress.BadRequest {
+			c := s.newRequest(ctx, server, methodConnect, server, connectArgs(rep.Request.Host, rep.Request.Port))
+			c.verdict = rules.Verdict{Decision: rules.Deny, Reason: "the egress proxy cannot carry the request"}
+			c.grantedBy, c.reason = audit.GrantedByRule, c.verdict.Reason
+			if rep.Err != nil {
+				c.failure = rep.Err.Error()
+			}
+			ev := c.decisionEvent()
+			ev.Instance = instanceOf(from)
+			ev.Detail = reportDetail(rep)
+			s.writeAudit(ctx, ev)
+		}
+		return
+	}
+	c := s.conns.take(connKey{server: server, instance: instanceOf(from), host: rep.Request.Host, port: rep.Request.Port})
+	if c == nil { // not decided here (cannot be), or dropped (maxUnreported)
+		c = s.newRequest(ctx, server, methodConnect, server, connectArgs(rep.Request.Host, rep.Request.Port))
+	}
+	ev := c.event(audit.KindResult)
+	ev.Instance = instanceOf(from)
+	ms := rep.Duration.Milliseconds()
+	ev.DurationMS = &ms
+	ev.ResultBytes = ptr(rep.Received)
+	ev.IsError = ptr(rep.Outcome != egress.Carried)
+	ev.Detail = reportDetail(rep)
+	if rep.Err != nil {
+		ev.Error = rep.Err.Error()
+	}
+	s.writeAudit(ctx, ev)
+}
+
+// reportDetail is a connection's end as the audit's detail states it:
+// `egress tunnel carried addr=140.82.112.3:443 sent=517 received=4096`.
+func reportDetail(rep egress.Report) string {
+	addr := "none"
+	if rep.Addr.IsValid() {
+		addr = rep.Addr.String()
+	}
+	return fmt.Sprintf("egress %s %s addr=%s sent=%d received=%d", rep.Kind, rep.Outcome, addr, rep.Sent, rep.Received)
+}
+
+// NamesAddress reports whether a rule lets server's egress proxy dial
+// addr, a special address (loopback, private, link-local, metadata, …),
+// which host resolved to (or which host is), on port: an allow rule of the
+// global or the server's policy for mcp:<server>:network/connect that
+// names addr itself, or host as written, with a literal `host=` pattern
+// (`host=169.254.169.254`, `host=localhost`) and that allows that
+// connection. `host=*`, `host=10.*` and rules without a host name no
+// address: a wildcard that opens the internet does not open the machine
+// or its cloud's metadata service.
+func (s *Server) NamesAddress(server, host string, addr netip.Addr, port uint16) bool {
+	p := s.current().policy
+	names := []string{addr.Unmap().WithZone("").String()}
+	if h, ok := hostport.NormalizeHost(host); ok && h != names[0] {
+		names = append(names, h)
+	}
+	for _, h := range names {
+		rc := rules.Call{Server: server, Tool: string(methodConnect), Arguments: connectArgs(h, port)}
+		if p.NamesExactly(rc, "host") && p.Decide(rc).Decision == rules.Allow {
+			return true
+		}
+	}
+	return false
+}
+
+// connectArgs are a connection's arguments as the rules, the human and
+// the audit log see them.
+func connectArgs(host string, port uint16) map[string]any {
+	return map[string]any{"host": host, "port": json.Number(strconv.FormatUint(uint64(port), 10))}
+}
+
+// endpointOf is the host:port of a connection's arguments, "" when they
+// are not a host and a port.
+func endpointOf(args map[string]any) string {
+	host, _ := args["host"].(string)
+	port, ok := args["port"].(json.Number)
+	if host == "" || !ok {
+		return ""
+	}
+	return net.JoinHostPort(host, port.String())
+}
+
+// connectSummary says what an ask about a connection is about, attributed
+// to its server: "github wants to connect to api.github.com:443".
+func connectSummary(c *call, t target) string {
+	return argview.Escape(c.tool.Server) + " wants to connect to " + argview.Escape(t.endpoint)
+}
+
+// withCancelOf returns a context with the values of values (the session a
+// connection is attributed to) that ends when either it or ctx (the
+// connection's) ends, and a func that releases it.
+func withCancelOf(values, ctx context.Context) (context.Context, context.CancelFunc) {
+	out, cancel := context.WithCancelCause(values)
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	return out, func() { stop(); cancel(nil) }
+}
