@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -29,9 +30,10 @@ import (
 // with a decision event when it is decided and a result event when it
 // ends.
 
-// methodConnect is the request kind of a server's outbound connection.
-// No MCP method has this name, and no tool name has a "/".
-const methodConnect mcp.MCPMethod = "network/connect"
+// methodConnect is the request kind of a sandboxed server's outbound
+// connection, mcp:<server>:network/connect. No MCP method has this name,
+// and no tool name has a "/".
+const methodConnect mcp.MCPMethod = rules.ToolConnect
 
 // maxUnreported bounds the connections decided and not yet reported that
 // are kept per endpoint, so that a proxy that never reports cannot make
@@ -189,15 +191,22 @@ func reportDetail(rep egress.Report) string {
 
 // NamesAddress reports whether a rule lets server's egress proxy dial
 // addr, a special address (loopback, private, link-local, metadata, …),
-// which host resolved to (or which host is), on port: an allow rule of the
-// global or the server's policy for mcp:<server>:network/connect that
-// names addr itself, or host as written, with a literal `host=` pattern
-// (`host=169.254.169.254`, `host=localhost`) and that allows that
-// connection. `host=*`, `host=10.*` and rules without a host name no
-// address: a wildcard that opens the internet does not open the machine
-// or its cloud's metadata service.
+// which host resolved to (or which host is), on port: see NamesAddress,
+// with the policy in force.
 func (s *Server) NamesAddress(server, host string, addr netip.Addr, port uint16) bool {
-	p := s.current().policy
+	return NamesAddress(s.current().policy, server, host, addr, port)
+}
+
+// NamesAddress reports whether p lets server's egress proxy dial addr, a
+// special address, which host resolved to (or which host is), on port: an
+// allow rule of the global or the server's policy for
+// mcp:<server>:network/connect names addr itself, or host as written,
+// with a literal `host=` pattern (`host=169.254.169.254`,
+// `host=localhost`), and the connection to it is allowed. `host=*`,
+// `host=10.*` and rules without a host name no address: a wildcard that
+// opens the internet does not open the machine or its cloud's metadata
+// service.
+func NamesAddress(p *rules.Policy, server, host string, addr netip.Addr, port uint16) bool {
 	names := []string{addr.Unmap().WithZone("").String()}
 	if h, ok := hostport.NormalizeHost(host); ok && h != names[0] {
 		names = append(names, h)
@@ -209,6 +218,57 @@ func (s *Server) NamesAddress(server, host string, addr netip.Addr, port uint16)
 		}
 	}
 	return false
+}
+
+// ConnectArgs returns the arguments of a network/connect request written
+// by hand (to check) as the proxy decides them: the host normalised as a
+// URL host (hostport.NormalizeHost), the port a number from 1 to 65535 (a
+// string of digits, as check's --arg gives, is read as one), and nothing
+// else. Its error says what to write instead.
+func ConnectArgs(args map[string]any) (map[string]any, error) {
+	const want = `want {"host": "api.github.com", "port": 443}`
+	for k := range args {
+		if k != "host" && k != "port" {
+			return nil, fmt.Errorf("%s takes host and port only, not %q; %s", methodConnect, k, want)
+		}
+	}
+	raw, _ := args["host"].(string)
+	host, ok := hostport.NormalizeHost(strings.Trim(raw, "[]"))
+	if !ok {
+		return nil, fmt.Errorf("%s: host %q is not a host name or address; %s", methodConnect, raw, want)
+	}
+	var text string
+	switch v := args["port"].(type) {
+	case json.Number:
+		text = v.String()
+	case string:
+		text = v
+	}
+	port, err := strconv.ParseUint(text, 10, 16)
+	if err != nil || port == 0 {
+		return nil, fmt.Errorf("%s: port %v is not a number from 1 to 65535; %s", methodConnect, args["port"], want)
+	}
+	return connectArgs(host, uint16(port)), nil
+}
+
+// AddressRefusal says why server's egress proxy would refuse a connection
+// with args (as ConnectArgs returns them) whatever the rules decide: its
+// host is a special address (egress.Classify) that no rule names
+// (NamesAddress). It is "" for a public address, an address a rule names,
+// and a name, whose addresses only the lookup the proxy makes tells.
+func AddressRefusal(p *rules.Policy, server string, args map[string]any) string {
+	host, _ := args["host"].(string)
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return ""
+	}
+	port, _ := strconv.ParseUint(fmt.Sprint(args["port"]), 10, 16)
+	class := egress.Classify(addr)
+	if class == egress.ClassPublic || NamesAddress(p, server, host, addr, uint16(port)) {
+		return ""
+	}
+	return fmt.Sprintf("%s is a %s address, which the egress proxy dials only when an allow rule names it literally: %s",
+		host, class, Canonical(server, string(methodConnect))+":host="+host+":port="+strconv.FormatUint(port, 10))
 }
 
 // connectArgs are a connection's arguments as the rules, the human and
