@@ -91,6 +91,10 @@ func (a *asker) resolve(ctx context.Context, c *call, req mcp.CallToolRequest, t
 		skipped = append(skipped, noAnswer{why: "asking through MCP elicitation is off (ask.elicitation: false)"})
 	case caps == nil || caps.Elicitation == nil:
 		skipped = append(skipped, noAnswer{why: "the client cannot be asked (no elicitation capability)"})
+	case modern && c.method == methodConnect:
+		// No retry of a connection will bring the answer: the round
+		// trip's state would wait for nothing.
+		skipped = append(skipped, noAnswer{why: "the client answers asks only by retrying a tool call, and a connection is none"})
 	default:
 		var res resolution
 		var none *noAnswer

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
@@ -382,5 +383,31 @@ func TestWildcardAllowDoesNotOpenSpecialAddresses(t *testing.T) {
 				t.Errorf("NamesAddress(fs, %q, %s, %d) = %v, want %v", tt.host, tt.addr, tt.port, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestConnectAskOfAModernClientGoesToTheApprovalsPage: a client of
+// protocol 2026-07-28 answers asks only by retrying a tool call, which a
+// connection made during its call is not; the ask goes on to the
+// approvals page, and leaves no multi round-trip state that no retry will
+// ever take (enough of them would crowd out the asks of tool calls).
+func TestConnectAskOfAModernClientGoesToTheApprovalsPage(t *testing.T) {
+	t.Parallel()
+	r := &recordingResolver{}
+	e := newCatalogEnv(t, connectSpec(rules.PolicySpec{Ask: []string{"mcp:fs:network/connect"}}), Options{Resolvers: []approvals.Resolver{r}})
+	// A modern client's tool call to fs is in flight.
+	call := server.WithRequestProtocolInfo(t.Context(), &server.RequestProtocolInfo{Modern: true, ClientCapabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}})
+	defer e.srv.enter(call, "fs")()
+	if got := e.connect(t, "api.github.com", 443); got.Decision != egress.Refuse {
+		t.Fatal("the resolver denied it, but it was allowed")
+	}
+	r.mu.Lock()
+	asked := len(r.reqs)
+	r.mu.Unlock()
+	e.srv.asker.mu.Lock()
+	pending := len(e.srv.asker.pending)
+	e.srv.asker.mu.Unlock()
+	if asked != 1 || pending != 0 {
+		t.Errorf("the approvals page was asked %d times and %d round-trip asks are pending, want 1 and 0", asked, pending)
 	}
 }
