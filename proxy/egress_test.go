@@ -411,3 +411,41 @@ func TestConnectAskOfAModernClientGoesToTheApprovalsPage(t *testing.T) {
 		t.Errorf("the approvals page was asked %d times and %d round-trip asks are pending, want 1 and 0", asked, pending)
 	}
 }
+
+// TestConnectIsRefusedWhenTheAuditCannotBeWritten: with audit.required,
+// a connection no decision event records does not go out.
+func TestConnectIsRefusedWhenTheAuditCannotBeWritten(t *testing.T) {
+	t.Parallel()
+	p, err := rules.Compile(connectSpec(rules.PolicySpec{Allow: []string{"mcp:fs:network/connect"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Options{Upstream: upstream.New(nil, nil), Policy: p, Audit: audit.New(&memorySink{fail: true}, audit.Config{Required: true})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := srv.DecideConnect(t.Context(), "fs", nil, egress.Request{Host: "api.github.com", Port: 443})
+	if got.Decision != egress.Refuse || !strings.Contains(got.Reason, "audit log cannot be written") {
+		t.Errorf("an unaudited connection = %v (%q), want refused saying the audit log cannot be written", got.Decision, got.Reason)
+	}
+}
+
+// TestConnectionLabelArmsTheFlow: a connection labelled untrusted input
+// (what it downloads) arms the flow rule for the session's later calls.
+func TestConnectionLabelArmsTheFlow(t *testing.T) {
+	t.Parallel()
+	spec := connectSpec(rules.PolicySpec{Allow: []string{"mcp:*:*"}})
+	spec.Labels = map[string][]string{"untrusted_input": {"mcp:*:network/connect"}, "egress": {"mcp:fs:echo"}}
+	spec.Flow = []rules.FlowSpec{{After: "untrusted_input", Then: "deny", On: "egress"}}
+	e := newCatalogEnv(t, spec, Options{})
+	c := e.client(t)
+	if res := testkit.CallTool(t, c, "fs__echo", map[string]any{"text": "before"}); res.IsError {
+		t.Fatalf("before any connection: %q", testkit.Text(res))
+	}
+	if got := e.connect(t, "downloads.example", 443); got.Decision != egress.Allow {
+		t.Fatal(got.Reason)
+	}
+	if res := testkit.CallTool(t, c, "fs__echo", map[string]any{"text": "after"}); !res.IsError {
+		t.Error("after the session downloaded untrusted input, the egress call went through")
+	}
+}
