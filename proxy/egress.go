@@ -35,6 +35,14 @@ import (
 // and no tool name has a "/".
 const methodConnect mcp.MCPMethod = rules.ToolConnect
 
+// anyTool is a tool name no tool has, which only a rule denying every
+// tool of a server (`mcp:fs:*`) hides: a connection is attributed to a
+// session that may use its server at all, whose profile then decides it.
+// Were sessions whose profile hides network/connect passed over, the
+// connection would fall to another session or to none, decided under
+// rules that the profile of the one using the server does not narrow.
+const anyTool mcp.MCPMethod = "*"
+
 // maxUnreported bounds the connections decided and not yet reported that
 // are kept per endpoint, so that a proxy that never reports cannot make
 // them pile up; the oldest is dropped (its result event then names no
@@ -92,8 +100,9 @@ func (cs *connections) take(k connKey) *call {
 // DecideConnect decides a connection server's egress proxy was asked for,
 // r, from the isolated child from (nil for a shared server), before
 // anything is resolved or dialled. It is attributed to the client session
-// an upstream's request outside a call would go to (recipient): that
-// session's principal and profile decide, its labels and limits count,
+// an upstream's request outside a call would go to (recipient), among
+// those that may use the server at all (anyTool): that session's
+// principal and profile decide, its labels and limits count,
 // and an ask goes to its human ("github wants to connect to
 // api.github.com:443") through elicitation, the approvals page and the
 // resolvers. With no such session (or sessions of several principals) the
@@ -105,7 +114,7 @@ func (cs *connections) take(k connKey) *call {
 func (s *Server) DecideConnect(ctx context.Context, server string, from *upstream.Route, r egress.Request) egress.Verdict {
 	host, ok := hostport.NormalizeHost(r.Host)
 	var nobody error
-	sctx, err := s.recipient(from, server, methodConnect)
+	sctx, err := s.recipient(from, server, anyTool)
 	switch {
 	case errors.Is(err, errAmbiguousCaller):
 		nobody = fmt.Errorf("client sessions of more than one principal may use %s, so none of them is asked", server)
@@ -162,7 +171,11 @@ func (s *Server) ReportConnect(server string, from *upstream.Route, rep egress.R
 		}
 		return
 	}
-	c := s.conns.take(connKey{server: server, instance: instanceOf(from), host: rep.Request.Host, port: rep.Request.Port})
+	host, ok := hostport.NormalizeHost(rep.Request.Host) // as DecideConnect keyed it
+	if !ok {
+		host = rep.Request.Host
+	}
+	c := s.conns.take(connKey{server: server, instance: instanceOf(from), host: host, port: rep.Request.Port})
 	if c == nil { // not decided here (cannot be), or dropped (maxUnreported)
 		c = s.newRequest(ctx, server, methodConnect, server, connectArgs(rep.Request.Host, rep.Request.Port))
 	}

@@ -449,3 +449,21 @@ func TestConnectionLabelArmsTheFlow(t *testing.T) {
 		t.Error("after the session downloaded untrusted input, the egress call went through")
 	}
 }
+
+// TestProfileDenyOfConnectionsHoldsOutsideACall: a connection the server
+// makes outside any call is decided for the newest session that may use
+// the server, under its profile — not, because that profile hides
+// network/connect, for no session at all, which the global rules allow.
+func TestProfileDenyOfConnectionsHoldsOutsideACall(t *testing.T) {
+	t.Parallel()
+	spec := connectSpec(rules.PolicySpec{Allow: []string{"mcp:*:*"}})
+	spec.Profiles = map[string]rules.PolicySpec{"ci": {Deny: []string{"mcp:fs:network/connect"}}}
+	e := newCatalogEnv(t, spec, Options{})
+	c := e.client(t)
+	if _, err := c.ListTools(ContextWithProfile(t.Context(), "ci"), mcp.ListToolsRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.connect(t, "api.github.com", 443); got.Decision != egress.Refuse {
+		t.Error("the only session's profile denies connections, but one went out")
+	}
+}

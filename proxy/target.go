@@ -9,7 +9,8 @@ import (
 )
 
 // target is c as grants see it (see target): whether it has path-like
-// keys, whether it may earn a session grant, and every form of each path.
+// keys, whether it may earn a session grant, and every form of each path;
+// for a connection, its endpoint.
 func (s *Server) target(c *call) target {
 	if c.method == methodConnect {
 		e := endpointOf(c.args)
