@@ -87,6 +87,8 @@ func (a *asker) resolve(ctx context.Context, c *call, req mcp.CallToolRequest, t
 	var skipped []noAnswer
 	caps, modern := clientCapabilities(ctx)
 	switch {
+	case c.notAsked != nil:
+		skipped = append(skipped, noAnswer{why: c.notAsked.Error()})
 	case a.noElicit:
 		skipped = append(skipped, noAnswer{why: "asking through MCP elicitation is off (ask.elicitation: false)"})
 	case caps == nil || caps.Elicitation == nil:

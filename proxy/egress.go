@@ -105,9 +105,10 @@ func (cs *connections) take(k connKey) *call {
 // principal and profile decide, its labels and limits count,
 // and an ask goes to its human ("github wants to connect to
 // api.github.com:443") through elicitation, the approvals page and the
-// resolvers. With no such session (or sessions of several principals) the
-// rules decide as for a request without a token, and an ask goes to the
-// out-of-band resolvers only, or is refused when there are none. The host
+// resolvers. With sessions of several principals the newest decides, but
+// no client is asked; with no session the rules decide as for a request
+// without a token. Either way an ask then goes to the out-of-band
+// resolvers only, or is refused when there are none. The host
 // is normalised again here (hostport.NormalizeHost), so that no spelling
 // of it reaches the rules. It blocks while a human is asked, until ctx
 // ends.
@@ -117,12 +118,14 @@ func (s *Server) DecideConnect(ctx context.Context, server string, from *upstrea
 	sctx, err := s.recipient(from, server, anyTool)
 	switch {
 	case errors.Is(err, errAmbiguousCaller):
+		// The newest session's rules decide; its human is not asked
+		// about what may be another principal's doing.
 		nobody = fmt.Errorf("client sessions of more than one principal may use %s, so none of them is asked", server)
-		sctx = ctx
 	case err != nil:
 		nobody = fmt.Errorf("no client session that may use %s is connected to ask", server)
 		sctx = ctx
-	default:
+	}
+	if sctx != ctx {
 		var stop context.CancelFunc
 		sctx, stop = withCancelOf(sctx, ctx)
 		defer stop()

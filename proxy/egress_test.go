@@ -467,3 +467,50 @@ func TestProfileDenyOfConnectionsHoldsOutsideACall(t *testing.T) {
 		t.Error("the only session's profile denies connections, but one went out")
 	}
 }
+
+// TestConnectOfTwoPrincipalsIsNotDecidedUnderLooserRules: when sessions of
+// two principals may use the server, the newest one's profile decides a
+// connection, not the rules of a request without a token, which no
+// profile narrows.
+func TestConnectOfTwoPrincipalsIsNotDecidedUnderLooserRules(t *testing.T) {
+	t.Parallel()
+	spec := connectSpec(rules.PolicySpec{Allow: []string{"mcp:*:*"}})
+	spec.Profiles = map[string]rules.PolicySpec{"ci": {Deny: []string{"mcp:fs:network/connect"}}}
+	e := newCatalogEnv(t, spec, Options{})
+	for _, who := range []string{"token:alice", "token:bob"} {
+		c := e.client(t)
+		if _, err := c.ListTools(ContextWithProfile(ContextWithPrincipal(t.Context(), who), "ci"), mcp.ListToolsRequest{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := e.connect(t, "api.github.com", 443); got.Decision != egress.Refuse {
+		t.Error("both sessions' profile denies connections, but one went out")
+	}
+}
+
+// TestConnectOfTwoPrincipalsIsAskedOnlyOnTheApprovalsPage: the newest
+// session decides, but its human is not shown a connection that may be
+// another principal's doing; the approvals page is asked.
+func TestConnectOfTwoPrincipalsIsAskedOnlyOnTheApprovalsPage(t *testing.T) {
+	t.Parallel()
+	r := &recordingResolver{}
+	e := newCatalogEnv(t, connectSpec(rules.PolicySpec{Ask: []string{"mcp:fs:network/connect"}}), Options{Resolvers: []approvals.Resolver{r}})
+	var humans []*formHuman
+	for _, who := range []string{"token:alice", "token:bob"} {
+		h := &formHuman{answer: func(string) string { return "allow_once" }}
+		humans = append(humans, h)
+		c := e.client(t, client.WithElicitationHandler(h))
+		if _, err := c.ListTools(ContextWithPrincipal(t.Context(), who), mcp.ListToolsRequest{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := e.connect(t, "api.github.com", 443); got.Decision != egress.Refuse {
+		t.Error("the approvals page denied it, but it went out")
+	}
+	r.mu.Lock()
+	asked := len(r.reqs)
+	r.mu.Unlock()
+	if asked != 1 || len(humans[0].seen())+len(humans[1].seen()) != 0 {
+		t.Errorf("the page was asked %d times, alice shown %q, bob %q; want the page once and neither", asked, humans[0].seen(), humans[1].seen())
+	}
+}

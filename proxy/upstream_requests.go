@@ -42,10 +42,12 @@ func elicitationPrefix(server string) string { return "[" + server + "] " }
 // request in flight to it comes from one principal; else, with none in
 // flight, the newest session whose profile can see the server, if every
 // such session is one principal's. It never picks a session of another
-// principal than the one it cannot tell apart from. From an isolated child
-// (from is not nil) only the requests and sessions that child serves
-// count: another caller's, in flight to another child of the server, never
-// do.
+// principal than the one it cannot tell apart from: with
+// errAmbiguousCaller it returns that newest one's context only for a
+// caller that decides by it without sending it anything (a connection,
+// which asks no one then). From an isolated child (from is not nil) only
+// the requests and sessions that child serves count: another caller's, in
+// flight to another child of the server, never do.
 func (s *Server) recipient(from *upstream.Route, server string, method mcp.MCPMethod) (context.Context, error) {
 	s.relay.mu.Lock()
 	calls := slices.DeleteFunc(slices.Clone(s.relay.active[server]), func(c *inflight) bool { return !from.Serves(c.principal, c.session) })
@@ -54,26 +56,28 @@ func (s *Server) recipient(from *upstream.Route, server string, method mcp.MCPMe
 		newest := calls[len(calls)-1]
 		for _, c := range calls {
 			if c.principal != newest.principal {
-				return nil, errAmbiguousCaller
+				return newest.ctx, errAmbiguousCaller
 			}
 		}
 		return newest.ctx, nil
 	}
 	policy := s.current().policy
 	var best *knownSession
+	ambiguous := false
 	for _, k := range s.sessions.all() {
 		if !from.Serves(k.principal, k.id) || policy.Hidden(rules.Call{Profile: k.profile, Server: server, Tool: string(method)}) {
 			continue
 		}
-		if best != nil && best.principal != k.principal {
-			return nil, errAmbiguousCaller
-		}
+		ambiguous = ambiguous || best != nil && best.principal != k.principal
 		if best == nil || k.seq > best.seq {
 			best = &k
 		}
 	}
-	if best == nil {
+	switch {
+	case best == nil:
 		return nil, errNoCaller
+	case ambiguous:
+		return best.ctx, errAmbiguousCaller
 	}
 	return best.ctx, nil
 }
@@ -114,10 +118,11 @@ func (s *Server) fromUpstream(ctx context.Context, from *upstream.Route, server 
 // about is asked by mcpwarden first, like any request: a client may show
 // its own sampling prompt to no one (or let the model's host approve it),
 // so the ask is not left to it. servers.<name>.policy.sampling: deny
-// denies sampling whatever the rules say. nobody, when set, says why ctx
-// holds no client session to ask (a connection no session could be
-// attributed to): an ask then goes to the out-of-band resolvers only, and
-// with none configured it is refused, saying so, whatever ask_fallback.
+// denies sampling whatever the rules say. nobody, when set, says why the
+// client session in ctx, if any, may not be asked (a connection no session,
+// or no one principal's, could be attributed to): an ask then goes to the
+// out-of-band resolvers only, and with none configured it is refused,
+// saying so, whatever ask_fallback.
 func (s *Server) settleFromUpstream(ctx context.Context, c *call, from *upstream.Route, nobody error) (refusal string, err error) {
 	c.verdict = s.decideFromUpstream(ctx, c, c.tool.Server, c.method)
 	c.grantedBy = audit.GrantedByRule
@@ -134,12 +139,10 @@ func (s *Server) settleFromUpstream(ctx context.Context, c *call, from *upstream
 		c.grantedBy, c.reason, c.outcome = audit.GrantedByNoElicitation, nobody.Error(), audit.OutcomeRefused
 		refusal = fmt.Sprintf("mcpwarden: %s needs approval (%s), and %v; not forwarded.", c.tool.Canonical, ruleName(c), nobody)
 	case c.verdict.Decision == rules.Ask:
+		c.notAsked = nobody
 		res := s.resolveAsk(ctx, c, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: c.tool.Wire, Arguments: c.args}})
 		if res.pending != nil {
 			res = retryOnly(c)
-		}
-		if nobody != nil {
-			res.reason = nobody.Error() + "; " + res.reason
 		}
 		c.grantedBy, c.reason, c.failure = res.grantedBy, res.reason, res.failure
 		c.outcome = audit.OutcomeOf(res.forward)
