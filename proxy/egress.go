@@ -207,33 +207,28 @@ func reportDetail(rep egress.Report) string {
 
 // NamesAddress reports whether a rule lets server's egress proxy dial
 // addr, a special address (loopback, private, link-local, metadata, …),
-// which host resolved to (or which host is), on port: see NamesAddress,
-// with the policy in force.
-func (s *Server) NamesAddress(server, host string, addr netip.Addr, port uint16) bool {
-	return NamesAddress(s.current().policy, server, host, addr, port)
+// which the host (second argument) resolved to or is, on port: see
+// NamesAddress, with the policy in force. The host is not read: a rule
+// naming it does not name the addresses its DNS gives.
+func (s *Server) NamesAddress(server, _ string, addr netip.Addr, port uint16) bool {
+	return NamesAddress(s.current().policy, server, addr, port)
 }
 
 // NamesAddress reports whether p lets server's egress proxy dial addr, a
-// special address, which host resolved to (or which host is), on port: an
+// special address, on port: an
 // allow rule of the global or the server's policy for
-// mcp:<server>:network/connect names addr itself, or host as written,
-// with a literal `host=` pattern (`host=169.254.169.254`,
-// `host=localhost`), and the connection to it is allowed. `host=*`,
-// `host=10.*` and rules without a host name no address: a wildcard that
-// opens the internet does not open the machine or its cloud's metadata
-// service.
-func NamesAddress(p *rules.Policy, server, host string, addr netip.Addr, port uint16) bool {
-	names := []string{addr.Unmap().WithZone("").String()}
-	if h, ok := hostport.NormalizeHost(host); ok && h != names[0] {
-		names = append(names, h)
-	}
-	for _, h := range names {
-		rc := rules.Call{Server: server, Tool: string(methodConnect), Arguments: connectArgs(h, port)}
-		if p.NamesExactly(rc, "host") && p.Decide(rc).Decision == rules.Allow {
-			return true
-		}
-	}
-	return false
+// mcp:<server>:network/connect names addr itself with a literal `host=`
+// pattern (`host=169.254.169.254`, `host=127.0.0.1:port=8080`), and the
+// connection to addr is allowed. `host=*`, `host=10.*` and rules without
+// a host name no address: a wildcard that opens the internet does not
+// open the machine or its cloud's metadata service. Nor does a rule
+// naming the host: `host=registry.example` allows that name wherever it
+// points, and whoever controls its DNS could point it at 127.0.0.1 or
+// 169.254.169.254; reaching an internal address by name takes a rule for
+// the name and one for each address.
+func NamesAddress(p *rules.Policy, server string, addr netip.Addr, port uint16) bool {
+	rc := rules.Call{Server: server, Tool: string(methodConnect), Arguments: connectArgs(addr.Unmap().WithZone("").String(), port)}
+	return p.NamesExactly(rc, "host") && p.Decide(rc).Decision == rules.Allow
 }
 
 // ConnectArgs returns the arguments of a network/connect request written
@@ -280,7 +275,7 @@ func AddressRefusal(p *rules.Policy, server string, args map[string]any) string 
 	}
 	port, _ := strconv.ParseUint(fmt.Sprint(args["port"]), 10, 16)
 	class := egress.Classify(addr)
-	if class == egress.ClassPublic || NamesAddress(p, server, host, addr, uint16(port)) {
+	if class == egress.ClassPublic || NamesAddress(p, server, addr, uint16(port)) {
 		return ""
 	}
 	return fmt.Sprintf("%s is a %s address, which the egress proxy dials only when an allow rule names it literally: %s",

@@ -342,7 +342,8 @@ func got(d egress.Decision) egress.Verdict { return egress.Verdict{Decision: d} 
 
 // TestWildcardAllowDoesNotOpenSpecialAddresses: NamesAddress lets the
 // egress proxy dial loopback, private or metadata addresses only for an
-// allow rule that names the address, or the host as written, literally.
+// allow rule that names the address literally: not through a wildcard,
+// and not through a rule naming a host that DNS may point anywhere.
 func TestWildcardAllowDoesNotOpenSpecialAddresses(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -362,8 +363,9 @@ func TestWildcardAllowDoesNotOpenSpecialAddresses(t *testing.T) {
 		{"a literal address names it", rules.PolicySpec{Allow: []string{"mcp:fs:network/connect:host=127.0.0.1:port=8080"}}, "127.0.0.1", "127.0.0.1", 8080, true},
 		{"a literal address names it for its port only", rules.PolicySpec{Allow: []string{"mcp:fs:network/connect:host=127.0.0.1:port=8080"}}, "127.0.0.1", "127.0.0.1", 22, false},
 		{"a literal address names it whatever name led there", rules.PolicySpec{Allow: []string{"mcp:fs:network/connect:host=127.0.0.1"}}, "localhost", "127.0.0.1", 80, true},
-		{"a literal host names what it resolves to", rules.PolicySpec{Allow: []string{"mcp:fs:network/connect:host=metadata.internal"}}, "metadata.internal", "169.254.169.254", 80, true},
-		{"a literal host does not name what another host resolves to", rules.PolicySpec{Allow: []string{"mcp:fs:network/connect:host=metadata.internal"}}, "other.internal", "169.254.169.254", 80, false},
+		{"a literal allowed name that DNS points at the metadata address does not open it", rules.PolicySpec{Allow: []string{"mcp:fs:network/connect:host=registry.example"}}, "registry.example", "169.254.169.254", 443, false},
+		{"a literal allowed name that DNS points at loopback does not open it", rules.PolicySpec{Allow: []string{"mcp:fs:network/connect:host=localhost"}}, "localhost", "127.0.0.1", 80, false},
+		{"a rule for the name and one for its address open it", rules.PolicySpec{Allow: []string{"mcp:fs:network/connect:host=metadata.internal", "mcp:fs:network/connect:host=169.254.169.254"}}, "metadata.internal", "169.254.169.254", 80, true},
 		{"an IPv4-mapped address is the IPv4 one", rules.PolicySpec{Allow: []string{"mcp:fs:network/connect:host=10.0.0.1"}}, "x.test", "::ffff:10.0.0.1", 80, true},
 		{"a deny of the address wins over its literal allow", rules.PolicySpec{Deny: []string{"mcp:fs:network/connect:host=169.254.169.254"}, Allow: []string{"mcp:fs:network/connect:host=169.254.169.254"}}, "169.254.169.254", "169.254.169.254", 80, false},
 		{"another server's literal allow names nothing here", rules.PolicySpec{Allow: []string{"mcp:hidden:network/connect:host=127.0.0.1"}}, "127.0.0.1", "127.0.0.1", 80, false},
