@@ -248,16 +248,20 @@ func ConnectArgs(args map[string]any) (map[string]any, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: host %q is not a host name or address; %s", methodConnect, raw, want)
 	}
-	var text string
+	var text, shown string
 	switch v := args["port"].(type) {
 	case json.Number:
-		text = v.String()
+		text, shown = v.String(), v.String()
 	case string:
-		text = v
+		text, shown = v, strconv.Quote(v)
+	case nil:
+		shown = "(missing)"
+	default:
+		shown = fmt.Sprintf("%v", v)
 	}
 	port, err := strconv.ParseUint(text, 10, 16)
 	if err != nil || port == 0 {
-		return nil, fmt.Errorf("%s: port %v is not a number from 1 to 65535; %s", methodConnect, args["port"], want)
+		return nil, fmt.Errorf("%s: port %s is not a number from 1 to 65535; %s", methodConnect, shown, want)
 	}
 	return connectArgs(host, uint16(port)), nil
 }
