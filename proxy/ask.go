@@ -87,10 +87,16 @@ func (a *asker) resolve(ctx context.Context, c *call, req mcp.CallToolRequest, t
 	var skipped []noAnswer
 	caps, modern := clientCapabilities(ctx)
 	switch {
+	case c.notAsked != nil:
+		skipped = append(skipped, noAnswer{why: c.notAsked.Error()})
 	case a.noElicit:
 		skipped = append(skipped, noAnswer{why: "asking through MCP elicitation is off (ask.elicitation: false)"})
 	case caps == nil || caps.Elicitation == nil:
 		skipped = append(skipped, noAnswer{why: "the client cannot be asked (no elicitation capability)"})
+	case modern && c.method == methodConnect:
+		// No retry of a connection will bring the answer: the round
+		// trip's state would wait for nothing.
+		skipped = append(skipped, noAnswer{why: "the client answers asks only by retrying a tool call, and a connection is none"})
 	default:
 		var res resolution
 		var none *noAnswer

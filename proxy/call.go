@@ -47,6 +47,11 @@ type call struct {
 	decision     string          // the id of the decision event, set by decisionEvent; results name it
 	hold         *hold           // the bytes the call holds in the in-flight budget
 
+	// notAsked, when set, is why the client is not asked about the call
+	// (an egress connection that cannot be told to be its session's): an
+	// ask goes to the out-of-band resolvers only.
+	notAsked error
+
 	armed  []rules.Arming // the labels its session had armed when it started
 	labels []string       // the labels it carries, armed once it returns
 }

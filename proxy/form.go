@@ -38,7 +38,11 @@ const maxValueShown = 2000
 // whole call), and the form says so, or how to turn the page on.
 func (a *asker) form(c *call, t target) (params mcp.ElicitationParams, offered []string) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s allow this call?\n\nTool: %s\nServer: %s\n", formTitle, argview.Escape(c.tool.Canonical), argview.Escape(c.tool.Server))
+	if t.endpoint != "" {
+		fmt.Fprintf(&b, "%s %s. Allow it?\n\nRequest: %s\nServer: %s\n", formTitle, connectSummary(c, t), argview.Escape(c.tool.Canonical), argview.Escape(c.tool.Server))
+	} else {
+		fmt.Fprintf(&b, "%s allow this call?\n\nTool: %s\nServer: %s\n", formTitle, argview.Escape(c.tool.Canonical), argview.Escape(c.tool.Server))
+	}
 	client := "(unnamed)"
 	if c.client != nil {
 		client = strings.TrimSpace(c.client.Name + " " + c.client.Version)
@@ -71,6 +75,9 @@ func (a *asker) form(c *call, t target) (params mcp.ElicitationParams, offered [
 	offered = []string{"allow_once"}
 	names := []string{"Allow once"}
 	switch {
+	case t.earns && t.endpoint != "":
+		offered = append(offered, "allow_session")
+		names = append(names, "Allow connections to "+argview.Escape(t.endpoint)+" for this session")
 	case t.earns && t.pathless:
 		offered = append(offered, "allow_session")
 		names = append(names, "Allow "+canonical+" with any arguments (calls without paths) for this session")

@@ -54,17 +54,23 @@ type target struct {
 	// folders are the folders a folder-wide grant would cover: each path
 	// itself when it is a directory, else the folder it is in.
 	folders []string
+	// endpoint is, for a connection (mcp:<server>:network/connect), the
+	// host and port it goes to ("api.github.com:443"): its session grant
+	// covers exactly that endpoint, never another host. Such a target is
+	// not pathless, so no grant of the whole tool covers it.
+	endpoint string
 }
 
 // A scopeKind says which calls a session grant covers.
 type scopeKind uint8
 
 const (
-	scopeNothing scopeKind = iota // no later call (the zero value fails closed)
-	scopeTool                     // any call of the tool without path-like values
-	scopeExact                    // calls whose every path form is one of paths
-	scopeUnder                    // calls whose every path form is within one of paths
-	scopeAll                      // every call of the tool (session denies only)
+	scopeNothing  scopeKind = iota // no later call (the zero value fails closed)
+	scopeTool                      // any call of the tool without path-like values
+	scopeExact                     // calls whose every path form is one of paths
+	scopeUnder                     // calls whose every path form is within one of paths
+	scopeAll                       // every call of the tool (session denies only)
+	scopeEndpoint                  // connections to exactly the endpoint in paths
 )
 
 // A scope is the set of later calls a session grant covers.
@@ -80,6 +86,10 @@ func scopeFor(t target, ans answer) scope {
 	case ans == answerDenySession:
 		return scope{kind: scopeAll}
 	case !t.earns:
+		return scope{}
+	case t.endpoint != "" && ans == answerAllowSession:
+		return scope{kind: scopeEndpoint, paths: []string{t.endpoint}}
+	case t.endpoint != "":
 		return scope{}
 	case t.pathless && ans == answerAllowSession:
 		return scope{kind: scopeTool}
@@ -102,6 +112,8 @@ func (s scope) covers(t target) bool {
 		return true
 	case scopeTool:
 		return t.pathless
+	case scopeEndpoint:
+		return t.endpoint != "" && slices.Contains(s.paths, t.endpoint)
 	case scopeExact, scopeUnder:
 		if t.pathless || !t.earns || len(t.forms) == 0 {
 			return false
@@ -127,6 +139,8 @@ func (s scope) String() string {
 		return "under " + strings.Join(s.paths, ", ")
 	case scopeAll:
 		return "every call of this tool"
+	case scopeEndpoint:
+		return "connections to " + strings.Join(s.paths, ", ")
 	}
 	return "this call only"
 }

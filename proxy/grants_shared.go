@@ -19,6 +19,7 @@ const DefaultSharedGrantTTL = 24 * time.Hour
 
 var scopeKindNames = enumtext.Names[scopeKind]{
 	scopeNothing: "nothing", scopeTool: "tool", scopeExact: "exact", scopeUnder: "under", scopeAll: "all",
+	scopeEndpoint: "endpoint",
 }
 
 // MarshalText returns the scope kind's name.

@@ -15,6 +15,8 @@ func FuzzSharedGrantScope(f *testing.F) {
 	f.Add([]byte(`{"kind":"exact","paths":["/srv/app/a.txt","/private/srv/app/a.txt"]}`))
 	f.Add([]byte(`{"kind":"tool"}`))
 	f.Add([]byte(`{"kind":"all"}`))
+	f.Add([]byte(`{"kind":"endpoint","paths":["api.github.com:443"]}`))
+	f.Add([]byte(`{"kind":"endpoint","paths":["evil.test:443"]}`))
 	f.Add([]byte(`{"kind":"everything","paths":["/"]}`))
 	f.Add([]byte(`{"kind":3}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -36,6 +38,12 @@ func FuzzSharedGrantScope(f *testing.F) {
 		// A pathless call is covered only by the tool and all scopes.
 		if sc.covers(target{pathless: true, earns: true}) != (sc.kind == scopeTool || sc.kind == scopeAll) {
 			t.Fatalf("scope %+v covers a pathless call wrongly", sc)
+		}
+		// A connection is covered only by a deny of the whole request or
+		// a grant of exactly its endpoint.
+		conn := target{earns: true, endpoint: "evil.test:443"}
+		if sc.covers(conn) != (sc.kind == scopeAll || sc.kind == scopeEndpoint && slices.Contains(sc.paths, conn.endpoint)) {
+			t.Fatalf("scope %+v covers a connection to %s wrongly", sc, conn.endpoint)
 		}
 	})
 }

@@ -125,9 +125,10 @@ func Offers(caps mcp.ServerCapabilities, kind string) bool {
 }
 
 // RequestKinds returns the methods other than tools/call that mcpwarden
-// decides as mcp:<server>:<method>: those a client sends to an upstream
-// and those an upstream sends to a client (sampling, elicitation). A
-// canonical name whose tool part has a "/" must name one of them.
+// decides as mcp:<server>:<method>: those a client sends to an upstream,
+// those an upstream sends to a client (sampling, elicitation) and a
+// sandboxed server's outbound connections (network/connect). A canonical
+// name whose tool part has a "/" must name one of them.
 func RequestKinds() []string {
 	return []string{
 		string(mcp.MethodResourcesRead),
@@ -137,5 +138,6 @@ func RequestKinds() []string {
 		string(mcp.MethodSetLogLevel),
 		string(mcp.MethodSamplingCreateMessage),
 		string(mcp.MethodElicitationCreate),
+		string(methodConnect),
 	}
 }

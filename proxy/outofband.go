@@ -92,6 +92,11 @@ func (a *asker) request(c *call, t target) approvals.Request {
 	if t.earns && !t.pathless {
 		areq.Folders = t.folders
 	}
+	if t.endpoint != "" {
+		// What the request is, first: the page and the resolvers show
+		// the lines as the form does.
+		areq.Lines = append([]string{connectSummary(c, t)}, areq.Lines...)
+	}
 	if c.client != nil {
 		areq.Client = argview.Escape(strings.TrimSpace(c.client.Name + " " + c.client.Version))
 	}

@@ -121,6 +121,7 @@ type Server struct {
 	pinning   *Pinning
 	review    review
 	relay     relay
+	conns     connections // the egress connections allowed and not yet reported
 	sessions  clientSessions
 	armed     labelKeeper  // the flow labels each session has armed
 	limits    limitCounter // the limits' counters

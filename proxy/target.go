@@ -9,8 +9,13 @@ import (
 )
 
 // target is c as grants see it (see target): whether it has path-like
-// keys, whether it may earn a session grant, and every form of each path.
+// keys, whether it may earn a session grant, and every form of each path;
+// for a connection, its endpoint.
 func (s *Server) target(c *call) target {
+	if c.method == methodConnect {
+		e := endpointOf(c.args)
+		return target{earns: e != "", endpoint: e}
+	}
 	t := target{pathless: true, earns: true}
 	eachPathValue(c.policy, c.args, func(_ string, v any) {
 		t.pathless = false

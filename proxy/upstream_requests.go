@@ -42,10 +42,12 @@ func elicitationPrefix(server string) string { return "[" + server + "] " }
 // request in flight to it comes from one principal; else, with none in
 // flight, the newest session whose profile can see the server, if every
 // such session is one principal's. It never picks a session of another
-// principal than the one it cannot tell apart from. From an isolated child
-// (from is not nil) only the requests and sessions that child serves
-// count: another caller's, in flight to another child of the server, never
-// do.
+// principal than the one it cannot tell apart from: with
+// errAmbiguousCaller it returns that newest one's context only for a
+// caller that decides by it without sending it anything (a connection,
+// which asks no one then). From an isolated child (from is not nil) only
+// the requests and sessions that child serves count: another caller's, in
+// flight to another child of the server, never do.
 func (s *Server) recipient(from *upstream.Route, server string, method mcp.MCPMethod) (context.Context, error) {
 	s.relay.mu.Lock()
 	calls := slices.DeleteFunc(slices.Clone(s.relay.active[server]), func(c *inflight) bool { return !from.Serves(c.principal, c.session) })
@@ -54,56 +56,90 @@ func (s *Server) recipient(from *upstream.Route, server string, method mcp.MCPMe
 		newest := calls[len(calls)-1]
 		for _, c := range calls {
 			if c.principal != newest.principal {
-				return nil, errAmbiguousCaller
+				return newest.ctx, errAmbiguousCaller
 			}
 		}
 		return newest.ctx, nil
 	}
 	policy := s.current().policy
 	var best *knownSession
+	ambiguous := false
 	for _, k := range s.sessions.all() {
 		if !from.Serves(k.principal, k.id) || policy.Hidden(rules.Call{Profile: k.profile, Server: server, Tool: string(method)}) {
 			continue
 		}
-		if best != nil && best.principal != k.principal {
-			return nil, errAmbiguousCaller
-		}
+		ambiguous = ambiguous || best != nil && best.principal != k.principal
 		if best == nil || k.seq > best.seq {
 			best = &k
 		}
 	}
-	if best == nil {
+	switch {
+	case best == nil:
 		return nil, errNoCaller
+	case ambiguous:
+		return best.ctx, errAmbiguousCaller
 	}
 	return best.ctx, nil
 }
 
 // fromUpstream decides an upstream's request of method to the client
 // session in ctx, with args its params as the rules and the human see
-// them, writes its decision event, and when it may go on runs do and
-// writes the result event. An elicitation the rules ask about goes on: it
-// is itself a form the human answers, marked as the server's. A sampling
-// request the rules ask about is asked by mcpwarden first, like any
-// request: a client may show its own sampling prompt to no one (or let
-// the model's host approve it), so the ask is not left to it.
-// servers.<name>.policy.sampling: deny denies sampling whatever the rules
-// say. Both events name the isolated child that asked, from (nil for a
-// shared server), in instance.
+// them (settleFromUpstream), and when it may go on runs do and writes the
+// result event, which names the isolated child that asked, from (nil for
+// a shared server), in instance.
 func (s *Server) fromUpstream(ctx context.Context, from *upstream.Route, server string, method mcp.MCPMethod, args map[string]any, do func(context.Context) (any, error)) (any, error) {
 	c := s.newRequest(ctx, server, method, server, args)
-	c.verdict = s.decideFromUpstream(ctx, c, server, method)
+	if refusal, err := s.settleFromUpstream(ctx, c, from, nil); err != nil {
+		return nil, err
+	} else if refusal != "" {
+		return nil, errors.New(refusal)
+	}
+	start := time.Now()
+	res, err := do(ctx)
+	ev := c.event(audit.KindResult)
+	ev.Instance = instanceOf(from)
+	ms := time.Since(start).Milliseconds()
+	ev.DurationMS = &ms
+	ev.IsError = ptr(err != nil)
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	s.writeAudit(context.WithoutCancel(ctx), ev)
+	return res, err
+}
+
+// settleFromUpstream decides c, an upstream's request (c.method) to the
+// client session in ctx, and writes its decision event, which names the
+// isolated child that asked, from (nil for a shared server), in instance.
+// refusal is what the upstream is told when the request may not go on, ""
+// when it may; err is set when the audit log cannot be written and must
+// be. An elicitation the rules ask about goes on: it is itself a form the
+// human answers, marked as the server's. Any other request the rules ask
+// about is asked by mcpwarden first, like any request: a client may show
+// its own sampling prompt to no one (or let the model's host approve it),
+// so the ask is not left to it. servers.<name>.policy.sampling: deny
+// denies sampling whatever the rules say. nobody, when set, says why the
+// client session in ctx, if any, may not be asked (a connection no session,
+// or no one principal's, could be attributed to): an ask then goes to the
+// out-of-band resolvers only, and with none configured it is refused,
+// saying so, whatever ask_fallback.
+func (s *Server) settleFromUpstream(ctx context.Context, c *call, from *upstream.Route, nobody error) (refusal string, err error) {
+	c.verdict = s.decideFromUpstream(ctx, c, c.tool.Server, c.method)
 	c.grantedBy = audit.GrantedByRule
 	if c.argsErr != nil {
 		c.verdict = rules.Verdict{Decision: rules.Deny, Reason: c.argsErr.Error()}
 	}
-	refusal := ""
 	switch {
 	case c.verdict.Decision == rules.Deny:
 		refusal = denyText(c)
-	case c.verdict.Decision == rules.Ask && method == mcp.MethodElicitationCreate:
+	case c.verdict.Decision == rules.Ask && c.method == mcp.MethodElicitationCreate:
 		c.reason = "let through: the elicitation itself goes to the human"
 		c.outcome = audit.OutcomeAllowed
+	case c.verdict.Decision == rules.Ask && nobody != nil && len(s.asker.resolvers) == 0:
+		c.grantedBy, c.reason, c.outcome = audit.GrantedByNoElicitation, nobody.Error(), audit.OutcomeRefused
+		refusal = fmt.Sprintf("mcpwarden: %s needs approval (%s), and %v; not forwarded.", c.tool.Canonical, ruleName(c), nobody)
 	case c.verdict.Decision == rules.Ask:
+		c.notAsked = nobody
 		res := s.resolveAsk(ctx, c, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: c.tool.Wire, Arguments: c.args}})
 		if res.pending != nil {
 			res = retryOnly(c)
@@ -114,31 +150,22 @@ func (s *Server) fromUpstream(ctx context.Context, from *upstream.Route, server 
 			refusal = res.text
 		}
 	}
-	s.tel.Decision(c.profile, server, string(method), c.verdict.Decision)
-	instance := ""
-	if from != nil {
-		instance = from.Instance
-	}
+	s.tel.Decision(c.profile, c.tool.Server, string(c.method), c.verdict.Decision)
 	decision := c.decisionEvent()
-	decision.Instance = instance
+	decision.Instance = instanceOf(from)
 	if err := s.writeAudit(ctx, decision); err != nil && s.audit.Required() {
-		return nil, fmt.Errorf("mcpwarden: the audit log cannot be written, so %s is refused: %w", c.tool.Canonical, err)
+		return "", fmt.Errorf("mcpwarden: the audit log cannot be written, so %s is refused: %w", c.tool.Canonical, err)
 	}
-	if refusal != "" {
-		return nil, errors.New(refusal)
+	return refusal, nil
+}
+
+// instanceOf names the isolated child a Route came from in audit events:
+// "" for a shared server (nil).
+func instanceOf(from *upstream.Route) string {
+	if from == nil {
+		return ""
 	}
-	start := time.Now()
-	res, err := do(ctx)
-	ev := c.event(audit.KindResult)
-	ev.Instance = instance
-	ms := time.Since(start).Milliseconds()
-	ev.DurationMS = &ms
-	ev.IsError = ptr(err != nil)
-	if err != nil {
-		ev.Error = err.Error()
-	}
-	s.writeAudit(context.WithoutCancel(ctx), ev)
-	return res, err
+	return from.Instance
 }
 
 // paramsOf is a request's params as the rules and the human see them: the

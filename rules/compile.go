@@ -350,6 +350,9 @@ func (c *compiler) rule(text string, kind listKind) (*rule, *syntaxError) {
 		if err != nil {
 			return nil, err
 		}
+		if msg := checkHostPattern(r, &cd); msg != "" {
+			return nil, &syntaxError{pc.pat.off, msg}
+		}
 		r.conds = append(r.conds, cd)
 		if cd.fact == factLabel {
 			c.labelRefs = append(c.labelRefs, labelRef{rule: text, pattern: cd.pattern, literal: cd.op != opRe && isLiteral(cd.pattern)})

@@ -40,9 +40,12 @@ request named by its method (mcp:fs:resources/read, mcp:fs:prompts/get,
 mcp:fs:completion/complete, mcp:fs:resources/subscribe,
 mcp:fs:logging/setLevel, mcp:fs:sampling/createMessage,
 mcp:fs:elicitation/create), whose arguments are the request's params
-(uri, name, arguments, ref, argument). --profile decides it for a client
-profile. --after LABEL decides it as in a session where a request
-labelled LABEL has already returned (flow rules); it is repeatable.
+(uri, name, arguments, ref, argument), or a sandboxed server's outbound
+connection (mcp:fs:network/connect, arguments host and port; the host is
+normalised as the egress proxy normalises it, and an address the proxy
+refuses unless a rule names it is denied here too). --profile decides it
+for a client profile. --after LABEL decides it as in a session where a
+request labelled LABEL has already returned (flow rules); it is repeatable.
 The limits a request counts against are listed; --over-limit decides it
 as the request beyond each one's max.
 
@@ -50,6 +53,7 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 		Example: `  mcpwarden check --config mcpwarden.yaml mcp:fs:write_file '{"path":"/etc/passwd"}'
   mcpwarden check --config mcpwarden.yaml mcp:fs:read_text_file --arg path=./README.md
   mcpwarden check --config mcpwarden.yaml mcp:fs:resources/read '{"uri":"file:///srv/app/.env"}' --profile ci
+  mcpwarden check --config mcpwarden.yaml mcp:github:network/connect '{"host":"api.github.com","port":443}'
   mcpwarden check --config mcpwarden.yaml mcp:mail:send_mail --after untrusted_input
   mcpwarden check --config mcpwarden.yaml mcp:mail:send_mail --over-limit`,
 		Args: cobra.RangeArgs(1, 2),
@@ -85,6 +89,11 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 				ex.Verdict = proxy.SelfProtectionOnDisk(st.Policy, &call, ex.Verdict)
 			}
 			ex = explainLimits(st.Policy, call, ex, overLimit)
+			if call.Tool == rules.ToolConnect && ex.Verdict.Decision != rules.Deny {
+				if why := proxy.AddressRefusal(st.Policy, call.Server, call.Arguments); why != "" {
+					ex.Verdict = rules.Verdict{Decision: rules.Deny, Gate: "egress proxy", Reason: why}
+				}
+			}
 			printExplanation(cmd.OutOrStdout(), call, ex)
 			switch ex.Verdict.Decision {
 			case rules.Allow:
@@ -159,6 +168,11 @@ func parseCheckCall(pos, kv []string) (rules.Call, error) {
 			return rules.Call{}, fmt.Errorf("--arg %q: argument %q is given twice", pair, k)
 		}
 		args[k] = v
+	}
+	if tool == rules.ToolConnect {
+		if args, err = proxy.ConnectArgs(args); err != nil {
+			return rules.Call{}, err
+		}
 	}
 	return rules.Call{Server: server, Tool: tool, Arguments: args}, nil
 }
