@@ -205,7 +205,7 @@ func TestConnectAskReachesTheApprovalsPageAttributedToTheServer(t *testing.T) {
 
 func TestFlowRuleAsksAboutAConnectionAfterUntrustedInput(t *testing.T) {
 	t.Parallel()
-	spec := connectSpec(rules.PolicySpec{Allow: []string{"mcp:*:*"}})
+	spec := connectSpec(rules.PolicySpec{Allow: []string{"mcp:*:*", "mcp:*:network/connect"}})
 	spec.Labels = map[string][]string{"untrusted_input": {"mcp:fs:echo"}, "egress": {"mcp:*:network/connect"}}
 	spec.Flow = []rules.FlowSpec{{After: "untrusted_input", Then: "ask", On: "egress"}}
 	e := newCatalogEnv(t, spec, Options{})
@@ -231,7 +231,7 @@ func TestFlowRuleAsksAboutAConnectionAfterUntrustedInput(t *testing.T) {
 
 func TestConnectionLimitApplies(t *testing.T) {
 	t.Parallel()
-	spec := connectSpec(rules.PolicySpec{Allow: []string{"mcp:*:*"}})
+	spec := connectSpec(rules.PolicySpec{Allow: []string{"mcp:*:*", "mcp:*:network/connect"}})
 	spec.Limits = []rules.LimitSpec{{Match: "mcp:fs:network/connect", Max: 2, Per: "session", Window: time.Hour, Then: "deny"}}
 	e := newCatalogEnv(t, spec, Options{})
 	e.client(t)
@@ -354,7 +354,7 @@ func TestConnectIsRefusedWhenTheAuditCannotBeWritten(t *testing.T) {
 // (what it downloads) arms the flow rule for the session's later calls.
 func TestConnectionLabelArmsTheFlow(t *testing.T) {
 	t.Parallel()
-	spec := connectSpec(rules.PolicySpec{Allow: []string{"mcp:*:*"}})
+	spec := connectSpec(rules.PolicySpec{Allow: []string{"mcp:*:*", "mcp:*:network/connect"}})
 	spec.Labels = map[string][]string{"untrusted_input": {"mcp:*:network/connect"}, "egress": {"mcp:fs:echo"}}
 	spec.Flow = []rules.FlowSpec{{After: "untrusted_input", Then: "deny", On: "egress"}}
 	e := newCatalogEnv(t, spec, Options{})

@@ -62,7 +62,15 @@ type rule struct {
 	coverAll bool
 }
 
+// matchesName reports whether the rule's server and tool patterns match.
+// An allow whose tool is a glob not naming network (`*`, `read_*`) never
+// matches network/connect: `allow: mcp:github:*` is written for a server's
+// tools, and must not let it connect anywhere. A deny or ask glob does
+// cover connections, which only narrows what goes out.
 func (r *rule) matchesName(server, tool string) bool {
+	if tool == ToolConnect && r.list == listAllow && !r.tool.literal() && !strings.Contains(r.tool.lit, "network") {
+		return false
+	}
 	return r.server.match(server) && r.tool.match(tool)
 }
 

@@ -86,3 +86,39 @@ func FuzzEveryDecidedHostCanBeDeniedExactly(f *testing.F) {
 		}
 	})
 }
+
+// TestWildcardAllowDoesNotLetAServerConnectAnywhere: `allow:
+// mcp:github:*` is written for GitHub's tools; it used to match
+// network/connect too, so the server could connect to any host. Only an
+// allow naming network (or the connection itself) lets a connection
+// through; a wildcard deny or ask still covers connections.
+func TestWildcardAllowDoesNotLetAServerConnectAnywhere(t *testing.T) {
+	t.Parallel()
+	connect := `{"host":"evil.example","port":443}`
+	tests := []struct {
+		name string
+		spec PolicySpec
+		want Decision
+	}{
+		{"a tool wildcard allow", PolicySpec{Default: "deny", Allow: []string{"mcp:github:*"}}, Deny},
+		{"an everything allow", PolicySpec{Default: "ask", Allow: []string{"mcp:*:*"}}, Ask},
+		{"a prefix glob allow", PolicySpec{Default: "deny", Allow: []string{"mcp:github:n*"}}, Deny},
+		{"an allow naming network", PolicySpec{Default: "deny", Allow: []string{"mcp:github:network/*"}}, Allow},
+		{"an allow naming the connection", PolicySpec{Default: "deny", Allow: []string{"mcp:github:network/connect:host=evil.example"}}, Allow},
+		{"a wildcard deny still covers it", PolicySpec{Default: "allow", Deny: []string{"mcp:github:*"}}, Deny},
+		{"a wildcard ask still covers it", PolicySpec{Default: "allow", Ask: []string{"mcp:*:*"}}, Ask},
+	}
+	if got := decideBoth(t, mustCompile(t, global(tests[0].spec)), Call{Server: "github", Tool: "get_issue"}, `{}`); got.Decision != Allow {
+		t.Errorf("mcp:github:* no longer allows a tool: %s", got.Decision)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := mustCompile(t, global(tt.spec))
+			got := decideBoth(t, p, Call{Server: "github", Tool: ToolConnect}, connect)
+			if got.Decision != tt.want {
+				t.Errorf("connect under %+v = %s (%s), want %s", tt.spec, got.Decision, got.Reason, tt.want)
+			}
+		})
+	}
+}
