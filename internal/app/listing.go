@@ -37,7 +37,7 @@ type Listing struct {
 func ListUpstreams(ctx context.Context, st *Setup, logger *slog.Logger, version string) *Listing {
 	var mu sync.Mutex
 	sandboxes := map[string]string{}
-	pool := upstream.Start(ctx, st.Specs(nil), &upstream.Options{
+	pool := upstream.New(st.Specs(nil), &upstream.Options{
 		Logger:     logger,
 		ClientInfo: mcp.Implementation{Name: "mcpwarden", Version: version},
 		OnEvent: func(e upstream.Event) {
@@ -48,6 +48,7 @@ func ListUpstreams(ctx context.Context, st *Setup, logger *slog.Logger, version 
 			}
 		},
 	})
+	pool.Start(ctx, listingPeer{policy: st.Policy})
 	l := &Listing{Pool: pool}
 	mu.Lock()
 	defer mu.Unlock()
