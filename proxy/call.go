@@ -18,6 +18,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/argschema"
 	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
+	"github.com/mcpwarden/mcpwarden/proxy/scan"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -177,7 +178,7 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	armErr := s.armBy(ctx, c)
 	var res *mcp.CallToolResult
 	var text string
-	var scan resultScan
+	var findings scan.Findings
 	held := int64(len(raw))
 	action := c.policy.Results(c.tool.Server)
 	if err == nil {
@@ -189,7 +190,7 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	if err == nil {
 		// Scanned before it is decoded: what is decoded is what the
 		// client gets, streamed or not.
-		raw, scan = scanJSON(raw, action == rules.ResultRedact)
+		raw, findings = scan.JSON(raw, action == rules.ResultRedact)
 		res, text, err = decodeResult(raw)
 	}
 	elapsed := time.Since(start)
@@ -208,7 +209,7 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 			return mcp.NewToolResultError(fmt.Sprintf("%v (%s; an upstream already working on it was sent notifications/cancelled)", cause, c.tool.Canonical)), nil
 		}
 		if _, ok := errors.AsType[*upstream.NotSentError](err); ok {
-			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden did not forward %s: %s", c.tool.Canonical, errText(err, action))), nil
+			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden did not forward %s: %s", c.tool.Canonical, scan.ErrText(err, action))), nil
 		}
 		failed := "the upstream failed"
 		switch {
@@ -217,27 +218,27 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 		case errors.Is(err, errLabelsNotKept):
 			failed = "its result was withheld"
 		}
-		return mcp.NewToolResultError(fmt.Sprintf("mcpwarden forwarded %s, but %s: %s", c.tool.Canonical, failed, errText(err, action))), nil
+		return mcp.NewToolResultError(fmt.Sprintf("mcpwarden forwarded %s, but %s: %s", c.tool.Canonical, failed, scan.ErrText(err, action))), nil
 	}
 	ev.IsError = ptr(res.IsError)
 	ev.ResultBytes = ptr(held)
 	ev.ResultPreview = text
-	withhold := scan.found() && action == rules.ResultDeny
+	withhold := findings.Found() && action == rules.ResultDeny
 	refusal := ""
-	if scan.found() {
-		ev.Detail = scan.detail(action)
+	if findings.Found() {
+		ev.Detail = findings.Detail(action)
 		if action == rules.ResultAsk {
 			// Held, in its budget, while a human is asked about it.
-			ans := s.askAboutResult(ctx, c, req, scan, text)
-			ev.Detail, ev.GrantedBy, ev.Reason, ev.Error = scan.asked(ans), ans.grantedBy, ans.reason, ans.failure
+			ans := s.askAboutResult(ctx, c, req, findings, text)
+			ev.Detail, ev.GrantedBy, ev.Reason, ev.Error = ans.detail(findings), ans.grantedBy, ans.reason, ans.failure
 			ev.Outcome = ans.auditOutcome()
 			switch ans.outcome {
 			case resultWithheld:
-				withhold, refusal = true, ans.refusal(c.tool.Canonical, scan)
+				withhold, refusal = true, ans.refusal(c.tool.Canonical, findings)
 			case resultRedacted:
-				raw, _ = scanJSON(raw, true)
+				raw, _ = scan.JSON(raw, true)
 				if res, text, err = decodeResult(raw); err != nil {
-					withhold, refusal = true, scan.withheld(c.tool.Canonical, action) // cannot be: redacting keeps valid JSON
+					withhold, refusal = true, findings.Withheld(c.tool.Canonical, action) // cannot be: redacting keeps valid JSON
 				}
 				ev.ResultPreview = text
 			}
@@ -249,7 +250,7 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	// The result is recorded even when the client has gone away meanwhile.
 	s.writeAudit(context.WithoutCancel(ctx), ev)
 	if withhold {
-		return mcp.NewToolResultError(cmp.Or(refusal, scan.withheld(c.tool.Canonical, action))), nil
+		return mcp.NewToolResultError(cmp.Or(refusal, findings.Withheld(c.tool.Canonical, action))), nil
 	}
 	if len(raw) >= liftMin && req.Params.Task == nil {
 		// A task's result is kept for a later request: not streamed.
