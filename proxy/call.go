@@ -19,6 +19,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/proxy/scan"
+	"github.com/mcpwarden/mcpwarden/proxy/wire"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -46,7 +47,7 @@ type call struct {
 	reason       string          // why a call was refused or let through, for the audit event
 	failure      string          // what failed while deciding, for the audit event's error
 	decision     string          // the id of the decision event, set by decisionEvent; results name it
-	hold         *hold           // the bytes the call holds in the in-flight budget
+	hold         *wire.Hold      // the bytes the call holds in the in-flight budget
 
 	armed  []rules.Arming // the labels its session had armed when it started
 	labels []string       // the labels it carries, armed once it returns
@@ -74,10 +75,10 @@ func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *
 			return c
 		}
 	}
-	if len(raw) >= liftMin {
+	if len(raw) >= wire.LiftMin {
 		// Parsing large arguments takes a few times their size for a
 		// moment; a few at a time keep that from adding up.
-		defer s.inflight.parsing()()
+		defer s.inflight.Parsing()()
 	}
 	c.args, c.canonical, c.argsErr = jsonargs.Parse(raw)
 	if bytes.Equal(c.canonical, raw) {
@@ -98,8 +99,8 @@ func (s *Server) handler(t Tool, schema *argschema.Schema) server.ToolHandlerFun
 	return func(ctx context.Context, req mcp.CallToolRequest) (result *mcp.CallToolResult, err error) {
 		// Arguments lifted out of the message are taken first, so that
 		// what they hold is given back however the call ends.
-		l := takeLifted(ctx, req.Params.RawArguments)
-		defer l.release()
+		l := wire.TakeLifted(ctx, req.Params.RawArguments)
+		defer l.Release()
 		ctx, leave, ok := s.drain.enterAs(ctx, passKey(ctx, t.Wire))
 		if !ok {
 			return mcp.NewToolResultError(fmt.Sprintf("%v; %s was not forwarded", ErrShuttingDown, t.Canonical)), nil
@@ -108,20 +109,20 @@ func (s *Server) handler(t Tool, schema *argschema.Schema) server.ToolHandlerFun
 		if cause := context.Cause(ctx); errors.Is(cause, ErrShuttingDown) {
 			return mcp.NewToolResultError(fmt.Sprintf("%v; %s was not forwarded", cause, t.Canonical)), nil
 		}
-		var h *hold
+		var h *wire.Hold
 		if l != nil {
 			// Over stdio counted when the message was read; over HTTP
 			// with the body.
-			req.Params.RawArguments, req.Params.Arguments = l.raw, nil
-			h, err = l.hold, l.err
+			req.Params.RawArguments, req.Params.Arguments = l.Raw, nil
+			h, err = l.Hold, l.Err
 		}
 		if h == nil && err == nil {
-			h, err = s.inflight.admitCall(ctx, int64(len(req.Params.RawArguments)))
+			h, err = s.inflight.AdmitCall(ctx, int64(len(req.Params.RawArguments)))
 		}
 		if err != nil {
 			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden refused %s: %v; nothing was forwarded", t.Canonical, err)), nil
 		}
-		defer h.release()
+		defer h.Release()
 		ctx = s.tel.ExtractMeta(ctx, req.Params.Meta)
 		c := s.newCall(ctx, t, req)
 		c.checkTypes(schema)
@@ -185,7 +186,7 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 		err = armErr
 	}
 	if err == nil {
-		err = c.hold.add(held, "its result")
+		err = c.hold.Add(held, "its result")
 	}
 	if err == nil {
 		// Scanned before it is decoded: what is decoded is what the
@@ -213,7 +214,7 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 		}
 		failed := "the upstream failed"
 		switch {
-		case errors.Is(err, ErrInflightFull):
+		case errors.Is(err, wire.ErrInflightFull):
 			failed = "its result was dropped"
 		case errors.Is(err, errLabelsNotKept):
 			failed = "its result was withheld"
@@ -252,9 +253,9 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	if withhold {
 		return mcp.NewToolResultError(cmp.Or(refusal, findings.Withheld(c.tool.Canonical, action))), nil
 	}
-	if len(raw) >= liftMin && req.Params.Task == nil {
+	if len(raw) >= wire.LiftMin && req.Params.Task == nil {
 		// A task's result is kept for a later request: not streamed.
-		if out := streamed(ctx, res, c.hold, held); out != nil {
+		if out := wire.Streamed(ctx, res, c.hold, held); out != nil {
 			return out, nil
 		}
 	}

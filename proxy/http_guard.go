@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpwarden/mcpwarden/internal/hostport"
+	"github.com/mcpwarden/mcpwarden/proxy/wire"
 )
 
 // DefaultMaxBodyBytes is the request body limit when GuardOptions sets none.
@@ -115,7 +116,7 @@ func (g *guard) limitBody(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "reading request body: "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		r.Body = newBufferedBody(body)
+		r.Body = wire.NewBody(body)
 		r.ContentLength = int64(len(body))
 	}
 	g.next.ServeHTTP(w, r)
@@ -132,17 +133,6 @@ func readBody(r io.Reader, size int64) ([]byte, error) {
 	_, err := buf.ReadFrom(r)
 	return buf.Bytes(), err
 }
-
-// A bufferedBody is a request body the guard has read whole; the handlers
-// after it reach its bytes without reading (and copying) them.
-type bufferedBody struct {
-	*bytes.Reader
-	b []byte
-}
-
-func newBufferedBody(b []byte) *bufferedBody { return &bufferedBody{Reader: bytes.NewReader(b), b: b} }
-
-func (*bufferedBody) Close() error { return nil }
 
 func tooLarge(w http.ResponseWriter, limit int64) {
 	w.Header().Set("Connection", "close")

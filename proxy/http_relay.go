@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/internal/state"
+	"github.com/mcpwarden/mcpwarden/proxy/wire"
 )
 
 // With shared state, the client's answer to a request mcpwarden sent it
@@ -160,7 +161,7 @@ func (hs *httpSessions) deliver(ctx context.Context, session string, header http
 // whether it did (the request is then answered). A response this replica
 // claimed, or that no one claimed, is left to mcp-go here.
 func (hs *httpSessions) relayResponse(ctx context.Context, w http.ResponseWriter, r *http.Request, session string) (handled bool, err error) {
-	bb, ok := r.Body.(*bufferedBody)
+	bb, ok := r.Body.(*wire.Body)
 	if !ok {
 		return false, nil
 	}
@@ -170,7 +171,7 @@ func (hs *httpSessions) relayResponse(ctx context.Context, w http.ResponseWriter
 		Result json.RawMessage `json:"result"`
 		Error  json.RawMessage `json:"error"`
 	}
-	if json.Unmarshal(bb.b, &msg) != nil || msg.ID == nil || msg.Method != "" || msg.Result == nil && msg.Error == nil {
+	if json.Unmarshal(bb.Bytes(), &msg) != nil || msg.ID == nil || msg.Method != "" || msg.Result == nil && msg.Error == nil {
 		return false, nil
 	}
 	name := relayID(session, *msg.ID)
@@ -181,7 +182,7 @@ func (hs *httpSessions) relayResponse(ctx context.Context, w http.ResponseWriter
 		hs.release(ctx, name) // answered here: mcp-go delivers it, and the ID is free again
 		return false, nil
 	}
-	switch err := hs.shared.AnswerAsk(ctx, name, bytes.Clone(bb.b)); {
+	switch err := hs.shared.AnswerAsk(ctx, name, bytes.Clone(bb.Bytes())); {
 	case errors.Is(err, state.ErrNotFound):
 		return false, nil
 	case err != nil:

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/proxy/scan"
+	"github.com/mcpwarden/mcpwarden/proxy/wire"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -58,7 +59,7 @@ func leakEnvWith(t *testing.T, results string, opts Options) (*Server, *memorySi
 	vault.AddTool(mcp.NewTool("dump_error"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return nil, errors.New(leakedText) // the credentials come back in an error
 	})
-	vault.AddTool(mcp.NewTool("dump_big"), testkit.Reply(strings.Repeat("padding ", liftMin/4)+leakedText))
+	vault.AddTool(mcp.NewTool("dump_big"), testkit.Reply(strings.Repeat("padding ", wire.LiftMin/4)+leakedText))
 	pool := upstream.Start(t.Context(), map[string]upstream.Spec{
 		"vault": {Transport: upstream.TransportHTTP, URL: vault.URL(t)},
 	}, nil)

@@ -145,7 +145,7 @@ func (s *Server) httpHandler(addr string, o HTTPOptions) (http.Handler, *httpSes
 	)
 	mux := http.NewServeMux()
 	mux.Handle(EndpointPath, s.sessionGuard(sessions, sessions.stream))
-	handler, err := newGuard(g, o.Identity, s.inflight.countBodies(mux))
+	handler, err := newGuard(g, o.Identity, s.inflight.CountBodies(mux))
 	if err != nil {
 		return nil, nil, fmt.Errorf("http: %w", err)
 	}

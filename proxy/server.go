@@ -22,6 +22,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
+	"github.com/mcpwarden/mcpwarden/proxy/wire"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -133,7 +134,7 @@ type Server struct {
 	asker     *asker
 	roots     rootCache
 	tel       *telemetry.Telemetry // nil: no telemetry
-	inflight  *inflightBudget
+	inflight  *wire.Budget
 	starting  func(ctx context.Context) error // see Options.Starting; nil
 	startBy   time.Time                       // Options.StartupDeadline
 	shared    state.Store                     // Options.State; nil: this process only
@@ -154,7 +155,7 @@ func New(o Options) (*Server, error) {
 	s := &Server{
 		upstream:  o.Upstream,
 		audit:     o.Audit,
-		inflight:  newInflightBudget(o.MaxInflightBytes),
+		inflight:  wire.NewBudget(o.MaxInflightBytes),
 		logger:    logger,
 		pinning:   o.Pinning,
 		profile:   o.Profile,

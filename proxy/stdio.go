@@ -14,6 +14,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/proxy/wire"
 )
 
 // maxStdioRequests bounds the requests one stdio client may have in
@@ -34,12 +36,12 @@ const maxStdioRequests = 1024
 // a line and decodes only its head; a request is served on the goroutine
 // that read it, after it handed reading on (see readLines).
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	lifter := newStdinLifter(in, s.inflight, func(wire string) bool { return s.mcp.GetTool(wire) != nil })
-	results := &streamSet{}
+	lifter := wire.NewStdinLifter(in, s.inflight, func(wire string) bool { return s.mcp.GetTool(wire) != nil })
+	results := &wire.StreamSet{}
 	c := &stdioConn{
 		mcp:      s.mcp,
 		logger:   s.logger,
-		out:      newStdioWriter(streamWriter{w: out, set: results}),
+		out:      newStdioWriter(wire.NewStreamWriter(out, results)),
 		slots:    make(chan struct{}, maxStdioRequests),
 		inflight: map[string]*stdioRequest{},
 	}
@@ -49,7 +51,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	}
 	defer s.mcp.UnregisterSession(ctx, stdioSessionID)
 
-	ctx = withStreamSet(withLiftedSet(s.mcp.WithContext(ctx, c.session), lifter.set), results)
+	ctx = wire.WithStreamSet(lifter.WithSet(s.mcp.WithContext(ctx, c.session)), results)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	notified := make(chan struct{})
@@ -82,8 +84,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	c.stop()
 	c.session.close()
 	<-notified
-	lifter.set.releaseAll()
-	results.releaseAll()
+	lifter.ReleaseLifted()
+	results.ReleaseAll()
 	return err
 }
 
@@ -127,9 +129,9 @@ type stdioHead struct {
 // Only one goroutine reads at a time, so lines are routed in the order
 // sent. A last line without its newline is dropped, as mcp-go's transport
 // drops it.
-func (c *stdioConn) readLines(ctx context.Context, lifter *stdinLifter) {
+func (c *stdioConn) readLines(ctx context.Context, lifter *wire.StdinLifter) {
 	for {
-		line, err := lifter.readLine()
+		line, err := lifter.ReadLine()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = nil
@@ -142,7 +144,7 @@ func (c *stdioConn) readLines(ctx context.Context, lifter *stdinLifter) {
 		}
 		req, more := c.dispatch(ctx, line)
 		if !more {
-			lifter.set.releaseAll() // what that line lifted, if anything
+			lifter.ReleaseLifted() // what that line lifted, if anything
 			c.inputEnded <- nil
 			return
 		}
