@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,7 +14,15 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/hostport"
 	"github.com/mcpwarden/mcpwarden/internal/httpserve"
+	"github.com/mcpwarden/mcpwarden/proxy/stdio"
 )
+
+// ServeStdio serves one client over in and out until ctx is done or in
+// ends, with mcpwarden's own stdio transport (package stdio). Nothing but
+// protocol messages is written to out.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	return stdio.Serve(ctx, s.mcp, s.inflight, s.logger, in, out)
+}
 
 // EndpointPath is where the streamable HTTP endpoint is served.
 const EndpointPath = "/mcp"
