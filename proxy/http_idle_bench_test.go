@@ -9,6 +9,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 )
 
 // idleSessions is the number of open idle sessions issue #21 prices: 1,000
@@ -37,7 +39,7 @@ func BenchmarkIdleSessions(b *testing.B) {
 		return ts.URL, func() string { return "s" }
 	}
 	proxied := func(b *testing.B) (string, func() string) {
-		_, _, ts := reapedServer(b, SessionLimits{IdleTimeout: time.Hour, Max: 2 * idleSessions, MaxPerPrincipal: 2 * idleSessions}, Identity{})
+		_, _, ts := reapedServer(b, SessionLimits{IdleTimeout: time.Hour, Max: 2 * idleSessions, MaxPerPrincipal: 2 * idleSessions}, httpguard.Identity{})
 		return ts.URL, func() string {
 			id, err := abandon(b.Context(), ts, "")
 			if err != nil {

@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 )
 
 // BenchmarkAbandonedSessions is TestAbandonedSessionsAreReaped at the size
@@ -22,7 +24,7 @@ func BenchmarkAbandonedSessions(b *testing.B) {
 		return m.HeapAlloc
 	}
 	for b.Loop() {
-		e, hs, ts := reapedServer(b, SessionLimits{IdleTimeout: idle, Max: 2 * sessions, MaxPerPrincipal: 2 * sessions}, Identity{})
+		e, hs, ts := reapedServer(b, SessionLimits{IdleTimeout: idle, Max: 2 * sessions, MaxPerPrincipal: 2 * sessions}, httpguard.Identity{})
 		before := heap()
 		for range sessions {
 			if _, err := abandon(b.Context(), ts, ""); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -87,9 +88,9 @@ func TestIdleSessionsDoNotLockOutANewClient(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			identity := Identity{}
+			identity := httpguard.Identity{}
 			if tt.first != "" {
-				identity = Identity{Profiles: map[string]string{sha("alice-token"): "", sha("bob-token"): ""}}
+				identity = httpguard.Identity{Profiles: map[string]string{sha("alice-token"): "", sha("bob-token"): ""}}
 			}
 			e, hs, ts := reapedServer(t, tt.limits, identity)
 			var opened []string

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 
+	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -68,7 +69,7 @@ func (noUpstream) EndSession(string) {}
 
 // reapedServer serves a proxy with telemetry over HTTP with limits,
 // reaping idle sessions until the test ends.
-func reapedServer(tb testing.TB, limits SessionLimits, identity Identity) (*sessionEnv, *httpSessions, *httptest.Server) {
+func reapedServer(tb testing.TB, limits SessionLimits, identity httpguard.Identity) (*sessionEnv, *httpSessions, *httptest.Server) {
 	tb.Helper()
 	tel, err := telemetry.New(telemetry.Options{})
 	if err != nil {
@@ -172,7 +173,7 @@ func TestAbandonedSessionsAreReaped(t *testing.T) {
 	// Long enough that no session is reaped between its two requests on a
 	// loaded machine, short enough to wait for.
 	const idle = 2 * time.Second
-	e, hs, ts := reapedServer(t, SessionLimits{IdleTimeout: idle, Max: 2 * sessions, MaxPerPrincipal: 2 * sessions}, Identity{})
+	e, hs, ts := reapedServer(t, SessionLimits{IdleTimeout: idle, Max: 2 * sessions, MaxPerPrincipal: 2 * sessions}, httpguard.Identity{})
 
 	ids := make(chan string, sessions)
 	errs := make(chan error, clients)
@@ -235,7 +236,7 @@ func TestAbandonedSessionsAreReaped(t *testing.T) {
 func TestSessionInUseIsNotReaped(t *testing.T) {
 	t.Parallel()
 	const idle = 2 * time.Second
-	_, _, ts := reapedServer(t, SessionLimits{IdleTimeout: idle}, Identity{})
+	_, _, ts := reapedServer(t, SessionLimits{IdleTimeout: idle}, httpguard.Identity{})
 	chatty, err := abandon(t.Context(), ts, "")
 	if err != nil {
 		t.Fatal(err)
@@ -294,7 +295,7 @@ func TestSessionCapRefusesWithClearError(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, hs, ts := reapedServer(t, tt.limits, Identity{Profiles: map[string]string{sha("alice-token"): "", sha("bob-token"): ""}})
+			_, hs, ts := reapedServer(t, tt.limits, httpguard.Identity{Profiles: map[string]string{sha("alice-token"): "", sha("bob-token"): ""}})
 			var opened []string
 			for range tt.capacity {
 				id, err := abandon(t.Context(), ts, tt.first)
@@ -342,7 +343,7 @@ func TestSessionCapRefusesWithClearError(t *testing.T) {
 func TestInitializeOnASessionCannotPassTheCap(t *testing.T) {
 	t.Parallel()
 	const capacity = 2
-	e, hs, ts := reapedServer(t, SessionLimits{MaxPerPrincipal: capacity}, Identity{})
+	e, hs, ts := reapedServer(t, SessionLimits{MaxPerPrincipal: capacity}, httpguard.Identity{})
 	first, err := abandon(t.Context(), ts, "")
 	if err != nil {
 		t.Fatal(err)
@@ -378,7 +379,7 @@ func TestInitializeOnASessionCannotPassTheCap(t *testing.T) {
 func TestGETWithoutSessionCannotFillTheSessionTable(t *testing.T) {
 	t.Parallel()
 	const capacity = 5
-	_, hs, ts := reapedServer(t, SessionLimits{Max: capacity}, Identity{})
+	_, hs, ts := reapedServer(t, SessionLimits{Max: capacity}, httpguard.Identity{})
 	for range 2 * capacity {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second) // a stream would not end
 		code, _, body, err := exchange(ctx, ts, http.MethodGet, "", "", "")

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -29,7 +30,7 @@ func ownedSessions(t *testing.T) (*httptest.Server, *memorySink) {
 	t.Helper()
 	sink := &memorySink{}
 	e := newEnv(t, rules.PolicySpec{Default: "allow"}, audit.Config{}, sink)
-	h, _, err := e.srv.httpHandler("127.0.0.1:0", HTTPOptions{Identity: Identity{
+	h, _, err := e.srv.httpHandler("127.0.0.1:0", HTTPOptions{Identity: httpguard.Identity{
 		Token:    "global-token",
 		Profiles: map[string]string{sha("alice-token"): "", sha("bob-token"): ""},
 	}})

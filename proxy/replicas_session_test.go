@@ -12,6 +12,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -59,7 +60,7 @@ func TestSessionInitializedOnOneReplicaServedByAnother(t *testing.T) {
 // twoTokenReplicas starts two replicas accepting alice's and bob's tokens.
 func twoTokenReplicas(t *testing.T, store state.Store) *replicaSet {
 	t.Helper()
-	return newReplicas(t, 2, store, rules.PolicySpec{Default: "allow"}, HTTPOptions{Identity: Identity{
+	return newReplicas(t, 2, store, rules.PolicySpec{Default: "allow"}, HTTPOptions{Identity: httpguard.Identity{
 		Profiles: map[string]string{sha("alice-token"): "", sha("bob-token"): ""},
 	}}, nil)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/hostport"
 	"github.com/mcpwarden/mcpwarden/internal/httpserve"
 	"github.com/mcpwarden/mcpwarden/proxy/stdio"
+	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 )
 
 // ServeStdio serves one client over in and out until ctx is done or in
@@ -29,15 +30,15 @@ const EndpointPath = "/mcp"
 
 // HTTPOptions configure the streamable HTTP listener. The zero value
 // serves without a token, accepts only localhost Host and Origin values
-// (and the listen host) and caps bodies at DefaultMaxBodyBytes.
+// (and the listen host) and caps bodies at httpguard.DefaultMaxBodyBytes.
 type HTTPOptions struct {
 	// Identity says which bearer tokens are accepted; the zero value asks
 	// for none.
-	Identity Identity
+	Identity httpguard.Identity
 	// Guard holds the Host and Origin allowlists and the body limit.
 	// ListenAndServe adds the host it listens on (unless it is an unspecified
 	// address such as 0.0.0.0) to Guard.AllowedHosts.
-	Guard GuardOptions
+	Guard httpguard.Options
 	// Sessions bound the sessions: their idle timeout and how many may be
 	// live; the zero value means the defaults.
 	Sessions SessionLimits
@@ -149,12 +150,12 @@ func (s *Server) httpHandler(addr string, o HTTPOptions) (http.Handler, *httpSes
 			// initialize told (see restore).
 			noteIssuing(ctx)
 			sessions.restore(ctx)
-			return s.tel.HTTPContext(httpContext(ctx, r), r)
+			return s.tel.HTTPContext(httpguard.HTTPContext(ctx, r), r)
 		}),
 	)
 	mux := http.NewServeMux()
 	mux.Handle(EndpointPath, s.sessionGuard(sessions, sessions.stream))
-	handler, err := newGuard(g, o.Identity, s.inflight.CountBodies(mux))
+	handler, err := httpguard.New(g, o.Identity, s.inflight.CountBodies(mux))
 	if err != nil {
 		return nil, nil, fmt.Errorf("http: %w", err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
+	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/proxy/wire"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
@@ -294,4 +295,31 @@ func (s *Server) auditHiddenCall(ctx context.Context, _ any, method mcp.MCPMetho
 		s.tel.AuditWriteFailed()
 		s.logger.Error("writing audit event", "tool", t.Canonical, "err", werr)
 	}
+}
+
+// The principals of requests that carry no token: PrincipalLocal for the
+// one client of a stdio server, PrincipalAnonymous for an HTTP listener
+// without auth (every client on it is the same principal).
+const (
+	PrincipalLocal     = "local"
+	PrincipalAnonymous = "anonymous"
+)
+
+// profileOf is the profile a call runs under: the one its request was
+// authenticated as, else the server's default (serve --profile).
+func (s *Server) profileOf(ctx context.Context) string {
+	if profile, ok := httpguard.ProfileOf(ctx); ok {
+		return profile
+	}
+	return s.profile
+}
+
+// principalOf is who a request comes from: the principal its token was
+// authenticated as, else the server's default (PrincipalLocal over stdio,
+// PrincipalAnonymous on an HTTP listener without auth).
+func (s *Server) principalOf(ctx context.Context) string {
+	if principal := httpguard.PrincipalOf(ctx); principal != "" {
+		return principal
+	}
+	return s.principal
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 )
 
 // Serve serves clients over stdio (in and out) or streamable HTTP, as the
@@ -64,7 +65,7 @@ func (a *App) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 	return a.srv.ListenAndServe(serveCtx, cfg.Listen, proxy.HTTPOptions{
 		Identity: a.identity,
-		Guard: proxy.GuardOptions{
+		Guard: httpguard.Options{
 			AllowedHosts:   cfg.HTTP.AllowedHosts,
 			AllowedOrigins: cfg.HTTP.AllowedOrigins,
 			MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,

@@ -81,7 +81,7 @@ func loadGraph(t *testing.T) graph {
 	if err != nil {
 		t.Fatalf("reading the module's imports: %v", err)
 	}
-	for _, pkg := range []string{"proxy", "proxy/scan", "proxy/wire", "proxy/stdio", "rules", "audit", "internal/testkit"} {
+	for _, pkg := range []string{"proxy", "proxy/scan", "proxy/wire", "proxy/stdio", "proxy/httpguard", "rules", "audit", "internal/testkit"} {
 		if _, ok := g[pkg]; !ok {
 			t.Fatalf("found no package %s under %s: the test reads the wrong tree", pkg, root)
 		}
@@ -139,6 +139,8 @@ func TestLeavesOfProxyImportOnlyLeaves(t *testing.T) {
 			"the byte plumbing knows nothing of policy"},
 		{"proxy/stdio", []string{"proxy/wire", "internal/rawjson"}, true,
 			"a transport runs in front of mcp-go's server and knows nothing of policy"},
+		{"proxy/httpguard", []string{"internal/hostport", "proxy/wire", "internal/rawjson"}, true,
+			"the HTTP listener's defences run before any MCP processing and know nothing of policy"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {
@@ -173,7 +175,7 @@ func TestMustNotArrows(t *testing.T) {
 			"rules parses, compiles and decides: no MCP SDK, no I/O, nothing of what serves"},
 		{[]string{"audit/..."}, []string{"proxy/...", "upstream/...", "rules/...", "internal/app", "internal/state/..."},
 			"audit records what was decided and never decides anything"},
-		{[]string{"proxy/scan", "proxy/wire", "proxy/stdio"}, []string{"proxy"},
+		{[]string{"proxy/scan", "proxy/wire", "proxy/stdio", "proxy/httpguard"}, []string{"proxy"},
 			"proxy imports its leaves, nothing back"},
 		{[]string{"upstream/..."}, []string{"proxy/...", "internal/app"},
 			"upstream owns the upstream sessions; proxy calls it, not the other way"},
