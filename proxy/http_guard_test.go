@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -117,7 +118,7 @@ func TestDeletedSessionIs404(t *testing.T) {
 func TestMadeUpSessionIs404(t *testing.T) {
 	t.Parallel()
 	ts := newHTTPTestServer(t, "127.0.0.1:0", HTTPOptions{})
-	made := sessionIDPrefix + "AAAAAAAAAAAAAAAAAAAAAAAAAA"
+	made := sessiontable.IDPrefix + "AAAAAAAAAAAAAAAAAAAAAAAAAA"
 	if resp := post(t, ts, made, map[string]any{"jsonrpc": "2.0", "id": 2, "method": "ping"}); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("POST with a session never issued: status %d, want 404", resp.StatusCode)
 	}

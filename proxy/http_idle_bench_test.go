@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
+	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
 )
 
 // idleSessions is the number of open idle sessions issue #21 prices: 1,000
@@ -39,7 +40,7 @@ func BenchmarkIdleSessions(b *testing.B) {
 		return ts.URL, func() string { return "s" }
 	}
 	proxied := func(b *testing.B) (string, func() string) {
-		_, _, ts := reapedServer(b, SessionLimits{IdleTimeout: time.Hour, Max: 2 * idleSessions, MaxPerPrincipal: 2 * idleSessions}, httpguard.Identity{})
+		_, _, ts := reapedServer(b, sessiontable.Limits{IdleTimeout: time.Hour, Max: 2 * idleSessions, MaxPerPrincipal: 2 * idleSessions}, httpguard.Identity{})
 		return ts.URL, func() string {
 			id, err := abandon(b.Context(), ts, "")
 			if err != nil {

@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+
+	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
 )
 
 // reserve reserves a place for a session principal may open (see
@@ -9,16 +11,16 @@ import (
 // here, as the reaper ends a session, and in the shared state, as a DELETE
 // does, so that no replica adopts it again and its client, getting 404,
 // initializes again. Each eviction is logged and counted.
-func (hs *httpSessions) reserve(ctx context.Context, principal string) (*reservation, error) {
-	res, evicted, err := hs.ids.reserve(principal)
+func (hs *httpSessions) reserve(ctx context.Context, principal string) (*sessiontable.Reservation, error) {
+	res, evicted, err := hs.ids.Reserve(principal)
 	for _, ev := range evicted {
 		hs.logger.Info("evicted an idle HTTP session to make room for a new one",
-			"session", ev.id, "owner", ev.owner, "principal", principal, "cap", ev.cap.String())
-		hs.tel.SessionEvicted(ev.cap)
-		if err := hs.endShared(ctx, ev.id); err != nil {
-			hs.logger.Warn("ending an evicted HTTP session in the shared state; it ends there when it expires", "session", ev.id, "err", err)
+			"session", ev.ID, "owner", ev.Owner, "principal", principal, "cap", ev.Cap.String())
+		hs.tel.SessionEvicted(ev.Cap)
+		if err := hs.endShared(ctx, ev.ID); err != nil {
+			hs.logger.Warn("ending an evicted HTTP session in the shared state; it ends there when it expires", "session", ev.ID, "err", err)
 		}
-		hs.end(ctx, ev.id)
+		hs.end(ctx, ev.ID)
 	}
 	return res, err
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -46,14 +47,14 @@ func (s *Server) sessionGuard(hs *httpSessions, next http.Handler) http.Handler 
 				http.Error(w, "Bad Request: a GET stream needs the Mcp-Session-Id that initialize issued", http.StatusBadRequest)
 				return
 			}
-			var res *reservation
+			var res *sessiontable.Reservation
 			if mayOpenSession(r) {
 				var err error
 				if res, err = hs.reserve(r.Context(), principal); err != nil {
 					s.refuseSession(w, err)
 					return
 				}
-				defer ids.release(res)
+				defer ids.Release(res)
 			}
 			hs.serveIssuing(w, r, "", res, principal, next)
 			return
@@ -62,12 +63,12 @@ func (s *Server) sessionGuard(hs *httpSessions, next http.Handler) http.Handler 
 			s.refuseShared(w, err)
 			return
 		}
-		live, owned := ids.begin(id, principal)
+		live, owned := ids.Begin(id, principal)
 		if owned {
-			defer ids.end(id)
+			defer ids.End(id)
 		}
 		if !live && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
-			http.Error(w, "Not Found: "+errUnknownSession.Error(), http.StatusNotFound)
+			http.Error(w, "Not Found: "+sessiontable.ErrUnknownSession.Error(), http.StatusNotFound)
 			return
 		}
 		// An unowned live session fails closed: no one can prove to own it.
@@ -141,7 +142,7 @@ func sessionLimitStatus(err error) int {
 	if errors.Is(err, errSharedState) {
 		return http.StatusServiceUnavailable
 	}
-	if le, ok := errors.AsType[*SessionLimitError](err); ok {
+	if le, ok := errors.AsType[*sessiontable.LimitError](err); ok {
 		return le.Status
 	}
 	return http.StatusServiceUnavailable
@@ -153,7 +154,7 @@ func sessionLimitStatus(err error) int {
 // (by an initialize sent on an existing session, which had no
 // reservation) is refused instead of its response and ended once mcp-go
 // is done with the request.
-func (hs *httpSessions) serveIssuing(w http.ResponseWriter, r *http.Request, current string, res *reservation, principal string, next http.Handler) {
+func (hs *httpSessions) serveIssuing(w http.ResponseWriter, r *http.Request, current string, res *sessiontable.Reservation, principal string, next http.Handler) {
 	var over string
 	var held *issuing
 	if hs.shared != nil {
@@ -175,7 +176,7 @@ func (hs *httpSessions) serveIssuing(w http.ResponseWriter, r *http.Request, cur
 		if issued == current {
 			return nil
 		}
-		if res != nil && hs.ids.claim(issued, res) {
+		if res != nil && hs.ids.Claim(issued, res) {
 			if err := share(issued); err != nil {
 				over = issued
 				return err
@@ -183,7 +184,7 @@ func (hs *httpSessions) serveIssuing(w http.ResponseWriter, r *http.Request, cur
 			return nil
 		}
 		extra, err := hs.reserve(r.Context(), principal)
-		if err == nil && hs.ids.claim(issued, extra) {
+		if err == nil && hs.ids.Claim(issued, extra) {
 			if err := share(issued); err != nil {
 				over = issued
 				return err
@@ -191,11 +192,11 @@ func (hs *httpSessions) serveIssuing(w http.ResponseWriter, r *http.Request, cur
 			return nil
 		}
 		if extra != nil {
-			hs.ids.release(extra)
+			hs.ids.Release(extra)
 		}
 		over = issued
 		if err == nil {
-			err = errUnknownSession // ended before it could be owned
+			err = sessiontable.ErrUnknownSession // ended before it could be owned
 		}
 		hs.logger.Warn("refusing a new HTTP session", "err", err)
 		return err

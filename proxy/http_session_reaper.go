@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
+	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
 )
 
 // httpSessions are the HTTP listener's sessions: the table of live IDs
@@ -19,7 +20,7 @@ import (
 // clears the proxy's grants and known sessions and the session gauge; its
 // tools, resources and log level stores).
 type httpSessions struct {
-	ids    *sessionIDs
+	ids    *sessiontable.Table
 	stream *server.StreamableHTTPServer
 	logger *slog.Logger
 	// shared, when set, is where the sessions live for every replica
@@ -46,7 +47,7 @@ func reapInterval(idle time.Duration) time.Duration {
 // while other replicas use it, and expires on its own), and keeps the
 // record of a session busy here alive.
 func (hs *httpSessions) reap(ctx context.Context) {
-	tick := time.NewTicker(reapInterval(hs.ids.limits.IdleTimeout))
+	tick := time.NewTicker(reapInterval(hs.ids.Limits().IdleTimeout))
 	defer tick.Stop()
 	for {
 		select {
@@ -54,13 +55,13 @@ func (hs *httpSessions) reap(ctx context.Context) {
 			return
 		case now := <-tick.C:
 			hs.touchBusy(ctx)
-			expired := hs.ids.expire(now)
+			expired := hs.ids.Expire(now)
 			for _, id := range expired {
 				hs.end(ctx, id)
 			}
 			if len(expired) > 0 {
-				live, _, _ := hs.ids.counts()
-				hs.logger.Info("ended idle HTTP sessions", "ended", len(expired), "idle_timeout", hs.ids.limits.IdleTimeout, "sessions_live", live)
+				live, _, _ := hs.ids.Counts()
+				hs.logger.Info("ended idle HTTP sessions", "ended", len(expired), "idle_timeout", hs.ids.Limits().IdleTimeout, "sessions_live", live)
 			}
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 
 	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
+	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -69,7 +70,7 @@ func (noUpstream) EndSession(string) {}
 
 // reapedServer serves a proxy with telemetry over HTTP with limits,
 // reaping idle sessions until the test ends.
-func reapedServer(tb testing.TB, limits SessionLimits, identity httpguard.Identity) (*sessionEnv, *httpSessions, *httptest.Server) {
+func reapedServer(tb testing.TB, limits sessiontable.Limits, identity httpguard.Identity) (*sessionEnv, *httpSessions, *httptest.Server) {
 	tb.Helper()
 	tel, err := telemetry.New(telemetry.Options{})
 	if err != nil {
@@ -138,7 +139,7 @@ func abandon(ctx context.Context, ts *httptest.Server, token string) (string, er
 // sessionTables counts what the proxy holds for sessions, in every table
 // that has a row per session.
 func sessionTables(e *sessionEnv, hs *httpSessions) map[string]int {
-	live, principals, reserved := hs.ids.counts()
+	live, principals, reserved := hs.ids.Counts()
 	e.srv.sessions.mu.Lock()
 	known := len(e.srv.sessions.byID)
 	e.srv.sessions.mu.Unlock()
@@ -173,7 +174,7 @@ func TestAbandonedSessionsAreReaped(t *testing.T) {
 	// Long enough that no session is reaped between its two requests on a
 	// loaded machine, short enough to wait for.
 	const idle = 2 * time.Second
-	e, hs, ts := reapedServer(t, SessionLimits{IdleTimeout: idle, Max: 2 * sessions, MaxPerPrincipal: 2 * sessions}, httpguard.Identity{})
+	e, hs, ts := reapedServer(t, sessiontable.Limits{IdleTimeout: idle, Max: 2 * sessions, MaxPerPrincipal: 2 * sessions}, httpguard.Identity{})
 
 	ids := make(chan string, sessions)
 	errs := make(chan error, clients)
@@ -236,7 +237,7 @@ func TestAbandonedSessionsAreReaped(t *testing.T) {
 func TestSessionInUseIsNotReaped(t *testing.T) {
 	t.Parallel()
 	const idle = 2 * time.Second
-	_, _, ts := reapedServer(t, SessionLimits{IdleTimeout: idle}, httpguard.Identity{})
+	_, _, ts := reapedServer(t, sessiontable.Limits{IdleTimeout: idle}, httpguard.Identity{})
 	chatty, err := abandon(t.Context(), ts, "")
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +282,7 @@ func TestSessionCapRefusesWithClearError(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
-		limits   SessionLimits
+		limits   sessiontable.Limits
 		first    string // token opening sessions up to the cap
 		then     string // token of the refused initialize
 		other    string // token still served, "" for none
@@ -289,8 +290,8 @@ func TestSessionCapRefusesWithClearError(t *testing.T) {
 		setting  string
 		capacity int
 	}{
-		{"a principal at its cap with every session busy is refused with 429", SessionLimits{MaxPerPrincipal: 3, Max: 10}, "alice-token", "alice-token", "bob-token", http.StatusTooManyRequests, "http.max_sessions_per_principal", 3},
-		{"everyone at the overall cap with every session busy is refused with 503", SessionLimits{MaxPerPrincipal: 10, Max: 4}, "alice-token", "bob-token", "", http.StatusServiceUnavailable, "http.max_sessions", 4},
+		{"a principal at its cap with every session busy is refused with 429", sessiontable.Limits{MaxPerPrincipal: 3, Max: 10}, "alice-token", "alice-token", "bob-token", http.StatusTooManyRequests, "http.max_sessions_per_principal", 3},
+		{"everyone at the overall cap with every session busy is refused with 503", sessiontable.Limits{MaxPerPrincipal: 10, Max: 4}, "alice-token", "bob-token", "", http.StatusServiceUnavailable, "http.max_sessions", 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -327,7 +328,7 @@ func TestSessionCapRefusesWithClearError(t *testing.T) {
 			if _, err := abandon(t.Context(), ts, tt.then); err != nil {
 				t.Errorf("initialize once a session ended: %v", err)
 			}
-			if live, _, reserved := hs.ids.counts(); reserved != 0 || live > tt.capacity+1 {
+			if live, _, reserved := hs.ids.Counts(); reserved != 0 || live > tt.capacity+1 {
 				t.Errorf("after the test: %d live sessions, %d reservations", live, reserved)
 			}
 		})
@@ -343,7 +344,7 @@ func TestSessionCapRefusesWithClearError(t *testing.T) {
 func TestInitializeOnASessionCannotPassTheCap(t *testing.T) {
 	t.Parallel()
 	const capacity = 2
-	e, hs, ts := reapedServer(t, SessionLimits{MaxPerPrincipal: capacity}, httpguard.Identity{})
+	e, hs, ts := reapedServer(t, sessiontable.Limits{MaxPerPrincipal: capacity}, httpguard.Identity{})
 	first, err := abandon(t.Context(), ts, "")
 	if err != nil {
 		t.Fatal(err)
@@ -365,7 +366,7 @@ func TestInitializeOnASessionCannotPassTheCap(t *testing.T) {
 			t.Errorf("initialize on a session over the cap: status %d, session %q, body %q; want 429 naming the setting and no session", code, issued, body)
 		}
 	}
-	if live, _, reserved := hs.ids.counts(); live != capacity || reserved != 0 {
+	if live, _, reserved := hs.ids.Counts(); live != capacity || reserved != 0 {
 		t.Errorf("%d live sessions and %d reservations after initializes sent on a session, want %d and 0", live, reserved, capacity)
 	}
 	testkit.Eventually(t, 5*time.Second, "the sessions over the cap unregistered", func() bool { return e.active(t) == capacity })
@@ -379,7 +380,7 @@ func TestInitializeOnASessionCannotPassTheCap(t *testing.T) {
 func TestGETWithoutSessionCannotFillTheSessionTable(t *testing.T) {
 	t.Parallel()
 	const capacity = 5
-	_, hs, ts := reapedServer(t, SessionLimits{Max: capacity}, httpguard.Identity{})
+	_, hs, ts := reapedServer(t, sessiontable.Limits{Max: capacity}, httpguard.Identity{})
 	for range 2 * capacity {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second) // a stream would not end
 		code, _, body, err := exchange(ctx, ts, http.MethodGet, "", "", "")
@@ -388,7 +389,7 @@ func TestGETWithoutSessionCannotFillTheSessionTable(t *testing.T) {
 			t.Fatalf("GET without a session: status %d, err %v, body %q; want 400 asking for Mcp-Session-Id", code, err, body)
 		}
 	}
-	if live, _, reserved := hs.ids.counts(); live != 0 || reserved != 0 {
+	if live, _, reserved := hs.ids.Counts(); live != 0 || reserved != 0 {
 		t.Errorf("after GETs without a session: %d live sessions, %d reservations; want none", live, reserved)
 	}
 	if _, err := abandon(t.Context(), ts, ""); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/internal/state"
+	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
 )
 
 // With shared state (Options.State) the HTTP listener's sessions live in
@@ -50,11 +51,11 @@ func (s *Server) refuseShared(w http.ResponseWriter, err error) {
 // does not know is left unknown (the request gets 404). Without shared
 // state refresh does nothing.
 func (hs *httpSessions) refresh(ctx context.Context, id string) error {
-	if hs.shared == nil || !strings.HasPrefix(id, sessionIDPrefix) {
+	if hs.shared == nil || !strings.HasPrefix(id, sessiontable.IDPrefix) {
 		return nil
 	}
-	idle := hs.ids.limits.IdleTimeout
-	if hs.ids.known(id) {
+	idle := hs.ids.Limits().IdleTimeout
+	if hs.ids.Known(id) {
 		err := hs.shared.TouchSession(ctx, id, idle)
 		if errors.Is(err, state.ErrNotFound) {
 			// Ended on another replica, or expired: end it here too.
@@ -77,7 +78,7 @@ func (hs *httpSessions) refresh(ctx context.Context, id string) error {
 		}
 		return err
 	}
-	hs.ids.adopt(rec)
+	hs.ids.Adopt(rec)
 	return nil
 }
 
@@ -112,7 +113,7 @@ func (hs *httpSessions) save(ctx context.Context, id, principal, profile string,
 	if pv, ok := cs.(protocolVersioned); ok {
 		rec.Protocol = pv.ProtocolVersion()
 	}
-	return hs.shared.SaveSession(ctx, rec, hs.ids.limits.IdleTimeout)
+	return hs.shared.SaveSession(ctx, rec, hs.ids.Limits().IdleTimeout)
 }
 
 // protocolVersioned is a session that records the protocol version
@@ -132,7 +133,7 @@ func (hs *httpSessions) restore(ctx context.Context) {
 	if cs == nil || cs.SessionID() == "" {
 		return
 	}
-	rec := hs.ids.record(cs.SessionID())
+	rec := hs.ids.Record(cs.SessionID())
 	if rec == nil {
 		return
 	}
@@ -163,8 +164,8 @@ func (hs *httpSessions) touchBusy(ctx context.Context) {
 	if hs.shared == nil {
 		return
 	}
-	for _, id := range hs.ids.busyIDs() {
-		if err := hs.shared.TouchSession(ctx, id, hs.ids.limits.IdleTimeout); err != nil && !errors.Is(err, state.ErrNotFound) {
+	for _, id := range hs.ids.BusyIDs() {
+		if err := hs.shared.TouchSession(ctx, id, hs.ids.Limits().IdleTimeout); err != nil && !errors.Is(err, state.ErrNotFound) {
 			hs.logger.Warn("keeping a busy session alive in the shared state", "session", id, "err", err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
+	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -120,7 +121,7 @@ func TestMadeUpSessionIsUnknownOnEveryReplica(t *testing.T) {
 	forEachStore(t, func(t *testing.T, store state.Store) {
 		rs := twoTokenReplicas(t, store)
 		for i, ts := range rs.ts {
-			if got, _ := sendAs(t, ts, http.MethodPost, "alice-token", sessionIDPrefix+"AAAAAAAAAAAAAAAAAAAAAAAAAA", pingBody); got != http.StatusNotFound {
+			if got, _ := sendAs(t, ts, http.MethodPost, "alice-token", sessiontable.IDPrefix+"AAAAAAAAAAAAAAAAAAAAAAAAAA", pingBody); got != http.StatusNotFound {
 				t.Errorf("made-up session on replica %d: %d, want 404", i, got)
 			}
 		}
@@ -165,7 +166,7 @@ func TestSessionIdleOnOneReplicaLivesWhileUsedOnAnother(t *testing.T) {
 		// Long enough that a ping every quarter of it keeps the session
 		// alive on a loaded machine under -race (400 ms did not, once).
 		const idle = time.Second
-		rs := newReplicas(t, 2, store, rules.PolicySpec{Default: "allow"}, HTTPOptions{Sessions: SessionLimits{IdleTimeout: idle}}, nil)
+		rs := newReplicas(t, 2, store, rules.PolicySpec{Default: "allow"}, HTTPOptions{Sessions: sessiontable.Limits{IdleTimeout: idle}}, nil)
 		_, id := sendAs(t, rs.ts[0], http.MethodPost, "", "", initializeBody)
 		// Used on replica 1 for three idle timeouts: replica 0's reaper
 		// ends it there, but not everywhere.

@@ -14,8 +14,9 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/hostport"
 	"github.com/mcpwarden/mcpwarden/internal/httpserve"
-	"github.com/mcpwarden/mcpwarden/proxy/stdio"
 	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
+	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
+	"github.com/mcpwarden/mcpwarden/proxy/stdio"
 )
 
 // ServeStdio serves one client over in and out until ctx is done or in
@@ -41,7 +42,7 @@ type HTTPOptions struct {
 	Guard httpguard.Options
 	// Sessions bound the sessions: their idle timeout and how many may be
 	// live; the zero value means the defaults.
-	Sessions SessionLimits
+	Sessions sessiontable.Limits
 	// Ready, when set, receives the bound address once the listener is up.
 	Ready func(addr net.Addr)
 }
@@ -133,7 +134,7 @@ func (s *Server) httpHandler(addr string, o HTTPOptions) (http.Handler, *httpSes
 			s.logger.Warn("listening on every interface, but only the localhost names are accepted as Host; list the names clients use in http.allowed_hosts", "listen", addr)
 		}
 	}
-	ids := newSessionIDs(o.Sessions)
+	ids := sessiontable.New(o.Sessions)
 	sessions := &httpSessions{ids: ids, logger: s.logger, tel: s.tel, profileOf: s.profileOf, relays: map[string]struct{}{}}
 	if s.shared != nil {
 		sessions.shared = s.shared

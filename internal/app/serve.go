@@ -12,6 +12,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
+	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
 )
 
 // Serve serves clients over stdio (in and out) or streamable HTTP, as the
@@ -70,7 +71,7 @@ func (a *App) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 			AllowedOrigins: cfg.HTTP.AllowedOrigins,
 			MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
 		},
-		Sessions: proxy.SessionLimits{
+		Sessions: sessiontable.Limits{
 			IdleTimeout:     cfg.HTTP.SessionIdleTimeout,
 			Max:             cfg.HTTP.MaxSessions,
 			MaxPerPrincipal: cfg.HTTP.MaxSessionsPerPrincipal,
