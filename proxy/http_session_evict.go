@@ -7,7 +7,7 @@ import (
 )
 
 // reserve reserves a place for a session principal may open (see
-// sessionIDs.reserve) and ends the idle sessions evicted to make room:
+// sessiontable.Table.Reserve) and ends the idle sessions evicted to make room:
 // here, as the reaper ends a session, and in the shared state, as a DELETE
 // does, so that no replica adopts it again and its client, getting 404,
 // initializes again. Each eviction is logged and counted.

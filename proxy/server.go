@@ -91,7 +91,7 @@ type Options struct {
 	Telemetry *telemetry.Telemetry
 	// MaxInflightBytes bounds the bytes of arguments and results held by
 	// tools/calls in flight (config max_inflight_mb); 0 means
-	// DefaultMaxInflightBytes. See inflightBudget.
+	// wire.DefaultMaxInflightBytes. See wire.Budget.
 	MaxInflightBytes int64
 	// Starting, if set, waits until the upstreams still on their first
 	// start are up or failed, or ctx ends with its error

@@ -96,7 +96,7 @@ type liveSession struct {
 	busy      int       // requests on it in progress
 	idleSince time.Time // when it was issued or its last request ended
 	// record is the shared record of a session another replica opened
-	// (see adopt), from which each request's session is rebuilt; nil for
+	// (see Adopt), from which each request's session is rebuilt; nil for
 	// one this replica opened, which mcp-go keeps registered.
 	record *state.Session
 }

@@ -124,11 +124,11 @@ func (h *Hold) Release() {
 }
 
 // bodyCounted marks the context of an HTTP request whose body, and so the
-// arguments of the call in it, countBodies took already.
+// arguments of the call in it, CountBodies took already.
 type bodyCounted struct{}
 
 // AdmitCall takes n bytes of arguments for a tools/call, unless they came
-// in an HTTP request body that countBodies took already; the hold it
+// in an HTTP request body that CountBodies took already; the hold it
 // returns takes the call's result either way.
 func (b *Budget) AdmitCall(ctx context.Context, n int64) (*Hold, error) {
 	if ctx.Value(bodyCounted{}) != nil {
@@ -141,7 +141,7 @@ func (b *Budget) AdmitCall(ctx context.Context, n int64) (*Hold, error) {
 // guard before it has read the body and set it) from the budget until next
 // returns, so that a body which does not fit is refused with 503 before
 // mcp-go decodes it. The large arguments of a tools/call are lifted out of
-// the body before mcp-go reads it (see lifted): the handler takes them from
+// the body before mcp-go reads it (see Lifted): the handler takes them from
 // the body, so mcp-go makes no copies of them.
 func (b *Budget) CountBodies(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -44,7 +44,7 @@ type Lifted struct {
 }
 
 // Release gives back what the lifted arguments hold. It may be called on
-// a nil *lifted.
+// a nil *Lifted.
 func (l *Lifted) Release() {
 	if l != nil {
 		l.Hold.Release()
@@ -81,7 +81,7 @@ func TakeLifted(ctx context.Context, raw []byte) *Lifted {
 var errNotLiftable = errors.New("not liftable")
 
 // liftSpan finds the arguments of msg when it is a single tools/call
-// request whose arguments are a JSON object of at least liftMin bytes,
+// request whose arguments are a JSON object of at least LiftMin bytes,
 // and returns where they start and end in msg and the tool's name. A
 // message with a non-ASCII member name, or with two members that
 // encoding/json could read as one of "method", "params" or "arguments"
@@ -162,7 +162,7 @@ func equalFoldASCII(a, b string) bool {
 
 // A StdinLifter reads the lines of a stdio connection: each as received,
 // except that a tools/call of a known tool with large arguments has them
-// lifted out (see lifted) and counted in the in-flight budget from the
+// lifted out (see Lifted) and counted in the in-flight budget from the
 // moment the line is read. Arguments that do not fit are dropped at once
 // and the call is refused when its handler runs. A line is read whole, as
 // mcp-go decodes it whole.

@@ -7,7 +7,7 @@ import (
 
 // A TokenSet holds values by a random token (128 bits from crypto/rand,
 // so unguessable) until they are taken: the arguments lifted out of the
-// messages of one HTTP request or stdio connection (see lifted), and the
+// messages of one HTTP request or stdio connection (see Lifted), and the
 // results its writer is to stream (see streamedResult). It is safe for
 // concurrent use; the zero value is empty.
 type TokenSet[T interface{ Release() }] struct {
