@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -88,13 +89,13 @@ func TestLargeResultBeyondTheInflightBoundIsDropped(t *testing.T) {
 // handler ListenAndServe uses, and connects an initialized client to it.
 func (e *catalogEnv) httpClient(t *testing.T) *client.Client {
 	t.Helper()
-	h, _, err := e.srv.httpHandler("127.0.0.1:0", HTTPOptions{})
+	h, _, err := streamable.NewHandler(e.srv.httpHost(), "127.0.0.1:0", streamable.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
-	c, err := client.NewStreamableHttpClient(ts.URL + EndpointPath)
+	c, err := client.NewStreamableHttpClient(ts.URL + streamable.EndpointPath)
 	if err != nil {
 		t.Fatal(err)
 	}

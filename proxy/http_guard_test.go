@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
+	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -27,10 +28,10 @@ var reached = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 
 // newHTTPTestServer serves a proxy Server with one upstream tool over a
 // real loopback listener, through the same handler ListenAndServe uses.
-func newHTTPTestServer(t *testing.T, addr string, o HTTPOptions) *httptest.Server {
+func newHTTPTestServer(t *testing.T, addr string, o streamable.Options) *httptest.Server {
 	t.Helper()
 	e := newEnv(t, rules.PolicySpec{Default: "allow"}, audit.Config{}, &memorySink{})
-	h, _, err := e.srv.httpHandler(addr, o)
+	h, _, err := streamable.NewHandler(e.srv.httpHost(), addr, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func post(t *testing.T, ts *httptest.Server, session string, msg any) *http.Resp
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, ts.URL+EndpointPath, strings.NewReader(string(data)))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, ts.URL+streamable.EndpointPath, strings.NewReader(string(data)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func initializeSession(t *testing.T, ts *httptest.Server) string {
 
 func send(t *testing.T, ts *httptest.Server, method, session string) int {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, ts.URL+EndpointPath, nil)
+	req, err := http.NewRequestWithContext(t.Context(), method, ts.URL+streamable.EndpointPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func send(t *testing.T, ts *httptest.Server, method, session string) int {
 
 func TestDeletedSessionIs404(t *testing.T) {
 	t.Parallel()
-	ts := newHTTPTestServer(t, "127.0.0.1:0", HTTPOptions{})
+	ts := newHTTPTestServer(t, "127.0.0.1:0", streamable.Options{})
 	id := initializeSession(t, ts)
 	ping := map[string]any{"jsonrpc": "2.0", "id": 2, "method": "ping"}
 	if resp := post(t, ts, id, ping); resp.StatusCode != http.StatusOK {
@@ -117,7 +118,7 @@ func TestDeletedSessionIs404(t *testing.T) {
 
 func TestMadeUpSessionIs404(t *testing.T) {
 	t.Parallel()
-	ts := newHTTPTestServer(t, "127.0.0.1:0", HTTPOptions{})
+	ts := newHTTPTestServer(t, "127.0.0.1:0", streamable.Options{})
 	made := sessiontable.IDPrefix + "AAAAAAAAAAAAAAAAAAAAAAAAAA"
 	if resp := post(t, ts, made, map[string]any{"jsonrpc": "2.0", "id": 2, "method": "ping"}); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("POST with a session never issued: status %d, want 404", resp.StatusCode)
@@ -131,9 +132,9 @@ func TestListenHostIsAllowed(t *testing.T) {
 	t.Parallel()
 	// Listening on a named address makes that name a valid Host; the
 	// httptest server itself listens on 127.0.0.1, so Host is set by hand.
-	ts := newHTTPTestServer(t, "192.0.2.7:8765", HTTPOptions{})
+	ts := newHTTPTestServer(t, "192.0.2.7:8765", streamable.Options{})
 	for host, want := range map[string]int{"192.0.2.7:8765": http.StatusOK, "192.0.2.8:8765": http.StatusForbidden} {
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodHead, ts.URL+EndpointPath, nil)
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodHead, ts.URL+streamable.EndpointPath, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +168,7 @@ func TestReadTimeoutDoesNotCutALongStream(t *testing.T) {
 	})
 	e := newEnv(t, rules.PolicySpec{Default: "allow"}, audit.Config{}, &memorySink{})
 	ts := httptest.NewUnstartedServer(nil)
-	ts.Config = e.srv.newHTTPServer(stream)
+	ts.Config = streamable.NewServer(stream, e.srv.logger)
 	if ts.Config.WriteTimeout != 0 {
 		t.Fatalf("WriteTimeout = %v, want none: it would cut SSE streams", ts.Config.WriteTimeout)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
+	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 )
 
 // idleSessions is the number of open idle sessions issue #21 prices: 1,000
@@ -89,7 +90,7 @@ func BenchmarkIdleSessions(b *testing.B) {
 // openStream opens the GET event stream of session id and returns the
 // response, whose body the caller closes.
 func openStream(b *testing.B, client *http.Client, url, id string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(b.Context(), http.MethodGet, url+EndpointPath, nil)
+	req, err := http.NewRequestWithContext(b.Context(), http.MethodGet, url+streamable.EndpointPath, nil)
 	if err != nil {
 		return nil, err
 	}

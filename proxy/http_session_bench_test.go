@@ -43,7 +43,7 @@ func BenchmarkAbandonedSessions(b *testing.B) {
 		reaped := time.Since(start)
 		ts.CloseClientConnections()
 		after := heap()
-		if live, principals, reserved := hs.ids.Counts(); live+principals+reserved != 0 {
+		if live, principals, reserved := hs.IDs().Counts(); live+principals+reserved != 0 {
 			b.Errorf("after reaping: %d live, %d principals, %d reservations", live, principals, reserved)
 		}
 		if after > before+8<<20 {

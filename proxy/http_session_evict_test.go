@@ -18,6 +18,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
+	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -42,15 +43,15 @@ func (e *sessionEnv) evicted(tb testing.TB, cap string) float64 {
 
 // holdBusy opens a GET stream on session id, which keeps it busy, until
 // the test ends; it returns once the listener counts the session busy.
-func holdBusy(t *testing.T, hs *httpSessions, ts *httptest.Server, token, id string) {
+func holdBusy(t *testing.T, hs *streamable.Sessions, ts *httptest.Server, token, id string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
 	done := make(chan struct{})
 	t.Cleanup(func() { cancel(); <-done })
-	before := len(hs.ids.BusyIDs())
+	before := len(hs.IDs().BusyIDs())
 	go func() {
 		defer close(done)
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+EndpointPath, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+streamable.EndpointPath, nil)
 		if err != nil {
 			return
 		}
@@ -65,7 +66,7 @@ func holdBusy(t *testing.T, hs *httpSessions, ts *httptest.Server, token, id str
 			resp.Body.Close()
 		}
 	}()
-	testkit.Eventually(t, 5*time.Second, "the GET stream to hold its session busy", func() bool { return len(hs.ids.BusyIDs()) > before })
+	testkit.Eventually(t, 5*time.Second, "the GET stream to hold its session busy", func() bool { return len(hs.IDs().BusyIDs()) > before })
 }
 
 // TestIdleSessionsDoNotLockOutANewClient: sessions left open by clients
@@ -120,7 +121,7 @@ func TestIdleSessionsDoNotLockOutANewClient(t *testing.T) {
 			if n := e.evicted(t, tt.cap); n != 1 {
 				t.Errorf("mcpwarden_sessions_evicted_total{cap=%q} = %v, want 1", tt.cap, n)
 			}
-			if live, _, reserved := hs.ids.Counts(); live != 3 || reserved != 0 {
+			if live, _, reserved := hs.IDs().Counts(); live != 3 || reserved != 0 {
 				t.Errorf("%d live sessions and %d reservations, want 3 and 0", live, reserved)
 			}
 			testkit.Eventually(t, 5*time.Second, "the evicted session unregistered", func() bool { return e.active(t) == 3 })
@@ -135,7 +136,7 @@ func TestIdleSessionsDoNotLockOutANewClient(t *testing.T) {
 func TestEvictedSessionIsNotAdoptedByAnotherReplica(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, store state.Store) {
-		rs := newReplicas(t, 2, store, rules.PolicySpec{Default: "allow"}, HTTPOptions{Sessions: sessiontable.Limits{MaxPerPrincipal: 1}}, nil)
+		rs := newReplicas(t, 2, store, rules.PolicySpec{Default: "allow"}, streamable.Options{Sessions: sessiontable.Limits{MaxPerPrincipal: 1}}, nil)
 		_, first := sendAs(t, rs.ts[0], http.MethodPost, "", "", initializeBody)
 		_, second := sendAs(t, rs.ts[0], http.MethodPost, "", "", initializeBody)
 		if first == "" || second == "" {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
+	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -70,7 +71,7 @@ func (noUpstream) EndSession(string) {}
 
 // reapedServer serves a proxy with telemetry over HTTP with limits,
 // reaping idle sessions until the test ends.
-func reapedServer(tb testing.TB, limits sessiontable.Limits, identity httpguard.Identity) (*sessionEnv, *httpSessions, *httptest.Server) {
+func reapedServer(tb testing.TB, limits sessiontable.Limits, identity httpguard.Identity) (*sessionEnv, *streamable.Sessions, *httptest.Server) {
 	tb.Helper()
 	tel, err := telemetry.New(telemetry.Options{})
 	if err != nil {
@@ -85,14 +86,14 @@ func reapedServer(tb testing.TB, limits sessiontable.Limits, identity httpguard.
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h, hs, err := srv.httpHandler("127.0.0.1:0", HTTPOptions{Sessions: limits, Identity: identity})
+	h, hs, err := streamable.NewHandler(srv.httpHost(), "127.0.0.1:0", streamable.Options{Sessions: limits, Identity: identity})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	ts := httptest.NewServer(h)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(tb.Context()))
 	var wg sync.WaitGroup
-	wg.Go(func() { hs.reap(ctx) })
+	wg.Go(func() { hs.Reap(ctx) })
 	tb.Cleanup(func() { cancel(); wg.Wait(); ts.Close() })
 	return &sessionEnv{srv: srv, tel: tel}, hs, ts
 }
@@ -100,7 +101,7 @@ func reapedServer(tb testing.TB, limits sessiontable.Limits, identity httpguard.
 // exchange sends one message as a client would and returns the status,
 // the session ID the response issued and the body.
 func exchange(ctx context.Context, ts *httptest.Server, method, token, session, body string) (int, string, string, error) {
-	req, err := http.NewRequestWithContext(ctx, method, ts.URL+EndpointPath, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, ts.URL+streamable.EndpointPath, strings.NewReader(body))
 	if err != nil {
 		return 0, "", "", err
 	}
@@ -138,8 +139,8 @@ func abandon(ctx context.Context, ts *httptest.Server, token string) (string, er
 
 // sessionTables counts what the proxy holds for sessions, in every table
 // that has a row per session.
-func sessionTables(e *sessionEnv, hs *httpSessions) map[string]int {
-	live, principals, reserved := hs.ids.Counts()
+func sessionTables(e *sessionEnv, hs *streamable.Sessions) map[string]int {
+	live, principals, reserved := hs.IDs().Counts()
 	e.srv.sessions.mu.Lock()
 	known := len(e.srv.sessions.byID)
 	e.srv.sessions.mu.Unlock()
@@ -251,7 +252,7 @@ func TestSessionInUseIsNotReaped(t *testing.T) {
 	streaming := make(chan struct{})
 	go func() {
 		defer close(streaming)
-		req, err := http.NewRequestWithContext(streamCtx, http.MethodGet, ts.URL+EndpointPath, nil)
+		req, err := http.NewRequestWithContext(streamCtx, http.MethodGet, ts.URL+streamable.EndpointPath, nil)
 		if err != nil {
 			return
 		}
@@ -328,7 +329,7 @@ func TestSessionCapRefusesWithClearError(t *testing.T) {
 			if _, err := abandon(t.Context(), ts, tt.then); err != nil {
 				t.Errorf("initialize once a session ended: %v", err)
 			}
-			if live, _, reserved := hs.ids.Counts(); reserved != 0 || live > tt.capacity+1 {
+			if live, _, reserved := hs.IDs().Counts(); reserved != 0 || live > tt.capacity+1 {
 				t.Errorf("after the test: %d live sessions, %d reservations", live, reserved)
 			}
 		})
@@ -366,7 +367,7 @@ func TestInitializeOnASessionCannotPassTheCap(t *testing.T) {
 			t.Errorf("initialize on a session over the cap: status %d, session %q, body %q; want 429 naming the setting and no session", code, issued, body)
 		}
 	}
-	if live, _, reserved := hs.ids.Counts(); live != capacity || reserved != 0 {
+	if live, _, reserved := hs.IDs().Counts(); live != capacity || reserved != 0 {
 		t.Errorf("%d live sessions and %d reservations after initializes sent on a session, want %d and 0", live, reserved, capacity)
 	}
 	testkit.Eventually(t, 5*time.Second, "the sessions over the cap unregistered", func() bool { return e.active(t) == capacity })
@@ -389,7 +390,7 @@ func TestGETWithoutSessionCannotFillTheSessionTable(t *testing.T) {
 			t.Fatalf("GET without a session: status %d, err %v, body %q; want 400 asking for Mcp-Session-Id", code, err, body)
 		}
 	}
-	if live, _, reserved := hs.ids.Counts(); live != 0 || reserved != 0 {
+	if live, _, reserved := hs.IDs().Counts(); live != 0 || reserved != 0 {
 		t.Errorf("after GETs without a session: %d live sessions, %d reservations; want none", live, reserved)
 	}
 	if _, err := abandon(t.Context(), ts, ""); err != nil {

@@ -14,13 +14,14 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
+	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
 func TestSessionInitializedOnOneReplicaServedByAnother(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, store state.Store) {
-		rs := newReplicas(t, 2, store, rules.PolicySpec{Allow: []string{"mcp:up:echo"}, Ask: []string{"mcp:up:write"}}, HTTPOptions{}, nil)
+		rs := newReplicas(t, 2, store, rules.PolicySpec{Allow: []string{"mcp:up:echo"}, Ask: []string{"mcp:up:write"}}, streamable.Options{}, nil)
 		b := newBalancer(rs)
 		asked := 0
 		h := elicitFunc(func(req mcp.ElicitationRequest) *mcp.ElicitationResult {
@@ -61,7 +62,7 @@ func TestSessionInitializedOnOneReplicaServedByAnother(t *testing.T) {
 // twoTokenReplicas starts two replicas accepting alice's and bob's tokens.
 func twoTokenReplicas(t *testing.T, store state.Store) *replicaSet {
 	t.Helper()
-	return newReplicas(t, 2, store, rules.PolicySpec{Default: "allow"}, HTTPOptions{Identity: httpguard.Identity{
+	return newReplicas(t, 2, store, rules.PolicySpec{Default: "allow"}, streamable.Options{Identity: httpguard.Identity{
 		Profiles: map[string]string{sha("alice-token"): "", sha("bob-token"): ""},
 	}}, nil)
 }
@@ -166,7 +167,7 @@ func TestSessionIdleOnOneReplicaLivesWhileUsedOnAnother(t *testing.T) {
 		// Long enough that a ping every quarter of it keeps the session
 		// alive on a loaded machine under -race (400 ms did not, once).
 		const idle = time.Second
-		rs := newReplicas(t, 2, store, rules.PolicySpec{Default: "allow"}, HTTPOptions{Sessions: sessiontable.Limits{IdleTimeout: idle}}, nil)
+		rs := newReplicas(t, 2, store, rules.PolicySpec{Default: "allow"}, streamable.Options{Sessions: sessiontable.Limits{IdleTimeout: idle}}, nil)
 		_, id := sendAs(t, rs.ts[0], http.MethodPost, "", "", initializeBody)
 		// Used on replica 1 for three idle timeouts: replica 0's reaper
 		// ends it there, but not everywhere.

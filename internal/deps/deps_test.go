@@ -175,7 +175,7 @@ func TestMustNotArrows(t *testing.T) {
 			"rules parses, compiles and decides: no MCP SDK, no I/O, nothing of what serves"},
 		{[]string{"audit/..."}, []string{"proxy/...", "upstream/...", "rules/...", "internal/app", "internal/state/..."},
 			"audit records what was decided and never decides anything"},
-		{[]string{"proxy/scan", "proxy/wire", "proxy/stdio", "proxy/httpguard", "proxy/sessiontable"}, []string{"proxy"},
+		{[]string{"proxy/scan", "proxy/wire", "proxy/stdio", "proxy/httpguard", "proxy/sessiontable", "proxy/streamable"}, []string{"proxy"},
 			"proxy imports its leaves, nothing back"},
 		{[]string{"upstream/..."}, []string{"proxy/...", "internal/app"},
 			"upstream owns the upstream sessions; proxy calls it, not the other way"},

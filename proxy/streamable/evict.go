@@ -1,4 +1,4 @@
-package proxy
+package streamable
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 // here, as the reaper ends a session, and in the shared state, as a DELETE
 // does, so that no replica adopts it again and its client, getting 404,
 // initializes again. Each eviction is logged and counted.
-func (hs *httpSessions) reserve(ctx context.Context, principal string) (*sessiontable.Reservation, error) {
+func (hs *Sessions) reserve(ctx context.Context, principal string) (*sessiontable.Reservation, error) {
 	res, evicted, err := hs.ids.Reserve(principal)
 	for _, ev := range evicted {
 		hs.logger.Info("evicted an idle HTTP session to make room for a new one",

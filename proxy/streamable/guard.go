@@ -1,4 +1,4 @@
-package proxy
+package streamable
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
-// sessionGuard keeps each HTTP session to its principal, keeps the
+// guard keeps each HTTP session to its principal, keeps the
 // number of sessions under the caps, tells the idle timeout which
 // sessions are in use, and answers 404 to a GET or DELETE naming a
 // session that is not live, as MCP's streamable HTTP transport asks
@@ -35,10 +35,10 @@ import (
 // had no reservation (an initialize sent on an existing session) is
 // counted when its ID is about to be sent and, over a cap, refused the
 // same way instead of the response, and ended.
-func (s *Server) sessionGuard(hs *httpSessions, next http.Handler) http.Handler {
+func (hs *Sessions) guard(next http.Handler) http.Handler {
 	ids := hs.ids
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		principal := s.principalOf(r.Context())
+		principal := hs.principalOf(r.Context())
 		id := r.Header.Get(server.HeaderKeySessionID)
 		if id == "" {
 			if r.Method == http.MethodGet && !modern(r) {
@@ -51,7 +51,7 @@ func (s *Server) sessionGuard(hs *httpSessions, next http.Handler) http.Handler 
 			if mayOpenSession(r) {
 				var err error
 				if res, err = hs.reserve(r.Context(), principal); err != nil {
-					s.refuseSession(w, err)
+					hs.refuseSession(w, err)
 					return
 				}
 				defer ids.Release(res)
@@ -60,7 +60,7 @@ func (s *Server) sessionGuard(hs *httpSessions, next http.Handler) http.Handler 
 			return
 		}
 		if err := hs.refresh(r.Context(), id); err != nil {
-			s.refuseShared(w, err)
+			hs.refuseShared(w, err)
 			return
 		}
 		live, owned := ids.Begin(id, principal)
@@ -73,17 +73,16 @@ func (s *Server) sessionGuard(hs *httpSessions, next http.Handler) http.Handler 
 		}
 		// An unowned live session fails closed: no one can prove to own it.
 		if live && !owned {
-			s.writeAudit(r.Context(), audit.Event{
-				Event:        audit.KindDecision,
-				Session:      id,
-				Principal:    principal,
-				Profile:      s.profileOf(r.Context()),
-				Method:       r.Method + " " + EndpointPath,
-				Decision:     rules.Deny.String(),
-				Rule:         ruleSessionOwner,
-				GrantedBy:    audit.GrantedByRule,
-				Reason:       "the session belongs to another principal",
-				PolicySHA256: s.current().policy.SHA256(),
+			hs.audit(r.Context(), audit.Event{
+				Event:     audit.KindDecision,
+				Session:   id,
+				Principal: principal,
+				Profile:   hs.profileOf(r.Context()),
+				Method:    r.Method + " " + EndpointPath,
+				Decision:  rules.Deny.String(),
+				Rule:      RuleSessionOwner,
+				GrantedBy: audit.GrantedByRule,
+				Reason:    "the session belongs to another principal",
 			})
 			http.Error(w, "Forbidden: this session was opened by another principal", http.StatusForbidden)
 			return
@@ -92,7 +91,7 @@ func (s *Server) sessionGuard(hs *httpSessions, next http.Handler) http.Handler 
 			// Ended everywhere before it is ended here: a DELETE that
 			// cannot reach the shared state leaves the session whole.
 			if err := hs.endShared(r.Context(), id); err != nil {
-				s.refuseShared(w, err)
+				hs.refuseShared(w, err)
 				return
 			}
 		}
@@ -100,7 +99,7 @@ func (s *Server) sessionGuard(hs *httpSessions, next http.Handler) http.Handler 
 			if r.Method == http.MethodPost {
 				handled, err := hs.relayResponse(r.Context(), w, r, id)
 				if err != nil {
-					s.refuseShared(w, err)
+					hs.refuseShared(w, err)
 					return
 				}
 				if handled {
@@ -132,8 +131,8 @@ func modern(r *http.Request) bool {
 }
 
 // refuseSession answers a request that would open a session over a cap.
-func (s *Server) refuseSession(w http.ResponseWriter, err error) {
-	s.logger.Warn("refusing a new HTTP session", "err", err)
+func (hs *Sessions) refuseSession(w http.ResponseWriter, err error) {
+	hs.logger.Warn("refusing a new HTTP session", "err", err)
 	http.Error(w, "mcpwarden refused a new session: "+err.Error(), sessionLimitStatus(err))
 }
 
@@ -154,7 +153,7 @@ func sessionLimitStatus(err error) int {
 // (by an initialize sent on an existing session, which had no
 // reservation) is refused instead of its response and ended once mcp-go
 // is done with the request.
-func (hs *httpSessions) serveIssuing(w http.ResponseWriter, r *http.Request, current string, res *sessiontable.Reservation, principal string, next http.Handler) {
+func (hs *Sessions) serveIssuing(w http.ResponseWriter, r *http.Request, current string, res *sessiontable.Reservation, principal string, next http.Handler) {
 	var over string
 	var held *issuing
 	if hs.shared != nil {
@@ -208,9 +207,9 @@ func (hs *httpSessions) serveIssuing(w http.ResponseWriter, r *http.Request, cur
 	}
 }
 
-// ruleSessionOwner names the built-in rule that keeps a session to its
+// RuleSessionOwner names the built-in rule that keeps a session to its
 // principal, in audit events.
-const ruleSessionOwner = "builtin:session-owner"
+const RuleSessionOwner = "builtin:session-owner"
 
 // A bindingWriter calls bind with the session ID a response issues, when
 // its headers are written (before the client can learn the ID). When bind
