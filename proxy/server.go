@@ -124,8 +124,8 @@ type Server struct {
 	review    review
 	relay     relay
 	sessions  clientSessions
-	armed     labelKeeper  // the flow labels each session has armed
-	limits    limitCounter // the limits' counters
+	armed     storedLabels   // the flow labels each session has armed
+	limits    storedCounters // the limits' counters
 	drain     drain
 	catalog   catalog
 	profile   string
