@@ -28,7 +28,7 @@ import (
 // Mask takes the place of a credential redacted from a result.
 const Mask = "[redacted]"
 
-// A Findings is what a scan found in one result.
+// Findings are what a scan found in one result.
 type Findings struct {
 	kinds []secrets.Kind // the kinds of credential found, sorted, each once
 }

@@ -137,7 +137,7 @@ func ListenAndServe(ctx context.Context, h Host, addr string, o Options) error {
 }
 
 // httpShutdownTimeout bounds the wait for responses still being written
-// once serving stops; the calls behind them were drained (see Drain).
+// once serving stops; the calls behind them were drained (see proxy.Server.Drain).
 const httpShutdownTimeout = 5 * time.Second
 
 // NewHandler builds the listener's handler: the guard (Host, Origin,

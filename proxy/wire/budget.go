@@ -37,7 +37,7 @@ var ErrInflightFull = errors.New("max_inflight_mb exceeded")
 // Reliability). It is safe for concurrent use.
 type Budget struct {
 	max   int64
-	parse chan struct{} // see parsing
+	parse chan struct{} // see Parsing
 
 	mu   sync.Mutex
 	used int64
