@@ -197,7 +197,7 @@ func TestArmedLabelsStayInTheirSession(t *testing.T) {
 
 func TestArmedLabelsEndWithTheSession(t *testing.T) {
 	t.Parallel()
-	a, _ := policyKeepers(nil) // the embedded store, as without state:
+	a, _ := policyKeepers(memory.New(), true) // the embedded store, as without state:
 	arm := func(session, principal string, labels []string, id, tool string) {
 		t.Helper()
 		if err := a.keep(t.Context(), session, principal, labels, id, tool); err != nil {
@@ -243,7 +243,7 @@ func TestSharedLabelsOutliveTheSessionsEndOnOneReplica(t *testing.T) {
 	t.Parallel()
 	store := memory.New()
 	t.Cleanup(func() { store.Close() })
-	a, _ := policyKeepers(store)
+	a, _ := policyKeepers(store, false)
 	if err := a.keep(t.Context(), "s1", "alice", []string{"untrusted_input"}, "id-1", "mcp:web:fetch"); err != nil {
 		t.Fatal(err)
 	}

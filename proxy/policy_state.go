@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/mcpwarden/mcpwarden/internal/state"
-	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -40,13 +39,12 @@ const ownLabelTTL = 100 * 365 * 24 * time.Hour
 const stateUnavailable = "(shared state unavailable)"
 
 // policyKeepers returns where the labels and the limits' counts are
-// kept: in ps, the state replicas share, when it is set, else in an
-// embedded in-memory store of this process's own, whose session labels
-// end with the session (no other replica serves it).
-func policyKeepers(ps state.PolicyState) (storedLabels, storedCounters) {
-	if ps == nil {
-		own := &memory.PolicyState{}
-		return storedLabels{l: own, ttl: ownLabelTTL, own: true}, storedCounters{own}
+// kept: in ps, the state replicas share, or, with own, the embedded
+// in-memory store of the proxy's own, whose session labels end with the
+// session (no other replica serves it).
+func policyKeepers(ps state.PolicyState, own bool) (storedLabels, storedCounters) {
+	if own {
+		return storedLabels{l: ps, ttl: ownLabelTTL, own: true}, storedCounters{ps}
 	}
 	return storedLabels{l: ps, ttl: sharedLabelTTL}, storedCounters{ps}
 }

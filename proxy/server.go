@@ -21,6 +21,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/state"
+	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/proxy/wire"
@@ -166,7 +167,14 @@ func New(o Options) (*Server, error) {
 		startBy:   o.StartupDeadline,
 		shared:    o.State,
 	}
-	s.armed, s.limits = policyKeepers(o.State)
+	// Session grants, limit counters and armed labels are kept in the
+	// shared state, or else in an embedded in-memory store of the proxy's
+	// own, with one implementation either way.
+	store, own := o.State, false
+	if store == nil {
+		store, own = memory.New(), true
+	}
+	s.armed, s.limits = policyKeepers(store, own)
 	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &Names{}, samplingDenied: o.SamplingDenied, resolveSymlinks: o.ResolveSymlinks})
 
 	hooks := &server.Hooks{}
@@ -181,6 +189,7 @@ func New(o Options) (*Server, error) {
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.tel.SessionOpened() })
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 		s.asker.grants.end(cs.SessionID())
+		s.asker.kept.end(cs.SessionID())
 		s.sessions.forget(cs.SessionID())
 		s.upstream.EndSession(cs.SessionID())
 		s.armed.end(cs.SessionID())
@@ -218,7 +227,11 @@ func New(o Options) (*Server, error) {
 	if timeout <= 0 {
 		timeout = DefaultAskTimeout
 	}
-	s.asker = &asker{mcp: s.mcp, timeout: timeout, resolvers: o.Resolvers, noElicit: o.SkipElicitation, schema: s.inputSchema, shared: o.State}
+	kept := grantKeeper{store: store, ttl: DefaultSharedGrantTTL}
+	if own {
+		kept.ttl, kept.own = ownGrantTTL, true
+	}
+	s.asker = &asker{mcp: s.mcp, timeout: timeout, resolvers: o.Resolvers, noElicit: o.SkipElicitation, schema: s.inputSchema, kept: kept, shared: o.State}
 	return s, nil
 }
 
