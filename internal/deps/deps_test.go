@@ -129,17 +129,16 @@ func TestLeavesOfProxyImportOnlyLeaves(t *testing.T) {
 	g := loadGraph(t)
 	tests := []struct {
 		pkg     string
-		mayUse  []string // module packages it may reach
-		mayMCP  bool     // whether it may import mcp-go
+		mayUse  []string // module packages it may reach (mcp-go aside)
 		because string
 	}{
-		{"proxy/scan", []string{"internal/secrets", "rules", "internal/enumtext", "internal/hostport", "internal/keyfold", "internal/textcut"}, true,
+		{"proxy/scan", []string{"internal/secrets", "rules", "internal/enumtext", "internal/hostport", "internal/keyfold", "internal/textcut"},
 			"result scanning is a leaf: the detector and the policy's results: vocabulary, nothing of proxy"},
-		{"proxy/wire", []string{"internal/rawjson"}, true,
+		{"proxy/wire", []string{"internal/rawjson"},
 			"the byte plumbing knows nothing of policy"},
-		{"proxy/stdio", []string{"proxy/wire", "internal/rawjson"}, true,
+		{"proxy/stdio", []string{"proxy/wire", "internal/rawjson"},
 			"a transport runs in front of mcp-go's server and knows nothing of policy"},
-		{"proxy/httpguard", []string{"internal/hostport", "proxy/wire", "internal/rawjson"}, true,
+		{"proxy/httpguard", []string{"internal/hostport", "proxy/wire", "internal/rawjson"},
 			"the HTTP listener's defences run before any MCP processing and know nothing of policy"},
 	}
 	for _, tt := range tests {
@@ -147,9 +146,6 @@ func TestLeavesOfProxyImportOnlyLeaves(t *testing.T) {
 			t.Parallel()
 			for dep, via := range g.reach(tt.pkg) {
 				if strings.HasPrefix(dep, "github.com/mark3labs/mcp-go") {
-					if !tt.mayMCP {
-						t.Errorf("%s imports %s (via %s): %s", tt.pkg, dep, strings.Join(via, " → "), tt.because)
-					}
 					continue
 				}
 				if !matchesAny(tt.mayUse, dep) {
