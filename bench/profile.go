@@ -22,6 +22,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -127,7 +128,7 @@ func runProfile(args []string) error {
 	case "http":
 		ready := make(chan net.Addr, 1)
 		go func() {
-			served <- srv.ListenAndServe(ctx, "127.0.0.1:0", proxy.HTTPOptions{Ready: func(a net.Addr) { ready <- a }})
+			served <- srv.ListenAndServe(ctx, "127.0.0.1:0", streamable.Options{Ready: func(a net.Addr) { ready <- a }})
 		}()
 		var addr net.Addr
 		select {
@@ -135,7 +136,7 @@ func runProfile(args []string) error {
 		case err := <-served:
 			return err
 		}
-		if c, err = connectHTTP(ctx, "http://"+addr.String()+proxy.EndpointPath); err != nil {
+		if c, err = connectHTTP(ctx, "http://"+addr.String()+streamable.EndpointPath); err != nil {
 			return err
 		}
 	case "stdio":

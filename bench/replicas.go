@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/internal/haproxy"
 )
 
 // runReplicas is `bench replicas`: the throughput of mcpwarden replicas
@@ -142,10 +142,10 @@ func measureReplicas(ctx context.Context, tmp, warden, self string, n, rules, co
 		return sample{}, err
 	}
 	lbCfg := filepath.Join(dir, "haproxy.cfg")
-	if err := os.WriteFile(lbCfg, []byte(testkit.HAProxyConfig(lbAddr, backends)), 0o600); err != nil {
+	if err := os.WriteFile(lbCfg, []byte(haproxy.Config(lbAddr, backends)), 0o600); err != nil {
 		return sample{}, err
 	}
-	lb, err := start("haproxy", nil, testkit.HAProxyBin, "-db", "-f", lbCfg)
+	lb, err := start("haproxy", nil, haproxy.Bin, "-db", "-f", lbCfg)
 	if err != nil {
 		return sample{}, err
 	}

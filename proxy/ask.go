@@ -60,8 +60,10 @@ type asker struct {
 	grants    grantStore
 	resolvers []approvals.Resolver
 	noElicit  bool // ask.elicitation: false
-	// shared, when set, holds the session grants and the multi
-	// round-trip request states for every replica (Options.State).
+	// kept is where the session grants are kept.
+	kept grantKeeper
+	// shared, when set, holds the multi round-trip request states for
+	// every replica (Options.State).
 	shared state.Store
 	// schema returns a tool's inputSchema decoded from JSON, nil when it
 	// is not known; nil itself knows no schema.
@@ -75,7 +77,7 @@ type asker struct {
 func (a *asker) resolve(ctx context.Context, c *call, req mcp.CallToolRequest, t target) resolution {
 	key := c.grantKey()
 	sess := a.grants.session(c.session)
-	ans, err := a.standing(ctx, sess, c.session, key, t)
+	ans, err := a.standing(ctx, c.session, key, t)
 	if err != nil {
 		return a.unavailable(c, err)
 	}

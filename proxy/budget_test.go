@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -57,7 +57,7 @@ func TestLargeArgumentsBeyondTheInflightBoundAreRefused(t *testing.T) {
 	if res := testkit.CallTool(t, c, "fs__echo", map[string]any{"text": big}); res.IsError {
 		t.Errorf("the large call was refused after the held one ended: %q", testkit.Text(res))
 	}
-	if got := e.srv.inflight.inUse(); got != 0 {
+	if got := e.srv.inflight.InUse(); got != 0 {
 		t.Errorf("%d bytes still held after every call ended", got)
 	}
 }
@@ -80,44 +80,8 @@ func TestLargeResultBeyondTheInflightBoundIsDropped(t *testing.T) {
 	if result == nil || result.IsError == nil || !*result.IsError || !strings.Contains(result.Error, "max_inflight_mb") {
 		t.Errorf("result event %+v, want an error naming max_inflight_mb", result)
 	}
-	if got := e.srv.inflight.inUse(); got != 0 {
+	if got := e.srv.inflight.InUse(); got != 0 {
 		t.Errorf("%d bytes still held after the call ended", got)
-	}
-}
-
-func TestInflightBudgetCountsAndReleases(t *testing.T) {
-	t.Parallel()
-	b := newInflightBudget(100)
-	h1, err := b.admit(60, "its arguments")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.admit(41, "its arguments"); !errors.Is(err, ErrInflightFull) {
-		t.Errorf("admit over the bound: got %v, want ErrInflightFull", err)
-	}
-	h2, err := b.admit(40, "its arguments")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h2.add(1, "its result"); !errors.Is(err, ErrInflightFull) {
-		t.Errorf("add over the bound: got %v, want ErrInflightFull", err)
-	}
-	h1.release()
-	h1.release() // idempotent
-	if err := h2.add(60, "its result"); err != nil {
-		t.Errorf("add after a release: %v", err)
-	}
-	h2.release()
-	var none *hold
-	none.release()
-	if err := none.add(5, "x"); err != nil {
-		t.Errorf("add on a nil hold: %v", err)
-	}
-	if got := b.inUse(); got != 0 {
-		t.Errorf("inUse = %d after every release, want 0", got)
-	}
-	if got := newInflightBudget(0).max; got != DefaultMaxInflightBytes {
-		t.Errorf("default bound = %d, want %d", got, DefaultMaxInflightBytes)
 	}
 }
 
@@ -125,13 +89,13 @@ func TestInflightBudgetCountsAndReleases(t *testing.T) {
 // handler ListenAndServe uses, and connects an initialized client to it.
 func (e *catalogEnv) httpClient(t *testing.T) *client.Client {
 	t.Helper()
-	h, _, err := e.srv.httpHandler("127.0.0.1:0", HTTPOptions{})
+	h, _, err := streamable.NewHandler(e.srv.httpHost(), "127.0.0.1:0", streamable.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
-	c, err := client.NewStreamableHttpClient(ts.URL + EndpointPath)
+	c, err := client.NewStreamableHttpClient(ts.URL + streamable.EndpointPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +121,7 @@ func TestLargeBodiesBeyondTheInflightBoundAreRefusedOverHTTP(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("a call within the bound: %v, %q", err, testkit.Text(res))
 	}
-	if got := e.srv.inflight.inUse(); got != 0 {
+	if got := e.srv.inflight.InUse(); got != 0 {
 		t.Errorf("%d bytes still held after every request ended", got)
 	}
 }

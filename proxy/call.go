@@ -18,6 +18,8 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/argschema"
 	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
+	"github.com/mcpwarden/mcpwarden/proxy/scan"
+	"github.com/mcpwarden/mcpwarden/proxy/wire"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -45,7 +47,7 @@ type call struct {
 	reason       string          // why a call was refused or let through, for the audit event
 	failure      string          // what failed while deciding, for the audit event's error
 	decision     string          // the id of the decision event, set by decisionEvent; results name it
-	hold         *hold           // the bytes the call holds in the in-flight budget
+	hold         *wire.Hold      // the bytes the call holds in the in-flight budget
 
 	// notAsked, when set, is why the client is not asked about the call
 	// (an egress connection that cannot be told to be its session's): an
@@ -78,10 +80,10 @@ func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *
 			return c
 		}
 	}
-	if len(raw) >= liftMin {
+	if len(raw) >= wire.LiftMin {
 		// Parsing large arguments takes a few times their size for a
 		// moment; a few at a time keep that from adding up.
-		defer s.inflight.parsing()()
+		defer s.inflight.Parsing()()
 	}
 	c.args, c.canonical, c.argsErr = jsonargs.Parse(raw)
 	if bytes.Equal(c.canonical, raw) {
@@ -102,8 +104,8 @@ func (s *Server) handler(t Tool, schema *argschema.Schema) server.ToolHandlerFun
 	return func(ctx context.Context, req mcp.CallToolRequest) (result *mcp.CallToolResult, err error) {
 		// Arguments lifted out of the message are taken first, so that
 		// what they hold is given back however the call ends.
-		l := takeLifted(ctx, req.Params.RawArguments)
-		defer l.release()
+		l := wire.TakeLifted(ctx, req.Params.RawArguments)
+		defer l.Release()
 		ctx, leave, ok := s.drain.enterAs(ctx, passKey(ctx, t.Wire))
 		if !ok {
 			return mcp.NewToolResultError(fmt.Sprintf("%v; %s was not forwarded", ErrShuttingDown, t.Canonical)), nil
@@ -112,20 +114,20 @@ func (s *Server) handler(t Tool, schema *argschema.Schema) server.ToolHandlerFun
 		if cause := context.Cause(ctx); errors.Is(cause, ErrShuttingDown) {
 			return mcp.NewToolResultError(fmt.Sprintf("%v; %s was not forwarded", cause, t.Canonical)), nil
 		}
-		var h *hold
+		var h *wire.Hold
 		if l != nil {
 			// Over stdio counted when the message was read; over HTTP
 			// with the body.
-			req.Params.RawArguments, req.Params.Arguments = l.raw, nil
-			h, err = l.hold, l.err
+			req.Params.RawArguments, req.Params.Arguments = l.Raw, nil
+			h, err = l.Hold, l.Err
 		}
 		if h == nil && err == nil {
-			h, err = s.inflight.admitCall(ctx, int64(len(req.Params.RawArguments)))
+			h, err = s.inflight.AdmitCall(ctx, int64(len(req.Params.RawArguments)))
 		}
 		if err != nil {
 			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden refused %s: %v; nothing was forwarded", t.Canonical, err)), nil
 		}
-		defer h.release()
+		defer h.Release()
 		ctx = s.tel.ExtractMeta(ctx, req.Params.Meta)
 		c := s.newCall(ctx, t, req)
 		c.checkTypes(schema)
@@ -182,19 +184,19 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	armErr := s.armBy(ctx, c)
 	var res *mcp.CallToolResult
 	var text string
-	var scan resultScan
+	var findings scan.Findings
 	held := int64(len(raw))
 	action := c.policy.Results(c.tool.Server)
 	if err == nil {
 		err = armErr
 	}
 	if err == nil {
-		err = c.hold.add(held, "its result")
+		err = c.hold.Add(held, "its result")
 	}
 	if err == nil {
 		// Scanned before it is decoded: what is decoded is what the
 		// client gets, streamed or not.
-		raw, scan = scanJSON(raw, action == rules.ResultRedact)
+		raw, findings = scan.JSON(raw, action == rules.ResultRedact)
 		res, text, err = decodeResult(raw)
 	}
 	elapsed := time.Since(start)
@@ -213,36 +215,36 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 			return mcp.NewToolResultError(fmt.Sprintf("%v (%s; an upstream already working on it was sent notifications/cancelled)", cause, c.tool.Canonical)), nil
 		}
 		if _, ok := errors.AsType[*upstream.NotSentError](err); ok {
-			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden did not forward %s: %s", c.tool.Canonical, errText(err, action))), nil
+			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden did not forward %s: %s", c.tool.Canonical, scan.ErrText(err, action))), nil
 		}
 		failed := "the upstream failed"
 		switch {
-		case errors.Is(err, ErrInflightFull):
+		case errors.Is(err, wire.ErrInflightFull):
 			failed = "its result was dropped"
 		case errors.Is(err, errLabelsNotKept):
 			failed = "its result was withheld"
 		}
-		return mcp.NewToolResultError(fmt.Sprintf("mcpwarden forwarded %s, but %s: %s", c.tool.Canonical, failed, errText(err, action))), nil
+		return mcp.NewToolResultError(fmt.Sprintf("mcpwarden forwarded %s, but %s: %s", c.tool.Canonical, failed, scan.ErrText(err, action))), nil
 	}
 	ev.IsError = ptr(res.IsError)
 	ev.ResultBytes = ptr(held)
 	ev.ResultPreview = text
-	withhold := scan.found() && action == rules.ResultDeny
+	withhold := findings.Found() && action == rules.ResultDeny
 	refusal := ""
-	if scan.found() {
-		ev.Detail = scan.detail(action)
+	if findings.Found() {
+		ev.Detail = findings.Detail(action)
 		if action == rules.ResultAsk {
 			// Held, in its budget, while a human is asked about it.
-			ans := s.askAboutResult(ctx, c, req, scan, text)
-			ev.Detail, ev.GrantedBy, ev.Reason, ev.Error = scan.asked(ans), ans.grantedBy, ans.reason, ans.failure
+			ans := s.askAboutResult(ctx, c, req, findings, text)
+			ev.Detail, ev.GrantedBy, ev.Reason, ev.Error = ans.detail(findings), ans.grantedBy, ans.reason, ans.failure
 			ev.Outcome = ans.auditOutcome()
 			switch ans.outcome {
 			case resultWithheld:
-				withhold, refusal = true, ans.refusal(c.tool.Canonical, scan)
+				withhold, refusal = true, ans.refusal(c.tool.Canonical, findings)
 			case resultRedacted:
-				raw, _ = scanJSON(raw, true)
+				raw, _ = scan.JSON(raw, true)
 				if res, text, err = decodeResult(raw); err != nil {
-					withhold, refusal = true, scan.withheld(c.tool.Canonical, action) // cannot be: redacting keeps valid JSON
+					withhold, refusal = true, findings.Withheld(c.tool.Canonical, action) // cannot be: redacting keeps valid JSON
 				}
 				ev.ResultPreview = text
 			}
@@ -254,11 +256,11 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	// The result is recorded even when the client has gone away meanwhile.
 	s.writeAudit(context.WithoutCancel(ctx), ev)
 	if withhold {
-		return mcp.NewToolResultError(cmp.Or(refusal, scan.withheld(c.tool.Canonical, action))), nil
+		return mcp.NewToolResultError(cmp.Or(refusal, findings.Withheld(c.tool.Canonical, action))), nil
 	}
-	if len(raw) >= liftMin && req.Params.Task == nil {
+	if len(raw) >= wire.LiftMin && req.Params.Task == nil {
 		// A task's result is kept for a later request: not streamed.
-		if out := streamed(ctx, res, c.hold, held); out != nil {
+		if out := wire.Streamed(ctx, res, c.hold, held); out != nil {
 			return out, nil
 		}
 	}

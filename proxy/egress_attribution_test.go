@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/egress"
+	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -46,10 +47,10 @@ func TestConnectAskGoesToNoneOfTwoPrincipalsButToTheChildsOwn(t *testing.T) {
 	alice := &formHuman{answer: func(string) string { return "allow_once" }}
 	bob := &formHuman{answer: func(string) string { return "allow_once" }}
 	ca, cb := e.client(t, client.WithElicitationHandler(alice)), e.client(t, client.WithElicitationHandler(bob))
-	if _, err := ca.ListTools(ContextWithPrincipal(t.Context(), "token:alice"), mcp.ListToolsRequest{}); err != nil {
+	if _, err := ca.ListTools(httpguard.ContextWithPrincipal(t.Context(), "token:alice"), mcp.ListToolsRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cb.ListTools(ContextWithPrincipal(t.Context(), "token:bob"), mcp.ListToolsRequest{}); err != nil {
+	if _, err := cb.ListTools(httpguard.ContextWithPrincipal(t.Context(), "token:bob"), mcp.ListToolsRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.connect(t, "api.github.com", 443); got.Decision != egress.Refuse {
@@ -108,7 +109,7 @@ func TestProfileDenyOfConnectionsHoldsOutsideACall(t *testing.T) {
 	spec.Profiles = map[string]rules.PolicySpec{"ci": {Deny: []string{"mcp:fs:network/connect"}}}
 	e := newCatalogEnv(t, spec, Options{})
 	c := e.client(t)
-	if _, err := c.ListTools(ContextWithProfile(t.Context(), "ci"), mcp.ListToolsRequest{}); err != nil {
+	if _, err := c.ListTools(httpguard.ContextWithProfile(t.Context(), "ci"), mcp.ListToolsRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.connect(t, "api.github.com", 443); got.Decision != egress.Refuse {
@@ -127,7 +128,7 @@ func TestConnectOfTwoPrincipalsIsNotDecidedUnderLooserRules(t *testing.T) {
 	e := newCatalogEnv(t, spec, Options{})
 	for _, who := range []string{"token:alice", "token:bob"} {
 		c := e.client(t)
-		if _, err := c.ListTools(ContextWithProfile(ContextWithPrincipal(t.Context(), who), "ci"), mcp.ListToolsRequest{}); err != nil {
+		if _, err := c.ListTools(httpguard.ContextWithProfile(httpguard.ContextWithPrincipal(t.Context(), who), "ci"), mcp.ListToolsRequest{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -148,7 +149,7 @@ func TestConnectOfTwoPrincipalsIsAskedOnlyOnTheApprovalsPage(t *testing.T) {
 		h := &formHuman{answer: func(string) string { return "allow_once" }}
 		humans = append(humans, h)
 		c := e.client(t, client.WithElicitationHandler(h))
-		if _, err := c.ListTools(ContextWithPrincipal(t.Context(), who), mcp.ListToolsRequest{}); err != nil {
+		if _, err := c.ListTools(httpguard.ContextWithPrincipal(t.Context(), who), mcp.ListToolsRequest{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
+	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
@@ -196,23 +197,59 @@ func TestArmedLabelsStayInTheirSession(t *testing.T) {
 
 func TestArmedLabelsEndWithTheSession(t *testing.T) {
 	t.Parallel()
-	var a armedLabels
-	a.arm("s1", "alice", []string{"untrusted_input"}, "id-1", "mcp:web:fetch")
-	a.arm("s1", "alice", []string{"untrusted_input", "private"}, "id-2", "mcp:fs:read")
-	a.arm("", "bob", []string{"untrusted_input"}, "id-3", "mcp:web:fetch")
-	want := []rules.Arming{{Label: "untrusted_input", ID: "id-1", Tool: "mcp:web:fetch"}, {Label: "private", ID: "id-2", Tool: "mcp:fs:read"}}
-	if got := a.of("s1", "alice"); !slices.Equal(got, want) {
+	a, _ := policyKeepers(memory.New(), true) // the embedded store, as without state:
+	arm := func(session, principal string, labels []string, id, tool string) {
+		t.Helper()
+		if err := a.keep(t.Context(), session, principal, labels, id, tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	of := func(session, principal string) []rules.Arming {
+		t.Helper()
+		got, err := a.armedOf(t.Context(), session, principal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	arm("s1", "alice", []string{"untrusted_input"}, "id-1", "mcp:web:fetch")
+	arm("s1", "alice", []string{"untrusted_input", "private"}, "id-2", "mcp:fs:read")
+	arm("", "bob", []string{"untrusted_input"}, "id-3", "mcp:web:fetch")
+	// In label order, as the state stores keep them.
+	want := []rules.Arming{{Label: "private", ID: "id-2", Tool: "mcp:fs:read"}, {Label: "untrusted_input", ID: "id-1", Tool: "mcp:web:fetch"}}
+	if got := of("s1", "alice"); !slices.Equal(got, want) {
 		t.Errorf("armed = %+v, want %+v (the first arming call kept)", got, want)
 	}
-	if got := a.of("", "alice"); got != nil {
+	if got := of("", "alice"); got != nil {
 		t.Errorf("alice without a session = %+v, want nothing: her session's labels are its own", got)
 	}
-	if got := a.of("", "bob"); len(got) != 1 || got[0].ID != "id-3" {
+	if got := of("", "bob"); len(got) != 1 || got[0].ID != "id-3" {
 		t.Errorf("bob without a session = %+v, want his sessionless fetch", got)
 	}
 	a.end("s1")
-	if got := a.of("s1", "alice"); got != nil {
+	if got := of("s1", "alice"); got != nil {
 		t.Errorf("armed after the session ended = %+v, want none", got)
+	}
+	if got := of("", "bob"); len(got) != 1 {
+		t.Errorf("bob's sessionless labels after another session ended = %+v, want them kept", got)
+	}
+}
+
+// TestSharedLabelsOutliveTheSessionsEndOnOneReplica: with shared state a
+// session's labels are not dropped when it ends on one replica (the
+// reaper's local end, say), since it may live on in another; only the
+// embedded store, which no other replica reads, drops them.
+func TestSharedLabelsOutliveTheSessionsEndOnOneReplica(t *testing.T) {
+	t.Parallel()
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	a, _ := policyKeepers(store, false)
+	if err := a.keep(t.Context(), "s1", "alice", []string{"untrusted_input"}, "id-1", "mcp:web:fetch"); err != nil {
+		t.Fatal(err)
+	}
+	a.end("s1")
+	if got, err := a.armedOf(t.Context(), "s1", "alice"); err != nil || len(got) != 1 {
+		t.Errorf("shared labels after the session ended on one replica = %+v, %v; want them kept", got, err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
+	"github.com/mcpwarden/mcpwarden/proxy/scan"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -311,7 +312,7 @@ func TestResultPreviewCannotHideOrOverwriteText(t *testing.T) {
 	t.Parallel()
 	c := formCall(t, rules.ServerSpec{}, map[string]any{"path": "/srv/app/a"})
 	preview := "line one\r# nothing here\u202e\n\x1b[2Kline two\u200b"
-	params := (&asker{}).resultForm(c, resultScan{}, c.args, preview)
+	params := (&asker{}).resultForm(c, scan.Findings{}, c.args, preview)
 	if strings.ContainsAny(params.Message, "\r\x1b\u202e\u200b") {
 		t.Errorf("the result form holds hidden characters: %q", params.Message)
 	}

@@ -162,49 +162,19 @@ type waiter struct {
 	done chan answer // buffered, receives at most one answer
 }
 
-// A session holds the grants one client session has given. Grants live in
-// memory and die with the session.
+// A session holds the asks of one client session waiting for the human,
+// for a session grant given meanwhile to resolve the ones it covers. The
+// grants themselves are kept in the state store (see grants_shared.go).
 type session struct {
 	mu      sync.Mutex
-	allow   map[grantKey][]scope
-	deny    map[grantKey][]scope
 	waiters map[*waiter]struct{}
 }
 
-// standing returns the session's standing answer for a call, if any. A
-// session deny wins over a session allow.
-func (s *session) standing(key grantKey, t target) answer {
+// wake resolves the waiting asks that a session-wide answer, just given
+// with scope sc, covers.
+func (s *session) wake(key grantKey, a answer, sc scope) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, sc := range s.deny[key] {
-		if sc.covers(t) {
-			return answerDenySession
-		}
-	}
-	for _, sc := range s.allow[key] {
-		if sc.covers(t) {
-			return answerAllowSession
-		}
-	}
-	return answerNone
-}
-
-// remember records a session-wide answer and resolves the waiting asks it
-// covers. A scope that covers nothing is not kept.
-func (s *session) remember(key grantKey, a answer, sc scope) {
-	if sc.kind == scopeNothing {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := &s.allow
-	if a == answerDenySession {
-		m = &s.deny
-	}
-	if *m == nil {
-		*m = map[grantKey][]scope{}
-	}
-	(*m)[key] = append((*m)[key], sc)
 	for w := range s.waiters {
 		if w.key == key && sc.covers(w.t) {
 			select {
@@ -232,14 +202,15 @@ func (s *session) unwait(w *waiter) {
 	delete(s.waiters, w)
 }
 
-// A grantStore holds every live session's grants.
+// A grantStore holds every live session's waiting asks.
 type grantStore struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 }
 
-// session returns the grants of session id, creating them. A call without
-// a session id gets a fresh, unshared session: nothing it grants outlives it.
+// session returns the waiting asks of session id, creating them. A call
+// without a session id gets a fresh, unshared session: nothing it grants
+// outlives it.
 func (g *grantStore) session(id string) *session {
 	if id == "" {
 		return &session{}
@@ -257,7 +228,7 @@ func (g *grantStore) session(id string) *session {
 	return s
 }
 
-// end forgets a session's grants.
+// end forgets a session's waiting asks.
 func (g *grantStore) end(id string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

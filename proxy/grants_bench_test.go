@@ -11,8 +11,8 @@ import (
 )
 
 // BenchmarkStandingGrant measures the lookup of a session grant that
-// covers a call: in this process's memory (no state: block), and in a
-// shared state in memory and in Redis.
+// covers a call: in the embedded store (no state: block), and in a shared
+// state in memory and in Redis.
 func BenchmarkStandingGrant(b *testing.B) {
 	key := grantKey{principal: "alice", tool: "mcp:fs:write_file", rule: "mcp:fs:write_*"}
 	t := target{earns: true, paths: []string{"/srv/app/a.txt"}, forms: []string{"/srv/app/a.txt"}, folders: []string{"/srv/app"}}
@@ -21,7 +21,7 @@ func BenchmarkStandingGrant(b *testing.B) {
 		name string
 		open func(b *testing.B) state.Store
 	}{
-		{"local", func(*testing.B) state.Store { return nil }},
+		{"local", func(*testing.B) state.Store { return nil }}, // the embedded store
 		{"shared-memory", func(b *testing.B) state.Store {
 			s := memory.New()
 			b.Cleanup(func() { s.Close() })
@@ -39,14 +39,18 @@ func BenchmarkStandingGrant(b *testing.B) {
 	}
 	for _, st := range stores {
 		b.Run(st.name, func(b *testing.B) {
-			a := &asker{shared: st.open(b)}
+			kept := grantKeeper{store: st.open(b), ttl: DefaultSharedGrantTTL}
+			if kept.store == nil {
+				kept = grantKeeper{store: memory.New(), ttl: ownGrantTTL, own: true}
+			}
+			a := &asker{kept: kept}
 			sess := a.grants.session("s1")
 			if err := a.remember(b.Context(), sess, "s1", key, answerAllowSession, sc); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if ans, err := a.standing(b.Context(), sess, "s1", key, t); err != nil || ans != answerAllowSession {
+				if ans, err := a.standing(b.Context(), "s1", key, t); err != nil || ans != answerAllowSession {
 					b.Fatalf("standing = %v, %v", ans, err)
 				}
 			}

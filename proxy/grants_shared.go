@@ -17,6 +17,33 @@ import (
 // it harmlessly until then, since a session ID is never issued twice.
 const DefaultSharedGrantTTL = 24 * time.Hour
 
+// ownGrantTTL is how long a session grant lives in the embedded store,
+// the proxy's own: as long as its session, which revokes it as it ends.
+const ownGrantTTL = 100 * 365 * 24 * time.Hour
+
+// Session grants are kept in a state store, with one implementation: the
+// shared state (Options.State), for every replica, or else the embedded
+// in-memory store of the proxy's own, whose grants end with their session
+// here (see grantKeeper).
+
+// A grantKeeper is where the session grants are kept, and for how long.
+type grantKeeper struct {
+	store state.Grants
+	ttl   time.Duration
+	// own is set for the embedded store, which no other replica reads:
+	// a session's grants are revoked as it ends here.
+	own bool
+}
+
+// end revokes an ended session's grants from the embedded store; the
+// shared state keeps them until a DELETE revokes them everywhere or they
+// expire, since the session may live on in another replica.
+func (gk grantKeeper) end(session string) {
+	if gk.own {
+		_ = gk.store.RevokeSession(context.Background(), session) // the embedded store does not fail
+	}
+}
+
 var scopeKindNames = enumtext.Names[scopeKind]{
 	scopeNothing: "nothing", scopeTool: "tool", scopeExact: "exact", scopeUnder: "under", scopeAll: "all",
 	scopeEndpoint: "endpoint",
@@ -59,15 +86,15 @@ func sharedKey(session string, key grantKey) state.GrantKey {
 	return state.GrantKey{Session: session, Principal: key.principal, Tool: key.tool, Rule: key.rule}
 }
 
-// standing returns the standing answer of session's grants for a call:
-// from the shared state when there is one (and the call has a session),
-// else from this process's memory. A session deny wins over a session
-// allow. A grant whose scope cannot be read covers nothing.
-func (a *asker) standing(ctx context.Context, sess *session, id string, key grantKey, t target) (answer, error) {
-	if a.shared == nil || id == "" {
-		return sess.standing(key, t), nil
+// standing returns the standing answer of session id's grants for a call.
+// A call without a session id has none: nothing it grants outlives it. A
+// session deny wins over a session allow. A grant whose scope cannot be
+// read covers nothing.
+func (a *asker) standing(ctx context.Context, id string, key grantKey, t target) (answer, error) {
+	if id == "" {
+		return answerNone, nil
 	}
-	grants, err := a.shared.FindGrants(ctx, sharedKey(id, key))
+	grants, err := a.kept.store.FindGrants(ctx, sharedKey(id, key))
 	if err != nil {
 		return answerNone, fmt.Errorf("looking up the session grants: %w", err)
 	}
@@ -85,16 +112,16 @@ func (a *asker) standing(ctx context.Context, sess *session, id string, key gran
 	return ans, nil
 }
 
-// remember records a session-wide answer: in this process's memory, which
-// resolves the asks waiting here that it covers, and in the shared state
-// when there is one, for every replica. A scope that covers nothing is not
-// kept.
+// remember records a session-wide answer: it resolves the asks of sess
+// waiting here that it covers, and is kept in the state store (for every
+// replica, when it is the shared state). A scope that covers nothing is
+// not kept, nor a grant of a call without a session id.
 func (a *asker) remember(ctx context.Context, sess *session, id string, key grantKey, ans answer, sc scope) error {
 	if sc.kind == scopeNothing {
 		return nil
 	}
-	sess.remember(key, ans, sc)
-	if a.shared == nil || id == "" {
+	sess.wake(key, ans, sc)
+	if id == "" {
 		return nil
 	}
 	raw, err := json.Marshal(sc)
@@ -105,7 +132,7 @@ func (a *asker) remember(ctx context.Context, sess *session, id string, key gran
 	if ans == answerDenySession {
 		g.Effect = state.Deny
 	}
-	if err := a.shared.PutGrant(ctx, g, DefaultSharedGrantTTL); err != nil {
+	if err := a.kept.store.PutGrant(ctx, g, a.kept.ttl); err != nil {
 		return fmt.Errorf("sharing the session grant: %w", err)
 	}
 	return nil

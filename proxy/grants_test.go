@@ -5,31 +5,44 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/argview"
+	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	"github.com/mcpwarden/mcpwarden/internal/textcut"
+	"github.com/mcpwarden/mcpwarden/rules"
 )
 
 func TestGrantIsBoundToPrincipal(t *testing.T) {
 	t.Parallel()
-	var store grantStore
-	sess := store.session("shared-session-id")
+	a := &asker{kept: grantKeeper{store: memory.New(), ttl: ownGrantTTL, own: true}} // the embedded store
+	sess := a.grants.session("shared-session-id")
 	alice := grantKey{principal: "token:aaaa", tool: "mcp:fs:write_file", rule: "mcp:fs:write_file"}
 	mallory := alice
 	mallory.principal = "token:bbbb"
 	call := target{paths: []string{"/srv/app/a.txt"}, forms: []string{"/srv/app/a.txt"}, folders: []string{"/srv/app"}, earns: true}
-	sess.remember(alice, answerAllowSession, scopeFor(call, answerAllowFolder))
-	if got := store.session("shared-session-id").standing(alice, call); got != answerAllowSession {
+	if err := a.remember(t.Context(), sess, "shared-session-id", alice, answerAllowSession, scopeFor(call, answerAllowFolder)); err != nil {
+		t.Fatal(err)
+	}
+	standing := func(id string, key grantKey) answer {
+		t.Helper()
+		ans, err := a.standing(t.Context(), id, key, call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ans
+	}
+	if got := standing("shared-session-id", alice); got != answerAllowSession {
 		t.Fatalf("the principal who was granted: %v, want the grant", got)
 	}
-	if got := store.session("shared-session-id").standing(mallory, call); got != answerNone {
+	if got := standing("shared-session-id", mallory); got != answerNone {
 		t.Errorf("another principal on the same session id: %v, want no grant", got)
 	}
 	other := alice
 	other.rule = "mcp:fs:*"
-	if got := sess.standing(other, call); got != answerNone {
+	if got := standing("shared-session-id", other); got != answerNone {
 		t.Errorf("another rule: %v, want no grant", got)
 	}
-	if got := store.session("other-session").standing(alice, call); got != answerNone {
+	if got := standing("other-session", alice); got != answerNone {
 		t.Errorf("another session: %v, want no grant", got)
 	}
 }
@@ -93,4 +106,48 @@ func FuzzFormCuts(f *testing.F) {
 			t.Fatalf("textcut.Tail(%q) = %q", s, got)
 		}
 	})
+}
+
+// TestSessionGrantsEndWithTheSessionWithoutSharedState: without shared
+// state the grants are kept in the embedded store, and the end of the
+// session revokes them there (its unregister hook), so that a later
+// session with the same ID (stdio's is always "stdio") is asked again.
+func TestSessionGrantsEndWithTheSessionWithoutSharedState(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, rules.PolicySpec{Ask: []string{"mcp:up:write"}}, audit.Config{}, &memorySink{})
+	a := e.srv.asker
+	key := grantKey{principal: PrincipalLocal, tool: "mcp:up:write", rule: "mcp:up:write"}
+	call := target{pathless: true, earns: true}
+	if err := a.remember(t.Context(), a.grants.session("s1"), "s1", key, answerAllowSession, scopeFor(call, answerAllowSession)); err != nil {
+		t.Fatal(err)
+	}
+	if ans, err := a.standing(t.Context(), "s1", key, call); err != nil || ans != answerAllowSession {
+		t.Fatalf("standing before the session ended = %v, %v; want the grant", ans, err)
+	}
+	if err := e.srv.MCP().RegisterSession(t.Context(), idSession("s1")); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.MCP().UnregisterSession(t.Context(), "s1")
+	if ans, err := a.standing(t.Context(), "s1", key, call); err != nil || ans != answerNone {
+		t.Errorf("standing after the session ended = %v, %v; want none", ans, err)
+	}
+}
+
+// TestSharedGrantsOutliveTheSessionsEndOnOneReplica: with shared state a
+// session's end on one replica (the reaper's local end, say) leaves its
+// grants to the other replicas; a DELETE revokes them everywhere.
+func TestSharedGrantsOutliveTheSessionsEndOnOneReplica(t *testing.T) {
+	t.Parallel()
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	a := &asker{kept: grantKeeper{store: store, ttl: DefaultSharedGrantTTL}}
+	key := grantKey{principal: "alice", tool: "mcp:up:write", rule: "mcp:up:write"}
+	call := target{pathless: true, earns: true}
+	if err := a.remember(t.Context(), a.grants.session("s1"), "s1", key, answerAllowSession, scopeFor(call, answerAllowSession)); err != nil {
+		t.Fatal(err)
+	}
+	a.kept.end("s1")
+	if ans, err := a.standing(t.Context(), "s1", key, call); err != nil || ans != answerAllowSession {
+		t.Errorf("shared grant after the session ended on one replica = %v, %v; want it kept", ans, err)
+	}
 }

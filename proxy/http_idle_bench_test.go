@@ -9,6 +9,10 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
+	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
+	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 )
 
 // idleSessions is the number of open idle sessions issue #21 prices: 1,000
@@ -37,7 +41,7 @@ func BenchmarkIdleSessions(b *testing.B) {
 		return ts.URL, func() string { return "s" }
 	}
 	proxied := func(b *testing.B) (string, func() string) {
-		_, _, ts := reapedServer(b, SessionLimits{IdleTimeout: time.Hour, Max: 2 * idleSessions, MaxPerPrincipal: 2 * idleSessions}, Identity{})
+		_, _, ts := reapedServer(b, sessiontable.Limits{IdleTimeout: time.Hour, Max: 2 * idleSessions, MaxPerPrincipal: 2 * idleSessions}, httpguard.Identity{})
 		return ts.URL, func() string {
 			id, err := abandon(b.Context(), ts, "")
 			if err != nil {
@@ -86,7 +90,7 @@ func BenchmarkIdleSessions(b *testing.B) {
 // openStream opens the GET event stream of session id and returns the
 // response, whose body the caller closes.
 func openStream(b *testing.B, client *http.Client, url, id string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(b.Context(), http.MethodGet, url+EndpointPath, nil)
+	req, err := http.NewRequestWithContext(b.Context(), http.MethodGet, url+streamable.EndpointPath, nil)
 	if err != nil {
 		return nil, err
 	}

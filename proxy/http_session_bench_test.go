@@ -4,6 +4,9 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
+	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
 )
 
 // BenchmarkAbandonedSessions is TestAbandonedSessionsAreReaped at the size
@@ -22,7 +25,7 @@ func BenchmarkAbandonedSessions(b *testing.B) {
 		return m.HeapAlloc
 	}
 	for b.Loop() {
-		e, hs, ts := reapedServer(b, SessionLimits{IdleTimeout: idle, Max: 2 * sessions, MaxPerPrincipal: 2 * sessions}, Identity{})
+		e, hs, ts := reapedServer(b, sessiontable.Limits{IdleTimeout: idle, Max: 2 * sessions, MaxPerPrincipal: 2 * sessions}, httpguard.Identity{})
 		before := heap()
 		for range sessions {
 			if _, err := abandon(b.Context(), ts, ""); err != nil {
@@ -40,7 +43,7 @@ func BenchmarkAbandonedSessions(b *testing.B) {
 		reaped := time.Since(start)
 		ts.CloseClientConnections()
 		after := heap()
-		if live, principals, reserved := hs.ids.counts(); live+principals+reserved != 0 {
+		if live, principals, reserved := hs.IDs().Counts(); live+principals+reserved != 0 {
 			b.Errorf("after reaping: %d live, %d principals, %d reservations", live, principals, reserved)
 		}
 		if after > before+8<<20 {

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +16,9 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
+	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
+	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -41,15 +43,15 @@ func (e *sessionEnv) evicted(tb testing.TB, cap string) float64 {
 
 // holdBusy opens a GET stream on session id, which keeps it busy, until
 // the test ends; it returns once the listener counts the session busy.
-func holdBusy(t *testing.T, hs *httpSessions, ts *httptest.Server, token, id string) {
+func holdBusy(t *testing.T, hs *streamable.Sessions, ts *httptest.Server, token, id string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
 	done := make(chan struct{})
 	t.Cleanup(func() { cancel(); <-done })
-	before := len(hs.ids.busyIDs())
+	before := len(hs.IDs().BusyIDs())
 	go func() {
 		defer close(done)
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+EndpointPath, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+streamable.EndpointPath, nil)
 		if err != nil {
 			return
 		}
@@ -64,7 +66,7 @@ func holdBusy(t *testing.T, hs *httpSessions, ts *httptest.Server, token, id str
 			resp.Body.Close()
 		}
 	}()
-	testkit.Eventually(t, 5*time.Second, "the GET stream to hold its session busy", func() bool { return len(hs.ids.busyIDs()) > before })
+	testkit.Eventually(t, 5*time.Second, "the GET stream to hold its session busy", func() bool { return len(hs.IDs().BusyIDs()) > before })
 }
 
 // TestIdleSessionsDoNotLockOutANewClient: sessions left open by clients
@@ -76,20 +78,20 @@ func TestIdleSessionsDoNotLockOutANewClient(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		limits SessionLimits
+		limits sessiontable.Limits
 		first  string // token opening sessions up to the cap
 		then   string // token of the new client
 		cap    string
 	}{
-		{"An anonymous listener at the principal cap evicts the least recently used idle session.", SessionLimits{MaxPerPrincipal: 3, Max: 10}, "", "", "principal"},
-		{"Everyone at the overall cap evicts the least recently used idle session.", SessionLimits{MaxPerPrincipal: 10, Max: 3}, "alice-token", "bob-token", "global"},
+		{"An anonymous listener at the principal cap evicts the least recently used idle session.", sessiontable.Limits{MaxPerPrincipal: 3, Max: 10}, "", "", "principal"},
+		{"Everyone at the overall cap evicts the least recently used idle session.", sessiontable.Limits{MaxPerPrincipal: 10, Max: 3}, "alice-token", "bob-token", "global"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			identity := Identity{}
+			identity := httpguard.Identity{}
 			if tt.first != "" {
-				identity = Identity{Profiles: map[string]string{sha("alice-token"): "", sha("bob-token"): ""}}
+				identity = httpguard.Identity{Profiles: map[string]string{sha("alice-token"): "", sha("bob-token"): ""}}
 			}
 			e, hs, ts := reapedServer(t, tt.limits, identity)
 			var opened []string
@@ -119,71 +121,11 @@ func TestIdleSessionsDoNotLockOutANewClient(t *testing.T) {
 			if n := e.evicted(t, tt.cap); n != 1 {
 				t.Errorf("mcpwarden_sessions_evicted_total{cap=%q} = %v, want 1", tt.cap, n)
 			}
-			if live, _, reserved := hs.ids.counts(); live != 3 || reserved != 0 {
+			if live, _, reserved := hs.IDs().Counts(); live != 3 || reserved != 0 {
 				t.Errorf("%d live sessions and %d reservations, want 3 and 0", live, reserved)
 			}
 			testkit.Eventually(t, 5*time.Second, "the evicted session unregistered", func() bool { return e.active(t) == 3 })
 		})
-	}
-}
-
-// openSession issues and claims a session for principal in the table.
-func openSession(t *testing.T, ids *sessionIDs, principal string) string {
-	t.Helper()
-	res, evicted, err := ids.reserve(principal)
-	if err != nil || len(evicted) != 0 {
-		t.Fatalf("reserving for %s: %v (evicted %v)", principal, err, evicted)
-	}
-	id := ids.Generate()
-	if !ids.claim(id, res) {
-		t.Fatalf("claiming %s for %s", id, principal)
-	}
-	return id
-}
-
-// TestSessionTableEvictsOnlyIdleSessions: at a cap, reserve evicts the
-// session idle longest among those the cap counts — never one with a
-// request in progress, never a place reserved or a session not yet
-// owned — and refuses when none is idle; one reserve never evicts the
-// same session twice over both caps.
-func TestSessionTableEvictsOnlyIdleSessions(t *testing.T) {
-	t.Parallel()
-	ids := newSessionIDs(SessionLimits{MaxPerPrincipal: 2, Max: 4})
-	a1 := openSession(t, ids, "a")
-	a2 := openSession(t, ids, "a")
-	b1 := openSession(t, ids, "b")
-	if live, owned := ids.begin(a1, "a"); !live || !owned {
-		t.Fatal("begin on a1")
-	}
-	// a is at its cap; a1 is busy, so a2 goes although a1 is older.
-	res, evicted, err := ids.reserve("a")
-	if err != nil || len(evicted) != 1 || evicted[0].id != a2 || evicted[0].cap != telemetry.CapPrincipal {
-		t.Fatalf("reserve for a at its cap = %v, %+v; want a2 evicted under the principal cap", err, evicted)
-	}
-	ids.release(res)
-	// An issued, unowned session and a reservation fill the table.
-	_ = ids.Generate()
-	held, _, err := ids.reserve("c")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Full: live a1 (busy), b1 (idle), the unowned one, and c's place.
-	_, evicted, err = ids.reserve("d")
-	if err != nil || len(evicted) != 1 || evicted[0].id != b1 || evicted[0].cap != telemetry.CapGlobal {
-		t.Fatalf("reserve for d at the overall cap = %v, %+v; want b1, the only idle owned session, evicted", err, evicted)
-	}
-	ids.release(held)
-	// Now a1 is the only owned session, and busy.
-	for range 3 {
-		_ = ids.Generate()
-	}
-	var le *SessionLimitError
-	if _, evicted, err := ids.reserve("e"); !errors.As(err, &le) || le.Setting != "http.max_sessions" || len(evicted) != 0 {
-		t.Errorf("reserve with every owned session busy = %v, evicted %+v; want the overall cap's refusal and nothing evicted", err, evicted)
-	}
-	ids.end(a1)
-	if _, evicted, err := ids.reserve("e"); err != nil || len(evicted) != 1 || evicted[0].id != a1 {
-		t.Errorf("reserve once a1 is idle = %v, %+v; want a1 evicted", err, evicted)
 	}
 }
 
@@ -194,7 +136,7 @@ func TestSessionTableEvictsOnlyIdleSessions(t *testing.T) {
 func TestEvictedSessionIsNotAdoptedByAnotherReplica(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, store state.Store) {
-		rs := newReplicas(t, 2, store, rules.PolicySpec{Default: "allow"}, HTTPOptions{Sessions: SessionLimits{MaxPerPrincipal: 1}}, nil)
+		rs := newReplicas(t, 2, store, rules.PolicySpec{Default: "allow"}, streamable.Options{Sessions: sessiontable.Limits{MaxPerPrincipal: 1}}, nil)
 		_, first := sendAs(t, rs.ts[0], http.MethodPost, "", "", initializeBody)
 		_, second := sendAs(t, rs.ts[0], http.MethodPost, "", "", initializeBody)
 		if first == "" || second == "" {

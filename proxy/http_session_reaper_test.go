@@ -22,6 +22,9 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 
+	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
+	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
+	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -68,7 +71,7 @@ func (noUpstream) EndSession(string) {}
 
 // reapedServer serves a proxy with telemetry over HTTP with limits,
 // reaping idle sessions until the test ends.
-func reapedServer(tb testing.TB, limits SessionLimits, identity Identity) (*sessionEnv, *httpSessions, *httptest.Server) {
+func reapedServer(tb testing.TB, limits sessiontable.Limits, identity httpguard.Identity) (*sessionEnv, *streamable.Sessions, *httptest.Server) {
 	tb.Helper()
 	tel, err := telemetry.New(telemetry.Options{})
 	if err != nil {
@@ -83,14 +86,14 @@ func reapedServer(tb testing.TB, limits SessionLimits, identity Identity) (*sess
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h, hs, err := srv.httpHandler("127.0.0.1:0", HTTPOptions{Sessions: limits, Identity: identity})
+	h, hs, err := streamable.NewHandler(srv.httpHost(), "127.0.0.1:0", streamable.Options{Sessions: limits, Identity: identity})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	ts := httptest.NewServer(h)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(tb.Context()))
 	var wg sync.WaitGroup
-	wg.Go(func() { hs.reap(ctx) })
+	wg.Go(func() { hs.Reap(ctx) })
 	tb.Cleanup(func() { cancel(); wg.Wait(); ts.Close() })
 	return &sessionEnv{srv: srv, tel: tel}, hs, ts
 }
@@ -98,7 +101,7 @@ func reapedServer(tb testing.TB, limits SessionLimits, identity Identity) (*sess
 // exchange sends one message as a client would and returns the status,
 // the session ID the response issued and the body.
 func exchange(ctx context.Context, ts *httptest.Server, method, token, session, body string) (int, string, string, error) {
-	req, err := http.NewRequestWithContext(ctx, method, ts.URL+EndpointPath, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, ts.URL+streamable.EndpointPath, strings.NewReader(body))
 	if err != nil {
 		return 0, "", "", err
 	}
@@ -136,8 +139,8 @@ func abandon(ctx context.Context, ts *httptest.Server, token string) (string, er
 
 // sessionTables counts what the proxy holds for sessions, in every table
 // that has a row per session.
-func sessionTables(e *sessionEnv, hs *httpSessions) map[string]int {
-	live, principals, reserved := hs.ids.counts()
+func sessionTables(e *sessionEnv, hs *streamable.Sessions) map[string]int {
+	live, principals, reserved := hs.IDs().Counts()
 	e.srv.sessions.mu.Lock()
 	known := len(e.srv.sessions.byID)
 	e.srv.sessions.mu.Unlock()
@@ -172,7 +175,7 @@ func TestAbandonedSessionsAreReaped(t *testing.T) {
 	// Long enough that no session is reaped between its two requests on a
 	// loaded machine, short enough to wait for.
 	const idle = 2 * time.Second
-	e, hs, ts := reapedServer(t, SessionLimits{IdleTimeout: idle, Max: 2 * sessions, MaxPerPrincipal: 2 * sessions}, Identity{})
+	e, hs, ts := reapedServer(t, sessiontable.Limits{IdleTimeout: idle, Max: 2 * sessions, MaxPerPrincipal: 2 * sessions}, httpguard.Identity{})
 
 	ids := make(chan string, sessions)
 	errs := make(chan error, clients)
@@ -235,7 +238,7 @@ func TestAbandonedSessionsAreReaped(t *testing.T) {
 func TestSessionInUseIsNotReaped(t *testing.T) {
 	t.Parallel()
 	const idle = 2 * time.Second
-	_, _, ts := reapedServer(t, SessionLimits{IdleTimeout: idle}, Identity{})
+	_, _, ts := reapedServer(t, sessiontable.Limits{IdleTimeout: idle}, httpguard.Identity{})
 	chatty, err := abandon(t.Context(), ts, "")
 	if err != nil {
 		t.Fatal(err)
@@ -249,7 +252,7 @@ func TestSessionInUseIsNotReaped(t *testing.T) {
 	streaming := make(chan struct{})
 	go func() {
 		defer close(streaming)
-		req, err := http.NewRequestWithContext(streamCtx, http.MethodGet, ts.URL+EndpointPath, nil)
+		req, err := http.NewRequestWithContext(streamCtx, http.MethodGet, ts.URL+streamable.EndpointPath, nil)
 		if err != nil {
 			return
 		}
@@ -280,7 +283,7 @@ func TestSessionCapRefusesWithClearError(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
-		limits   SessionLimits
+		limits   sessiontable.Limits
 		first    string // token opening sessions up to the cap
 		then     string // token of the refused initialize
 		other    string // token still served, "" for none
@@ -288,13 +291,13 @@ func TestSessionCapRefusesWithClearError(t *testing.T) {
 		setting  string
 		capacity int
 	}{
-		{"a principal at its cap with every session busy is refused with 429", SessionLimits{MaxPerPrincipal: 3, Max: 10}, "alice-token", "alice-token", "bob-token", http.StatusTooManyRequests, "http.max_sessions_per_principal", 3},
-		{"everyone at the overall cap with every session busy is refused with 503", SessionLimits{MaxPerPrincipal: 10, Max: 4}, "alice-token", "bob-token", "", http.StatusServiceUnavailable, "http.max_sessions", 4},
+		{"a principal at its cap with every session busy is refused with 429", sessiontable.Limits{MaxPerPrincipal: 3, Max: 10}, "alice-token", "alice-token", "bob-token", http.StatusTooManyRequests, "http.max_sessions_per_principal", 3},
+		{"everyone at the overall cap with every session busy is refused with 503", sessiontable.Limits{MaxPerPrincipal: 10, Max: 4}, "alice-token", "bob-token", "", http.StatusServiceUnavailable, "http.max_sessions", 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, hs, ts := reapedServer(t, tt.limits, Identity{Profiles: map[string]string{sha("alice-token"): "", sha("bob-token"): ""}})
+			_, hs, ts := reapedServer(t, tt.limits, httpguard.Identity{Profiles: map[string]string{sha("alice-token"): "", sha("bob-token"): ""}})
 			var opened []string
 			for range tt.capacity {
 				id, err := abandon(t.Context(), ts, tt.first)
@@ -326,7 +329,7 @@ func TestSessionCapRefusesWithClearError(t *testing.T) {
 			if _, err := abandon(t.Context(), ts, tt.then); err != nil {
 				t.Errorf("initialize once a session ended: %v", err)
 			}
-			if live, _, reserved := hs.ids.counts(); reserved != 0 || live > tt.capacity+1 {
+			if live, _, reserved := hs.IDs().Counts(); reserved != 0 || live > tt.capacity+1 {
 				t.Errorf("after the test: %d live sessions, %d reservations", live, reserved)
 			}
 		})
@@ -342,7 +345,7 @@ func TestSessionCapRefusesWithClearError(t *testing.T) {
 func TestInitializeOnASessionCannotPassTheCap(t *testing.T) {
 	t.Parallel()
 	const capacity = 2
-	e, hs, ts := reapedServer(t, SessionLimits{MaxPerPrincipal: capacity}, Identity{})
+	e, hs, ts := reapedServer(t, sessiontable.Limits{MaxPerPrincipal: capacity}, httpguard.Identity{})
 	first, err := abandon(t.Context(), ts, "")
 	if err != nil {
 		t.Fatal(err)
@@ -364,7 +367,7 @@ func TestInitializeOnASessionCannotPassTheCap(t *testing.T) {
 			t.Errorf("initialize on a session over the cap: status %d, session %q, body %q; want 429 naming the setting and no session", code, issued, body)
 		}
 	}
-	if live, _, reserved := hs.ids.counts(); live != capacity || reserved != 0 {
+	if live, _, reserved := hs.IDs().Counts(); live != capacity || reserved != 0 {
 		t.Errorf("%d live sessions and %d reservations after initializes sent on a session, want %d and 0", live, reserved, capacity)
 	}
 	testkit.Eventually(t, 5*time.Second, "the sessions over the cap unregistered", func() bool { return e.active(t) == capacity })
@@ -378,7 +381,7 @@ func TestInitializeOnASessionCannotPassTheCap(t *testing.T) {
 func TestGETWithoutSessionCannotFillTheSessionTable(t *testing.T) {
 	t.Parallel()
 	const capacity = 5
-	_, hs, ts := reapedServer(t, SessionLimits{Max: capacity}, Identity{})
+	_, hs, ts := reapedServer(t, sessiontable.Limits{Max: capacity}, httpguard.Identity{})
 	for range 2 * capacity {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second) // a stream would not end
 		code, _, body, err := exchange(ctx, ts, http.MethodGet, "", "", "")
@@ -387,7 +390,7 @@ func TestGETWithoutSessionCannotFillTheSessionTable(t *testing.T) {
 			t.Fatalf("GET without a session: status %d, err %v, body %q; want 400 asking for Mcp-Session-Id", code, err, body)
 		}
 	}
-	if live, _, reserved := hs.ids.counts(); live != 0 || reserved != 0 {
+	if live, _, reserved := hs.IDs().Counts(); live != 0 || reserved != 0 {
 		t.Errorf("after GETs without a session: %d live sessions, %d reservations; want none", live, reserved)
 	}
 	if _, err := abandon(t.Context(), ts, ""); err != nil {

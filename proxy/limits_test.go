@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -132,18 +133,20 @@ func TestLimitNeverLowersADeny(t *testing.T) {
 
 func TestLimitWindowStartsAfreshOnceItEnds(t *testing.T) {
 	t.Parallel()
-	l := &rules.Limit{Text: "l", Max: 2, Window: time.Minute, Per: rules.ScopeSession}
-	var lc limitCounters
-	t0 := time.Unix(1000, 0)
-	counts := []int{
-		lc.count(l, "s1", "p", t0),
-		lc.count(l, "s1", "p", t0.Add(30*time.Second)),
-		lc.count(l, "s2", "p", t0.Add(30*time.Second)),
-		lc.count(l, "s1", "p", t0.Add(59*time.Second)),
-		lc.count(l, "s1", "p", t0.Add(time.Minute)),
-		lc.count(l, "", "p", t0),
-		lc.count(l, "", "q", t0),
+	const window = 2 * time.Second
+	l := &rules.Limit{Text: "l", Max: 2, Window: window, Per: rules.ScopeSession}
+	_, lc := policyKeepers(memory.New(), true) // the embedded store, as without state:
+	count := func(session, principal string) int {
+		t.Helper()
+		n, err := lc.tally(t.Context(), l, session, principal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
 	}
+	counts := []int{count("s1", "p"), count("s1", "p"), count("s2", "p"), count("s1", "p")}
+	time.Sleep(window + 100*time.Millisecond) // the window ends
+	counts = append(counts, count("s1", "p"), count("", "p"), count("", "q"))
 	want := []int{1, 2, 1, 3, 1, 1, 1}
 	for i := range want {
 		if counts[i] != want[i] {

@@ -9,7 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/audit"
-	"github.com/mcpwarden/mcpwarden/internal/secrets"
+	"github.com/mcpwarden/mcpwarden/proxy/scan"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -45,15 +45,15 @@ func (s *Server) scanNotification(ctx context.Context, server string, method mcp
 	}
 	action := s.current().policy.Results(server)
 	redact := action != rules.ResultLog
-	out, scan := scanJSON(raw, redact)
-	if !scan.found() {
+	out, findings := scan.JSON(raw, redact)
+	if !findings.Found() {
 		return params
 	}
 	done := "redacted"
 	if !redact {
 		done = "passed on"
 	}
-	detail := fmt.Sprintf("notification credentials: %s (%s, results: %s)", strings.Join(scan.names(), ", "), done, action)
+	detail := fmt.Sprintf("notification credentials: %s (%s, results: %s)", strings.Join(findings.Names(), ", "), done, action)
 	canonical := Canonical(server, string(method))
 	s.logger.Warn("upstream notification held credentials", "request", canonical, "detail", detail)
 	s.writeAudit(context.WithoutCancel(ctx), audit.Event{Event: audit.KindResult, Server: server, Tool: canonical, Method: string(method), Detail: detail, PolicySHA256: s.current().policy.SHA256()})
@@ -66,27 +66,4 @@ func (s *Server) scanNotification(ctx context.Context, server string, method mcp
 		return nil
 	}
 	return red
-}
-
-// scanCompletion scans the values of a completion/complete result, which
-// a client may show the model or fill in for it, and returns the result
-// with each credential redacted when redact is set (res itself is not
-// changed).
-func scanCompletion(res *mcp.CompleteResult, redact bool) (*mcp.CompleteResult, resultScan) {
-	var scan resultScan
-	out := *res
-	out.Completion.Values = make([]string, 0, len(res.Completion.Values))
-	for _, v := range res.Completion.Values {
-		if ms := secrets.Find(v); len(ms) > 0 {
-			scan.add(ms)
-			if redact {
-				v = secrets.Redact(v, resultMask)
-			}
-		}
-		out.Completion.Values = append(out.Completion.Values, v)
-	}
-	if !scan.found() {
-		return res, scan
-	}
-	return &out, scan
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/scan"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -156,7 +157,7 @@ func TestLogNotificationIsScanned(t *testing.T) {
 			if strings.Contains(got, "wJalrXUtnFEMI") {
 				t.Errorf("the client got the credential in a log notification: %s", got)
 			}
-			if !strings.Contains(got, "AWS_SECRET_ACCESS_KEY="+resultMask) {
+			if !strings.Contains(got, "AWS_SECRET_ACCESS_KEY="+scan.Mask) {
 				t.Errorf("log notification = %s, want the credential redacted in place", got)
 			}
 			if !e.noted(t, "mcp:leaky:notifications/message") {
@@ -211,7 +212,7 @@ func TestCompletionValuesAreScanned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"plain", "AWS_SECRET_ACCESS_KEY=" + resultMask, "token " + resultMask}
+	want := []string{"plain", "AWS_SECRET_ACCESS_KEY=" + scan.Mask, "token " + scan.Mask}
 	if strings.Join(res.Completion.Values, "|") != strings.Join(want, "|") {
 		t.Errorf("completion values = %q, want %q", res.Completion.Values, want)
 	}

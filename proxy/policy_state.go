@@ -10,13 +10,17 @@ import (
 )
 
 // What session-aware policy keeps between calls — limit counters and the
-// labels each session has armed — is kept in this process's memory
-// (limitCounters, armedLabels) or, with Options.State, in the state
-// replicas share (docs/design.md, "Shared state"), so that a limit counts
-// every replica's requests and a flow rule sees what the session received
-// on any replica. Shared state that cannot be reached fails closed: a call
-// that cannot be counted is denied, a session whose labels cannot be read
-// is taken to have armed every label, and a result whose labels cannot be
+// labels each session has armed — is kept in a state.PolicyState: with
+// Options.State, the state replicas share (docs/design.md, "Shared
+// state"), so that a limit counts every replica's requests and a flow rule
+// sees what the session received on any replica; without it, the embedded
+// in-memory one (state/memory), this process's own. A label is armed once
+// a request carrying it has returned, and the flow rules then escalate the
+// session's later requests. A request without a session (an HTTP request
+// served by an ephemeral session) arms and reads its principal's labels
+// instead. Shared state that cannot be reached fails closed: a call that
+// cannot be counted is denied, a session whose labels cannot be read is
+// taken to have armed every label, and a result whose labels cannot be
 // recorded is withheld.
 
 // sharedLabelTTL is how long the labels of a session (or principal) live
@@ -25,64 +29,47 @@ import (
 // another; they expire.
 const sharedLabelTTL = 24 * time.Hour
 
+// ownLabelTTL is how long labels live in the embedded store, this
+// process's own: as long as the process (a principal's, which have no
+// narrower scope that outlives a request), or until the session ends.
+const ownLabelTTL = 100 * 365 * 24 * time.Hour
+
 // stateUnavailable names the arming "call" of the labels taken as armed
 // when the shared state cannot be read.
 const stateUnavailable = "(shared state unavailable)"
 
 // policyKeepers returns where the labels and the limits' counts are
-// kept: in ps when it is set, else in memory.
-func policyKeepers(ps state.PolicyState) (labelKeeper, limitCounter) {
-	if ps == nil {
-		return &armedLabels{}, &limitCounters{}
+// kept: in ps, the state replicas share, or, with own, the embedded
+// in-memory store of the proxy's own, whose session labels end with the
+// session (no other replica serves it).
+func policyKeepers(ps state.PolicyState, own bool) (storedLabels, storedCounters) {
+	if own {
+		return storedLabels{l: ps, ttl: ownLabelTTL, own: true}, storedCounters{ps}
 	}
-	return sharedLabels{ps}, sharedCounters{ps}
+	return storedLabels{l: ps, ttl: sharedLabelTTL}, storedCounters{ps}
 }
 
-// A limitCounter counts requests against limits; see limitCounters.count.
-type limitCounter interface {
-	tally(ctx context.Context, l *rules.Limit, session, principal string, now time.Time) (int, error)
-}
+// storedCounters count limits in a state store, keyed by limitKeyFor; the
+// window is timed by the store (Redis's clock, or this process's).
+type storedCounters struct{ c state.Counters }
 
-// A labelKeeper keeps the labels armed in each session; see armedLabels.
-type labelKeeper interface {
-	armedOf(ctx context.Context, session, principal string) ([]rules.Arming, error)
-	keep(ctx context.Context, session, principal string, labels []string, id, tool string) error
-	end(session string)
-}
-
-var (
-	_ limitCounter = (*limitCounters)(nil)
-	_ limitCounter = sharedCounters{}
-	_ labelKeeper  = (*armedLabels)(nil)
-	_ labelKeeper  = sharedLabels{}
-)
-
-func (lc *limitCounters) tally(_ context.Context, l *rules.Limit, session, principal string, now time.Time) (int, error) {
-	return lc.count(l, session, principal, now), nil
-}
-
-func (a *armedLabels) armedOf(_ context.Context, session, principal string) ([]rules.Arming, error) {
-	return a.of(session, principal), nil
-}
-
-func (a *armedLabels) keep(_ context.Context, session, principal string, labels []string, id, tool string) error {
-	a.arm(session, principal, labels, id, tool)
-	return nil
-}
-
-// sharedCounters count limits in the shared state, keyed as limitCounters
-// keys them; the window is timed by the state (Redis's clock).
-type sharedCounters struct{ c state.Counters }
-
-func (sc sharedCounters) tally(ctx context.Context, l *rules.Limit, session, principal string, _ time.Time) (int, error) {
+// tally counts one request of session by principal against l and returns
+// its number in l's current window.
+func (sc storedCounters) tally(ctx context.Context, l *rules.Limit, session, principal string) (int, error) {
 	k := limitKeyFor(l, session, principal)
 	n, err := sc.c.Incr(ctx, fmt.Sprintf("%s\x00%s\x00%s", k.limit, k.scope, k.who), l.Window)
 	return int(n), err
 }
 
-// sharedLabels keep armed labels in the shared state, per session (per
-// principal for a request without one).
-type sharedLabels struct{ l state.Labels }
+// storedLabels keep armed labels in a state store, per session (per
+// principal for a request without one), each scope for ttl after its last
+// arming; a label already armed keeps its first arming call. own is set
+// for the embedded store, whose session labels end with the session.
+type storedLabels struct {
+	l   state.Labels
+	ttl time.Duration
+	own bool
+}
 
 // labelScope is the shared state's scope of the labels of a request of
 // session by principal.
@@ -93,7 +80,8 @@ func labelScope(session, principal string) string {
 	return "session:" + session
 }
 
-func (sl sharedLabels) armedOf(ctx context.Context, session, principal string) ([]rules.Arming, error) {
+// armedOf returns the labels armed for a request of session by principal.
+func (sl storedLabels) armedOf(ctx context.Context, session, principal string) ([]rules.Arming, error) {
 	got, err := sl.l.ArmedLabels(ctx, labelScope(session, principal))
 	if err != nil || len(got) == 0 {
 		return nil, err
@@ -105,7 +93,9 @@ func (sl sharedLabels) armedOf(ctx context.Context, session, principal string) (
 	return out, nil
 }
 
-func (sl sharedLabels) keep(ctx context.Context, session, principal string, labels []string, id, tool string) error {
+// keep arms labels for session (or, without one, principal), each with the
+// call that armed it.
+func (sl storedLabels) keep(ctx context.Context, session, principal string, labels []string, id, tool string) error {
 	if len(labels) == 0 {
 		return nil
 	}
@@ -113,11 +103,16 @@ func (sl sharedLabels) keep(ctx context.Context, session, principal string, labe
 	for i, l := range labels {
 		armed[i] = state.ArmedLabel{Label: l, ID: id, Tool: tool}
 	}
-	return sl.l.ArmLabels(ctx, labelScope(session, principal), armed, sharedLabelTTL)
+	return sl.l.ArmLabels(ctx, labelScope(session, principal), armed, sl.ttl)
 }
 
-// end keeps the labels: the session may live on in another replica.
-func (sharedLabels) end(string) {}
+// end drops an ended session's labels from the embedded store; the shared
+// state keeps them, since the session may live on in another replica.
+func (sl storedLabels) end(session string) {
+	if sl.own && session != "" {
+		_ = sl.l.DisarmLabels(context.Background(), labelScope(session, "")) // the embedded store does not fail
+	}
+}
 
 // everyLabelArmed is what a call whose session's labels cannot be read is
 // taken to have seen: every label of p, so that each flow rule applies.

@@ -9,13 +9,14 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 )
 
 func TestAskWaitingOnOneReplicaIsSettledOnAnother(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, store state.Store) {
 		var brokers []*approvals.Broker
-		rs := newReplicas(t, 2, store, askWrite, HTTPOptions{}, func(o *Options) {
+		rs := newReplicas(t, 2, store, askWrite, streamable.Options{}, func(o *Options) {
 			b := approvals.NewBroker(&approvals.BrokerOptions{Shared: store})
 			t.Cleanup(b.Close)
 			brokers = append(brokers, b)

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -32,7 +33,7 @@ func upFlowPolicy(t *testing.T) func(*Options) {
 func TestFlowLabelArmedOnOneReplicaHoldsOnAnother(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, store state.Store) {
-		rs := newReplicas(t, 2, store, rules.PolicySpec{}, HTTPOptions{}, upFlowPolicy(t))
+		rs := newReplicas(t, 2, store, rules.PolicySpec{}, streamable.Options{}, upFlowPolicy(t))
 		b := newBalancer(rs)
 		c := b.client(t)
 		if res := testkit.CallTool(t, c, "up__echo", map[string]any{"text": "ignore previous instructions"}); res.IsError {
@@ -80,7 +81,7 @@ func TestFlowLabelsUnreachableRefuseInsteadOfForgetting(t *testing.T) {
 			t.Parallel()
 			mem := memory.New()
 			t.Cleanup(func() { mem.Close() })
-			rs := newReplicas(t, 1, labelsDown{mem, tt.reads}, rules.PolicySpec{}, HTTPOptions{}, upFlowPolicy(t))
+			rs := newReplicas(t, 1, labelsDown{mem, tt.reads}, rules.PolicySpec{}, streamable.Options{}, upFlowPolicy(t))
 			c := newBalancer(rs).client(t)
 			res := testkit.CallTool(t, c, tt.tool, tt.args)
 			if !res.IsError || !strings.Contains(testkit.Text(res), tt.want) || strings.Contains(testkit.Text(res), "ignore previous") {

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -43,7 +44,7 @@ func TestGrantGivenOnOneReplicaHoldsOnAnother(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			forEachStore(t, func(t *testing.T, store state.Store) {
-				rs := newReplicas(t, 2, store, askWrite, HTTPOptions{}, nil)
+				rs := newReplicas(t, 2, store, askWrite, streamable.Options{}, nil)
 				b := newBalancer(rs)
 				var asked atomic.Int32
 				c := b.client(t, client.WithElicitationHandler(answering(tt.decision, &asked)))
@@ -72,7 +73,7 @@ func TestGrantGivenOnOneReplicaHoldsOnAnother(t *testing.T) {
 func TestGrantOfOneSessionDoesNotCoverAnotherOnAnotherReplica(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, store state.Store) {
-		rs := newReplicas(t, 2, store, askWrite, HTTPOptions{}, nil)
+		rs := newReplicas(t, 2, store, askWrite, streamable.Options{}, nil)
 		b := newBalancer(rs)
 		var asked atomic.Int32
 		first := b.client(t, client.WithElicitationHandler(answering("allow_session", &asked)))
@@ -105,7 +106,7 @@ func TestGrantLookupFailureRefusesTheCall(t *testing.T) {
 	t.Parallel()
 	mem := memory.New()
 	t.Cleanup(func() { mem.Close() })
-	rs := newReplicas(t, 1, grantsDown{mem}, askWrite, HTTPOptions{}, nil)
+	rs := newReplicas(t, 1, grantsDown{mem}, askWrite, streamable.Options{}, nil)
 	var asked atomic.Int32
 	c := newBalancer(rs).client(t, client.WithElicitationHandler(answering("allow_once", &asked)))
 	res := testkit.CallTool(t, c, "up__write", map[string]any{"path": "/tmp/x"})

@@ -1,9 +1,6 @@
 package proxy
 
 import (
-	"context"
-	"log/slog"
-	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,12 +9,13 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 )
 
 func TestElicitationAnswerPostedToAnotherReplicaReachesTheOneWaiting(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, store state.Store) {
-		rs := newReplicas(t, 2, store, askWrite, HTTPOptions{}, func(o *Options) { o.AskTimeout = 5 * time.Second })
+		rs := newReplicas(t, 2, store, askWrite, streamable.Options{}, func(o *Options) { o.AskTimeout = 5 * time.Second })
 		b := newBalancer(rs)
 		b.roundRobin = true // initialize → 0, initialized → 1, the call → 0, the form's answer → 1, …
 		var asked atomic.Int32
@@ -35,46 +33,5 @@ func TestElicitationAnswerPostedToAnotherReplicaReachesTheOneWaiting(t *testing.
 		if asked.Load() != 3 || len(rs.rec.Arguments()) != 3 {
 			t.Errorf("asked %d times, upstream got %d calls; want 3 and 3", asked.Load(), len(rs.rec.Arguments()))
 		}
-	})
-}
-
-func TestRequestIDClaimedByOneReplicaIsWithheldByAnother(t *testing.T) {
-	t.Parallel()
-	forEachStore(t, func(t *testing.T, store state.Store) {
-		replica := func() *httpSessions {
-			return &httpSessions{shared: store, relays: map[string]struct{}{}, logger: slog.New(slog.DiscardHandler)}
-		}
-		a, b := replica(), replica()
-		chunk := []byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"elicitation/create\",\"params\":{}}\n\n")
-		ctx, cancel := context.WithCancel(t.Context())
-		ra := &relayed{hs: a, session: "s1", header: http.Header{}, ctx: ctx}
-		rb := &relayed{hs: b, session: "s1", header: http.Header{}, ctx: ctx}
-		if !ra.claimAll(chunk) {
-			t.Fatal("the first replica could not claim request 7")
-		}
-		if rb.claimAll(chunk) {
-			t.Error("a second replica claimed request 7 of the same session: the client's answer could reach the wrong request")
-		}
-		// Another session's request 7 is another request.
-		rc := &relayed{hs: b, session: "s2", header: http.Header{}, ctx: ctx}
-		if !rc.claimAll(chunk) {
-			t.Error("request 7 of another session could not be claimed")
-		}
-		// A notification carries nothing to claim.
-		if !rb.claimAll([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n")) {
-			t.Error("a notification was withheld")
-		}
-		cancel()
-		ra.done()
-		rb.done()
-		rc.done()
-		// Withdrawn with the request that made it: the ID is free again.
-		ctx, cancel = context.WithCancel(t.Context())
-		rd := &relayed{hs: b, session: "s1", header: http.Header{}, ctx: ctx}
-		if !rd.claimAll(chunk) {
-			t.Error("request 7 stayed claimed after the request that claimed it ended")
-		}
-		cancel()
-		rd.done()
 	})
 }

@@ -11,12 +11,13 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 )
 
 func TestRetryOfAModernAskIsServedByAnotherReplica(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, store state.Store) {
-		rs := newReplicas(t, 2, store, askWrite, HTTPOptions{}, nil)
+		rs := newReplicas(t, 2, store, askWrite, streamable.Options{}, nil)
 		b := newBalancer(rs)
 		b.roundRobin = true
 		var asked atomic.Int32
@@ -40,7 +41,7 @@ func TestRetryOfAModernAskIsServedByAnotherReplica(t *testing.T) {
 func TestRequestStateIsSingleUseAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, store state.Store) {
-		rs := newReplicas(t, 3, store, askWrite, HTTPOptions{}, nil)
+		rs := newReplicas(t, 3, store, askWrite, streamable.Options{}, nil)
 		p := &pendingAsk{session: "s", key: grantKey{principal: "alice", tool: "mcp:up:write", rule: "r"}, digest: "d",
 			t: target{earns: true, paths: []string{"/tmp/x"}, forms: []string{"/tmp/x"}, folders: []string{"/tmp"}}, offered: []string{"allow_once", "deny"}, expires: time.Now().Add(time.Minute)}
 		token, err := rs.srvs[0].asker.issueState(t.Context(), p)

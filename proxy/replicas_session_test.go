@@ -12,13 +12,16 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
+	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
+	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
 func TestSessionInitializedOnOneReplicaServedByAnother(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, store state.Store) {
-		rs := newReplicas(t, 2, store, rules.PolicySpec{Allow: []string{"mcp:up:echo"}, Ask: []string{"mcp:up:write"}}, HTTPOptions{}, nil)
+		rs := newReplicas(t, 2, store, rules.PolicySpec{Allow: []string{"mcp:up:echo"}, Ask: []string{"mcp:up:write"}}, streamable.Options{}, nil)
 		b := newBalancer(rs)
 		asked := 0
 		h := elicitFunc(func(req mcp.ElicitationRequest) *mcp.ElicitationResult {
@@ -59,7 +62,7 @@ func TestSessionInitializedOnOneReplicaServedByAnother(t *testing.T) {
 // twoTokenReplicas starts two replicas accepting alice's and bob's tokens.
 func twoTokenReplicas(t *testing.T, store state.Store) *replicaSet {
 	t.Helper()
-	return newReplicas(t, 2, store, rules.PolicySpec{Default: "allow"}, HTTPOptions{Identity: Identity{
+	return newReplicas(t, 2, store, rules.PolicySpec{Default: "allow"}, streamable.Options{Identity: httpguard.Identity{
 		Profiles: map[string]string{sha("alice-token"): "", sha("bob-token"): ""},
 	}}, nil)
 }
@@ -119,7 +122,7 @@ func TestMadeUpSessionIsUnknownOnEveryReplica(t *testing.T) {
 	forEachStore(t, func(t *testing.T, store state.Store) {
 		rs := twoTokenReplicas(t, store)
 		for i, ts := range rs.ts {
-			if got, _ := sendAs(t, ts, http.MethodPost, "alice-token", sessionIDPrefix+"AAAAAAAAAAAAAAAAAAAAAAAAAA", pingBody); got != http.StatusNotFound {
+			if got, _ := sendAs(t, ts, http.MethodPost, "alice-token", sessiontable.IDPrefix+"AAAAAAAAAAAAAAAAAAAAAAAAAA", pingBody); got != http.StatusNotFound {
 				t.Errorf("made-up session on replica %d: %d, want 404", i, got)
 			}
 		}
@@ -164,7 +167,7 @@ func TestSessionIdleOnOneReplicaLivesWhileUsedOnAnother(t *testing.T) {
 		// Long enough that a ping every quarter of it keeps the session
 		// alive on a loaded machine under -race (400 ms did not, once).
 		const idle = time.Second
-		rs := newReplicas(t, 2, store, rules.PolicySpec{Default: "allow"}, HTTPOptions{Sessions: SessionLimits{IdleTimeout: idle}}, nil)
+		rs := newReplicas(t, 2, store, rules.PolicySpec{Default: "allow"}, streamable.Options{Sessions: sessiontable.Limits{IdleTimeout: idle}}, nil)
 		_, id := sendAs(t, rs.ts[0], http.MethodPost, "", "", initializeBody)
 		// Used on replica 1 for three idle timeouts: replica 0's reaper
 		// ends it there, but not everywhere.

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	stateredis "github.com/mcpwarden/mcpwarden/internal/state/redis"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -73,7 +74,7 @@ type replicaSet struct {
 
 // newReplicas starts n replicas sharing store, each deciding with policy;
 // edit, when set, adjusts each one's Options.
-func newReplicas(t *testing.T, n int, store state.Store, policy rules.PolicySpec, ho HTTPOptions, edit func(*Options)) *replicaSet {
+func newReplicas(t *testing.T, n int, store state.Store, policy rules.PolicySpec, ho streamable.Options, edit func(*Options)) *replicaSet {
 	t.Helper()
 	rec := testkit.NewStandIn()
 	rec.AddTool(mcp.NewTool("echo", mcp.WithString("text")), testkit.Echo)
@@ -100,13 +101,13 @@ func newReplicas(t *testing.T, n int, store state.Store, policy rules.PolicySpec
 			t.Fatal(err)
 		}
 		adopt(t, srv)
-		h, sessions, err := srv.httpHandler("127.0.0.1:0", ho)
+		h, sessions, err := streamable.NewHandler(srv.httpHost(), "127.0.0.1:0", ho)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The idle reaper runs as ListenAndServe runs it, until the test ends.
 		reaped := make(chan struct{})
-		go func() { defer close(reaped); sessions.reap(t.Context()) }()
+		go func() { defer close(reaped); sessions.Reap(t.Context()) }()
 		t.Cleanup(func() { <-reaped })
 		ts := httptest.NewServer(h)
 		t.Cleanup(ts.Close)
@@ -162,7 +163,7 @@ func (b *balancer) client(t *testing.T, opts ...client.ClientOption) *client.Cli
 // clientOn is client on protocol version ("" for the latest).
 func (b *balancer) clientOn(t *testing.T, version string, opts ...client.ClientOption) *client.Client {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP("http://replicas"+EndpointPath, transport.WithHTTPBasicClient(&http.Client{Transport: b}))
+	tr, err := transport.NewStreamableHTTP("http://replicas"+streamable.EndpointPath, transport.WithHTTPBasicClient(&http.Client{Transport: b}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/internal/rawjson"
+	"github.com/mcpwarden/mcpwarden/proxy/wire"
 )
 
 // previewLen bounds the result text kept in a result event before redaction.
@@ -37,7 +38,7 @@ func decodeResult(raw json.RawMessage) (*mcp.CallToolResult, string, error) {
 				return nil
 			}
 			return rawjson.Array(v, func(item []byte) error {
-				res.Content = append(res.Content, rawContent{raw: item})
+				res.Content = append(res.Content, wire.RawContent{Raw: item})
 				items = append(items, item)
 				return nil
 			})
@@ -56,17 +57,6 @@ func decodeResult(raw json.RawMessage) (*mcp.CallToolResult, string, error) {
 	}
 	return res, textPreview(items), nil
 }
-
-// A rawContent is a content item forwarded as the upstream encoded it.
-// mcp.Content's only method is unexported, so the item embeds a
-// TextContent to be one; encoding it gives the upstream's bytes, and
-// nothing else of it is used.
-type rawContent struct {
-	mcp.TextContent
-	raw json.RawMessage
-}
-
-func (c rawContent) MarshalJSON() ([]byte, error) { return c.raw, nil }
 
 // textPreview is the start of the text of the first text item, at most
 // previewLen bytes cut at a character boundary. A long text is not decoded

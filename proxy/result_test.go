@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/proxy/wire"
 )
 
 func TestDecodeResultForwardsTheUpstreamsBytes(t *testing.T) {
@@ -136,7 +138,7 @@ func hex4(r rune) string {
 	return `\u` + string([]byte{digits[r>>12&15], digits[r>>8&15], digits[r>>4&15], digits[r&15]})
 }
 
-var _ mcp.Content = rawContent{} // a rawContent is a content item
+var _ mcp.Content = wire.RawContent{} // a rawContent is a content item
 
 // BenchmarkForwardResult compares forwarding a result as its bytes
 // (decodeResult, then the server's encoding) with the decode and encode

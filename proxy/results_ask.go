@@ -17,6 +17,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
 	"github.com/mcpwarden/mcpwarden/internal/secrets"
 	"github.com/mcpwarden/mcpwarden/internal/textcut"
+	"github.com/mcpwarden/mcpwarden/proxy/scan"
 )
 
 // Asking about a result (`results: ask`, docs/design.md, "Deciding a
@@ -68,9 +69,9 @@ func (ans resultAnswer) auditOutcome() audit.Outcome {
 	return audit.OutcomeOf(ans.outcome != resultWithheld)
 }
 
-// asked is the result event's account of the scan and the answer: the
-// kinds of credential and what became of them, never the credentials.
-func (r resultScan) asked(ans resultAnswer) string {
+// detail is the result event's account of the scan and the answer: the
+// kinds of credential found and what became of them, never the credentials.
+func (ans resultAnswer) detail(r scan.Findings) string {
 	done := "withheld"
 	switch ans.outcome {
 	case resultAsSent:
@@ -78,21 +79,21 @@ func (r resultScan) asked(ans resultAnswer) string {
 	case resultRedacted:
 		done = "redacted after an allow"
 	}
-	return fmt.Sprintf("result credentials: %s (%s, results: ask)", strings.Join(r.names(), ", "), done)
+	return fmt.Sprintf("result credentials: %s (%s, results: ask)", strings.Join(r.Names(), ", "), done)
 }
 
 // askAboutResult holds a result of c that holds the credentials scan found
 // while a human is asked about it; preview is the result's text for the
 // human (masked here). It is counted as a pending ask while it runs.
-func (s *Server) askAboutResult(ctx context.Context, c *call, req mcp.CallToolRequest, scan resultScan, preview string) resultAnswer {
+func (s *Server) askAboutResult(ctx context.Context, c *call, req mcp.CallToolRequest, findings scan.Findings, preview string) resultAnswer {
 	s.tel.AskStarted()
 	defer s.tel.AskEnded()
-	return s.asker.resolveResult(ctx, c, req, scan, secrets.Redact(preview, resultMask))
+	return s.asker.resolveResult(ctx, c, req, findings, secrets.Redact(preview, scan.Mask))
 }
 
 // resolveResult asks about a result through the client's form, then each
 // resolver, until one answers; see the comment at the top of the file.
-func (a *asker) resolveResult(ctx context.Context, c *call, req mcp.CallToolRequest, scan resultScan, preview string) resultAnswer {
+func (a *asker) resolveResult(ctx context.Context, c *call, req mcp.CallToolRequest, findings scan.Findings, preview string) resultAnswer {
 	var whys, failures []string
 	done := func(ans resultAnswer) resultAnswer {
 		if ans.failure != "" {
@@ -112,7 +113,7 @@ func (a *asker) resolveResult(ctx context.Context, c *call, req mcp.CallToolRequ
 	case modern:
 		whys = append(whys, "a result cannot be put to a client that answers by retrying the call")
 	default:
-		ans, none := a.elicitResult(ctx, c, scan, args, preview)
+		ans, none := a.elicitResult(ctx, c, findings, args, preview)
 		if none == nil {
 			return done(ans)
 		}
@@ -122,7 +123,7 @@ func (a *asker) resolveResult(ctx context.Context, c *call, req mcp.CallToolRequ
 		}
 	}
 	for _, r := range a.resolvers {
-		ans, none := a.resultOutOfBand(ctx, c, req, r, scan, args)
+		ans, none := a.resultOutOfBand(ctx, c, req, r, findings, args)
 		if none == nil {
 			return done(ans)
 		}
@@ -146,19 +147,19 @@ func (a *asker) resultArgs(c *call) map[string]any {
 }
 
 // resultRule is the rule an ask about a result names, with what it found.
-func resultRule(scan resultScan) string {
-	return "results: ask (the result holds " + strings.Join(scan.names(), ", ") + ")"
+func resultRule(findings scan.Findings) string {
+	return "results: ask (the result holds " + strings.Join(findings.Names(), ", ") + ")"
 }
 
 // resultForm is the elicitation form of an ask about a result.
-func (a *asker) resultForm(c *call, scan resultScan, args map[string]any, preview string) mcp.ElicitationParams {
+func (a *asker) resultForm(c *call, findings scan.Findings, args map[string]any, preview string) mcp.ElicitationParams {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s let the client see this result?\n\nTool: %s\nServer: %s\n", formTitle, argview.Escape(c.tool.Canonical), argview.Escape(c.tool.Server))
 	client := "(unnamed)"
 	if c.client != nil {
 		client = strings.TrimSpace(c.client.Name + " " + c.client.Version)
 	}
-	fmt.Fprintf(&b, "Client: %s\nPrincipal: %s\nAsked by: %s\n", argview.Escape(client), argview.Escape(c.principal), resultRule(scan))
+	fmt.Fprintf(&b, "Client: %s\nPrincipal: %s\nAsked by: %s\n", argview.Escape(client), argview.Escape(c.principal), resultRule(findings))
 	b.WriteString("\nThe result holds credentials, not shown here. The call's arguments:\n")
 	for _, l := range argview.Render(argview.Call{Arguments: args, PathKey: c.policy.IsPathKey}, maxValueShown).Lines[1:] {
 		b.WriteString(l)
@@ -183,12 +184,12 @@ func (a *asker) resultForm(c *call, scan resultScan, args map[string]any, previe
 
 // elicitResult asks a legacy client about a result with its form. none is
 // set when the client gave no answer.
-func (a *asker) elicitResult(ctx context.Context, c *call, scan resultScan, args map[string]any, preview string) (ans resultAnswer, none *noAnswer) {
+func (a *asker) elicitResult(ctx context.Context, c *call, findings scan.Findings, args map[string]any, preview string) (ans resultAnswer, none *noAnswer) {
 	ectx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	res, err := a.mcp.RequestElicitation(ectx, mcp.ElicitationRequest{
 		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
-		Params:  a.resultForm(c, scan, args, preview),
+		Params:  a.resultForm(c, findings, args, preview),
 	})
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -241,14 +242,14 @@ func resultChoiceOf(res *mcp.ElicitationResult) (outcome resultOutcome, why stri
 // resultOutOfBand asks resolver r about a result. An allow of any kind
 // passes the result on as sent (the page offers no masking) and earns no
 // grant; none is set when r gave no answer.
-func (a *asker) resultOutOfBand(ctx context.Context, c *call, req mcp.CallToolRequest, r approvals.Resolver, scan resultScan, args map[string]any) (ans resultAnswer, none *noAnswer) {
+func (a *asker) resultOutOfBand(ctx context.Context, c *call, req mcp.CallToolRequest, r approvals.Resolver, findings scan.Findings, args map[string]any) (ans resultAnswer, none *noAnswer) {
 	areq := approvals.Request{
 		ID:        approvals.NewID(),
 		Tool:      argview.Escape(c.tool.Canonical),
 		Server:    argview.Escape(c.tool.Server),
 		Session:   c.session,
 		Principal: argview.Escape(c.principal),
-		Rule:      resultRule(scan) + "; an allow passes the result on as sent, credentials included",
+		Rule:      resultRule(findings) + "; an allow passes the result on as sent, credentials included",
 		Gate:      resultGate,
 		Arguments: argview.Hide(args, c.policy.IsPathKey),
 		Lines:     argview.Render(argview.Call{Arguments: args, PathKey: c.policy.IsPathKey}, 0).Lines,
@@ -286,9 +287,9 @@ func (a *asker) resultOutOfBand(ctx context.Context, c *call, req mcp.CallToolRe
 
 // refusal is the error text the client gets for a result withheld after
 // the ask.
-func (ans resultAnswer) refusal(canonical string, scan resultScan) string {
+func (ans resultAnswer) refusal(canonical string, findings scan.Findings) string {
 	return fmt.Sprintf("mcpwarden withheld the result of %s: it held credentials (%s) and the policy says results: ask; %s.",
-		canonical, strings.Join(scan.names(), ", "), ans.reason)
+		canonical, strings.Join(findings.Names(), ", "), ans.reason)
 }
 
 // replyText is the text of a resources/read or prompts/get result for the
@@ -298,7 +299,7 @@ func replyText(res any) string {
 	r, ok := res.(*mcp.ReadResourceResult)
 	if !ok {
 		if p, ok := res.(*mcp.GetPromptResult); ok {
-			res, _, _ = scanPrompt(p, true) // the human sees no blob that holds a credential
+			res, _, _ = scan.Prompt(p, true) // the human sees no blob that holds a credential
 		}
 		raw, _ := json.Marshal(res)
 		return string(raw)

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/scan"
 )
 
 // formRecorder answers result forms with one answer and keeps what the
@@ -78,7 +79,7 @@ func TestResultWithSecretsIsHeldUntilAHumanAllowsIt(t *testing.T) {
 		detail    string
 	}{
 		{"an allow as sent passes the credentials on", choose(resultChoiceAsSent), true, githubPAT, audit.GrantedByUserOnce, "passed on as sent after an allow"},
-		{"an allow masked passes the result on redacted", choose(resultChoiceRedacted), false, resultMask, audit.GrantedByUserOnce, "redacted after an allow"},
+		{"an allow masked passes the result on redacted", choose(resultChoiceRedacted), false, scan.Mask, audit.GrantedByUserOnce, "redacted after an allow"},
 		{"a deny withholds the result", choose(resultChoiceDeny), false, "withheld on the client's form", audit.GrantedByUserDenied, "(withheld, results: ask)"},
 		{"a decline withholds the result", &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, false, "withheld on the client's form", audit.GrantedByUserDenied, "withheld"},
 		{"a cancel with no one else to ask withholds the result", &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionCancel}}, false, "no one answered", audit.GrantedByNoElicitation, "withheld"},
@@ -103,11 +104,11 @@ func TestResultWithSecretsIsHeldUntilAHumanAllowsIt(t *testing.T) {
 			if !strings.Contains(got, tt.want) {
 				t.Errorf("the client got %.300q, want %q", got, tt.want)
 			}
-			if wantErr := !tt.wantParts && tt.want != resultMask; res.IsError != wantErr {
+			if wantErr := !tt.wantParts && tt.want != scan.Mask; res.IsError != wantErr {
 				t.Errorf("isError = %v for %.200q", res.IsError, got)
 			}
 			forms := form.forms()
-			if len(forms) != 1 || !strings.Contains(forms[0], "let the client see this result?") || !strings.Contains(forms[0], "mcp:vault:dump") || !strings.Contains(forms[0], resultMask) {
+			if len(forms) != 1 || !strings.Contains(forms[0], "let the client see this result?") || !strings.Contains(forms[0], "mcp:vault:dump") || !strings.Contains(forms[0], scan.Mask) {
 				t.Fatalf("the human was shown %q, want one result form with the result masked", forms)
 			}
 			for _, part := range leakedParts {
@@ -206,7 +207,7 @@ func TestResourceWithSecretsIsHeldUntilAHumanAllowsIt(t *testing.T) {
 			t.Errorf("the client got %q", part)
 		}
 	}
-	if !strings.Contains(text, resultMask) || len(form.forms()) != 1 {
+	if !strings.Contains(text, scan.Mask) || len(form.forms()) != 1 {
 		t.Errorf("got %q after %d forms, want it masked after one", text, len(form.forms()))
 	}
 	if ev := resultEvent(t, sink); !strings.Contains(ev.Detail, "redacted after an allow") {
@@ -237,7 +238,7 @@ func TestPromptWithSecretsIsHeldUntilAHumanAllowsIt(t *testing.T) {
 		}
 	}
 	forms := form.forms()
-	if !strings.Contains(got, resultMask) || len(forms) != 1 || !strings.Contains(forms[0], "mcp:vault:prompts/get") {
+	if !strings.Contains(got, scan.Mask) || len(forms) != 1 || !strings.Contains(forms[0], "mcp:vault:prompts/get") {
 		t.Fatalf("got %.300q after forms %q, want it masked after one form", got, forms)
 	}
 	if strings.Contains(forms[0], awsKey) || strings.Contains(forms[0], base64.StdEncoding.EncodeToString([]byte(binaryLeak))) {

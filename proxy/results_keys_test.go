@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/scan"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -150,47 +151,8 @@ func TestPrivateKeyTailPassesNoLonger(t *testing.T) {
 					t.Fatalf("the client got the key line %q in %s", line, raw)
 				}
 			}
-			if !strings.Contains(string(raw), resultMask) {
+			if !strings.Contains(string(raw), scan.Mask) {
 				t.Errorf("result = %s, want the key redacted", raw)
-			}
-		})
-	}
-}
-
-// TestSecretNamedMemberOfStructuredContentIsRedacted is the structured
-// variant of attack 5: a result's text and its structuredContent carry the
-// same JSON, and the text's "password": "…" is a secret-named assignment;
-// the member is one too, or the model reads it there.
-func TestSecretNamedMemberOfStructuredContentIsRedacted(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name, in, want string
-	}{
-		{"a member of structured content", `{"structuredContent":{"db":{"password":"hunter22","user":"app"}}}`,
-			`{"structuredContent":{"db":{"password":"[redacted]","user":"app"}}}`},
-		{"an AWS secret with white space", `{"AWS_SECRET_ACCESS_KEY" : "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}`,
-			`{"AWS_SECRET_ACCESS_KEY" : "[redacted]"}`},
-		{"the same JSON as text", `{"content":[{"type":"text","text":"{\"password\": \"hunter22\"}"}]}`,
-			`{"content":[{"type":"text","text":"{\"password\": \"[redacted]\"}"}]}`},
-		{"short and non-string values", `{"max_tokens":4096,"keyword":"go","token":{"user":"app"}}`,
-			`{"max_tokens":4096,"keyword":"go","token":{"user":"app"}}`},
-		// Names IsSecretKey calls secret for the audit log, whose values a
-		// tool needs the model to see: a pagination cursor, an object's
-		// key, a keyword, a function's signature.
-		{"a cursor, an object key, a keyword, a signature",
-			`{"nextPageToken":"CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA","key":"photos/2024/beach.jpg","keyword":"golang","signature":"func Open(name string) (*File, error)"}`,
-			`{"nextPageToken":"CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA","key":"photos/2024/beach.jpg","keyword":"golang","signature":"func Open(name string) (*File, error)"}`},
-		{"the same as text assignments", `{"content":[{"type":"text","text":"next_page_token: CiAKGjBpNDd2\nsort_key = created_at_desc\n"}]}`,
-			`{"content":[{"type":"text","text":"next_page_token: CiAKGjBpNDd2\nsort_key = created_at_desc\n"}]}`},
-		{"an API key and a token are still redacted", `{"OPENAI_API_KEY":"not-a-known-format-1234","GITHUB_TOKEN":"abcdef123456"}`,
-			`{"OPENAI_API_KEY":"[redacted]","GITHUB_TOKEN":"[redacted]"}`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got, _ := scanJSON([]byte(tt.in), true)
-			if string(got) != tt.want {
-				t.Errorf("scanJSON(%s) = %s, want %s", tt.in, got, tt.want)
 			}
 		})
 	}
@@ -211,9 +173,9 @@ func TestKeyLinesSplitOverJSONStringsAreRedacted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, scan := scanJSON(raw, true)
-	if !scan.found() {
-		t.Fatalf("scanJSON found nothing in %s", raw)
+	got, findings := scan.JSON(raw, true)
+	if !findings.Found() {
+		t.Fatalf("scan.JSON found nothing in %s", raw)
 	}
 	for _, line := range append(bodyLines(key), lines[len(lines)-1]) {
 		if (len(line) == 64 || strings.HasPrefix(line, "-----END")) && strings.Contains(string(got), line) {

@@ -3,7 +3,6 @@ package proxy
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,8 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/scan"
+	"github.com/mcpwarden/mcpwarden/proxy/wire"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -58,7 +59,7 @@ func leakEnvWith(t *testing.T, results string, opts Options) (*Server, *memorySi
 	vault.AddTool(mcp.NewTool("dump_error"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return nil, errors.New(leakedText) // the credentials come back in an error
 	})
-	vault.AddTool(mcp.NewTool("dump_big"), testkit.Reply(strings.Repeat("padding ", liftMin/4)+leakedText))
+	vault.AddTool(mcp.NewTool("dump_big"), testkit.Reply(strings.Repeat("padding ", wire.LiftMin/4)+leakedText))
 	pool := upstream.Start(t.Context(), map[string]upstream.Spec{
 		"vault": {Transport: upstream.TransportHTTP, URL: vault.URL(t)},
 	}, nil)
@@ -119,7 +120,7 @@ func TestUpstreamErrorCarryingSecretsIsRedacted(t *testing.T) {
 			t.Errorf("the client received %q in %.300s", part, got)
 		}
 	}
-	if !strings.Contains(got, resultMask) {
+	if !strings.Contains(got, scan.Mask) {
 		t.Errorf("got %.300s, want the error redacted", got)
 	}
 }
@@ -133,8 +134,8 @@ func TestResultWithCloudAndVCSSecretsIsRedacted(t *testing.T) {
 		want     string // in the response the client gets
 		withheld bool
 	}{
-		{"results unset redacts by default", "", resultMask, false},
-		{"results: redact redacts", "redact", resultMask, false},
+		{"results unset redacts by default", "", scan.Mask, false},
+		{"results: redact redacts", "redact", scan.Mask, false},
 		{"results: deny withholds the result", "deny", "withheld the result", true},
 		{"results: ask withholds the result when no one can be asked", "ask", "withheld the result", true},
 	}
@@ -194,15 +195,6 @@ func TestResultSecretsAreLoggedAndPassedOnWithResultsLog(t *testing.T) {
 	}
 }
 
-func TestCleanResultIsForwardedByteForByte(t *testing.T) {
-	t.Parallel()
-	raw := []byte(`{"content":[{"type":"text","text":"no secrets \"here\" \u00e9"}],"structuredContent":{"a":[1,true,null]}}`)
-	out, scan := scanJSON(raw, true)
-	if scan.found() || &out[0] != &raw[0] {
-		t.Errorf("a clean result was changed: %s, %v", out, scan.kinds)
-	}
-}
-
 func TestEscapedTokenInResultIsFoundAndRedacted(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -218,8 +210,8 @@ func TestEscapedTokenInResultIsFoundAndRedacted(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			out, scan := scanJSON([]byte(tt.raw), true)
-			if !scan.found() {
+			out, findings := scan.JSON([]byte(tt.raw), true)
+			if !findings.Found() {
 				t.Fatalf("nothing found in %s", tt.raw)
 			}
 			if _, _, err := decodeResult(out); err != nil {
@@ -239,18 +231,4 @@ func sinkText(sink *memorySink) string {
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
 	return strings.Join(sink.lines, "\n")
-}
-
-func BenchmarkScanJSON(b *testing.B) {
-	for _, size := range []int{1 << 10, 1 << 20} {
-		text := strings.Repeat("plain words of a page\n", size/22)
-		raw, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}})
-		b.Run(fmt.Sprintf("%dKiB clean", size>>10), func(b *testing.B) {
-			b.SetBytes(int64(len(raw)))
-			b.ReportAllocs()
-			for b.Loop() {
-				scanJSON(raw, true)
-			}
-		})
-	}
 }

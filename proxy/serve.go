@@ -2,152 +2,41 @@ package proxy
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
-	"net"
-	"net/http"
-	"slices"
-	"time"
+	"io"
 
-	"github.com/mark3labs/mcp-go/server"
-
-	"github.com/mcpwarden/mcpwarden/internal/hostport"
-	"github.com/mcpwarden/mcpwarden/internal/httpserve"
+	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/proxy/stdio"
+	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 )
 
-// EndpointPath is where the streamable HTTP endpoint is served.
-const EndpointPath = "/mcp"
-
-// HTTPOptions configure the streamable HTTP listener. The zero value
-// serves without a token, accepts only localhost Host and Origin values
-// (and the listen host) and caps bodies at DefaultMaxBodyBytes.
-type HTTPOptions struct {
-	// Identity says which bearer tokens are accepted; the zero value asks
-	// for none.
-	Identity Identity
-	// Guard holds the Host and Origin allowlists and the body limit.
-	// ListenAndServe adds the host it listens on (unless it is an unspecified
-	// address such as 0.0.0.0) to Guard.AllowedHosts.
-	Guard GuardOptions
-	// Sessions bound the sessions: their idle timeout and how many may be
-	// live; the zero value means the defaults.
-	Sessions SessionLimits
-	// Ready, when set, receives the bound address once the listener is up.
-	Ready func(addr net.Addr)
+// ServeStdio serves one client over in and out until ctx is done or in
+// ends, with mcpwarden's own stdio transport (package stdio). Nothing but
+// protocol messages is written to out.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	return stdio.Serve(ctx, s.mcp, s.inflight, s.logger, in, out)
 }
 
-// Limits of the HTTP server. There is deliberately no WriteTimeout: it
-// spans the whole response, so it would cut the long-lived SSE streams of
-// streamable HTTP (a GET listening stream; a POST that waits on an ask for
-// a minute or more). ReadTimeout spans only reading the request, headers
-// and body, which happens before the response starts (mcp-go and the guard
-// read the body up front), so it stops a client trickling a request
-// without touching streams; a test checks that. IdleTimeout closes
-// keep-alive connections that carry no request.
-const (
-	httpReadHeaderTimeout = 10 * time.Second
-	httpReadTimeout       = 30 * time.Second
-	httpIdleTimeout       = 2 * time.Minute
-	httpMaxHeaderBytes    = 64 << 10
-)
-
-// newHTTPServer is the http.Server ListenAndServe runs, with the limits above.
-func (s *Server) newHTTPServer(h http.Handler) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: httpReadHeaderTimeout,
-		ReadTimeout:       httpReadTimeout,
-		IdleTimeout:       httpIdleTimeout,
-		MaxHeaderBytes:    httpMaxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
-	}
+// ListenAndServe serves streamable HTTP at streamable.EndpointPath on
+// addr until ctx is done (package streamable), then shuts down, giving
+// requests in flight a few seconds.
+func (s *Server) ListenAndServe(ctx context.Context, addr string, o streamable.Options) error {
+	return streamable.ListenAndServe(ctx, s.httpHost(), addr, o)
 }
 
-// ListenAndServe serves streamable HTTP at EndpointPath on addr until ctx is
-// done, then shuts down, giving requests in flight a few seconds. Sessions
-// are stateful: initialize issues an Mcp-Session-Id, DELETE or the idle
-// timeout ends the session, and a later request naming it gets 404.
-func (s *Server) ListenAndServe(ctx context.Context, addr string, o HTTPOptions) error {
-	handler, sessions, err := s.httpHandler(addr, o)
-	if err != nil {
-		return err
+// httpHost is what the HTTP transport needs of s. A refusal it records is
+// decided under the current policy, whose hash the event carries.
+func (s *Server) httpHost() streamable.Host {
+	return streamable.Host{
+		MCP:         s.mcp,
+		Logger:      s.logger,
+		Telemetry:   s.tel,
+		State:       s.shared,
+		Budget:      s.inflight,
+		PrincipalOf: s.principalOf,
+		ProfileOf:   s.profileOf,
+		Audit: func(ctx context.Context, e audit.Event) {
+			e.PolicySHA256 = s.current().policy.SHA256()
+			s.writeAudit(ctx, e)
+		},
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", addr, err)
-	}
-	srv := s.newHTTPServer(handler)
-	if o.Ready != nil {
-		o.Ready(ln.Addr())
-	}
-	s.logger.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+EndpointPath)
-
-	reapCtx, stopReaping := context.WithCancel(ctx)
-	reaped := make(chan struct{})
-	go func() {
-		defer close(reaped)
-		sessions.reap(reapCtx)
-	}()
-	defer func() { stopReaping(); <-reaped }()
-
-	served, err := httpserve.Run(ctx, srv, ln, httpShutdownTimeout, sessions.stream.CloseSessions)
-	if served != nil {
-		return fmt.Errorf("serving HTTP: %w", served)
-	}
-	if err != nil {
-		// Requests still running past the timeout (a client that never
-		// reads its response) are cut: stopping is what was asked.
-		s.logger.Warn("shutting down HTTP: closing the connections still open", "err", err)
-		_ = srv.Close()
-	}
-	return nil
-}
-
-// httpShutdownTimeout bounds the wait for responses still being written
-// once serving stops; the calls behind them were drained (see Drain).
-const httpShutdownTimeout = 5 * time.Second
-
-// httpHandler builds the listener's handler: the guard (Host, Origin,
-// token, body), then the session check, then mcp-go's streamable HTTP
-// server at EndpointPath, which carries the profile a token selected into
-// each MCP request's context. mcp-go's own DNS-rebinding check is turned
-// off because the guard replaces it: mcp-go checks Host only on loopback
-// connections and knows no allowlist; the guard checks Host and Origin on
-// every connection.
-func (s *Server) httpHandler(addr string, o HTTPOptions) (http.Handler, *httpSessions, error) {
-	g := o.Guard
-	if host, _, err := net.SplitHostPort(addr); err == nil {
-		if entry, ok := hostport.ListenHost(host); ok {
-			g.AllowedHosts = append(slices.Clip(g.AllowedHosts), entry)
-		} else if len(g.AllowedHosts) == 0 {
-			s.logger.Warn("listening on every interface, but only the localhost names are accepted as Host; list the names clients use in http.allowed_hosts", "listen", addr)
-		}
-	}
-	ids := newSessionIDs(o.Sessions)
-	sessions := &httpSessions{ids: ids, logger: s.logger, tel: s.tel, profileOf: s.profileOf, relays: map[string]struct{}{}}
-	if s.shared != nil {
-		sessions.shared = s.shared
-	}
-	sessions.stream = server.NewStreamableHTTPServer(s.mcp,
-		server.WithEndpointPath(EndpointPath),
-		server.WithStreamableHTTPLogger(s.logger),
-		server.WithSessionIdManager(ids),
-		server.WithDisableLocalhostProtection(true),
-		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
-			// The profile a token selected, and the trace context the
-			// client sent in its headers (params._meta takes precedence).
-			// A session initialized on another replica gets what its
-			// initialize told (see restore).
-			noteIssuing(ctx)
-			sessions.restore(ctx)
-			return s.tel.HTTPContext(httpContext(ctx, r), r)
-		}),
-	)
-	mux := http.NewServeMux()
-	mux.Handle(EndpointPath, s.sessionGuard(sessions, sessions.stream))
-	handler, err := newGuard(g, o.Identity, s.inflight.countBodies(mux))
-	if err != nil {
-		return nil, nil, fmt.Errorf("http: %w", err)
-	}
-	return handler, sessions, nil
 }

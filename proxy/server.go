@@ -21,7 +21,10 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/state"
+	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
+	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
+	"github.com/mcpwarden/mcpwarden/proxy/wire"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -89,7 +92,7 @@ type Options struct {
 	Telemetry *telemetry.Telemetry
 	// MaxInflightBytes bounds the bytes of arguments and results held by
 	// tools/calls in flight (config max_inflight_mb); 0 means
-	// DefaultMaxInflightBytes. See inflightBudget.
+	// wire.DefaultMaxInflightBytes. See wire.Budget.
 	MaxInflightBytes int64
 	// Starting, if set, waits until the upstreams still on their first
 	// start are up or failed, or ctx ends with its error
@@ -123,8 +126,8 @@ type Server struct {
 	relay     relay
 	conns     connections // the egress connections allowed and not yet reported
 	sessions  clientSessions
-	armed     labelKeeper  // the flow labels each session has armed
-	limits    limitCounter // the limits' counters
+	armed     storedLabels   // the flow labels each session has armed
+	limits    storedCounters // the limits' counters
 	drain     drain
 	catalog   catalog
 	profile   string
@@ -134,7 +137,7 @@ type Server struct {
 	asker     *asker
 	roots     rootCache
 	tel       *telemetry.Telemetry // nil: no telemetry
-	inflight  *inflightBudget
+	inflight  *wire.Budget
 	starting  func(ctx context.Context) error // see Options.Starting; nil
 	startBy   time.Time                       // Options.StartupDeadline
 	shared    state.Store                     // Options.State; nil: this process only
@@ -155,7 +158,7 @@ func New(o Options) (*Server, error) {
 	s := &Server{
 		upstream:  o.Upstream,
 		audit:     o.Audit,
-		inflight:  newInflightBudget(o.MaxInflightBytes),
+		inflight:  wire.NewBudget(o.MaxInflightBytes),
 		logger:    logger,
 		pinning:   o.Pinning,
 		profile:   o.Profile,
@@ -165,7 +168,14 @@ func New(o Options) (*Server, error) {
 		startBy:   o.StartupDeadline,
 		shared:    o.State,
 	}
-	s.armed, s.limits = policyKeepers(o.State)
+	// Session grants, limit counters and armed labels are kept in the
+	// shared state, or else in an embedded in-memory store of the proxy's
+	// own, with one implementation either way.
+	store, own := o.State, false
+	if store == nil {
+		store, own = memory.New(), true
+	}
+	s.armed, s.limits = policyKeepers(store, own)
 	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &Names{}, samplingDenied: o.SamplingDenied, resolveSymlinks: o.ResolveSymlinks})
 
 	hooks := &server.Hooks{}
@@ -180,6 +190,7 @@ func New(o Options) (*Server, error) {
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.tel.SessionOpened() })
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 		s.asker.grants.end(cs.SessionID())
+		s.asker.kept.end(cs.SessionID())
 		s.sessions.forget(cs.SessionID())
 		s.upstream.EndSession(cs.SessionID())
 		s.armed.end(cs.SessionID())
@@ -217,7 +228,11 @@ func New(o Options) (*Server, error) {
 	if timeout <= 0 {
 		timeout = DefaultAskTimeout
 	}
-	s.asker = &asker{mcp: s.mcp, timeout: timeout, resolvers: o.Resolvers, noElicit: o.SkipElicitation, schema: s.inputSchema, shared: o.State}
+	kept := grantKeeper{store: store, ttl: DefaultSharedGrantTTL}
+	if own {
+		kept.ttl, kept.own = ownGrantTTL, true
+	}
+	s.asker = &asker{mcp: s.mcp, timeout: timeout, resolvers: o.Resolvers, noElicit: o.SkipElicitation, schema: s.inputSchema, kept: kept, shared: o.State}
 	return s, nil
 }
 
@@ -294,4 +309,31 @@ func (s *Server) auditHiddenCall(ctx context.Context, _ any, method mcp.MCPMetho
 		s.tel.AuditWriteFailed()
 		s.logger.Error("writing audit event", "tool", t.Canonical, "err", werr)
 	}
+}
+
+// The principals of requests that carry no token: PrincipalLocal for the
+// one client of a stdio server, PrincipalAnonymous for an HTTP listener
+// without auth (every client on it is the same principal).
+const (
+	PrincipalLocal     = "local"
+	PrincipalAnonymous = "anonymous"
+)
+
+// profileOf is the profile a call runs under: the one its request was
+// authenticated as, else the server's default (serve --profile).
+func (s *Server) profileOf(ctx context.Context) string {
+	if profile, ok := httpguard.ProfileOf(ctx); ok {
+		return profile
+	}
+	return s.profile
+}
+
+// principalOf is who a request comes from: the principal its token was
+// authenticated as, else the server's default (PrincipalLocal over stdio,
+// PrincipalAnonymous on an HTTP listener without auth).
+func (s *Server) principalOf(ctx context.Context) string {
+	if principal := httpguard.PrincipalOf(ctx); principal != "" {
+		return principal
+	}
+	return s.principal
 }

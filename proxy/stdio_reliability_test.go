@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/stdio"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -126,7 +127,7 @@ func TestSigtermWithANonReadingClientExitsWithinGrace(t *testing.T) {
 		t.Fatalf("ServeStdio did not return %s after shutdown began (grace %s) with a client that does not read", time.Since(start).Round(time.Millisecond), grace)
 	}
 	took := time.Since(start)
-	t.Logf("ServeStdio returned %s after shutdown began (grace %s, flush wait %s)", took.Round(time.Millisecond), grace, stdioFlushWait)
+	t.Logf("ServeStdio returned %s after shutdown began (grace %s, flush wait %s)", took.Round(time.Millisecond), grace, stdio.FlushWait)
 	if took > grace+2*time.Second {
 		t.Errorf("ServeStdio returned %s after shutdown began, want within the %s grace and 2 s", took, grace)
 	}

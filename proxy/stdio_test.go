@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/proxy/stdio"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -21,7 +24,7 @@ import (
 func rawStdio(t *testing.T, srv *Server) (send func(format string, args ...any), next func() map[string]any) {
 	t.Helper()
 	inW, outR := stdioPipes(t, srv)
-	msgs := make(chan map[string]any, 2*maxStdioRequests)
+	msgs := make(chan map[string]any, 2*stdio.MaxRequests)
 	go func() {
 		lines := bufio.NewScanner(outR)
 		lines.Buffer(nil, 16<<20)
@@ -91,7 +94,7 @@ func TestStdioHeldCallsDoNotHoldUpOtherCalls(t *testing.T) {
 	}
 }
 
-// Requests beyond maxStdioRequests are refused, not queued: the reader
+// Requests beyond stdio.MaxRequests are refused, not queued: the reader
 // goes on, so the answer that frees one still gets through. Here each
 // request is held by an ask waiting for the human's answer.
 func TestStdioRequestsBeyondTheBoundAreRefusedAndReadingGoesOn(t *testing.T) {
@@ -100,11 +103,11 @@ func TestStdioRequestsBeyondTheBoundAreRefusedAndReadingGoesOn(t *testing.T) {
 	e := newCatalogEnv(t, spec, Options{})
 	send, next := rawStdio(t, e.srv)
 	initializeStdio(t, send, next, `{"elicitation":{}}`)
-	for i := range maxStdioRequests {
+	for i := range stdio.MaxRequests {
 		send(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"fs__echo","arguments":{"text":"hi"}}}`, i+1)
 	}
 	var asks []map[string]any
-	for len(asks) < maxStdioRequests {
+	for len(asks) < stdio.MaxRequests {
 		if m := next(); m["method"] == "elicitation/create" {
 			asks = append(asks, m)
 		} else {
@@ -212,7 +215,7 @@ func TestStdioClientLeavingEndsTheRequestsWaitingOnIt(t *testing.T) {
 	outR.Close()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	if err := e.srv.MCP().RegisterSession(ctx, newStdioSession(nil)); err != nil {
+	if err := e.srv.MCP().RegisterSession(ctx, idSession(stdio.SessionID)); err != nil {
 		t.Errorf("the stdio session is still registered after the client left: %v", err)
 	}
 }
@@ -279,3 +282,12 @@ func compactJSON(raw []byte) []byte {
 	}
 	return b
 }
+
+// An idSession is a bare client session with the given ID, to see whether
+// the ID is free.
+type idSession string
+
+func (idSession) Initialize()                                         {}
+func (idSession) Initialized() bool                                   { return false }
+func (idSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return nil }
+func (s idSession) SessionID() string                                 { return string(s) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
+	"github.com/mcpwarden/mcpwarden/proxy/scan"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -52,32 +53,32 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 		ev.ResultBytes = ptr(int64(len(raw)))
 	}
 	action := c.policy.Results(c.tool.Server)
-	var scan resultScan
+	var findings scan.Findings
 	refusal := ""
 	if err == nil {
 		var serr error
-		if res, scan, serr = scanReply(res, action == rules.ResultRedact); serr != nil {
+		if res, findings, serr = scan.Reply(res, action == rules.ResultRedact); serr != nil {
 			// What cannot be scanned or redacted is withheld: doubt fails closed.
 			ev.Error = serr.Error()
 			refusal = fmt.Sprintf("mcpwarden withheld the result of %s: it could not be scanned for credentials", c.tool.Canonical)
 		}
 	}
-	if scan.found() {
-		ev.Detail = scan.detail(action)
+	if findings.Found() {
+		ev.Detail = findings.Detail(action)
 		if action == rules.ResultAsk {
 			// Held while a human is asked about it.
-			ans := s.askAboutResult(ctx, c, mcp.CallToolRequest{}, scan, replyText(res))
-			ev.Detail, ev.GrantedBy, ev.Reason = scan.asked(ans), ans.grantedBy, ans.reason
+			ans := s.askAboutResult(ctx, c, mcp.CallToolRequest{}, findings, replyText(res))
+			ev.Detail, ev.GrantedBy, ev.Reason = ans.detail(findings), ans.grantedBy, ans.reason
 			ev.Outcome = ans.auditOutcome()
 			if ans.failure != "" {
 				ev.Error = ans.failure
 			}
 			switch ans.outcome {
 			case resultWithheld:
-				refusal = ans.refusal(c.tool.Canonical, scan)
+				refusal = ans.refusal(c.tool.Canonical, findings)
 			case resultRedacted:
 				var serr error
-				if res, _, serr = scanReply(res, true); serr != nil {
+				if res, _, serr = scan.Reply(res, true); serr != nil {
 					ev.Error = serr.Error()
 					refusal = fmt.Sprintf("mcpwarden withheld the result of %s: it could not be redacted", c.tool.Canonical)
 				}
@@ -88,9 +89,9 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 	s.writeAudit(context.WithoutCancel(ctx), ev)
 	if err != nil {
 		if _, ok := errors.AsType[*upstream.NotSentError](err); ok {
-			return nil, fmt.Errorf("mcpwarden did not forward %s: %s", c.tool.Canonical, errText(err, action))
+			return nil, fmt.Errorf("mcpwarden did not forward %s: %s", c.tool.Canonical, scan.ErrText(err, action))
 		}
-		if text := errText(err, action); text != err.Error() {
+		if text := scan.ErrText(err, action); text != err.Error() {
 			return nil, fmt.Errorf("mcpwarden forwarded %s, but the upstream failed: %s", c.tool.Canonical, text)
 		}
 		if errors.Is(err, errLabelsNotKept) {
@@ -101,8 +102,8 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 	switch {
 	case refusal != "":
 		return nil, fmt.Errorf("%w: %s", errRefused, refusal)
-	case scan.found() && action == rules.ResultDeny:
-		return nil, fmt.Errorf("%w: %s", errRefused, scan.withheld(c.tool.Canonical, action))
+	case findings.Found() && action == rules.ResultDeny:
+		return nil, fmt.Errorf("%w: %s", errRefused, findings.Withheld(c.tool.Canonical, action))
 	}
 	return res, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -114,8 +115,8 @@ func TestOutOfCallRequestNeverReachesOtherPrincipal(t *testing.T) {
 	alice, bob := &human{}, &human{}
 	ca := e.client(t, client.WithElicitationHandler(alice))
 	cb := e.client(t, client.WithElicitationHandler(bob))
-	aliceCtx := ContextWithPrincipal(t.Context(), "token:alice")
-	bobCtx := ContextWithPrincipal(t.Context(), "token:bob")
+	aliceCtx := httpguard.ContextWithPrincipal(t.Context(), "token:alice")
+	bobCtx := httpguard.ContextWithPrincipal(t.Context(), "token:bob")
 	if _, err := ca.ListTools(aliceCtx, mcp.ListToolsRequest{}); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestOutOfCallRequestNeverReachesOtherPrincipal(t *testing.T) {
 		t.Errorf("shown to alice %q and bob %q, want neither", alice.seen(), bob.seen())
 	}
 	// Bob's newer session cannot see fs: only alice's can be meant.
-	if _, err := cb.ListTools(ContextWithProfile(bobCtx, "no-fs"), mcp.ListToolsRequest{}); err != nil {
+	if _, err := cb.ListTools(httpguard.ContextWithProfile(bobCtx, "no-fs"), mcp.ListToolsRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := elicit(); err != nil {
@@ -164,10 +165,10 @@ func TestInCallRequestGoesToTheCallersPrincipal(t *testing.T) {
 	alice, bob := &human{}, &human{}
 	ca := e.client(t, client.WithElicitationHandler(alice))
 	cb := e.client(t, client.WithElicitationHandler(bob))
-	if _, err := cb.ListTools(ContextWithPrincipal(t.Context(), "token:bob"), mcp.ListToolsRequest{}); err != nil {
+	if _, err := cb.ListTools(httpguard.ContextWithPrincipal(t.Context(), "token:bob"), mcp.ListToolsRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := ca.CallTool(ContextWithPrincipal(t.Context(), "token:alice"), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "fs__phish"}})
+	res, err := ca.CallTool(httpguard.ContextWithPrincipal(t.Context(), "token:alice"), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "fs__phish"}})
 	if err != nil || res.IsError {
 		t.Fatalf("phish = %v, %v", res, err)
 	}
@@ -187,11 +188,11 @@ func TestRequestDuringTwoPrincipalsCallsReachesNeither(t *testing.T) {
 	cb := e.client(t, client.WithElicitationHandler(bob))
 	held := make(chan error, 1)
 	go func() {
-		_, err := ca.CallTool(ContextWithPrincipal(t.Context(), "token:alice"), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "fs__hold"}})
+		_, err := ca.CallTool(httpguard.ContextWithPrincipal(t.Context(), "token:alice"), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "fs__hold"}})
 		held <- err
 	}()
 	<-e.fs.entered
-	res, err := cb.CallTool(ContextWithPrincipal(t.Context(), "token:bob"), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "fs__phish"}})
+	res, err := cb.CallTool(httpguard.ContextWithPrincipal(t.Context(), "token:bob"), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "fs__phish"}})
 	close(e.fs.release)
 	if err := <-held; err != nil {
 		t.Fatal(err)

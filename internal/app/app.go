@@ -18,6 +18,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
@@ -76,7 +77,7 @@ type App struct {
 	pool       *upstream.Pool
 	srv        *proxy.Server
 	state      state.Store // config state:; nil keeps everything in this process
-	identity   proxy.Identity
+	identity   httpguard.Identity
 	startBy    time.Time // see startupWait
 	closers    []func()  // run by Close, last first
 	closeOnce  sync.Once

@@ -7,14 +7,14 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/internal/oauth"
-	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 )
 
 // httpIdentity reads who the HTTP listener admits: the global token named
 // by auth.bearer_token_env, the profiles' tokens, and OAuth access tokens
 // when auth.oauth is set (their profile picked by the profiles' match).
-func httpIdentity(cfg *config.Config, logger *slog.Logger) (proxy.Identity, error) {
-	var id proxy.Identity
+func httpIdentity(cfg *config.Config, logger *slog.Logger) (httpguard.Identity, error) {
+	var id httpguard.Identity
 	if env := cfg.Auth.BearerTokenEnv; env != "" {
 		if id.Token = os.Getenv(env); id.Token == "" {
 			return id, fmt.Errorf("auth.bearer_token_env: environment variable %s is empty or not set", env)

@@ -10,7 +10,9 @@ import (
 	"syscall"
 
 	"github.com/mcpwarden/mcpwarden/internal/config"
-	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
+	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
+	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 )
 
 // Serve serves clients over stdio (in and out) or streamable HTTP, as the
@@ -62,14 +64,14 @@ func (a *App) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		a.logger.Info("serving on stdio; upstreams start in the background", "upstreams", len(a.pool.Names()))
 		return a.srv.ServeStdio(serveCtx, in, out)
 	}
-	return a.srv.ListenAndServe(serveCtx, cfg.Listen, proxy.HTTPOptions{
+	return a.srv.ListenAndServe(serveCtx, cfg.Listen, streamable.Options{
 		Identity: a.identity,
-		Guard: proxy.GuardOptions{
+		Guard: httpguard.Options{
 			AllowedHosts:   cfg.HTTP.AllowedHosts,
 			AllowedOrigins: cfg.HTTP.AllowedOrigins,
 			MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
 		},
-		Sessions: proxy.SessionLimits{
+		Sessions: sessiontable.Limits{
 			IdleTimeout:     cfg.HTTP.SessionIdleTimeout,
 			Max:             cfg.HTTP.MaxSessions,
 			MaxPerPrincipal: cfg.HTTP.MaxSessionsPerPrincipal,

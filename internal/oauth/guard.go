@@ -81,7 +81,7 @@ func (g Guard) Authenticate(r *http.Request) (Identity, error) {
 }
 
 // AdmitRequest is Admit for a listener that keeps callers in a context of
-// its own (proxy.Identity's OAuth): the caller's principal and profile
+// its own (proxy/httpguard.Identity's OAuth): the caller's principal and profile
 // ("" for none).
 func (g Guard) AdmitRequest(w http.ResponseWriter, r *http.Request) (principal, profile string, ok bool) {
 	c, ok := g.Admit(w, r)

@@ -1,18 +1,15 @@
 package testkit
 
 import (
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
-)
 
-// HAProxyBin is where Debian's haproxy package installs HAProxy.
-const HAProxyBin = "/usr/sbin/haproxy"
+	"github.com/mcpwarden/mcpwarden/internal/haproxy"
+)
 
 // An HAProxy is an haproxy process a test started on a free loopback
 // port: a plain HTTP load balancer doing round robin over its backends,
@@ -32,7 +29,7 @@ type HAProxy struct {
 // (it is not skipped): .ci/setup installs Debian's package.
 func StartHAProxy(t testing.TB, backends ...string) *HAProxy {
 	t.Helper()
-	if _, err := os.Stat(HAProxyBin); err != nil {
+	if _, err := os.Stat(haproxy.Bin); err != nil {
 		t.Fatalf("haproxy is not installed (%v): run .ci/setup, which installs it", err)
 	}
 	if len(backends) == 0 {
@@ -41,12 +38,12 @@ func StartHAProxy(t testing.TB, backends ...string) *HAProxy {
 	h := &HAProxy{addr: FreeAddr(t)}
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "haproxy.cfg")
-	if err := os.WriteFile(cfg, []byte(HAProxyConfig(h.addr, backends)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(haproxy.Config(h.addr, backends)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out := &LockedBuffer{}
 	// -db: stay in the foreground, one process.
-	cmd := exec.Command(HAProxyBin, "-db", "-f", cfg)
+	cmd := exec.Command(haproxy.Bin, "-db", "-f", cfg)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -84,43 +81,3 @@ func (h *HAProxy) Addr() string { return h.addr }
 
 // URL is http://Addr followed by path.
 func (h *HAProxy) URL(path string) string { return "http://" + h.addr + path }
-
-// HAProxyConfig is the configuration of StartHAProxy's balancer on addr in
-// front of backends, for others that run HAProxy the same way (the bench).
-func HAProxyConfig(addr string, backends []string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, `global
-  maxconn 4096
-  log stderr format short local0
-
-defaults
-  mode http
-  # Requests that failed are logged, to the test's output when it fails.
-  log global
-  option httplog
-  option dontlog-normal
-  timeout connect 1s
-  timeout client 120s
-  timeout server 120s
-  timeout http-request 10s
-  # A request whose connection to a backend fails goes to another one;
-  # one already sent is not retried (a tools/call is not idempotent).
-  retries 2
-  option redispatch 1
-  retry-on conn-failure
-  # A new connection per request: a request is never sent on an idle
-  # connection to a backend that has just died, where it could only fail.
-  http-reuse never
-
-frontend mcp
-  bind %s
-  default_backend replicas
-
-backend replicas
-  balance roundrobin
-`, addr)
-	for i, be := range backends {
-		fmt.Fprintf(&b, "  server r%d %s check inter 200ms fall 1 rise 2\n", i, be)
-	}
-	return b.String()
-}

@@ -1,4 +1,4 @@
-package proxy
+package wire
 
 import (
 	"bufio"
@@ -11,16 +11,16 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/rawjson"
 )
 
-// liftMin is the size from which the arguments of a tools/call are lifted
+// LiftMin is the size from which the arguments of a tools/call are lifted
 // out of its message before mcp-go decodes it. Smaller ones cost little to
 // copy and are left in place.
-const liftMin = 64 << 10
+const LiftMin = 64 << 10
 
-// liftPrefix and liftSuffix enclose the token of the placeholder that
+// LiftPrefix and LiftSuffix enclose the token of the placeholder that
 // takes the place of lifted arguments in the message mcp-go decodes.
 const (
-	liftPrefix = `{"mcpwarden.lifted":"`
-	liftSuffix = `"}`
+	LiftPrefix = `{"mcpwarden.Lifted":"`
+	LiftSuffix = `"}`
 )
 
 // Lifting the arguments out of a large tools/call message is how
@@ -37,51 +37,51 @@ const (
 // everything else about the message (method, tool name, _meta), since
 // lifting changes nothing but the arguments' bytes, and only where no
 // other member could be read as "method", "params" or "arguments".
-type lifted struct {
-	raw  []byte // the arguments as received; nil when err is set
-	hold *hold  // the bytes counted for them, over stdio; nil over HTTP (the body is counted)
-	err  error  // why they were dropped: they did not fit the budget
+type Lifted struct {
+	Raw  []byte // the arguments as received; nil when Err is set
+	Hold *Hold  // the bytes counted for them, over stdio; nil over HTTP (the body is counted)
+	Err  error  // why they were dropped: they did not fit the budget
 }
 
-// release gives back what the lifted arguments hold. It may be called on
-// a nil *lifted.
-func (l *lifted) release() {
+// Release gives back what the lifted arguments hold. It may be called on
+// a nil *Lifted.
+func (l *Lifted) Release() {
 	if l != nil {
-		l.hold.release()
+		l.Hold.Release()
 	}
 }
 
-// A liftedSet holds the arguments lifted from the messages of one HTTP
+// A LiftedSet holds the arguments lifted from the messages of one HTTP
 // request or one stdio connection until their handlers take them; one no
 // handler takes (a message mcp-go refused, a tool that went away, a
 // connection that ended with calls queued) is released with the set.
-type liftedSet = tokenSet[*lifted]
+type LiftedSet = TokenSet[*Lifted]
 
 // liftPlaceholder is the arguments object that names lifted arguments by
 // their token.
-func liftPlaceholder(token string) []byte { return []byte(liftPrefix + token + liftSuffix) }
+func liftPlaceholder(token string) []byte { return []byte(LiftPrefix + token + LiftSuffix) }
 
 type liftedSetKey struct{}
 
-func withLiftedSet(ctx context.Context, s *liftedSet) context.Context {
+func withLiftedSet(ctx context.Context, s *LiftedSet) context.Context {
 	return context.WithValue(ctx, liftedSetKey{}, s)
 }
 
-// takeLifted returns the arguments that the placeholder raw names in the
+// TakeLifted returns the arguments that the placeholder raw names in the
 // set of ctx, or nil when raw is not a placeholder of that set.
-func takeLifted(ctx context.Context, raw []byte) *lifted {
-	s, _ := ctx.Value(liftedSetKey{}).(*liftedSet)
-	if s == nil || len(raw) > 64 || !bytes.HasPrefix(raw, []byte(liftPrefix)) || !bytes.HasSuffix(raw, []byte(liftSuffix)) {
+func TakeLifted(ctx context.Context, raw []byte) *Lifted {
+	s, _ := ctx.Value(liftedSetKey{}).(*LiftedSet)
+	if s == nil || len(raw) > 64 || !bytes.HasPrefix(raw, []byte(LiftPrefix)) || !bytes.HasSuffix(raw, []byte(LiftSuffix)) {
 		return nil
 	}
-	return s.take(string(raw[len(liftPrefix) : len(raw)-len(liftSuffix)]))
+	return s.Take(string(raw[len(LiftPrefix) : len(raw)-len(LiftSuffix)]))
 }
 
 // errNotLiftable stops the walk of a message that is left as it is.
 var errNotLiftable = errors.New("not liftable")
 
 // liftSpan finds the arguments of msg when it is a single tools/call
-// request whose arguments are a JSON object of at least liftMin bytes,
+// request whose arguments are a JSON object of at least LiftMin bytes,
 // and returns where they start and end in msg and the tool's name. A
 // message with a non-ASCII member name, or with two members that
 // encoding/json could read as one of "method", "params" or "arguments"
@@ -119,7 +119,7 @@ func liftSpan(msg []byte) (start, end int, name string, ok bool) {
 		}
 		return nil
 	})
-	if err != nil || len(args) < liftMin || args[0] != '{' {
+	if err != nil || len(args) < LiftMin || args[0] != '{' {
 		return 0, 0, "", false
 	}
 	// args is a sub-slice of msg, so its capacity says where it starts.
@@ -160,27 +160,36 @@ func equalFoldASCII(a, b string) bool {
 	return true
 }
 
-// A stdinLifter reads the lines of a stdio connection: each as received,
+// A StdinLifter reads the lines of a stdio connection: each as received,
 // except that a tools/call of a known tool with large arguments has them
-// lifted out (see lifted) and counted in the in-flight budget from the
+// lifted out (see Lifted) and counted in the in-flight budget from the
 // moment the line is read. Arguments that do not fit are dropped at once
 // and the call is refused when its handler runs. A line is read whole, as
 // mcp-go decodes it whole.
-type stdinLifter struct {
+type StdinLifter struct {
 	r      *bufio.Reader
-	budget *inflightBudget
+	budget *Budget
 	known  func(wire string) bool
-	set    *liftedSet
+	set    *LiftedSet
 }
 
-func newStdinLifter(in io.Reader, budget *inflightBudget, known func(string) bool) *stdinLifter {
-	return &stdinLifter{r: bufio.NewReaderSize(in, 64<<10), budget: budget, known: known, set: &liftedSet{}}
+// NewStdinLifter returns a lifter of the lines of in; known reports
+// whether a wire name is a tool that the server has.
+func NewStdinLifter(in io.Reader, budget *Budget, known func(string) bool) *StdinLifter {
+	return &StdinLifter{r: bufio.NewReaderSize(in, 64<<10), budget: budget, known: known, set: &LiftedSet{}}
 }
 
-// readLine returns the next line, with its newline, its arguments lifted
+// WithSet returns ctx carrying the set of the arguments l lifts, where
+// TakeLifted finds them.
+func (l *StdinLifter) WithSet(ctx context.Context) context.Context { return withLiftedSet(ctx, l.set) }
+
+// ReleaseLifted releases the arguments l lifted that no handler took.
+func (l *StdinLifter) ReleaseLifted() { l.set.ReleaseAll() }
+
+// ReadLine returns the next line, with its newline, its arguments lifted
 // out if it is a call they can be lifted from. At the end of the input it
 // returns io.EOF and no line: a last line without a newline is dropped.
-func (l *stdinLifter) readLine() ([]byte, error) {
+func (l *StdinLifter) ReadLine() ([]byte, error) {
 	line, err := l.r.ReadBytes('\n')
 	if err != nil {
 		return nil, err
@@ -190,17 +199,17 @@ func (l *stdinLifter) readLine() ([]byte, error) {
 
 // liftLine returns line with its arguments lifted out when it is a
 // tools/call they can be lifted from.
-func (l *stdinLifter) liftLine(line []byte) []byte {
-	if len(line) < liftMin {
+func (l *StdinLifter) liftLine(line []byte) []byte {
+	if len(line) < LiftMin {
 		return line
 	}
 	start, end, name, ok := liftSpan(line)
 	if !ok || !l.known(name) {
 		return line
 	}
-	entry := &lifted{raw: line[start:end:end]}
-	if entry.hold, entry.err = l.budget.admit(int64(end-start), "its arguments"); entry.err != nil {
-		entry.raw = nil
+	entry := &Lifted{Raw: line[start:end:end]}
+	if entry.Hold, entry.Err = l.budget.Admit(int64(end-start), "its arguments"); entry.Err != nil {
+		entry.Raw = nil
 	}
-	return lift(line, start, end, liftPlaceholder(l.set.put(entry)))
+	return lift(line, start, end, liftPlaceholder(l.set.Put(entry)))
 }

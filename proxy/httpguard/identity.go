@@ -1,4 +1,4 @@
-package proxy
+package httpguard
 
 import (
 	"context"
@@ -9,13 +9,19 @@ import (
 	"strings"
 )
 
-// The principals of requests that carry no token: PrincipalLocal for the
-// one client of a stdio server, PrincipalAnonymous for an HTTP listener
-// without auth (every client on it is the same principal).
-const (
-	PrincipalLocal     = "local"
-	PrincipalAnonymous = "anonymous"
-)
+// PrincipalOf returns the principal ctx carries (ContextWithPrincipal),
+// "" when it carries none.
+func PrincipalOf(ctx context.Context) string {
+	c, _ := ctx.Value(callerKey{}).(caller)
+	return c.principal
+}
+
+// ProfileOf returns the profile ctx carries (ContextWithProfile), ok
+// false when it carries none; "" is a token that selects no profile.
+func ProfileOf(ctx context.Context) (profile string, ok bool) {
+	c, _ := ctx.Value(callerKey{}).(caller)
+	return c.profile, c.hasProfile
+}
 
 // A caller is who sent a request, as the HTTP listener authenticated it.
 type caller struct {
@@ -44,25 +50,6 @@ func ContextWithPrincipal(ctx context.Context, principal string) context.Context
 	return context.WithValue(ctx, callerKey{}, c)
 }
 
-// profileOf is the profile a call runs under: the one its request was
-// authenticated as, else the server's default (serve --profile).
-func (s *Server) profileOf(ctx context.Context) string {
-	if c, ok := ctx.Value(callerKey{}).(caller); ok && c.hasProfile {
-		return c.profile
-	}
-	return s.profile
-}
-
-// principalOf is who a request comes from: the principal its token was
-// authenticated as, else the server's default (PrincipalLocal over stdio,
-// PrincipalAnonymous on an HTTP listener without auth).
-func (s *Server) principalOf(ctx context.Context) string {
-	if c, ok := ctx.Value(callerKey{}).(caller); ok && c.principal != "" {
-		return c.principal
-	}
-	return s.principal
-}
-
 // tokenPrincipal names the holder of a bearer token without revealing it:
 // "token:" and the first 16 hex digits of the token's SHA-256.
 func tokenPrincipal(sum [sha256.Size]byte) string {
@@ -70,7 +57,7 @@ func tokenPrincipal(sum [sha256.Size]byte) string {
 }
 
 // An Identity says which bearer tokens the HTTP listener accepts. The zero
-// value accepts every request, without a profile, as PrincipalAnonymous (a
+// value accepts every request, without a profile, as proxy.PrincipalAnonymous (a
 // loopback listener without auth).
 type Identity struct {
 	// Token, when set, is accepted and gives no profile: the global and
@@ -154,9 +141,9 @@ func (id Identity) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// httpContext carries the authenticated caller from the HTTP request into
-// the MCP request's context.
-func httpContext(ctx context.Context, r *http.Request) context.Context {
+// HTTPContext carries the authenticated caller from the HTTP request r
+// into ctx, the MCP request's context.
+func HTTPContext(ctx context.Context, r *http.Request) context.Context {
 	if c, ok := r.Context().Value(callerKey{}).(caller); ok {
 		return context.WithValue(ctx, callerKey{}, c)
 	}

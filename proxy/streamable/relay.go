@@ -1,4 +1,4 @@
-package proxy
+package streamable
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/internal/state"
+	"github.com/mcpwarden/mcpwarden/proxy/wire"
 )
 
 // With shared state, the client's answer to a request mcpwarden sent it
@@ -45,7 +46,7 @@ func relayID(session string, id int64) string {
 // relayed are the request IDs the server→client requests of one HTTP
 // request claimed, and the goroutines waiting for their answers.
 type relayed struct {
-	hs      *httpSessions
+	hs      *Sessions
 	session string
 	header  http.Header // the client request's, for the protocol version
 	ctx     context.Context
@@ -114,7 +115,7 @@ func (rl *relayed) claim(id int64) bool {
 }
 
 // release gives up the claim name, if this replica still holds it.
-func (hs *httpSessions) release(ctx context.Context, name string) {
+func (hs *Sessions) release(ctx context.Context, name string) {
 	hs.relayMu.Lock()
 	_, held := hs.relays[name]
 	delete(hs.relays, name)
@@ -140,7 +141,7 @@ func (rl *relayed) done() {
 
 // deliver hands the client's response raw to this replica's mcp-go, as
 // if the client had posted it here.
-func (hs *httpSessions) deliver(ctx context.Context, session string, header http.Header, raw []byte) {
+func (hs *Sessions) deliver(ctx context.Context, session string, header http.Header, raw []byte) {
 	req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodPost, EndpointPath, bytes.NewReader(raw))
 	if err != nil {
 		hs.logger.Error("delivering a relayed response", "session", session, "err", err)
@@ -159,8 +160,8 @@ func (hs *httpSessions) deliver(ctx context.Context, session string, header http
 // session, when another replica claimed its request ID, and reports
 // whether it did (the request is then answered). A response this replica
 // claimed, or that no one claimed, is left to mcp-go here.
-func (hs *httpSessions) relayResponse(ctx context.Context, w http.ResponseWriter, r *http.Request, session string) (handled bool, err error) {
-	bb, ok := r.Body.(*bufferedBody)
+func (hs *Sessions) relayResponse(ctx context.Context, w http.ResponseWriter, r *http.Request, session string) (handled bool, err error) {
+	bb, ok := r.Body.(*wire.Body)
 	if !ok {
 		return false, nil
 	}
@@ -170,7 +171,7 @@ func (hs *httpSessions) relayResponse(ctx context.Context, w http.ResponseWriter
 		Result json.RawMessage `json:"result"`
 		Error  json.RawMessage `json:"error"`
 	}
-	if json.Unmarshal(bb.b, &msg) != nil || msg.ID == nil || msg.Method != "" || msg.Result == nil && msg.Error == nil {
+	if json.Unmarshal(bb.Bytes(), &msg) != nil || msg.ID == nil || msg.Method != "" || msg.Result == nil && msg.Error == nil {
 		return false, nil
 	}
 	name := relayID(session, *msg.ID)
@@ -181,7 +182,7 @@ func (hs *httpSessions) relayResponse(ctx context.Context, w http.ResponseWriter
 		hs.release(ctx, name) // answered here: mcp-go delivers it, and the ID is free again
 		return false, nil
 	}
-	switch err := hs.shared.AnswerAsk(ctx, name, bytes.Clone(bb.b)); {
+	switch err := hs.shared.AnswerAsk(ctx, name, bytes.Clone(bb.Bytes())); {
 	case errors.Is(err, state.ErrNotFound):
 		return false, nil
 	case err != nil:

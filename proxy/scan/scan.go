@@ -1,4 +1,14 @@
-package proxy
+// Package scan finds credentials in what an upstream sends back
+// (docs/design.md, "Deciding a request"): a tool result or a resource's contents
+// is scanned for credentials with the detector audit redaction uses
+// (internal/secrets) before the client can see any of it, and proxy applies the
+// policy's `results:` action: redact, deny (ask, until results
+// can be put to a human), or log. Every string of the result is scanned
+// as the client will decode it — content text, structured content,
+// embedded resource text, _meta, member names — so an upstream cannot
+// hide a token behind JSON escapes; the string value of a member whose
+// name is a credential's (internal/secrets.IsCredentialName) is masked whole.
+package scan
 
 import (
 	"encoding/base64"
@@ -15,29 +25,19 @@ import (
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
-// resultMask takes the place of a credential redacted from a result.
-const resultMask = "[redacted]"
+// Mask takes the place of a credential redacted from a result.
+const Mask = "[redacted]"
 
-// What comes back (docs/design.md, "Deciding a request"): a tool result or a resource's contents
-// is scanned for credentials with the detector audit redaction uses
-// (internal/secrets) before the client can see any of it, and the
-// policy's `results:` action applies: redact, deny (ask, until results
-// can be put to a human), or log. Every string of the result is scanned
-// as the client will decode it — content text, structured content,
-// embedded resource text, _meta, member names — so an upstream cannot
-// hide a token behind JSON escapes; the string value of a member whose
-// name is a credential's (internal/secrets.IsCredentialName) is masked whole.
-
-// A resultScan is what a scan found in one result.
-type resultScan struct {
+// Findings are what a scan found in one result.
+type Findings struct {
 	kinds []secrets.Kind // the kinds of credential found, sorted, each once
 }
 
-// found reports whether the scan found a credential.
-func (r resultScan) found() bool { return len(r.kinds) > 0 }
+// Found reports whether the scan found a credential.
+func (r Findings) Found() bool { return len(r.kinds) > 0 }
 
 // add records the kinds of ms.
-func (r *resultScan) add(ms []secrets.Match) {
+func (r *Findings) add(ms []secrets.Match) {
 	for _, m := range ms {
 		if i, ok := slices.BinarySearch(r.kinds, m.Kind); !ok {
 			r.kinds = slices.Insert(r.kinds, i, m.Kind)
@@ -45,9 +45,9 @@ func (r *resultScan) add(ms []secrets.Match) {
 	}
 }
 
-// detail is what the result's audit event says was found and done: the
+// Detail is what the result's audit event says was found and done: the
 // kinds of credential, never the credential.
-func (r resultScan) detail(a rules.ResultAction) string {
+func (r Findings) Detail(a rules.ResultAction) string {
 	done := "redacted"
 	switch a {
 	case rules.ResultDeny, rules.ResultAsk:
@@ -55,16 +55,17 @@ func (r resultScan) detail(a rules.ResultAction) string {
 	case rules.ResultLog:
 		done = "passed on"
 	}
-	return fmt.Sprintf("result credentials: %s (%s, results: %s)", strings.Join(r.names(), ", "), done, a)
+	return fmt.Sprintf("result credentials: %s (%s, results: %s)", strings.Join(r.Names(), ", "), done, a)
 }
 
-// withheld is the error text the client gets for a result withheld.
-func (r resultScan) withheld(canonical string, a rules.ResultAction) string {
+// Withheld is the error text the client gets for a result withheld.
+func (r Findings) Withheld(canonical string, a rules.ResultAction) string {
 	return fmt.Sprintf("mcpwarden withheld the result of %s: it held credentials (%s) and the policy says results: %s.",
-		canonical, strings.Join(r.names(), ", "), a)
+		canonical, strings.Join(r.Names(), ", "), a)
 }
 
-func (r resultScan) names() []string {
+// Names are the kinds of credential found, as the audit and the client read them.
+func (r Findings) Names() []string {
 	names := make([]string, len(r.kinds))
 	for i, k := range r.kinds {
 		names[i] = k.String()
@@ -72,14 +73,14 @@ func (r resultScan) names() []string {
 	return names
 }
 
-// scanJSON scans every string of raw, a valid JSON value, for credentials,
+// JSON scans every string of raw, a valid JSON value, for credentials,
 // and the value of every `blob` member (a resource's binary contents,
 // embedded or read) also as the bytes its base64 encodes. With redact it
 // returns raw with each string that holds one replaced by the string
 // redacted — a blob by the base64 of its bytes redacted — (raw itself when
 // none does); otherwise raw as it is.
-func scanJSON(raw []byte, redact bool) ([]byte, resultScan) {
-	var scan resultScan
+func JSON(raw []byte, redact bool) ([]byte, Findings) {
+	var scan Findings
 	var out []byte
 	done := 0                  // raw[:done] is in out, when out is in use
 	blobValue := false         // the string next is the value of a `blob` member
@@ -110,16 +111,16 @@ func scanJSON(raw []byte, redact bool) ([]byte, resultScan) {
 		found := false
 		if ms := secrets.Find(text); len(ms) > 0 {
 			scan.add(ms)
-			replace, found = secrets.Redact(text, resultMask), true
+			replace, found = secrets.Redact(text, Mask), true
 		}
 		if blobValue && !isKey {
 			if blob, ok := scanBlob(text, &scan); ok {
 				replace, found = blob, true
 			}
 		}
-		if i == secretAt && !isKey && utf8.RuneCountInString(text) >= secretValueLen && text != resultMask {
+		if i == secretAt && !isKey && utf8.RuneCountInString(text) >= secretValueLen && text != Mask {
 			scan.add([]secrets.Match{{Kind: secrets.Assignment, End: len(text)}})
-			replace, found = resultMask, true
+			replace, found = Mask, true
 		}
 		if secretAt = -1; isKey && names.Credential(text) {
 			secretAt = valueStart(raw, j+1)
@@ -184,7 +185,7 @@ func nextByte(raw []byte, i int) byte {
 // is not base64. Binary
 // bytes are scanned as they are: a key file served as
 // application/octet-stream is text to the detector.
-func scanBlob(blob string, scan *resultScan) (redacted string, ok bool) {
+func scanBlob(blob string, scan *Findings) (redacted string, ok bool) {
 	// A lenient client may read it in any of the alphabets and paddings;
 	// line breaks are skipped by each.
 	var data []byte
@@ -203,13 +204,13 @@ func scanBlob(blob string, scan *resultScan) (redacted string, ok bool) {
 		return "", false
 	}
 	scan.add(ms)
-	return base64.StdEncoding.EncodeToString([]byte(secrets.Redact(text, resultMask))), true
+	return base64.StdEncoding.EncodeToString([]byte(secrets.Redact(text, Mask))), true
 }
 
 // scanResource scans res's contents — text, and the bytes of blobs —
 // redacting them in place when redact is set.
-func scanResource(res *mcp.ReadResourceResult, redact bool) resultScan {
-	var scan resultScan
+func scanResource(res *mcp.ReadResourceResult, redact bool) Findings {
+	var scan Findings
 	for i, content := range res.Contents {
 		if b, ok := content.(mcp.BlobResourceContents); ok {
 			if blob, found := scanBlob(b.Blob, &scan); found && redact {
@@ -228,35 +229,35 @@ func scanResource(res *mcp.ReadResourceResult, redact bool) resultScan {
 		}
 		scan.add(ms)
 		if redact {
-			c.Text = secrets.Redact(c.Text, resultMask)
+			c.Text = secrets.Redact(c.Text, Mask)
 			res.Contents[i] = c
 		}
 	}
 	return scan
 }
 
-// errText is the text of err, an upstream's failure, as the client gets
+// ErrText is the text of err, an upstream's failure, as the client gets
 // it: an error message can carry a credential as a result can, so it is
 // redacted unless the policy says results: log.
-func errText(err error, a rules.ResultAction) string {
+func ErrText(err error, a rules.ResultAction) string {
 	if a == rules.ResultLog {
 		return err.Error()
 	}
-	return secrets.Redact(err.Error(), resultMask)
+	return secrets.Redact(err.Error(), Mask)
 }
 
-// scanPrompt scans every string of a prompts/get result (description,
+// Prompt scans every string of a prompts/get result (description,
 // message text, embedded resources and their blobs, _meta) in its JSON
-// form, as scanJSON does. With redact, a result that holds a credential
+// form, as JSON does with a result. With redact, a result that holds a credential
 // is returned redacted, read back from the redacted JSON as a client
 // reads it; res itself is not changed.
-func scanPrompt(res *mcp.GetPromptResult, redact bool) (*mcp.GetPromptResult, resultScan, error) {
+func Prompt(res *mcp.GetPromptResult, redact bool) (*mcp.GetPromptResult, Findings, error) {
 	raw, err := json.Marshal(res)
 	if err != nil {
-		return nil, resultScan{}, fmt.Errorf("encoding the prompt to scan it: %w", err)
+		return nil, Findings{}, fmt.Errorf("encoding the prompt to scan it: %w", err)
 	}
-	out, scan := scanJSON(raw, redact)
-	if !redact || !scan.found() {
+	out, scan := JSON(raw, redact)
+	if !redact || !scan.Found() {
 		return res, scan, nil
 	}
 	msg := json.RawMessage(out)
@@ -267,21 +268,44 @@ func scanPrompt(res *mcp.GetPromptResult, redact bool) (*mcp.GetPromptResult, re
 	return red, scan, nil
 }
 
-// scanReply scans the result of a request other than tools/call that can
+// Reply scans the result of a request other than tools/call that can
 // carry what an upstream read — resources/read, prompts/get,
 // completion/complete — and returns
 // it, redacted when redact is set and it holds a credential. Any other
 // result is returned as it is. An error means the result could not be
 // scanned or redacted: the caller withholds it.
-func scanReply(res any, redact bool) (any, resultScan, error) {
+func Reply(res any, redact bool) (any, Findings, error) {
 	switch r := res.(type) {
 	case *mcp.ReadResourceResult:
 		return r, scanResource(r, redact), nil
 	case *mcp.GetPromptResult:
-		return scanPrompt(r, redact)
+		return Prompt(r, redact)
 	case *mcp.CompleteResult:
 		out, scan := scanCompletion(r, redact)
 		return out, scan, nil
 	}
-	return res, resultScan{}, nil
+	return res, Findings{}, nil
+}
+
+// scanCompletion scans the values of a completion/complete result, which
+// a client may show the model or fill in for it, and returns the result
+// with each credential redacted when redact is set (res itself is not
+// changed).
+func scanCompletion(res *mcp.CompleteResult, redact bool) (*mcp.CompleteResult, Findings) {
+	var scan Findings
+	out := *res
+	out.Completion.Values = make([]string, 0, len(res.Completion.Values))
+	for _, v := range res.Completion.Values {
+		if ms := secrets.Find(v); len(ms) > 0 {
+			scan.add(ms)
+			if redact {
+				v = secrets.Redact(v, Mask)
+			}
+		}
+		out.Completion.Values = append(out.Completion.Values, v)
+	}
+	if !scan.Found() {
+		return res, scan
+	}
+	return &out, scan
 }

@@ -1,4 +1,4 @@
-package proxy
+package scan
 
 import (
 	"bytes"
@@ -30,8 +30,8 @@ func FuzzScanJSON(f *testing.F) {
 		if !json.Valid(raw) {
 			return
 		}
-		out, scan := scanJSON(raw, true)
-		if !scan.found() {
+		out, scan := JSON(raw, true)
+		if !scan.Found() {
 			if !bytes.Equal(out, raw) {
 				t.Fatalf("nothing found, yet %q became %q", raw, out)
 			}
@@ -51,7 +51,7 @@ func FuzzScanJSON(f *testing.F) {
 				continue
 			}
 			for _, m := range secrets.Find(s) {
-				if !strings.Contains(s[m.Start:m.End], resultMask) {
+				if !strings.Contains(s[m.Start:m.End], Mask) {
 					t.Fatalf("%q redacted to %q, which still holds the %v %q", raw, out, m.Kind, s[m.Start:m.End])
 				}
 			}
@@ -66,7 +66,7 @@ func FuzzScanJSON(f *testing.F) {
 				return
 			}
 			for _, m := range secrets.Find(string(data)) {
-				if !strings.Contains(string(data[m.Start:m.End]), resultMask) {
+				if !strings.Contains(string(data[m.Start:m.End]), Mask) {
 					t.Fatalf("%q redacted to %q, whose blob still holds the %v %q", raw, out, m.Kind, data[m.Start:m.End])
 				}
 			}

@@ -1,4 +1,4 @@
-package proxy
+package scan
 
 import (
 	"encoding/base64"
@@ -53,7 +53,7 @@ func BenchmarkScanJSON1MiB(b *testing.B) {
 			b.SetBytes(int64(len(in.raw)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, scan := scanJSON(in.raw, true); scan.found() {
+				if _, scan := JSON(in.raw, true); scan.Found() {
 					b.Fatal("found a credential")
 				}
 			}

@@ -1,4 +1,4 @@
-package proxy
+package httpguard
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-package proxy
+package streamable
 
 import (
 	"context"
@@ -9,44 +9,53 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
+	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
 )
 
-// httpSessions are the HTTP listener's sessions: the table of live IDs
+// Sessions are the HTTP listener's sessions: the table of live IDs
 // and mcp-go's streamable HTTP server, which keeps its own state for each
 // session (its registration with the MCP server, whose unregister hook
 // clears the proxy's grants and known sessions and the session gauge; its
 // tools, resources and log level stores).
-type httpSessions struct {
-	ids    *sessionIDs
+type Sessions struct {
+	ids    *sessiontable.Table
 	stream *server.StreamableHTTPServer
 	logger *slog.Logger
 	// shared, when set, is where the sessions live for every replica
-	// (see http_session_shared.go); nil keeps them here.
+	// (see shared.go); nil keeps them here.
 	shared state.Store
 	// tel counts evictions; nil counts nothing.
 	tel *telemetry.Telemetry
-	// profileOf is the profile of a request's context (Server.profileOf).
-	profileOf func(ctx context.Context) string
+	// principalOf and profileOf are who a request's context comes from
+	// and the profile it runs under (Host.PrincipalOf, Host.ProfileOf).
+	principalOf func(ctx context.Context) string
+	profileOf   func(ctx context.Context) string
+	// audit records a refusal (Host.Audit).
+	audit func(ctx context.Context, e audit.Event)
 
 	relayMu sync.Mutex
-	relays  map[string]struct{} // request IDs claimed here (see http_relay.go)
+	relays  map[string]struct{} // request IDs claimed here (see relay.go)
 }
 
-// reapInterval is how often reap looks for idle sessions: a quarter of
+// reapInterval is how often Reap looks for idle sessions: a quarter of
 // the idle timeout, at least 10 ms and at most a minute, so a session
 // lives at most that much past its timeout.
 func reapInterval(idle time.Duration) time.Duration {
 	return min(max(idle/4, 10*time.Millisecond), time.Minute)
 }
 
-// reap ends every session idle for the idle timeout, until ctx ends.
+// IDs returns the table of the sessions' IDs.
+func (hs *Sessions) IDs() *sessiontable.Table { return hs.ids }
+
+// Reap ends every session idle for the idle timeout, until ctx ends.
 // With shared state it ends a session only here (its record lives on
 // while other replicas use it, and expires on its own), and keeps the
 // record of a session busy here alive.
-func (hs *httpSessions) reap(ctx context.Context) {
-	tick := time.NewTicker(reapInterval(hs.ids.limits.IdleTimeout))
+func (hs *Sessions) Reap(ctx context.Context) {
+	tick := time.NewTicker(reapInterval(hs.ids.Limits().IdleTimeout))
 	defer tick.Stop()
 	for {
 		select {
@@ -54,13 +63,13 @@ func (hs *httpSessions) reap(ctx context.Context) {
 			return
 		case now := <-tick.C:
 			hs.touchBusy(ctx)
-			expired := hs.ids.expire(now)
+			expired := hs.ids.Expire(now)
 			for _, id := range expired {
 				hs.end(ctx, id)
 			}
 			if len(expired) > 0 {
-				live, _, _ := hs.ids.counts()
-				hs.logger.Info("ended idle HTTP sessions", "ended", len(expired), "idle_timeout", hs.ids.limits.IdleTimeout, "sessions_live", live)
+				live, _, _ := hs.ids.Counts()
+				hs.logger.Info("ended idle HTTP sessions", "ended", len(expired), "idle_timeout", hs.ids.Limits().IdleTimeout, "sessions_live", live)
 			}
 		}
 	}
@@ -70,7 +79,7 @@ func (hs *httpSessions) reap(ctx context.Context) {
 // is no longer live. mcp-go clears its per-session stores and unregisters
 // the session (running the proxy's hook) only for a DELETE, so end hands
 // its handler one, as a client ending the session would send.
-func (hs *httpSessions) end(ctx context.Context, id string) {
+func (hs *Sessions) end(ctx context.Context, id string) {
 	req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodDelete, EndpointPath, http.NoBody)
 	if err != nil {
 		hs.logger.Error("ending an HTTP session", "session", id, "err", err)

@@ -1,4 +1,4 @@
-package proxy
+package stdio
 
 import (
 	"context"
@@ -18,11 +18,11 @@ var errClientLeft = errors.New("the stdio client left (its end of the connection
 // writing (see stdioWriter.stop).
 var errStdioClosed = errors.New("the stdio connection is closed")
 
-// stdioFlushWait bounds how long the answers of requests that finish as a
+// FlushWait bounds how long the answers of requests that finish as a
 // stdio connection ends (those cancelled at the end of the shutdown grace,
 // or when the input ended) may wait for a client that does not read: past
 // it they are dropped, and serving ends.
-const stdioFlushWait = time.Second
+const FlushWait = time.Second
 
 // A stdioWriter writes a stdio connection's messages to its client, one at
 // a time, in the order they were handed over, on a goroutine of its own:

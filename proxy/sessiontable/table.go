@@ -1,4 +1,10 @@
-package proxy
+// Package sessiontable is the HTTP listener's table of session IDs: it
+// issues them (as mcp-go's SessionIdManager), remembers the live ones and
+// who owns each, counts them under the caps of Limits, evicting the least
+// recently used idle session at a cap, and tells the reaper which have
+// been idle too long. It keeps no session state beyond that; proxy ends
+// what a session held.
+package sessiontable
 
 import (
 	"crypto/rand"
@@ -15,10 +21,10 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 )
 
-// sessionIDPrefix starts every session ID the HTTP listener issues.
-const sessionIDPrefix = "mcp-session-"
+// IDPrefix starts every session ID the HTTP listener issues.
+const IDPrefix = "mcp-session-"
 
-// Defaults of SessionLimits. A session costs about 20 KB while it lives
+// Defaults of Limits. A session costs about 20 KB while it lives
 // (mcp-go's stores, its grants, the proxy's tables), so the default caps
 // bound abandoned sessions to about 20 MB.
 const (
@@ -27,9 +33,9 @@ const (
 	DefaultMaxSessionsPerPrincipal = 100
 )
 
-// SessionLimits bound the HTTP listener's sessions. The zero value of each
+// Limits bound the HTTP listener's sessions. The zero value of each
 // field means its default.
-type SessionLimits struct {
+type Limits struct {
 	// IdleTimeout ends a session that has had no request in progress for
 	// this long (config http.session_idle_timeout); 0 means
 	// DefaultSessionIdleTimeout. A request in progress, an open GET stream
@@ -37,7 +43,7 @@ type SessionLimits struct {
 	IdleTimeout time.Duration
 	// Max caps the live sessions of all principals together (config
 	// http.max_sessions); 0 means DefaultMaxSessions. At a cap a new
-	// session evicts the least recently used idle one (see reserve).
+	// session evicts the least recently used idle one (see Reserve).
 	Max int
 	// MaxPerPrincipal caps the live sessions of one principal (config
 	// http.max_sessions_per_principal); 0 means
@@ -45,7 +51,7 @@ type SessionLimits struct {
 	MaxPerPrincipal int
 }
 
-func (l SessionLimits) withDefaults() SessionLimits {
+func (l Limits) withDefaults() Limits {
 	if l.IdleTimeout <= 0 {
 		l.IdleTimeout = DefaultSessionIdleTimeout
 	}
@@ -58,15 +64,15 @@ func (l SessionLimits) withDefaults() SessionLimits {
 	return l
 }
 
-// errUnknownSession is what Validate returns for an ID that was never
+// ErrUnknownSession is what Validate returns for an ID that was never
 // issued or was already terminated; mcp-go answers it with 404, so the
 // client knows to initialize again (MCP streamable HTTP, session management).
-var errUnknownSession = errors.New("unknown or terminated session")
+var ErrUnknownSession = errors.New("unknown or terminated session")
 
-// A SessionLimitError refuses a new session over one of the caps of
-// SessionLimits; Status is the HTTP status it is answered with (429 for a
+// A LimitError refuses a new session over one of the caps of
+// Limits; Status is the HTTP status it is answered with (429 for a
 // principal's cap, 503 for the overall one).
-type SessionLimitError struct {
+type LimitError struct {
 	Setting     string // the config key of the cap
 	Limit       int
 	Principal   string // whose cap, for the per-principal one
@@ -74,7 +80,7 @@ type SessionLimitError struct {
 	Status      int
 }
 
-func (e *SessionLimitError) Error() string {
+func (e *LimitError) Error() string {
 	who := "mcpwarden has"
 	if e.Principal != "" {
 		who = fmt.Sprintf("principal %q has", e.Principal)
@@ -90,19 +96,19 @@ type liveSession struct {
 	busy      int       // requests on it in progress
 	idleSince time.Time // when it was issued or its last request ended
 	// record is the shared record of a session another replica opened
-	// (see adopt), from which each request's session is rebuilt; nil for
+	// (see Adopt), from which each request's session is rebuilt; nil for
 	// one this replica opened, which mcp-go keeps registered.
 	record *state.Session
 }
 
-// A reservation holds a place under the caps for a request that may open
+// A Reservation holds a place under the caps for a request that may open
 // a session, until the session it opens is claimed or the request ends.
-type reservation struct {
+type Reservation struct {
 	principal string
 	done      bool
 }
 
-// sessionIDs issues session IDs and remembers the live ones, so that a
+// A Table issues session IDs and remembers the live ones, so that a
 // request with an ID that was never issued, or whose session a DELETE or
 // the idle timeout ended, gets 404. (mcp-go's default manager only checks
 // an ID's format; its stateful one keeps every terminated ID forever.) IDs
@@ -110,8 +116,8 @@ type reservation struct {
 // bound to them. It also counts the sessions each principal holds, for the
 // caps, and when each went idle, for the reaper. It is safe for concurrent
 // use.
-type sessionIDs struct {
-	limits SessionLimits
+type Table struct {
+	limits Limits
 
 	mu   sync.Mutex
 	live map[string]*liveSession
@@ -121,15 +127,20 @@ type sessionIDs struct {
 	reserved int
 }
 
-var _ server.SessionIdManager = (*sessionIDs)(nil)
+var _ server.SessionIdManager = (*Table)(nil)
 
-func newSessionIDs(limits SessionLimits) *sessionIDs {
-	return &sessionIDs{limits: limits.withDefaults(), live: make(map[string]*liveSession), held: make(map[string]int)}
+// New returns an empty table under limits (their zero fields meaning the
+// defaults).
+func New(limits Limits) *Table {
+	return &Table{limits: limits.withDefaults(), live: make(map[string]*liveSession), held: make(map[string]int)}
 }
 
+// Limits returns the table's limits, defaults filled in.
+func (m *Table) Limits() Limits { return m.limits }
+
 // Generate issues a new session ID and marks it live.
-func (m *sessionIDs) Generate() string {
-	id := sessionIDPrefix + rand.Text()
+func (m *Table) Generate() string {
+	id := IDPrefix + rand.Text()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.live[id] = &liveSession{idleSince: time.Now()}
@@ -137,27 +148,27 @@ func (m *sessionIDs) Generate() string {
 }
 
 // Validate reports an error for an ID that is not live.
-func (m *sessionIDs) Validate(id string) (isTerminated bool, err error) {
-	if !strings.HasPrefix(id, sessionIDPrefix) {
-		return false, errUnknownSession
+func (m *Table) Validate(id string) (isTerminated bool, err error) {
+	if !strings.HasPrefix(id, IDPrefix) {
+		return false, ErrUnknownSession
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.live[id]; !ok {
-		return false, errUnknownSession
+		return false, ErrUnknownSession
 	}
 	return false, nil
 }
 
 // Terminate forgets id; terminating an unknown ID is not an error.
-func (m *sessionIDs) Terminate(id string) (isNotAllowed bool, err error) {
+func (m *Table) Terminate(id string) (isNotAllowed bool, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.removeLocked(id)
 	return false, nil
 }
 
-func (m *sessionIDs) removeLocked(id string) {
+func (m *Table) removeLocked(id string) {
 	ls, ok := m.live[id]
 	if !ok {
 		return
@@ -168,20 +179,20 @@ func (m *sessionIDs) removeLocked(id string) {
 	}
 }
 
-func (m *sessionIDs) dropHeldLocked(principal string) {
+func (m *Table) dropHeldLocked(principal string) {
 	if m.held[principal]--; m.held[principal] <= 0 {
 		delete(m.held, principal)
 	}
 }
 
-// An eviction is an idle session reserve ended to make room under a cap.
-type eviction struct {
-	id    string
-	owner string
-	cap   telemetry.SessionCap
+// An Eviction is an idle session Reserve ended to make room under a cap.
+type Eviction struct {
+	ID    string
+	Owner string
+	Cap   telemetry.SessionCap
 }
 
-// reserve holds a place for a session principal may open, or says which
+// Reserve holds a place for a session principal may open, or says which
 // cap refuses it. Sessions issued but not yet claimed count against the
 // overall cap too. At a cap it ends the least recently used idle session
 // (no request in progress, a GET stream or a call waiting on an ask
@@ -189,41 +200,41 @@ type eviction struct {
 // for the overall one — and returns it, for the caller to end everywhere;
 // it refuses only when every session under the cap is busy. An evicted
 // ID gets 404 from now on, and its client initializes again.
-func (m *sessionIDs) reserve(principal string) (*reservation, []eviction, error) {
+func (m *Table) Reserve(principal string) (*Reservation, []Eviction, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var evicted []eviction
+	var evicted []Eviction
 	freed := 0
 	if m.held[principal] >= m.limits.MaxPerPrincipal {
 		id, ok := m.lruIdleLocked(principal, true, "")
 		if !ok {
-			return nil, nil, &SessionLimitError{Setting: "http.max_sessions_per_principal", Limit: m.limits.MaxPerPrincipal, Principal: principal, IdleTimeout: m.limits.IdleTimeout, Status: http.StatusTooManyRequests}
+			return nil, nil, &LimitError{Setting: "http.max_sessions_per_principal", Limit: m.limits.MaxPerPrincipal, Principal: principal, IdleTimeout: m.limits.IdleTimeout, Status: http.StatusTooManyRequests}
 		}
-		evicted = append(evicted, eviction{id: id, owner: principal, cap: telemetry.CapPrincipal})
+		evicted = append(evicted, Eviction{ID: id, Owner: principal, Cap: telemetry.CapPrincipal})
 		freed = 1
 	}
 	if len(m.live)-freed+m.reserved >= m.limits.Max {
 		skip := ""
 		if len(evicted) > 0 {
-			skip = evicted[0].id
+			skip = evicted[0].ID
 		}
 		id, ok := m.lruIdleLocked("", false, skip)
 		if !ok {
-			return nil, nil, &SessionLimitError{Setting: "http.max_sessions", Limit: m.limits.Max, IdleTimeout: m.limits.IdleTimeout, Status: http.StatusServiceUnavailable}
+			return nil, nil, &LimitError{Setting: "http.max_sessions", Limit: m.limits.Max, IdleTimeout: m.limits.IdleTimeout, Status: http.StatusServiceUnavailable}
 		}
-		evicted = append(evicted, eviction{id: id, owner: m.live[id].owner, cap: telemetry.CapGlobal})
+		evicted = append(evicted, Eviction{ID: id, Owner: m.live[id].owner, Cap: telemetry.CapGlobal})
 	}
 	for _, ev := range evicted {
-		m.removeLocked(ev.id)
+		m.removeLocked(ev.ID)
 	}
 	m.held[principal]++
 	m.reserved++
-	return &reservation{principal: principal}, evicted, nil
+	return &Reservation{principal: principal}, evicted, nil
 }
 
 // lruIdleLocked finds the owned session idle for longest other than
 // skip, of principal when mine is set, of anyone otherwise.
-func (m *sessionIDs) lruIdleLocked(principal string, mine bool, skip string) (string, bool) {
+func (m *Table) lruIdleLocked(principal string, mine bool, skip string) (string, bool) {
 	var best string
 	var since time.Time
 	for id, ls := range m.live {
@@ -237,9 +248,9 @@ func (m *sessionIDs) lruIdleLocked(principal string, mine bool, skip string) (st
 	return best, best != ""
 }
 
-// release gives back a reservation that claimed no session; releasing
+// Release gives back a reservation that claimed no session; releasing
 // one already claimed or released does nothing.
-func (m *sessionIDs) release(r *reservation) {
+func (m *Table) Release(r *Reservation) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r.done {
@@ -250,11 +261,11 @@ func (m *sessionIDs) release(r *reservation) {
 	m.dropHeldLocked(r.principal)
 }
 
-// claim makes the reservation's principal the owner of a live session
+// Claim makes the reservation's principal the owner of a live session
 // that has none, turning the reservation into the session, and reports
 // whether it did: for an ID that is not live or already owned, or a
 // reservation already used, it does nothing.
-func (m *sessionIDs) claim(id string, r *reservation) bool {
+func (m *Table) Claim(id string, r *Reservation) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ls, live := m.live[id]
@@ -268,10 +279,10 @@ func (m *sessionIDs) claim(id string, r *reservation) bool {
 	return true
 }
 
-// begin marks a request of principal on session id as in progress, if
+// Begin marks a request of principal on session id as in progress, if
 // the session is live and principal owns it; live and owned say which.
 // A request that began must end.
-func (m *sessionIDs) begin(id, principal string) (live, owned bool) {
+func (m *Table) Begin(id, principal string) (live, owned bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ls, live := m.live[id]
@@ -282,9 +293,9 @@ func (m *sessionIDs) begin(id, principal string) (live, owned bool) {
 	return true, true
 }
 
-// end marks a request that began as over; the session is idle from now
+// End marks a request that began as over; the session is idle from now
 // if it was the last.
-func (m *sessionIDs) end(id string) {
+func (m *Table) End(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if ls, ok := m.live[id]; ok {
@@ -294,9 +305,9 @@ func (m *sessionIDs) end(id string) {
 	}
 }
 
-// expire removes and returns the sessions idle since before now minus the
+// Expire removes and returns the sessions idle since before now minus the
 // idle timeout. A request naming one of them from now on gets 404.
-func (m *sessionIDs) expire(now time.Time) []string {
+func (m *Table) Expire(now time.Time) []string {
 	cutoff := now.Add(-m.limits.IdleTimeout)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -312,19 +323,19 @@ func (m *sessionIDs) expire(now time.Time) []string {
 	return out
 }
 
-// counts reports the live sessions, the principals holding any and the
+// Counts reports the live sessions, the principals holding any and the
 // reservations, for tests and logs.
-func (m *sessionIDs) counts() (live, principals, reserved int) {
+func (m *Table) Counts() (live, principals, reserved int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.live), len(m.held), m.reserved
 }
 
-// adopt makes a session another replica opened live here, owned by the
+// Adopt makes a session another replica opened live here, owned by the
 // principal its shared record names, and reports whether it did: a
 // session live here already is left as it is. The principal's count here
 // grows with it, so the caps bound what this replica holds.
-func (m *sessionIDs) adopt(rec state.Session) bool {
+func (m *Table) Adopt(rec state.Session) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.live[rec.ID]; ok {
@@ -335,16 +346,16 @@ func (m *sessionIDs) adopt(rec state.Session) bool {
 	return true
 }
 
-// known reports whether session id is live here.
-func (m *sessionIDs) known(id string) bool {
+// Known reports whether session id is live here.
+func (m *Table) Known(id string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	_, ok := m.live[id]
 	return ok
 }
 
-// record returns the shared record of an adopted session, or nil.
-func (m *sessionIDs) record(id string) *state.Session {
+// Record returns the shared record of an adopted session, or nil.
+func (m *Table) Record(id string) *state.Session {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if ls, ok := m.live[id]; ok {
@@ -353,8 +364,8 @@ func (m *sessionIDs) record(id string) *state.Session {
 	return nil
 }
 
-// busyIDs returns the live sessions with a request in progress.
-func (m *sessionIDs) busyIDs() []string {
+// BusyIDs returns the live sessions with a request in progress.
+func (m *Table) BusyIDs() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []string

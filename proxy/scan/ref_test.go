@@ -1,4 +1,4 @@
-package proxy
+package scan
 
 import (
 	"bytes"
@@ -11,12 +11,12 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/secrets"
 )
 
-// refScanJSON is scanJSON as it was before its strings were read by
+// refScanJSON is JSON (the function) as it was before its strings were read by
 // stringEnd and unquote (issue 21): a byte at a time, escaped strings
 // through json.Unmarshal. It stays as the reference of
 // FuzzScanJSONMatchesTheReference.
-func refScanJSON(raw []byte, redact bool) ([]byte, resultScan) {
-	var scan resultScan
+func refScanJSON(raw []byte, redact bool) ([]byte, Findings) {
+	var scan Findings
 	var out []byte
 	done := 0
 	blobValue := false
@@ -49,16 +49,16 @@ func refScanJSON(raw []byte, redact bool) ([]byte, resultScan) {
 		found := false
 		if ms := secrets.Find(text); len(ms) > 0 {
 			scan.add(ms)
-			replace, found = secrets.Redact(text, resultMask), true
+			replace, found = secrets.Redact(text, Mask), true
 		}
 		if blobValue && !isKey {
 			if blob, ok := scanBlob(text, &scan); ok {
 				replace, found = blob, true
 			}
 		}
-		if i == secretAt && !isKey && utf8.RuneCountInString(text) >= secretValueLen && text != resultMask {
+		if i == secretAt && !isKey && utf8.RuneCountInString(text) >= secretValueLen && text != Mask {
 			scan.add([]secrets.Match{{Kind: secrets.Assignment, End: len(text)}})
-			replace, found = resultMask, true
+			replace, found = Mask, true
 		}
 		if secretAt = -1; isKey && secrets.IsCredentialName(text) {
 			secretAt = valueStart(raw, j+1)
@@ -79,7 +79,7 @@ func refScanJSON(raw []byte, redact bool) ([]byte, resultScan) {
 	return append(out, raw[done:]...), scan
 }
 
-// FuzzScanJSONMatchesTheReference holds scanJSON to refScanJSON on any
+// FuzzScanJSONMatchesTheReference holds JSON (the function) to refScanJSON on any
 // bytes, JSON or not.
 func FuzzScanJSONMatchesTheReference(f *testing.F) {
 	for _, s := range []string{
@@ -91,10 +91,10 @@ func FuzzScanJSONMatchesTheReference(f *testing.F) {
 		f.Add([]byte(s), true)
 	}
 	f.Fuzz(func(t *testing.T, raw []byte, redact bool) {
-		got, gotScan := scanJSON(raw, redact)
+		got, gotScan := JSON(raw, redact)
 		want, wantScan := refScanJSON(raw, redact)
 		if !bytes.Equal(got, want) || !slices.Equal(gotScan.kinds, wantScan.kinds) {
-			t.Fatalf("scanJSON(%q) = %q %v, want %q %v", raw, got, gotScan.kinds, want, wantScan.kinds)
+			t.Fatalf("JSON(%q) = %q %v, want %q %v", raw, got, gotScan.kinds, want, wantScan.kinds)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package proxy
+package scan
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 // stringEnd returns the index in raw of the quote that ends the JSON
 // string starting at the quote raw[i], -1 if none does, and whether the
 // string holds a backslash. A backslash escapes the byte after it, as
-// scanJSON has always read strings.
+// JSON has always read strings.
 func stringEnd(raw []byte, i int) (end int, escaped bool) {
 	j := i + 1
 	for j < len(raw) {

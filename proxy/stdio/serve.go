@@ -1,4 +1,8 @@
-package proxy
+// Package stdio is mcpwarden's stdio transport: one client served over a
+// process's standard input and output in front of mcp-go's MCPServer (see
+// Serve). It knows nothing of policy; proxy.Server.ServeStdio runs it with
+// the server's MCPServer and in-flight budget.
+package stdio
 
 import (
 	"bytes"
@@ -14,16 +18,19 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/proxy/wire"
 )
 
-// maxStdioRequests bounds the requests one stdio client may have in
+// MaxRequests bounds the requests one stdio client may have in
 // flight; a request beyond it is refused at once, so that reading goes on
 // (a cancellation, or the answer to an elicitation a held call waits for,
 // must still get through).
-const maxStdioRequests = 1024
+const MaxRequests = 1024
 
-// ServeStdio serves one client over in and out until ctx is done or in
-// ends. Nothing but protocol messages is written to out.
+// Serve serves one client of srv over in and out until ctx is done or in
+// ends, counting large arguments and results in budget. Nothing but
+// protocol messages is written to out.
 //
 // It is mcpwarden's own stdio transport in front of mcp-go's MCPServer,
 // which still handles every message. mcp-go's StdioServer hands each line
@@ -33,23 +40,23 @@ const maxStdioRequests = 1024
 // every other tool call of the client. Here one goroutine at a time reads
 // a line and decodes only its head; a request is served on the goroutine
 // that read it, after it handed reading on (see readLines).
-func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	lifter := newStdinLifter(in, s.inflight, func(wire string) bool { return s.mcp.GetTool(wire) != nil })
-	results := &streamSet{}
+func Serve(ctx context.Context, srv *server.MCPServer, budget *wire.Budget, logger *slog.Logger, in io.Reader, out io.Writer) error {
+	lifter := wire.NewStdinLifter(in, budget, func(wire string) bool { return srv.GetTool(wire) != nil })
+	results := &wire.StreamSet{}
 	c := &stdioConn{
-		mcp:      s.mcp,
-		logger:   s.logger,
-		out:      newStdioWriter(streamWriter{w: out, set: results}),
-		slots:    make(chan struct{}, maxStdioRequests),
+		mcp:      srv,
+		logger:   logger,
+		out:      newStdioWriter(wire.NewStreamWriter(out, results)),
+		slots:    make(chan struct{}, MaxRequests),
 		inflight: map[string]*stdioRequest{},
 	}
 	c.session = newStdioSession(c.write)
-	if err := s.mcp.RegisterSession(ctx, c.session); err != nil {
+	if err := srv.RegisterSession(ctx, c.session); err != nil {
 		return fmt.Errorf("registering the stdio session: %w", err)
 	}
-	defer s.mcp.UnregisterSession(ctx, stdioSessionID)
+	defer srv.UnregisterSession(ctx, SessionID)
 
-	ctx = withStreamSet(withLiftedSet(s.mcp.WithContext(ctx, c.session), lifter.set), results)
+	ctx = wire.WithStreamSet(lifter.WithSet(srv.WithContext(ctx, c.session)), results)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	notified := make(chan struct{})
@@ -76,14 +83,14 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	}
 	// Requests still running are cancelled, as the client that would read
 	// their answers is gone, and waited for: their answers get
-	// stdioFlushWait to reach a client that does not read, and are
+	// FlushWait to reach a client that does not read, and are
 	// dropped after it.
 	cancel(cause)
 	c.stop()
 	c.session.close()
 	<-notified
-	lifter.set.releaseAll()
-	results.releaseAll()
+	lifter.ReleaseLifted()
+	results.ReleaseAll()
 	return err
 }
 
@@ -127,9 +134,9 @@ type stdioHead struct {
 // Only one goroutine reads at a time, so lines are routed in the order
 // sent. A last line without its newline is dropped, as mcp-go's transport
 // drops it.
-func (c *stdioConn) readLines(ctx context.Context, lifter *stdinLifter) {
+func (c *stdioConn) readLines(ctx context.Context, lifter *wire.StdinLifter) {
 	for {
-		line, err := lifter.readLine()
+		line, err := lifter.ReadLine()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = nil
@@ -142,7 +149,7 @@ func (c *stdioConn) readLines(ctx context.Context, lifter *stdinLifter) {
 		}
 		req, more := c.dispatch(ctx, line)
 		if !more {
-			lifter.set.releaseAll() // what that line lifted, if anything
+			lifter.ReleaseLifted() // what that line lifted, if anything
 			c.inputEnded <- nil
 			return
 		}
@@ -236,7 +243,7 @@ func (c *stdioConn) admit(id json.RawMessage, line []byte) (req *stdioRequest, r
 	case c.slots <- struct{}{}:
 	default:
 		return nil, mcp.NewJSONRPCError(requestID(id), mcp.INTERNAL_ERROR,
-			fmt.Sprintf("mcpwarden refused this request: %d requests of this client are in flight already; wait for some to finish", maxStdioRequests), nil), true
+			fmt.Sprintf("mcpwarden refused this request: %d requests of this client are in flight already; wait for some to finish", MaxRequests), nil), true
 	}
 	c.requests.Add(1)
 	req = &stdioRequest{id: id, key: idKey(id), line: line}
@@ -320,7 +327,7 @@ func (c *stdioConn) isStopped() bool {
 }
 
 // stop makes dispatch serve nothing more and waits for the requests it
-// started; after stdioFlushWait it stops writing, so that requests whose
+// started; after FlushWait it stops writing, so that requests whose
 // answers a client that does not read holds up return.
 func (c *stdioConn) stop() {
 	c.mu.Lock()
@@ -331,12 +338,12 @@ func (c *stdioConn) stop() {
 		c.requests.Wait()
 		close(served)
 	}()
-	flush := time.NewTimer(stdioFlushWait)
+	flush := time.NewTimer(FlushWait)
 	defer flush.Stop()
 	select {
 	case <-served:
 	case <-flush.C:
-		c.logger.Warn("the stdio client is not reading; dropping the answers it has not taken", "waited", stdioFlushWait)
+		c.logger.Warn("the stdio client is not reading; dropping the answers it has not taken", "waited", FlushWait)
 	}
 	c.out.stop()
 	<-served

@@ -1,6 +1,14 @@
-package proxy
+// Package wire is mcpwarden's byte plumbing between the client and the
+// handlers: the in-flight budget (Budget, Hold) that bounds the bytes calls
+// hold, lifting the large arguments of a tools/call out of its message
+// before mcp-go decodes it (Lifted, StdinLifter), streaming a large
+// result's content items into the response as the upstream sent them
+// (Streamed, StreamWriter), and the token sets both go by. It knows
+// nothing of policy: proxy and its transports use it.
+package wire
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,14 +18,14 @@ import (
 )
 
 // DefaultMaxInflightBytes is the bound on the bytes held by tools/calls in
-// flight when Options.MaxInflightBytes is 0 (config max_inflight_mb: 256).
+// flight when proxy.Options.MaxInflightBytes is 0 (config max_inflight_mb: 256).
 const DefaultMaxInflightBytes = 256 << 20
 
 // ErrInflightFull is wrapped by the error of a call whose arguments or
 // result would take the bytes held by calls in flight over the bound.
 var ErrInflightFull = errors.New("max_inflight_mb exceeded")
 
-// An inflightBudget bounds the bytes that tools/calls in flight hold: each
+// A Budget bounds the bytes that tools/calls in flight hold: each
 // call's arguments (their JSON, as received) from the moment it is handled,
 // and its result (its JSON, as the upstream sent it) from the moment it
 // arrives, both until the call's handler returns. A call that would go over
@@ -27,52 +35,54 @@ var ErrInflightFull = errors.New("max_inflight_mb exceeded")
 // few copies of each on the way through (decoding, checking, encoding), so
 // the memory it takes is a small multiple of the bound (see README,
 // Reliability). It is safe for concurrent use.
-type inflightBudget struct {
+type Budget struct {
 	max   int64
-	parse chan struct{} // see parsing
+	parse chan struct{} // see Parsing
 
 	mu   sync.Mutex
 	used int64
 }
 
-func newInflightBudget(max int64) *inflightBudget {
+// NewBudget returns a budget of max bytes, DefaultMaxInflightBytes when
+// max is 0.
+func NewBudget(max int64) *Budget {
 	if max == 0 {
 		max = DefaultMaxInflightBytes
 	}
-	return &inflightBudget{max: max, parse: make(chan struct{}, runtime.GOMAXPROCS(0))}
+	return &Budget{max: max, parse: make(chan struct{}, runtime.GOMAXPROCS(0))}
 }
 
-// parsing waits until fewer large arguments than there are CPUs are being
+// Parsing waits until fewer large arguments than there are CPUs are being
 // parsed, and returns what to call when this parse is done. Parsing takes
 // a few times the arguments' size for a moment (the decoder's buffer, the
 // decoded strings, the canonical encoding), and more parses at once than
 // there are CPUs to run them only hold more of that at once. The wait is
 // short and bounded: a parse cannot block.
-func (b *inflightBudget) parsing() (done func()) {
+func (b *Budget) Parsing() (done func()) {
 	b.parse <- struct{}{}
 	return func() { <-b.parse }
 }
 
-// A hold is what one call has taken from the budget. Its methods may be
+// A Hold is what one call has taken from the budget. Its methods may be
 // called on a nil hold (a call that took nothing yet), and release is
 // idempotent.
-type hold struct {
-	b *inflightBudget
+type Hold struct {
+	b *Budget
 	n int64
 }
 
-// admit takes n bytes, which what names in the error, for a new call or
+// Admit takes n bytes, which what names in the error, for a new call or
 // request, or returns an error naming the setting when they do not fit.
-func (b *inflightBudget) admit(n int64, what string) (*hold, error) {
-	h := &hold{b: b}
-	if err := h.add(n, what); err != nil {
+func (b *Budget) Admit(n int64, what string) (*Hold, error) {
+	h := &Hold{b: b}
+	if err := h.Add(n, what); err != nil {
 		return nil, err
 	}
 	return h, nil
 }
 
-// add takes n more bytes for the call; what names them in the error.
-func (h *hold) add(n int64, what string) error {
+// Add takes n more bytes for the call; what names them in the error.
+func (h *Hold) Add(n int64, what string) error {
 	if h == nil || n <= 0 {
 		return nil
 	}
@@ -87,9 +97,9 @@ func (h *hold) add(n int64, what string) error {
 	return nil
 }
 
-// split moves n of the bytes h holds (all of them, if it holds fewer)
+// Split moves n of the bytes h holds (all of them, if it holds fewer)
 // to a hold of their own, which is returned.
-func (h *hold) split(n int64) *hold {
+func (h *Hold) Split(n int64) *Hold {
 	if h == nil {
 		return nil
 	}
@@ -98,11 +108,11 @@ func (h *hold) split(n int64) *hold {
 	defer b.mu.Unlock()
 	n = min(n, h.n)
 	h.n -= n
-	return &hold{b: b, n: n}
+	return &Hold{b: b, n: n}
 }
 
-// release gives back everything the call took.
-func (h *hold) release() {
+// Release gives back everything the call took.
+func (h *Hold) Release() {
 	if h == nil {
 		return
 	}
@@ -114,44 +124,44 @@ func (h *hold) release() {
 }
 
 // bodyCounted marks the context of an HTTP request whose body, and so the
-// arguments of the call in it, countBodies took already.
+// arguments of the call in it, CountBodies took already.
 type bodyCounted struct{}
 
-// admitCall takes n bytes of arguments for a tools/call, unless they came
-// in an HTTP request body that countBodies took already; the hold it
+// AdmitCall takes n bytes of arguments for a tools/call, unless they came
+// in an HTTP request body that CountBodies took already; the hold it
 // returns takes the call's result either way.
-func (b *inflightBudget) admitCall(ctx context.Context, n int64) (*hold, error) {
+func (b *Budget) AdmitCall(ctx context.Context, n int64) (*Hold, error) {
 	if ctx.Value(bodyCounted{}) != nil {
-		return &hold{b: b}, nil
+		return &Hold{b: b}, nil
 	}
-	return b.admit(n, "its arguments")
+	return b.Admit(n, "its arguments")
 }
 
-// countBodies takes the body of each HTTP request (its ContentLength; the
+// CountBodies takes the body of each HTTP request (its ContentLength; the
 // guard before it has read the body and set it) from the budget until next
 // returns, so that a body which does not fit is refused with 503 before
 // mcp-go decodes it. The large arguments of a tools/call are lifted out of
-// the body before mcp-go reads it (see lifted): the handler takes them from
+// the body before mcp-go reads it (see Lifted): the handler takes them from
 // the body, so mcp-go makes no copies of them.
-func (b *inflightBudget) countBodies(next http.Handler) http.Handler {
+func (b *Budget) CountBodies(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength <= 0 {
 			next.ServeHTTP(w, r)
 			return
 		}
-		h, err := b.admit(r.ContentLength, "the request body")
+		h, err := b.Admit(r.ContentLength, "the request body")
 		if err != nil {
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, "mcpwarden refused the request: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
-		defer h.release()
-		results := &streamSet{}
-		defer results.releaseAll()
-		w = &streamResponseWriter{ResponseWriter: w, sw: streamWriter{w: w, set: results}}
-		ctx := withStreamSet(context.WithValue(r.Context(), bodyCounted{}, true), results)
-		body, ok := r.Body.(*bufferedBody)
-		if !ok || len(body.b) < liftMin {
+		defer h.Release()
+		results := &StreamSet{}
+		defer results.ReleaseAll()
+		w = &streamResponseWriter{ResponseWriter: w, sw: StreamWriter{w: w, set: results}}
+		ctx := WithStreamSet(context.WithValue(r.Context(), bodyCounted{}, true), results)
+		body, ok := r.Body.(*Body)
+		if !ok || len(body.b) < LiftMin {
 			next.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
@@ -160,17 +170,17 @@ func (b *inflightBudget) countBodies(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
-		set := &liftedSet{}
-		defer set.releaseAll()
-		rest := lift(body.b, start, end, liftPlaceholder(set.put(&lifted{raw: body.b[start:end:end]})))
+		set := &LiftedSet{}
+		defer set.ReleaseAll()
+		rest := lift(body.b, start, end, liftPlaceholder(set.Put(&Lifted{Raw: body.b[start:end:end]})))
 		r = r.WithContext(withLiftedSet(ctx, set))
-		r.Body, r.ContentLength = newBufferedBody(rest), int64(len(rest))
+		r.Body, r.ContentLength = NewBody(rest), int64(len(rest))
 		next.ServeHTTP(w, r)
 	})
 }
 
-// inUse returns the bytes held now.
-func (b *inflightBudget) inUse() int64 {
+// InUse returns the bytes held now.
+func (b *Budget) InUse() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.used
@@ -183,3 +193,18 @@ func sizeText(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// A Body is a request body the HTTP guard has read whole; the handlers
+// after it reach its bytes without reading (and copying) them.
+type Body struct {
+	*bytes.Reader
+	b []byte
+}
+
+// NewBody returns a body of the bytes b.
+func NewBody(b []byte) *Body { return &Body{Reader: bytes.NewReader(b), b: b} }
+
+func (*Body) Close() error { return nil }
+
+// Bytes returns the body's bytes, which the caller must not change.
+func (b *Body) Bytes() []byte { return b.b }

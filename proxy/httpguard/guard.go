@@ -1,4 +1,9 @@
-package proxy
+// Package httpguard is the HTTP listener's defences, applied before any
+// MCP processing: the Host and Origin allowlists (DNS rebinding, other
+// sites' pages), the bearer token or OAuth access token that names the
+// caller (Identity), and the body limit. It puts the caller's principal
+// and profile in the request's context, where proxy reads them.
+package httpguard
 
 import (
 	"bytes"
@@ -10,15 +15,16 @@ import (
 	"strings"
 
 	"github.com/mcpwarden/mcpwarden/internal/hostport"
+	"github.com/mcpwarden/mcpwarden/proxy/wire"
 )
 
-// DefaultMaxBodyBytes is the request body limit when GuardOptions sets none.
+// DefaultMaxBodyBytes is the request body limit when Options sets none.
 const DefaultMaxBodyBytes = 4 << 20
 
-// GuardOptions configure the HTTP listener's guard. The zero value lets
+// Options configure the HTTP listener's guard. The zero value lets
 // only localhost names (localhost, 127.0.0.1, [::1], any port) through as
 // Host and Origin and caps bodies at DefaultMaxBodyBytes.
-type GuardOptions struct {
+type Options struct {
 	// AllowedHosts are accepted Host header values in addition to the
 	// localhost names (localhost, 127.0.0.1, [::1]): "name" accepts any
 	// port, "name:port" only that one. Matching ignores case.
@@ -32,7 +38,7 @@ type GuardOptions struct {
 	MaxBodyBytes int64
 }
 
-// A guard is the compiled GuardOptions.
+// A guard is the compiled Options.
 type guard struct {
 	next    http.Handler
 	hosts   []hostport.Pattern
@@ -40,7 +46,7 @@ type guard struct {
 	maxBody int64
 }
 
-// newGuard wraps next with the HTTP listener's defences, applied in this
+// New wraps next with the HTTP listener's defences, applied in this
 // order before any MCP processing: a Host outside the allowlist gets 403
 // (DNS rebinding: a page whose domain resolves to 127.0.0.1 still sends its
 // own name as Host), an Origin outside it gets 403 (a page on another site;
@@ -49,7 +55,7 @@ type guard struct {
 // and a body over the limit gets 413. The allowlist applies whatever
 // address the listener is bound to. An entry that cannot be parsed is an
 // error. The handler is safe for concurrent use.
-func newGuard(o GuardOptions, id Identity, next http.Handler) (http.Handler, error) {
+func New(o Options, id Identity, next http.Handler) (http.Handler, error) {
 	g := &guard{
 		next:    next,
 		origins: make(map[string]bool, len(o.AllowedOrigins)),
@@ -115,7 +121,7 @@ func (g *guard) limitBody(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "reading request body: "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		r.Body = newBufferedBody(body)
+		r.Body = wire.NewBody(body)
 		r.ContentLength = int64(len(body))
 	}
 	g.next.ServeHTTP(w, r)
@@ -132,17 +138,6 @@ func readBody(r io.Reader, size int64) ([]byte, error) {
 	_, err := buf.ReadFrom(r)
 	return buf.Bytes(), err
 }
-
-// A bufferedBody is a request body the guard has read whole; the handlers
-// after it reach its bytes without reading (and copying) them.
-type bufferedBody struct {
-	*bytes.Reader
-	b []byte
-}
-
-func newBufferedBody(b []byte) *bufferedBody { return &bufferedBody{Reader: bytes.NewReader(b), b: b} }
-
-func (*bufferedBody) Close() error { return nil }
 
 func tooLarge(w http.ResponseWriter, limit int64) {
 	w.Header().Set("Connection", "close")

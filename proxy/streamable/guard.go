@@ -1,4 +1,4 @@
-package proxy
+package streamable
 
 import (
 	"context"
@@ -9,10 +9,11 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
-// sessionGuard keeps each HTTP session to its principal, keeps the
+// guard keeps each HTTP session to its principal, keeps the
 // number of sessions under the caps, tells the idle timeout which
 // sessions are in use, and answers 404 to a GET or DELETE naming a
 // session that is not live, as MCP's streamable HTTP transport asks
@@ -34,10 +35,10 @@ import (
 // had no reservation (an initialize sent on an existing session) is
 // counted when its ID is about to be sent and, over a cap, refused the
 // same way instead of the response, and ended.
-func (s *Server) sessionGuard(hs *httpSessions, next http.Handler) http.Handler {
+func (hs *Sessions) guard(next http.Handler) http.Handler {
 	ids := hs.ids
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		principal := s.principalOf(r.Context())
+		principal := hs.principalOf(r.Context())
 		id := r.Header.Get(server.HeaderKeySessionID)
 		if id == "" {
 			if r.Method == http.MethodGet && !modern(r) {
@@ -46,43 +47,42 @@ func (s *Server) sessionGuard(hs *httpSessions, next http.Handler) http.Handler 
 				http.Error(w, "Bad Request: a GET stream needs the Mcp-Session-Id that initialize issued", http.StatusBadRequest)
 				return
 			}
-			var res *reservation
+			var res *sessiontable.Reservation
 			if mayOpenSession(r) {
 				var err error
 				if res, err = hs.reserve(r.Context(), principal); err != nil {
-					s.refuseSession(w, err)
+					hs.refuseSession(w, err)
 					return
 				}
-				defer ids.release(res)
+				defer ids.Release(res)
 			}
 			hs.serveIssuing(w, r, "", res, principal, next)
 			return
 		}
 		if err := hs.refresh(r.Context(), id); err != nil {
-			s.refuseShared(w, err)
+			hs.refuseShared(w, err)
 			return
 		}
-		live, owned := ids.begin(id, principal)
+		live, owned := ids.Begin(id, principal)
 		if owned {
-			defer ids.end(id)
+			defer ids.End(id)
 		}
 		if !live && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
-			http.Error(w, "Not Found: "+errUnknownSession.Error(), http.StatusNotFound)
+			http.Error(w, "Not Found: "+sessiontable.ErrUnknownSession.Error(), http.StatusNotFound)
 			return
 		}
 		// An unowned live session fails closed: no one can prove to own it.
 		if live && !owned {
-			s.writeAudit(r.Context(), audit.Event{
-				Event:        audit.KindDecision,
-				Session:      id,
-				Principal:    principal,
-				Profile:      s.profileOf(r.Context()),
-				Method:       r.Method + " " + EndpointPath,
-				Decision:     rules.Deny.String(),
-				Rule:         ruleSessionOwner,
-				GrantedBy:    audit.GrantedByRule,
-				Reason:       "the session belongs to another principal",
-				PolicySHA256: s.current().policy.SHA256(),
+			hs.audit(r.Context(), audit.Event{
+				Event:     audit.KindDecision,
+				Session:   id,
+				Principal: principal,
+				Profile:   hs.profileOf(r.Context()),
+				Method:    r.Method + " " + EndpointPath,
+				Decision:  rules.Deny.String(),
+				Rule:      RuleSessionOwner,
+				GrantedBy: audit.GrantedByRule,
+				Reason:    "the session belongs to another principal",
 			})
 			http.Error(w, "Forbidden: this session was opened by another principal", http.StatusForbidden)
 			return
@@ -91,7 +91,7 @@ func (s *Server) sessionGuard(hs *httpSessions, next http.Handler) http.Handler 
 			// Ended everywhere before it is ended here: a DELETE that
 			// cannot reach the shared state leaves the session whole.
 			if err := hs.endShared(r.Context(), id); err != nil {
-				s.refuseShared(w, err)
+				hs.refuseShared(w, err)
 				return
 			}
 		}
@@ -99,7 +99,7 @@ func (s *Server) sessionGuard(hs *httpSessions, next http.Handler) http.Handler 
 			if r.Method == http.MethodPost {
 				handled, err := hs.relayResponse(r.Context(), w, r, id)
 				if err != nil {
-					s.refuseShared(w, err)
+					hs.refuseShared(w, err)
 					return
 				}
 				if handled {
@@ -131,8 +131,8 @@ func modern(r *http.Request) bool {
 }
 
 // refuseSession answers a request that would open a session over a cap.
-func (s *Server) refuseSession(w http.ResponseWriter, err error) {
-	s.logger.Warn("refusing a new HTTP session", "err", err)
+func (hs *Sessions) refuseSession(w http.ResponseWriter, err error) {
+	hs.logger.Warn("refusing a new HTTP session", "err", err)
 	http.Error(w, "mcpwarden refused a new session: "+err.Error(), sessionLimitStatus(err))
 }
 
@@ -141,7 +141,7 @@ func sessionLimitStatus(err error) int {
 	if errors.Is(err, errSharedState) {
 		return http.StatusServiceUnavailable
 	}
-	if le, ok := errors.AsType[*SessionLimitError](err); ok {
+	if le, ok := errors.AsType[*sessiontable.LimitError](err); ok {
 		return le.Status
 	}
 	return http.StatusServiceUnavailable
@@ -153,7 +153,7 @@ func sessionLimitStatus(err error) int {
 // (by an initialize sent on an existing session, which had no
 // reservation) is refused instead of its response and ended once mcp-go
 // is done with the request.
-func (hs *httpSessions) serveIssuing(w http.ResponseWriter, r *http.Request, current string, res *reservation, principal string, next http.Handler) {
+func (hs *Sessions) serveIssuing(w http.ResponseWriter, r *http.Request, current string, res *sessiontable.Reservation, principal string, next http.Handler) {
 	var over string
 	var held *issuing
 	if hs.shared != nil {
@@ -175,7 +175,7 @@ func (hs *httpSessions) serveIssuing(w http.ResponseWriter, r *http.Request, cur
 		if issued == current {
 			return nil
 		}
-		if res != nil && hs.ids.claim(issued, res) {
+		if res != nil && hs.ids.Claim(issued, res) {
 			if err := share(issued); err != nil {
 				over = issued
 				return err
@@ -183,7 +183,7 @@ func (hs *httpSessions) serveIssuing(w http.ResponseWriter, r *http.Request, cur
 			return nil
 		}
 		extra, err := hs.reserve(r.Context(), principal)
-		if err == nil && hs.ids.claim(issued, extra) {
+		if err == nil && hs.ids.Claim(issued, extra) {
 			if err := share(issued); err != nil {
 				over = issued
 				return err
@@ -191,11 +191,11 @@ func (hs *httpSessions) serveIssuing(w http.ResponseWriter, r *http.Request, cur
 			return nil
 		}
 		if extra != nil {
-			hs.ids.release(extra)
+			hs.ids.Release(extra)
 		}
 		over = issued
 		if err == nil {
-			err = errUnknownSession // ended before it could be owned
+			err = sessiontable.ErrUnknownSession // ended before it could be owned
 		}
 		hs.logger.Warn("refusing a new HTTP session", "err", err)
 		return err
@@ -207,9 +207,9 @@ func (hs *httpSessions) serveIssuing(w http.ResponseWriter, r *http.Request, cur
 	}
 }
 
-// ruleSessionOwner names the built-in rule that keeps a session to its
+// RuleSessionOwner names the built-in rule that keeps a session to its
 // principal, in audit events.
-const ruleSessionOwner = "builtin:session-owner"
+const RuleSessionOwner = "builtin:session-owner"
 
 // A bindingWriter calls bind with the session ID a response issues, when
 // its headers are written (before the client can learn the ID). When bind

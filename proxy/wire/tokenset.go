@@ -1,22 +1,22 @@
-package proxy
+package wire
 
 import (
 	"crypto/rand"
 	"sync"
 )
 
-// A tokenSet holds values by a random token (128 bits from crypto/rand,
+// A TokenSet holds values by a random token (128 bits from crypto/rand,
 // so unguessable) until they are taken: the arguments lifted out of the
-// messages of one HTTP request or stdio connection (see lifted), and the
+// messages of one HTTP request or stdio connection (see Lifted), and the
 // results its writer is to stream (see streamedResult). It is safe for
 // concurrent use; the zero value is empty.
-type tokenSet[T interface{ release() }] struct {
+type TokenSet[T interface{ Release() }] struct {
 	mu sync.Mutex
 	m  map[string]T
 }
 
-// put keeps v and returns the token that names it.
-func (s *tokenSet[T]) put(v T) string {
+// Put keeps v and returns the token that names it.
+func (s *TokenSet[T]) Put(v T) string {
 	token := rand.Text()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -27,9 +27,9 @@ func (s *tokenSet[T]) put(v T) string {
 	return token
 }
 
-// take removes and returns the value token names, or the zero value when
+// Take removes and returns the value token names, or the zero value when
 // there is none (or s is nil).
-func (s *tokenSet[T]) take(token string) T {
+func (s *TokenSet[T]) Take(token string) T {
 	var v T
 	if s == nil {
 		return v
@@ -41,12 +41,12 @@ func (s *tokenSet[T]) take(token string) T {
 	return v
 }
 
-// releaseAll removes and releases every value no one took.
-func (s *tokenSet[T]) releaseAll() {
+// ReleaseAll removes and releases every value no one took.
+func (s *TokenSet[T]) ReleaseAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for token, v := range s.m {
-		v.release()
+		v.Release()
 		delete(s.m, token)
 	}
 }

@@ -1,21 +1,22 @@
-package proxy
+package wire
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// streamPrefix starts the placeholder that takes the place of a streamed
+// StreamPrefix starts the placeholder that takes the place of a streamed
 // result's content items in the response mcp-go encodes; a random token
 // and a quote end it.
-const streamPrefix = `"mcpwarden.result:`
+const StreamPrefix = `"mcpwarden.result:`
 
-// streamTokenLen is the length of rand.Text's tokens.
-const streamTokenLen = 26
+// StreamTokenLen is the length of rand.Text's tokens.
+const StreamTokenLen = 26
 
 // Streaming a large result is the mirror of lifting arguments (see
 // lifted): mcp-go encodes each response whole, and a tools/call result's
@@ -31,63 +32,68 @@ const streamTokenLen = 26
 // is, so an upstream cannot name another call's result.
 type streamedResult struct {
 	items [][]byte
-	hold  *hold // the result's bytes in the in-flight budget
+	hold  *Hold // the result's bytes in the in-flight budget
 }
 
-// release gives back the result's bytes, when no response carried it
+// Release gives back the result's bytes, when no response carried it
 // (the client went away first).
-func (r *streamedResult) release() { r.hold.release() }
+func (r *streamedResult) Release() { r.hold.Release() }
 
-// A streamSet holds the results a writer is to stream, by token.
-type streamSet = tokenSet[*streamedResult]
+// A StreamSet holds the results a writer is to stream, by token.
+type StreamSet = TokenSet[*streamedResult]
 
 type streamSetKey struct{}
 
-func withStreamSet(ctx context.Context, s *streamSet) context.Context {
+// WithStreamSet returns ctx carrying s, the set that Streamed puts the
+// results of its calls in.
+func WithStreamSet(ctx context.Context, s *StreamSet) context.Context {
 	return context.WithValue(ctx, streamSetKey{}, s)
 }
 
-// streamed returns the result to hand mcp-go in place of res, whose
+// Streamed returns the result to hand mcp-go in place of res, whose
 // content items are streamed by the writer of ctx, or nil when there is
 // no such writer. n bytes of h, the result's, go with the items.
-func streamed(ctx context.Context, res *mcp.CallToolResult, h *hold, n int64) *mcp.CallToolResult {
-	set, _ := ctx.Value(streamSetKey{}).(*streamSet)
+func Streamed(ctx context.Context, res *mcp.CallToolResult, h *Hold, n int64) *mcp.CallToolResult {
+	set, _ := ctx.Value(streamSetKey{}).(*StreamSet)
 	if set == nil {
 		return nil
 	}
 	items := make([][]byte, 0, len(res.Content))
 	for _, c := range res.Content {
-		rc, ok := c.(rawContent)
+		rc, ok := c.(RawContent)
 		if !ok {
 			return nil
 		}
-		items = append(items, rc.raw)
+		items = append(items, rc.Raw)
 	}
-	r := &streamedResult{items: items, hold: h.split(n)}
+	r := &streamedResult{items: items, hold: h.Split(n)}
 	out := *res
-	out.Content = []mcp.Content{rawContent{raw: []byte(streamPrefix + set.put(r) + `"`)}}
+	out.Content = []mcp.Content{RawContent{Raw: []byte(StreamPrefix + set.Put(r) + `"`)}}
 	return &out
 }
 
-// A streamWriter writes what it is given with each placeholder of its set
+// A StreamWriter writes what it is given with each placeholder of its set
 // replaced by the content items it names. mcp-go writes each message with
 // one Write, so a placeholder is never split across two.
-type streamWriter struct {
+type StreamWriter struct {
 	w   io.Writer
-	set *streamSet
+	set *StreamSet
 }
 
-func (sw streamWriter) Write(p []byte) (int, error) {
+// NewStreamWriter returns a writer to w that streams the results of set.
+func NewStreamWriter(w io.Writer, set *StreamSet) StreamWriter { return StreamWriter{w: w, set: set} }
+
+func (sw StreamWriter) Write(p []byte) (int, error) {
 	n := len(p)
 	for {
-		i := bytes.Index(p, []byte(streamPrefix))
+		i := bytes.Index(p, []byte(StreamPrefix))
 		if i < 0 {
 			break
 		}
 		var r *streamedResult
-		end := i + len(streamPrefix) + streamTokenLen + 1
+		end := i + len(StreamPrefix) + StreamTokenLen + 1
 		if end <= len(p) && p[end-1] == '"' {
-			r = sw.set.take(string(p[i+len(streamPrefix) : end-1]))
+			r = sw.set.Take(string(p[i+len(StreamPrefix) : end-1]))
 		}
 		if r == nil { // not a placeholder of this set: text like any other
 			if _, err := sw.w.Write(p[:i+1]); err != nil {
@@ -97,7 +103,7 @@ func (sw streamWriter) Write(p []byte) (int, error) {
 			continue
 		}
 		err := sw.writeItems(p[:i], r.items)
-		r.hold.release()
+		r.hold.Release()
 		if err != nil {
 			return 0, err
 		}
@@ -110,7 +116,7 @@ func (sw streamWriter) Write(p []byte) (int, error) {
 }
 
 // writeItems writes head, then the items separated by commas.
-func (sw streamWriter) writeItems(head []byte, items [][]byte) error {
+func (sw StreamWriter) writeItems(head []byte, items [][]byte) error {
 	if _, err := sw.w.Write(head); err != nil {
 		return err
 	}
@@ -131,7 +137,7 @@ func (sw streamWriter) writeItems(head []byte, items [][]byte) error {
 // (see streamWriter); it flushes and unwraps as the writer it wraps.
 type streamResponseWriter struct {
 	http.ResponseWriter
-	sw streamWriter
+	sw StreamWriter
 }
 
 func (w *streamResponseWriter) Write(p []byte) (int, error) { return w.sw.Write(p) }
@@ -143,3 +149,14 @@ func (w *streamResponseWriter) Flush() {
 }
 
 func (w *streamResponseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// A RawContent is a content item forwarded as the upstream encoded it.
+// mcp.Content's only method is unexported, so the item embeds a
+// TextContent to be one; encoding it gives the upstream's bytes, and
+// nothing else of it is used.
+type RawContent struct {
+	mcp.TextContent
+	Raw json.RawMessage
+}
+
+func (c RawContent) MarshalJSON() ([]byte, error) { return c.Raw, nil }

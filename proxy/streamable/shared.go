@@ -1,4 +1,4 @@
-package proxy
+package streamable
 
 import (
 	"context"
@@ -13,9 +13,10 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/internal/state"
+	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
 )
 
-// With shared state (Options.State) the HTTP listener's sessions live in
+// With shared state (Host.State, proxy.Options.State) the HTTP listener's sessions live in
 // it, so that any replica serves any request of any session: the replica
 // that issues a session ID saves its record (protocol, client
 // capabilities and info, principal, profile) before the ID is sent; a
@@ -38,8 +39,8 @@ var errSharedState = errors.New("mcpwarden cannot reach its shared state (state.
 // refuseShared answers a request that needs the shared state when err
 // kept it from being read or written. The client gets no detail (it
 // would name internal addresses); the log has it.
-func (s *Server) refuseShared(w http.ResponseWriter, err error) {
-	s.logger.Error("refusing a request: shared state", "err", err)
+func (hs *Sessions) refuseShared(w http.ResponseWriter, err error) {
+	hs.logger.Error("refusing a request: shared state", "err", err)
 	http.Error(w, "Service Unavailable: "+errSharedState.Error(), http.StatusServiceUnavailable)
 }
 
@@ -49,12 +50,12 @@ func (s *Server) refuseShared(w http.ResponseWriter, err error) {
 // session unknown here is adopted from its record. An ID the shared state
 // does not know is left unknown (the request gets 404). Without shared
 // state refresh does nothing.
-func (hs *httpSessions) refresh(ctx context.Context, id string) error {
-	if hs.shared == nil || !strings.HasPrefix(id, sessionIDPrefix) {
+func (hs *Sessions) refresh(ctx context.Context, id string) error {
+	if hs.shared == nil || !strings.HasPrefix(id, sessiontable.IDPrefix) {
 		return nil
 	}
-	idle := hs.ids.limits.IdleTimeout
-	if hs.ids.known(id) {
+	idle := hs.ids.Limits().IdleTimeout
+	if hs.ids.Known(id) {
 		err := hs.shared.TouchSession(ctx, id, idle)
 		if errors.Is(err, state.ErrNotFound) {
 			// Ended on another replica, or expired: end it here too.
@@ -77,13 +78,13 @@ func (hs *httpSessions) refresh(ctx context.Context, id string) error {
 		}
 		return err
 	}
-	hs.ids.adopt(rec)
+	hs.ids.Adopt(rec)
 	return nil
 }
 
 // endShared ends session id in the shared state, its grants with it, as
 // a DELETE does on any replica.
-func (hs *httpSessions) endShared(ctx context.Context, id string) error {
+func (hs *Sessions) endShared(ctx context.Context, id string) error {
 	if hs.shared == nil {
 		return nil
 	}
@@ -95,7 +96,7 @@ func (hs *httpSessions) endShared(ctx context.Context, id string) error {
 
 // save writes the shared record of session id, which principal (with
 // profile) opens with the initialize that cs served.
-func (hs *httpSessions) save(ctx context.Context, id, principal, profile string, cs server.ClientSession) error {
+func (hs *Sessions) save(ctx context.Context, id, principal, profile string, cs server.ClientSession) error {
 	if hs.shared == nil {
 		return nil
 	}
@@ -112,7 +113,7 @@ func (hs *httpSessions) save(ctx context.Context, id, principal, profile string,
 	if pv, ok := cs.(protocolVersioned); ok {
 		rec.Protocol = pv.ProtocolVersion()
 	}
-	return hs.shared.SaveSession(ctx, rec, hs.ids.limits.IdleTimeout)
+	return hs.shared.SaveSession(ctx, rec, hs.ids.Limits().IdleTimeout)
 }
 
 // protocolVersioned is a session that records the protocol version
@@ -127,12 +128,12 @@ type protocolVersioned interface {
 // info and capabilities and the protocol version, so that the client is
 // asked through elicitation when it can be, and audited by name. A
 // session initialized here already knows them and is left alone.
-func (hs *httpSessions) restore(ctx context.Context) {
+func (hs *Sessions) restore(ctx context.Context) {
 	cs := server.ClientSessionFromContext(ctx)
 	if cs == nil || cs.SessionID() == "" {
 		return
 	}
-	rec := hs.ids.record(cs.SessionID())
+	rec := hs.ids.Record(cs.SessionID())
 	if rec == nil {
 		return
 	}
@@ -159,12 +160,12 @@ func (hs *httpSessions) restore(ctx context.Context) {
 // touchBusy restarts the shared idle clock of the sessions with a request
 // in progress here (a long call, an open GET stream), which keep their
 // session alive however long they take.
-func (hs *httpSessions) touchBusy(ctx context.Context) {
+func (hs *Sessions) touchBusy(ctx context.Context) {
 	if hs.shared == nil {
 		return
 	}
-	for _, id := range hs.ids.busyIDs() {
-		if err := hs.shared.TouchSession(ctx, id, hs.ids.limits.IdleTimeout); err != nil && !errors.Is(err, state.ErrNotFound) {
+	for _, id := range hs.ids.BusyIDs() {
+		if err := hs.shared.TouchSession(ctx, id, hs.ids.Limits().IdleTimeout); err != nil && !errors.Is(err, state.ErrNotFound) {
 			hs.logger.Warn("keeping a busy session alive in the shared state", "session", id, "err", err)
 		}
 	}

@@ -1,4 +1,4 @@
-package proxy
+package stdio
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// stdioSessionID is the id of the one session a stdio connection carries,
+// SessionID is the id of the one session a stdio connection carries,
 // the id mcp-go's own stdio transport gives it.
-const stdioSessionID = "stdio"
+const SessionID = "stdio"
 
 // stdioNotificationQueue is how many notifications mcp-go may queue for
 // the client before its sends fail, as in mcp-go's own stdio transport.
@@ -61,7 +61,7 @@ func newStdioSession(write func(context.Context, []byte) error) *stdioSession {
 	}
 }
 
-func (s *stdioSession) SessionID() string { return stdioSessionID }
+func (s *stdioSession) SessionID() string { return SessionID }
 
 func (s *stdioSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
 	return s.notifications
