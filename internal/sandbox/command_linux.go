@@ -81,6 +81,13 @@ func (c *Cmd) Grants() []string {
 	return slices.Concat(c.sp.Policy.Exec, c.sp.Policy.Read, c.sp.Policy.Write)
 }
 
+// Hide adds to the policy's Hide: mcpwarden's own files that [Cmd.Grants]
+// reach, to be masked (tier namespaces) or reported missing (tier
+// landlock). Call it before Start.
+func (c *Cmd) Hide(paths ...string) {
+	c.sp.Policy.Hide = append(c.sp.Policy.Hide, paths...)
+}
+
 // Start starts the launcher. TierAuto is namespaces when a user namespace
 // can be made (Start tries one with a short-lived process first; an
 // exec.Cmd starts only once, so a failed start cannot be retried with its

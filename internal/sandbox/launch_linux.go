@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -162,6 +163,22 @@ func confine(sp spec) (Report, []rlimit) {
 		return fail(fmt.Errorf("setting no_new_privs: %w", err))
 	}
 	applied(ConfineNoNewPrivs)
+
+	if sp.Tier == TierNamespaces {
+		mr, err := setupMounts(p)
+		if err != nil {
+			return fail(err)
+		}
+		if len(mr.masked) > 0 {
+			applied(ConfineMaskOwnFiles)
+		}
+		applied(ConfineNoExecWritable)
+		rep.Masked, rep.ExecWritable = mr.masked, mr.execWritable
+	} else if len(p.Hide) > 0 {
+		missing(ConfineMaskOwnFiles, fmt.Sprintf("tier landlock cannot hide mcpwarden's own files inside a directory it grants (%s): "+
+			"move them out of the server's workspace and installation, or use tier namespaces, or set sandbox.require: false",
+			strings.Join(p.Hide, ", ")))
+	}
 
 	ll, err := applyLandlock(sp)
 	if err != nil {

@@ -138,6 +138,11 @@ type Policy struct {
 	// and not executable; empty leaves HOME and TMPDIR unset.
 	Home   string `json:"home,omitempty"`
 	TmpDir string `json:"tmpdir,omitempty"`
+	// Hide are mcpwarden's own files and directories that a grant reaches
+	// (a config kept in the workspace, say). Tier namespaces masks each
+	// in the server's mount namespace; tier landlock cannot, so it
+	// reports the mask missing.
+	Hide []string `json:"hide,omitempty"`
 	// Env are the server's own variables, "NAME=value".
 	Env []string `json:"env,omitempty"`
 	// Passthrough names variables of mcpwarden's environment passed on;

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // procAttr starts the launcher in a new session (no controlling terminal),
@@ -18,6 +20,10 @@ func procAttr(t Tier) *syscall.SysProcAttr {
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		a.GidMappingsEnableSetgroups = false
+		// The launcher shapes its mount namespace after exec, which drops
+		// a non-root user's capabilities but for ambient ones; it clears
+		// this one before it executes the server (see setupMounts).
+		a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
 	}
 	return a
 }

@@ -15,6 +15,8 @@ const (
 	ConfineNetNamespace   Confinement = "net_namespace"
 	ConfineIPCNamespace   Confinement = "ipc_namespace"
 	ConfineMountNamespace Confinement = "mount_namespace"
+	ConfineMaskOwnFiles   Confinement = "masked_own_files"
+	ConfineNoExecWritable Confinement = "noexec_writable"
 	ConfineSession        Confinement = "new_session"
 	ConfineEnvironment    Confinement = "environment"
 	ConfineNoNewPrivs     Confinement = "no_new_privs"
@@ -38,6 +40,13 @@ type Report struct {
 	// Missing are the confinements the policy wanted that are not in force,
 	// each with why.
 	Missing []Missing `json:"missing,omitempty"`
+	// Masked are mcpwarden's own files and directories hidden from the
+	// server (with ConfineMaskOwnFiles).
+	Masked []string `json:"masked,omitempty"`
+	// ExecWritable are the writable directories left executable (with
+	// ConfineNoExecWritable): a package runner's cache, or the server's
+	// own installation inside its workspace.
+	ExecWritable []string `json:"exec_writable,omitempty"`
 	// Started is false when the launcher refused to execute the server.
 	Started bool `json:"started"`
 	// Error says why the launcher did not execute the server.
@@ -64,6 +73,12 @@ func (r Report) Has(c Confinement) bool {
 func (r Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tier %s, Landlock ABI %d, applied %v", r.Tier, r.LandlockABI, r.Applied)
+	if len(r.Masked) > 0 {
+		fmt.Fprintf(&b, "; masked %d of mcpwarden's files %v", len(r.Masked), r.Masked)
+	}
+	if len(r.ExecWritable) > 0 {
+		fmt.Fprintf(&b, "; writable and executable %v", r.ExecWritable)
+	}
 	for _, m := range r.Missing {
 		fmt.Fprintf(&b, "; missing %s (%s)", m.Confinement, m.Reason)
 	}

@@ -46,3 +46,6 @@ func Probe(p Policy) Support {
 
 // Grants returns nothing: nothing is granted where nothing is confined.
 func (c *Cmd) Grants() []string { return nil }
+
+// Hide does nothing: there is no sandbox here.
+func (c *Cmd) Hide(paths ...string) {}

@@ -3,7 +3,10 @@
 package main
 
 import (
+	"debug/elf"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -151,4 +154,40 @@ func setuidExec(path, _ string) (string, error) {
 		return "", errors.New("ran with effective uid " + trim(out) + ", not 0")
 	}
 	return "effective uid 0", nil
+}
+
+// ldsoDropped copies a binary into dir and runs the copy through the
+// dynamic loader, which maps it executable without an execve of it.
+func ldsoDropped(dir, _ string) (string, error) {
+	f, err := elf.Open("/usr/bin/id")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var interp string
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			b, err := io.ReadAll(p.Open())
+			if err != nil {
+				return "", err
+			}
+			interp = strings.TrimRight(string(b), "\x00")
+		}
+	}
+	if interp == "" {
+		return "", errors.New("/usr/bin/id has no interpreter")
+	}
+	b, err := os.ReadFile("/usr/bin/id")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "dropped-ldso")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return "", err
+	}
+	out, err := exec.Command(interp, path, "-u").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%w: %s", err, trim(out))
+	}
+	return "ran a dropped binary through " + interp + ": " + trim(out), nil
 }

@@ -56,6 +56,8 @@ var attempts = map[string]attempt{
 	"rename_out":       renameOut,
 	"exec_dropped":     execDropped,
 	"exec_dropped_elf": execDroppedELF,
+	"ldso_dropped":     ldsoDropped,
+	"capabilities":     capabilities,
 	"setuid_exec":      setuidExec,
 	"tcp_connect":      tcpConnect,
 	"tcp_bind":         tcpBind,
