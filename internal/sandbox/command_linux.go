@@ -108,6 +108,12 @@ func (c *Cmd) Start() error {
 
 func (c *Cmd) start(tier Tier) error {
 	c.sp.Tier = tier
+	if tier == TierLandlock {
+		// No PID namespace ends the server's descendants with it: a
+		// supervisor stays to do that (see supervise).
+		c.sp.Supervised = true
+		c.Cmd.Args = append(c.Cmd.Args[:2:2], superviseArg)
+	}
 	b, err := json.Marshal(c.sp)
 	if err != nil {
 		return fmt.Errorf("sandbox: encoding the spec: %w", err)

@@ -22,6 +22,9 @@ import (
 func Main() {
 	// Confinement and exec happen on this one thread.
 	runtime.LockOSThread()
+	if len(os.Args) > 2 && os.Args[2] == superviseArg {
+		os.Exit(supervise())
+	}
 	rep, sp, limits, err := launch()
 	if err == nil {
 		err = finish(rep, sp, limits)
@@ -140,8 +143,10 @@ func confine(sp spec) (Report, []rlimit) {
 	}
 	// A new session has no controlling terminal, so /dev/tty (and TIOCSTI
 	// through it) is out of reach. The parent asks for one at start; a
-	// launcher started otherwise makes its own.
-	if _, err := unix.Setsid(); err != nil && !errors.Is(err, unix.EPERM) {
+	// launcher started otherwise makes its own. A supervised one stays in
+	// its supervisor's, whose process group is what the supervisor kills.
+	if sp.Supervised {
+	} else if _, err := unix.Setsid(); err != nil && !errors.Is(err, unix.EPERM) {
 		return fail(fmt.Errorf("starting a new session: %w", err))
 	}
 	if f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
@@ -198,6 +203,9 @@ func confine(sp spec) (Report, []rlimit) {
 
 	applied(ConfineLimits)
 	applied(ConfineCoreDumps)
+	if sp.Tier == TierNamespaces || sp.Supervised {
+		applied(ConfineDescendants)
+	}
 
 	if len(rep.Missing) > 0 && !p.BestEffort {
 		return fail(&IncompleteError{Report: rep})

@@ -27,6 +27,7 @@ const (
 	ConfineSeccomp        Confinement = "seccomp"
 	ConfineLimits         Confinement = "rlimits"
 	ConfineCoreDumps      Confinement = "no_core_dumps"
+	ConfineDescendants    Confinement = "descendants_end_with_server"
 )
 
 // A Report is what the launcher applied before it executed the server.

@@ -14,7 +14,7 @@ func TestReportNamesTierLandlockABIAndEveryConfinement(t *testing.T) {
 		t.Skipf("the kernel's Landlock ABI is %d; this test wants 6 or later", abi)
 	}
 	common := []Confinement{ConfineSession, ConfineEnvironment, ConfineNoNewPrivs, ConfineLandlockFS,
-		ConfineLandlockNet, ConfineScopeSignal, ConfineScopeAbstract, ConfineSeccomp, ConfineLimits, ConfineCoreDumps}
+		ConfineLandlockNet, ConfineScopeSignal, ConfineScopeAbstract, ConfineSeccomp, ConfineLimits, ConfineCoreDumps, ConfineDescendants}
 	for _, m := range tiers {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()

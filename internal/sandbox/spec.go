@@ -9,6 +9,9 @@ type spec struct {
 	Path   string   `json:"path"`
 	Argv   []string `json:"argv"`
 	Env    []string `json:"env"`
+	// Supervised is set when the launcher runs under its supervisor (see
+	// supervise), which ends every descendant of the server.
+	Supervised bool `json:"supervised,omitempty"`
 }
 
 // The launcher's inherited descriptors: the spec to read, the report to

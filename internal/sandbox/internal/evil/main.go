@@ -58,6 +58,7 @@ var attempts = map[string]attempt{
 	"exec_dropped_elf": execDroppedELF,
 	"ldso_dropped":     ldsoDropped,
 	"capabilities":     capabilities,
+	"kill_parent":      killParent,
 	"setuid_exec":      setuidExec,
 	"tcp_connect":      tcpConnect,
 	"tcp_bind":         tcpBind,

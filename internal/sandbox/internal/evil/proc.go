@@ -221,3 +221,16 @@ func capabilities(_, _ string) (string, error) {
 	}
 	return "", errors.New("no capability")
 }
+
+// killParent sends SIGKILL to the server's parent: mcpwarden unsandboxed,
+// the launcher's supervisor in tier landlock, none in a PID namespace.
+func killParent(_, _ string) (string, error) {
+	ppid := os.Getppid()
+	if ppid <= 1 {
+		return "", fmt.Errorf("no parent to kill (%d)", ppid)
+	}
+	if err := syscall.Kill(ppid, syscall.SIGKILL); err != nil {
+		return "", err
+	}
+	return "killed its parent " + strconv.Itoa(ppid), nil
+}
