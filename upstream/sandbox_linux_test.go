@@ -25,22 +25,22 @@ func benchSandbox(b *testing.B) *Sandbox {
 // and, when .ci/setup has installed it, server-everything under node.
 func BenchmarkPoolStartup(b *testing.B) {
 	everything, _ := filepath.Abs(filepath.Join("..", ".tools", "npm", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
-	servers := []struct {
+	type server struct {
 		name string
 		spec Spec
-	}{
-		{"go", Spec{Transport: TransportStdio, Command: os.Args[0], Env: map[string]string{stdioServerEnv: filepath.Join(b.TempDir(), "pid")}}},
+		tier sandbox.Tier
 	}
+	goSpec := Spec{Transport: TransportStdio, Command: os.Args[0], Env: map[string]string{stdioServerEnv: filepath.Join(b.TempDir(), "pid")}}
+	// Tier landlock starts a supervisor besides the server.
+	servers := []server{{"go", goSpec, sandbox.TierAuto}, {"go-landlock", goSpec, sandbox.TierLandlock}}
 	if _, err := os.Stat(everything); err == nil {
-		servers = append(servers, struct {
-			name string
-			spec Spec
-		}{"everything", Spec{Transport: TransportStdio, Command: "node", Args: []string{everything, "stdio"}}})
+		servers = append(servers, server{"everything", Spec{Transport: TransportStdio, Command: "node", Args: []string{everything, "stdio"}}, sandbox.TierAuto})
 	}
 	for _, srv := range servers {
 		b.Run(srv.name, func(b *testing.B) {
 			sandboxed := srv.spec
 			sandboxed.Sandbox = benchSandbox(b)
+			sandboxed.Sandbox.Policy.Tier = srv.tier
 			var plain, boxed time.Duration
 			for b.Loop() {
 				plain += timePoolStart(b, srv.spec)
