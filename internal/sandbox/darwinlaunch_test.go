@@ -52,3 +52,24 @@ func TestDarwinLauncherRefusesToRunAnythingButSandboxExec(t *testing.T) {
 		})
 	}
 }
+
+// Whatever argument list reaches the macOS launcher, it executes nothing
+// but sandbox-exec with a profile and a command, and the limits it reads
+// are never zero (zero would be "none allowed", or mistaken for unlimited).
+func FuzzDarwinLauncherRunsOnlySandboxExec(f *testing.F) {
+	f.Add(`{"processes":64}`, sandboxExec, "-p", "(version 1)", "/bin/id")
+	f.Add("{}", "/bin/sh", "-p", "x", "/bin/id")
+	f.Add("null", sandboxExec, "-p", "", "")
+	f.Fuzz(func(t *testing.T, limits, prog, flag, profile, cmd string) {
+		l, argv, err := parseDarwinLauncherArgs([]string{limits, prog, flag, profile, cmd})
+		if err != nil {
+			return
+		}
+		if len(argv) < 4 || argv[0] != sandboxExec || argv[1] != "-p" {
+			t.Fatalf("the launcher would execute %q", argv)
+		}
+		if l.Processes == 0 || l.MemoryBytes == 0 || l.OpenFiles == 0 || l.FileSizeBytes == 0 {
+			t.Fatalf("limits %+v have a zero", l)
+		}
+	})
+}
