@@ -204,3 +204,15 @@ func TestSandboxServerInheritsNoCapabilityFromLauncher(t *testing.T) {
 		t.Fatalf("the server %s", got)
 	}
 }
+
+// A file in memory is on no mount, noexec or not: one the server writes
+// must not be executable either.
+func TestSandboxStopsExecutingDroppedBinaryFromMemfd(t *testing.T) {
+	t.Parallel()
+	checkEscape(t, tool("memfd_exec", func(w world) (string, string) { return "", "" }))
+}
+
+func TestSandboxStopsExecutingDroppedBinaryFromMemfdThroughExecveat(t *testing.T) {
+	t.Parallel()
+	checkEscape(t, tool("memfd_execveat", func(w world) (string, string) { return "", "" }))
+}

@@ -11,6 +11,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // grepFile reads path and succeeds when it holds needle.
@@ -190,4 +194,65 @@ func ldsoDropped(dir, _ string) (string, error) {
 		return "", fmt.Errorf("%w: %s", err, trim(out))
 	}
 	return "ran a dropped binary through " + interp + ": " + trim(out), nil
+}
+
+// memfdExec copies a binary into an anonymous memory file, on no mount
+// at all, and executes it from there.
+func memfdExec(_, _ string) (string, error) {
+	b, err := os.ReadFile("/usr/bin/id")
+	if err != nil {
+		return "", err
+	}
+	fd, err := unix.MemfdCreate("dropped", 0)
+	if err != nil {
+		return "", fmt.Errorf("memfd_create: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "memfd")
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		return "", err
+	}
+	out, err := exec.Command(fmt.Sprintf("/proc/self/fd/%d", fd), "-u").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%w: %s", err, trim(out))
+	}
+	return "ran a binary from a memfd: " + trim(out), nil
+}
+
+// memfdExecAt is memfdExec through execveat(fd, "", AT_EMPTY_PATH), which
+// resolves no path at all; a helper of its own runs it, as it replaces
+// the process.
+func memfdExecAt(_, _ string) (string, error) {
+	out, err := exec.Command("/proc/self/exe", "memfd-execveat").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%w: %s", err, trim(out))
+	}
+	if !strings.Contains(string(out), "uid=") {
+		return "", errors.New("no output of id: " + trim(out))
+	}
+	return "ran a binary from a memfd through execveat: " + trim(out), nil
+}
+
+func memfdExecAtHelper() int {
+	b, err := os.ReadFile("/usr/bin/id")
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	fd, err := unix.MemfdCreate("dropped", 0)
+	if err != nil {
+		fmt.Println("memfd_create:", err)
+		return 1
+	}
+	if _, err := unix.Write(fd, b); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	empty, _ := unix.BytePtrFromString("")
+	argv, _ := syscall.SlicePtrFromStrings([]string{"id"})
+	envv, _ := syscall.SlicePtrFromStrings([]string{})
+	_, _, errno := unix.Syscall6(unix.SYS_EXECVEAT, uintptr(fd), uintptr(unsafe.Pointer(empty)),
+		uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])), unix.AT_EMPTY_PATH, 0)
+	fmt.Println("execveat:", errno)
+	return 1
 }

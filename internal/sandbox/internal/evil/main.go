@@ -59,6 +59,8 @@ var attempts = map[string]attempt{
 	"ldso_dropped":     ldsoDropped,
 	"capabilities":     capabilities,
 	"kill_parent":      killParent,
+	"memfd_exec":       memfdExec,
+	"memfd_execveat":   memfdExecAt,
 	"setuid_exec":      setuidExec,
 	"tcp_connect":      tcpConnect,
 	"tcp_bind":         tcpBind,

@@ -28,6 +28,8 @@ func helper(name string, args []string) int {
 		return daemonChild(args)
 	case "daemon-loop":
 		return daemonLoop(args)
+	case "memfd-execveat":
+		return memfdExecAtHelper()
 	}
 	fmt.Fprintln(os.Stderr, "unknown helper", name)
 	return 2
