@@ -111,6 +111,43 @@ func TestSandboxStopsRenamingMaskedConfigAway(t *testing.T) {
 	checkOwnFiles(t, "rename_out", "WORK/src", "WORK/mcpwarden.yaml")
 }
 
+func TestSandboxStopsReadingMaskedConfigThroughSymlink(t *testing.T) {
+	t.Parallel()
+	checkOwnFiles(t, "symlink_read", "WORK/src", "WORK/mcpwarden.yaml")
+}
+
+func TestSandboxStopsWritingMaskedConfigThroughHardLink(t *testing.T) {
+	t.Parallel()
+	checkOwnFiles(t, "hardlink_write", "WORK/src", "WORK/mcpwarden.yaml")
+}
+
+// mcpwarden's own view of its files is through its own mount namespace:
+// /proc/<pid>/root of a process outside the sandbox's.
+func TestSandboxStopsReadingMaskedConfigThroughParentsRoot(t *testing.T) {
+	t.Parallel()
+	w, p := ownWorld(t, nsTier)
+	s := start(t, w, nsTier, sessionOpts{policy: &p})
+	path := "/proc/" + itoa(s.cmd.Process.Pid) + "/root" + w.work + "/mcpwarden.yaml"
+	if got := s.call("read_file", path, ""); strings.HasPrefix(got, "ESCAPED") {
+		t.Fatalf("the server read the config through %s: %s", path, got)
+	}
+}
+
+// A mask is a mount: unmounting it would bare the file. (Unsandboxed there
+// is no mount to remove, so there is no plain run.)
+func TestSandboxStopsUnmountingMaskOverConfig(t *testing.T) {
+	t.Parallel()
+	for _, hidden := range []string{"/mcpwarden.yaml", "/.mcpwarden"} {
+		w, p := ownWorld(t, nsTier)
+		s := start(t, w, nsTier, sessionOpts{policy: &p})
+		if got := s.call("unmount_read", w.work+hidden, ""); strings.HasPrefix(got, "ESCAPED") {
+			t.Fatalf("the server unmounted the mask over %s: %s", hidden, got)
+		} else {
+			t.Log(got)
+		}
+	}
+}
+
 // Hiding mcpwarden's files leaves the server its workspace and its own
 // HOME, which lies inside the hidden state directory.
 func TestSandboxMaskKeepsWorkspaceAndHomeUsable(t *testing.T) {

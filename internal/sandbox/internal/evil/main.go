@@ -61,6 +61,7 @@ var attempts = map[string]attempt{
 	"kill_parent":      killParent,
 	"memfd_exec":       memfdExec,
 	"memfd_execveat":   memfdExecAt,
+	"unmount_read":     unmountRead,
 	"setuid_exec":      setuidExec,
 	"tcp_connect":      tcpConnect,
 	"tcp_bind":         tcpBind,
