@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // ownWorld is a world whose workspace holds mcpwarden's own files, as
@@ -252,4 +254,24 @@ func TestSandboxStopsExecutingDroppedBinaryFromMemfd(t *testing.T) {
 func TestSandboxStopsExecutingDroppedBinaryFromMemfdThroughExecveat(t *testing.T) {
 	t.Parallel()
 	checkEscape(t, tool("memfd_execveat", func(w world) (string, string) { return "", "" }))
+}
+
+// A file system mounted inside the workspace is as writable as the
+// workspace: it must not be executable either.
+func TestSandboxStopsRunningDroppedBinaryThroughDynamicLoaderInMountInsideWorkspace(t *testing.T) {
+	t.Parallel()
+	if os.Getuid() != 0 {
+		t.Skip("mounting a file system inside the workspace needs root")
+	}
+	checkNoExec(t, func(t *testing.T, w world, m mode) string {
+		dir := w.work + "/mnt"
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=16m,mode=0777"); err != nil {
+			t.Skipf("mounting a tmpfs: %v", err)
+		}
+		t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+		return start(t, w, m, sessionOpts{}).call("ldso_dropped", dir, "")
+	})
 }

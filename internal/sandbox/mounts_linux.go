@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,10 +19,10 @@ type mountResult struct {
 }
 
 // setupMounts shapes the launcher's own mount namespace (tier namespaces)
-// before Landlock: it masks the policy's Hide, then remounts every
-// writable grant noexec, nosuid and nodev, so that nothing the server
-// writes can be mapped executable (by the dynamic loader, say), not only
-// not executed. An executable directory of the policy inside a writable
+// before Landlock: it masks the policy's Hide, then makes every writable
+// grant, and every mount under it, noexec, nosuid and nodev, so that
+// nothing the server writes can be mapped executable (by the dynamic
+// loader, say), not only not executed. An executable directory of the policy inside a writable
 // one (a package runner's cache in HOME, an installation in the
 // workspace) stays executable; one that holds a writable grant leaves
 // that grant executable. Both are reported. The launcher has
@@ -67,23 +68,38 @@ func setupMounts(p Policy) (mountResult, error) {
 			res.execWritable = append(res.execWritable, w)
 			continue
 		}
-		// An executable directory inside keeps its own mount, copied
-		// with its flags by the recursive bind below.
+		if err := unix.Mount(w, w, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return res, fmt.Errorf("binding %s to make it not executable: %w", w, err)
+		}
+		// Every mount under it too: a file system mounted in the
+		// workspace is as writable as the workspace.
+		err := unix.MountSetattr(-1, w, unix.AT_RECURSIVE,
+			&unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOEXEC | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV})
+		if errors.Is(err, unix.ENOSYS) {
+			err = remount(w, unix.MS_NOEXEC|unix.MS_NOSUID|unix.MS_NODEV) // before Linux 5.12: its own mount alone
+		}
+		if err != nil {
+			return res, fmt.Errorf("making %s not executable: %w", w, err)
+		}
+		// An executable directory inside gets a mount of its own that
+		// is executable again.
 		for _, e := range p.Exec {
 			e = filepath.Clean(e)
 			if e == w || !within(e, w) || slices.Contains(res.execWritable, e) {
 				continue
 			}
-			if err := unix.Mount(e, e, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			if err := unix.Mount(e, e, "", unix.MS_BIND, ""); err != nil {
 				return res, fmt.Errorf("keeping %s executable: %w", e, err)
 			}
+			if err := unix.MountSetattr(-1, e, 0, &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_NOEXEC}); err != nil {
+				if !errors.Is(err, unix.ENOSYS) {
+					return res, fmt.Errorf("keeping %s executable: %w", e, err)
+				}
+				if err := unix.Mount("", e, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+					return res, fmt.Errorf("keeping %s executable: %w", e, err)
+				}
+			}
 			res.execWritable = append(res.execWritable, e)
-		}
-		if err := unix.Mount(w, w, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return res, fmt.Errorf("binding %s to make it not executable: %w", w, err)
-		}
-		if err := remount(w, unix.MS_NOEXEC|unix.MS_NOSUID|unix.MS_NODEV); err != nil {
-			return res, fmt.Errorf("making %s not executable: %w", w, err)
 		}
 	}
 	// The server gets no capability from the launcher's: none is left.
