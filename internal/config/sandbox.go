@@ -218,9 +218,9 @@ func (s *Sandbox) validate(key string) []error {
 	}
 	for _, f := range s.Disable {
 		switch sandbox.Feature(f) {
-		case sandbox.FeatureUserNamespaces, sandbox.FeatureLandlock, sandbox.FeatureLandlockNet, sandbox.FeatureLandlockScope, sandbox.FeatureSeccomp:
+		case sandbox.FeatureUserNamespaces, sandbox.FeatureLandlock, sandbox.FeatureLandlockNet, sandbox.FeatureLandlockScope, sandbox.FeatureSeccomp, sandbox.FeatureMounts:
 		default:
-			add(".disable: %q is not one of user_namespaces, landlock, landlock_net, landlock_scope, seccomp", f)
+			add(".disable: %q is not one of user_namespaces, landlock, landlock_net, landlock_scope, seccomp, mounts", f)
 		}
 	}
 	for _, list := range []struct {

@@ -275,3 +275,26 @@ func TestSandboxStopsRunningDroppedBinaryThroughDynamicLoaderInMountInsideWorksp
 		return start(t, w, m, sessionOpts{}).call("ldso_dropped", dir, "")
 	})
 }
+
+// Where the kernel allows a user namespace but no mounting in it (Ubuntu's
+// AppArmor restriction), the server still starts in tier namespaces, but
+// a file to hide makes it refuse unless require is false.
+func TestSandboxWithoutMountsRefusesOnlyWhatItCannotHide(t *testing.T) {
+	t.Parallel()
+	w, p := ownWorld(t, nsTier)
+	p.Disable = []Feature{FeatureMounts}
+	s := start(t, w, nsTier, sessionOpts{policy: &p, noInit: true})
+	if rep, ok := s.report(); !ok || rep.Started || !strings.Contains(rep.Error, "mcpwarden.yaml") || !strings.Contains(rep.Error, "cannot mount") {
+		t.Fatalf("report = %+v, want the server refused, naming the file and why", rep)
+	}
+	w, p = ownWorld(t, nsTier)
+	p.Disable, p.Hide = []Feature{FeatureMounts}, nil
+	s = start(t, w, nsTier, sessionOpts{policy: &p})
+	rep, ok := s.report()
+	if !ok || !rep.Started || rep.Has(ConfineNoExecWritable) || rep.Has(ConfineMaskOwnFiles) {
+		t.Fatalf("report = %+v, want started without %s", rep, ConfineNoExecWritable)
+	}
+	if got := s.call("capabilities", "", ""); strings.HasPrefix(got, "ESCAPED") {
+		t.Fatalf("the server %s", got)
+	}
+}

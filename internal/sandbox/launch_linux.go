@@ -171,14 +171,26 @@ func confine(sp spec) (Report, []rlimit) {
 
 	if sp.Tier == TierNamespaces {
 		mr, err := setupMounts(p)
-		if err != nil {
+		var noMounts *noMountsError
+		switch {
+		case errors.As(err, &noMounts) && len(p.Hide) > 0:
+			missing(ConfineMaskOwnFiles, fmt.Sprintf("%v, so mcpwarden's own files inside a directory it grants (%s) cannot be hidden: "+
+				"move them out of the server's workspace and installation, or set sandbox.require: false", noMounts, strings.Join(p.Hide, ", ")))
+		case errors.As(err, &noMounts):
+			// Without mounts the writable grants stay executable, as
+			// in tier landlock: only execve of a written file is denied.
+		case err != nil:
+			return fail(err)
+		default:
+			if len(mr.masked) > 0 {
+				applied(ConfineMaskOwnFiles)
+			}
+			applied(ConfineNoExecWritable)
+			rep.Masked, rep.ExecWritable = mr.masked, mr.execWritable
+		}
+		if err := dropCapabilities(); err != nil {
 			return fail(err)
 		}
-		if len(mr.masked) > 0 {
-			applied(ConfineMaskOwnFiles)
-		}
-		applied(ConfineNoExecWritable)
-		rep.Masked, rep.ExecWritable = mr.masked, mr.execWritable
 	} else if len(p.Hide) > 0 {
 		missing(ConfineMaskOwnFiles, fmt.Sprintf("tier landlock cannot hide mcpwarden's own files inside a directory it grants (%s): "+
 			"move them out of the server's workspace and installation, or use tier namespaces, or set sandbox.require: false",

@@ -27,12 +27,17 @@ type mountResult struct {
 // workspace) stays executable; one that holds a writable grant leaves
 // that grant executable. Both are reported. The launcher has
 // CAP_SYS_ADMIN in its user namespace as an ambient capability for this;
-// setupMounts drops it, and every other, before the server is executed.
+// confine drops it, and every other, after (dropCapabilities). A
+// [*noMountsError] says it could not mount at all.
 func setupMounts(p Policy) (mountResult, error) {
 	var res mountResult
 	// Nothing done here may reach the parent's namespace.
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return res, fmt.Errorf("making the sandbox's mounts private: %w", err)
+	err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
+	if p.disabled(FeatureMounts) {
+		err = errors.New("disabled by the policy")
+	}
+	if err != nil {
+		return res, &noMountsError{err}
 	}
 	var writable []string
 	for _, d := range append([]string{p.Home, p.TmpDir}, p.Write...) {
@@ -101,14 +106,6 @@ func setupMounts(p Policy) (mountResult, error) {
 			}
 			res.execWritable = append(res.execWritable, e)
 		}
-	}
-	// The server gets no capability from the launcher's: none is left.
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-		return res, fmt.Errorf("clearing the launcher's ambient capabilities: %w", err)
-	}
-	var none [2]unix.CapUserData
-	if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &none[0]); err != nil {
-		return res, fmt.Errorf("dropping the launcher's capabilities: %w", err)
 	}
 	return res, nil
 }
@@ -194,6 +191,29 @@ func maskDir(dir string, keep []string) error {
 	}
 	if err := unix.Mount("", dir, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOEXEC|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
 		return fmt.Errorf("masking %s read-only: %w", dir, err)
+	}
+	return nil
+}
+
+// A noMountsError is why the launcher cannot mount at all: the server
+// then starts without masks or noexec mounts (see confine).
+type noMountsError struct{ err error }
+
+func (e *noMountsError) Error() string {
+	return "the user namespace cannot mount (" + e.err.Error() + "; AppArmor's kernel.apparmor_restrict_unprivileged_userns, say)"
+}
+
+func (e *noMountsError) Unwrap() error { return e.err }
+
+// dropCapabilities drops every capability the launcher holds, ambient
+// ones included, so the server's exec gets none.
+func dropCapabilities() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("clearing the launcher's ambient capabilities: %w", err)
+	}
+	var none [2]unix.CapUserData
+	if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &none[0]); err != nil {
+		return fmt.Errorf("dropping the launcher's capabilities: %w", err)
 	}
 	return nil
 }

@@ -114,6 +114,10 @@ const (
 	FeatureLandlockNet    Feature = "landlock_net"
 	FeatureLandlockScope  Feature = "landlock_scope"
 	FeatureSeccomp        Feature = "seccomp"
+	// FeatureMounts is mounting in tier namespaces' own mount namespace,
+	// which a kernel may refuse even where it allows the user namespace
+	// (AppArmor's restrict_unprivileged_userns gives it no capability).
+	FeatureMounts Feature = "mounts"
 )
 
 // A Policy is what a sandboxed server may do: plain data, sent to the
