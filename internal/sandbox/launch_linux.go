@@ -145,9 +145,10 @@ func confine(sp spec) (Report, []rlimit) {
 	// through it) is out of reach. The parent asks for one at start; a
 	// launcher started otherwise makes its own. A supervised one stays in
 	// its supervisor's, whose process group is what the supervisor kills.
-	if sp.Supervised {
-	} else if _, err := unix.Setsid(); err != nil && !errors.Is(err, unix.EPERM) {
-		return fail(fmt.Errorf("starting a new session: %w", err))
+	if !sp.Supervised {
+		if _, err := unix.Setsid(); err != nil && !errors.Is(err, unix.EPERM) {
+			return fail(fmt.Errorf("starting a new session: %w", err))
+		}
 	}
 	if f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
 		f.Close()
@@ -215,7 +216,9 @@ func confine(sp spec) (Report, []rlimit) {
 
 	applied(ConfineLimits)
 	applied(ConfineCoreDumps)
-	if sp.Tier == TierNamespaces || sp.Supervised {
+	// The supervisor kills a process group that seccomp keeps every
+	// descendant in.
+	if sp.Tier == TierNamespaces || (sp.Supervised && rep.Has(ConfineSeccomp)) {
 		applied(ConfineDescendants)
 	}
 

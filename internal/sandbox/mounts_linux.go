@@ -22,13 +22,13 @@ type mountResult struct {
 // before Landlock: it masks the policy's Hide, then makes every writable
 // grant, and every mount under it, noexec, nosuid and nodev, so that
 // nothing the server writes can be mapped executable (by the dynamic
-// loader, say), not only not executed. An executable directory of the policy inside a writable
-// one (a package runner's cache in HOME, an installation in the
-// workspace) stays executable; one that holds a writable grant leaves
-// that grant executable. Both are reported. The launcher has
-// CAP_SYS_ADMIN in its user namespace as an ambient capability for this;
-// confine drops it, and every other, after (dropCapabilities). A
-// [*noMountsError] says it could not mount at all.
+// loader, say), not only not executed. An executable directory of the
+// policy inside a writable one (a package runner's cache in HOME, an
+// installation in the workspace) stays executable; one that holds a
+// writable grant leaves that grant executable. Both are reported. The
+// launcher has CAP_SYS_ADMIN in its user namespace as an ambient
+// capability for this; confine drops it, and every other, after
+// (dropCapabilities). A [*noMountsError] says it could not mount at all.
 func setupMounts(p Policy) (mountResult, error) {
 	var res mountResult
 	// Nothing done here may reach the parent's namespace.

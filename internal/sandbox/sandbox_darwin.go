@@ -150,6 +150,6 @@ func (c *Cmd) Hide(paths ...string) {
 	}
 	if len(c.policy.Hide) > 0 && !c.rep.Has(ConfineMaskOwnFiles) {
 		c.rep.Applied = append(c.rep.Applied, ConfineMaskOwnFiles)
-		c.rep.Masked = c.policy.Hide
 	}
+	c.rep.Masked = slices.Clone(c.policy.Hide)
 }
