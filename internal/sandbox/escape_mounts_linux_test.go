@@ -18,13 +18,12 @@ func ownWorld(t *testing.T, m mode) (world, Policy) {
 	w := newWorld(t)
 	state := w.work + "/.mcpwarden"
 	for path, text := range map[string]string{
-		w.work + "/mcpwarden.yaml":  "servers: {}\n",
-		state + "/tokens.json":      "{\"github\":\"encrypted\"}\n",
-		state + "/home/.keep":       "",
-		state + "/home/notes.txt":   "the server's own\n",
-		state + "/tmp/.keep":        "",
-		w.work + "/src/main.go":     "package main\n",
-		w.work + "/.mcpwarden.lock": "",
+		w.work + "/mcpwarden.yaml": "servers: {}\n",
+		state + "/tokens.json":     "{\"github\":\"encrypted\"}\n",
+		state + "/home/.keep":      "",
+		state + "/home/notes.txt":  "the server's own\n",
+		state + "/tmp/.keep":       "",
+		w.work + "/src/main.go":    "package main\n",
 	} {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			t.Fatal(err)
