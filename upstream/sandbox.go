@@ -29,6 +29,10 @@ type Sandbox struct {
 	// whole list: the binary, client configs, …), which a server may still
 	// read or run where its installation or the system holds them.
 	ProtectedWrite []string
+	// ProtectedNames are files, relative to any directory, that no server
+	// may write (a project's client configs): those at the top of a
+	// writable grant are bound read-only with ProtectedWrite's.
+	ProtectedNames []string
 }
 
 // Interpreters whose first argument that is a file is the server's
@@ -110,13 +114,27 @@ func (sb *Sandbox) command(ctx context.Context, spec Spec) (*sandbox.Cmd, []stri
 	}
 	// Tier namespaces masks them; tier landlock reports the mask missing.
 	cmd.Hide(hide...)
+	var readOnly []string
 	for _, g := range p.Write {
-		for _, own := range reachesOwn(g, sb.ProtectedWrite) {
-			if !slices.Contains(exposed, own+" (through "+g+")") {
-				exposed = append(exposed, own+" (through "+g+")")
+		own := reachesOwn(g, sb.ProtectedWrite)
+		for _, name := range sb.ProtectedNames {
+			if f := filepath.Join(g, name); ownPaths(f) != nil {
+				own = append(own, f)
+			}
+		}
+		for _, o := range own {
+			if !slices.Contains(exposed, o+" (through "+g+")") {
+				exposed = append(exposed, o+" (through "+g+")")
+			}
+			for _, f := range ownPaths(o) {
+				if !slices.Contains(hide, f) && !slices.Contains(readOnly, f) {
+					readOnly = append(readOnly, f)
+				}
 			}
 		}
 	}
+	// Tier namespaces binds them read-only; tier landlock cannot.
+	cmd.ReadOnly(readOnly...)
 	return cmd, exposed, nil
 }
 

@@ -153,3 +153,29 @@ func TestSandboxRequireRefusesConfigKeptInWorkspaceInTierLandlock(t *testing.T) 
 		t.Fatalf("err = %v, want the server refused, naming %s and what to do", err, cfg)
 	}
 }
+
+func TestSandboxBindsClientConfigInWorkspaceReadOnlyInTierNamespaces(t *testing.T) {
+	t.Parallel()
+	if why, ok := sandbox.Probe(sandbox.Policy{}).Missing[sandbox.FeatureUserNamespaces]; ok {
+		t.Skip("tier namespaces needs user namespaces: " + why)
+	}
+	spec, _ := ownInWorkspace(t, sandbox.TierNamespaces)
+	ws := spec.Sandbox.Policy.Write[0]
+	client := filepath.Join(ws, ".mcp.json")
+	if err := os.WriteFile(client, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	spec.Sandbox.ProtectedNames = []string{".mcp.json", ".cursor/mcp.json"}
+	var mu sync.Mutex
+	var got []Event
+	pool := Start(t.Context(), map[string]Spec{"s": spec}, &Options{OnEvent: func(e Event) { mu.Lock(); got = append(got, e); mu.Unlock() }})
+	defer pool.Close()
+	if err := pool.Err("s"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) == 0 || got[0].Sandbox == nil || !got[0].Sandbox.Has(sandbox.ConfineReadOnlyOwnFiles) || !slices.Equal(got[0].Sandbox.ReadOnly, []string{client}) {
+		t.Fatalf("events = %+v, want a report that bound %s read-only", got, client)
+	}
+}

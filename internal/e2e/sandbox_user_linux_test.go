@@ -84,6 +84,7 @@ func TestSandboxHoldsThroughTheProxyForAnUnprivilegedUser(t *testing.T) {
 		home + "/.ssh/id_ed25519": "-----BEGIN OPENSSH PRIVATE KEY-----\nfake\n",
 		home + "/.bashrc":         "# bashrc\n",
 		proj + "/README":          "the project\n",
+		proj + "/.mcp.json":       `{"mcpServers": {"mcpwarden": {"command": "mcpwarden"}}}`,
 	}
 	for path, text := range files {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -147,6 +148,7 @@ func TestSandboxHoldsThroughTheProxyForAnUnprivilegedUser(t *testing.T) {
 		{"reading the config kept in the project", "read_file", cfg},
 		{"reading the user's SSH key", "read_file", home + "/.ssh/id_ed25519"},
 		{"appending to the user's .bashrc", "append_file", home + "/.bashrc"},
+		{"rewriting the project's client config", "append_file", proj + "/.mcp.json"},
 		{"running a dropped binary through the dynamic loader in the project", "ldso_dropped", proj},
 		{"finding a secret in its environment", "find_env", "GITHUB_TOKEN"},
 	}

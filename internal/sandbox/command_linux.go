@@ -88,6 +88,13 @@ func (c *Cmd) Hide(paths ...string) {
 	c.sp.Policy.Hide = append(c.sp.Policy.Hide, paths...)
 }
 
+// ReadOnly adds to the policy's ReadOnly: self-protection's files that a
+// writable grant reaches, to be bound read-only (tier namespaces). Call it
+// before Start.
+func (c *Cmd) ReadOnly(paths ...string) {
+	c.sp.Policy.ReadOnly = append(c.sp.Policy.ReadOnly, paths...)
+}
+
 // Start starts the launcher. TierAuto is namespaces when a user namespace
 // can be made (Start tries one with a short-lived process first; an
 // exec.Cmd starts only once, so a failed start cannot be retried with its

@@ -169,11 +169,12 @@ func TestSandboxMaskKeepsWorkspaceAndHomeUsable(t *testing.T) {
 	}
 }
 
-// checkNoExec runs try unsandboxed (it must escape) and in tier
-// namespaces (it must not). Tier landlock cannot stop a dropped file from
-// being mapped executable other than by execve, and says so: the attempt
-// is logged there, not failed.
-func checkNoExec(t *testing.T, try escape) {
+// checkInTierNamespaces runs try unsandboxed (it must escape) and in tier
+// namespaces (it must not), for what only tier namespaces' own mounts
+// stop (a dropped file mapped executable other than by execve, a file
+// bound read-only): in tier landlock the attempt is logged, not failed,
+// as the README says.
+func checkInTierNamespaces(t *testing.T, try escape) {
 	t.Helper()
 	for _, m := range []mode{plain, nsTier, llTier} {
 		t.Run(m.name, func(t *testing.T) {
@@ -193,17 +194,17 @@ func checkNoExec(t *testing.T, try escape) {
 
 func TestSandboxStopsRunningDroppedBinaryThroughDynamicLoaderInWorkspace(t *testing.T) {
 	t.Parallel()
-	checkNoExec(t, tool("ldso_dropped", func(w world) (string, string) { return w.work, "" }))
+	checkInTierNamespaces(t, tool("ldso_dropped", func(w world) (string, string) { return w.work, "" }))
 }
 
 func TestSandboxStopsRunningDroppedBinaryThroughDynamicLoaderInTmpDir(t *testing.T) {
 	t.Parallel()
-	checkNoExec(t, tool("ldso_dropped", func(w world) (string, string) { return w.sbxTmp, "" }))
+	checkInTierNamespaces(t, tool("ldso_dropped", func(w world) (string, string) { return w.sbxTmp, "" }))
 }
 
 func TestSandboxStopsRunningDroppedBinaryThroughDynamicLoaderInHome(t *testing.T) {
 	t.Parallel()
-	checkNoExec(t, tool("ldso_dropped", func(w world) (string, string) { return w.sbxHome, "" }))
+	checkInTierNamespaces(t, tool("ldso_dropped", func(w world) (string, string) { return w.sbxHome, "" }))
 }
 
 // A package runner executes what it downloads into its cache, which lies
@@ -262,7 +263,7 @@ func TestSandboxStopsRunningDroppedBinaryThroughDynamicLoaderInMountInsideWorksp
 	if os.Getuid() != 0 {
 		t.Skip("mounting a file system inside the workspace needs root")
 	}
-	checkNoExec(t, func(t *testing.T, w world, m mode) string {
+	checkInTierNamespaces(t, func(t *testing.T, w world, m mode) string {
 		dir := w.work + "/mnt"
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -295,5 +296,37 @@ func TestSandboxWithoutMountsRefusesOnlyWhatItCannotHide(t *testing.T) {
 	}
 	if got := s.call("capabilities", "", ""); strings.HasPrefix(got, "ESCAPED") {
 		t.Fatalf("the server %s", got)
+	}
+}
+
+// A client config in the workspace routes the client through mcpwarden:
+// a server that rewrote it would take mcpwarden out of the next session.
+// Tier namespaces binds it read-only; tier landlock cannot (the log names
+// it), so there the attempt is logged, not failed.
+func TestSandboxStopsRewritingClientConfigInWorkspace(t *testing.T) {
+	t.Parallel()
+	for _, tool := range []string{"append_file", "rename_out"} {
+		t.Run(tool, func(t *testing.T) {
+			t.Parallel()
+			checkInTierNamespaces(t, func(t *testing.T, w world, m mode) string {
+				cfg := w.work + "/.mcp.json"
+				if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"mcpwarden":{}}}`), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				os.Lchown(cfg, env.uid, env.gid)
+				p := w.policy(m)
+				p.ReadOnly = []string{cfg}
+				s := start(t, w, m, sessionOpts{policy: &p})
+				if got := s.call("read_file", cfg, ""); !strings.HasPrefix(got, "ESCAPED") {
+					t.Fatalf("the server cannot read the client config: %s", got)
+				}
+				if tool == "rename_out" {
+					os.Mkdir(w.work+"/src", 0o755)
+					os.Lchown(w.work+"/src", env.uid, env.gid)
+					return s.call(tool, w.work+"/src", cfg)
+				}
+				return s.call(tool, cfg, "")
+			})
+		})
 	}
 }

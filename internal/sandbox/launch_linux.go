@@ -187,7 +187,10 @@ func confine(sp spec) (Report, []rlimit) {
 				applied(ConfineMaskOwnFiles)
 			}
 			applied(ConfineNoExecWritable)
-			rep.Masked, rep.ExecWritable = mr.masked, mr.execWritable
+			if len(mr.readOnly) > 0 {
+				applied(ConfineReadOnlyOwnFiles)
+			}
+			rep.Masked, rep.ExecWritable, rep.ReadOnly = mr.masked, mr.execWritable, mr.readOnly
 		}
 		if err := dropCapabilities(); err != nil {
 			return fail(err)

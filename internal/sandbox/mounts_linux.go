@@ -16,16 +16,18 @@ import (
 type mountResult struct {
 	masked       []string // the policy's Hide that were masked
 	execWritable []string // writable directories left executable
+	readOnly     []string // the policy's ReadOnly that were bound read-only
 }
 
 // setupMounts shapes the launcher's own mount namespace (tier namespaces)
-// before Landlock: it masks the policy's Hide, then makes every writable
+// before Landlock: it masks the policy's Hide, makes every writable
 // grant, and every mount under it, noexec, nosuid and nodev, so that
 // nothing the server writes can be mapped executable (by the dynamic
 // loader, say), not only not executed. An executable directory of the
 // policy inside a writable one (a package runner's cache in HOME, an
 // installation in the workspace) stays executable; one that holds a
-// writable grant leaves that grant executable. Both are reported. The
+// writable grant leaves that grant executable. Both are reported. Last it
+// binds each of the policy's ReadOnly read-only. The
 // launcher has CAP_SYS_ADMIN in its user namespace as an ambient
 // capability for this; confine drops it, and every other, after
 // (dropCapabilities). A [*noMountsError] says it could not mount at all.
@@ -106,6 +108,19 @@ func setupMounts(p Policy) (mountResult, error) {
 			}
 			res.execWritable = append(res.execWritable, e)
 		}
+	}
+	for _, r := range p.ReadOnly {
+		r = filepath.Clean(r)
+		if _, err := os.Stat(r); err != nil {
+			continue // gone, or hidden
+		}
+		if err := unix.Mount(r, r, "", unix.MS_BIND, ""); err != nil {
+			return res, fmt.Errorf("binding %s read-only: %w", r, err)
+		}
+		if err := remount(r, unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV); err != nil {
+			return res, fmt.Errorf("binding %s read-only: %w", r, err)
+		}
+		res.readOnly = append(res.readOnly, r)
 	}
 	return res, nil
 }

@@ -147,6 +147,11 @@ type Policy struct {
 	// in the server's mount namespace; tier landlock cannot, so it
 	// reports the mask missing.
 	Hide []string `json:"hide,omitempty"`
+	// ReadOnly are files a writable grant reaches that the server may
+	// read but never write: self-protection's (a client config in the
+	// workspace, say). Tier namespaces binds each read-only; tier
+	// landlock cannot, and upstream names them in its log.
+	ReadOnly []string `json:"read_only,omitempty"`
 	// Env are the server's own variables, "NAME=value".
 	Env []string `json:"env,omitempty"`
 	// Passthrough names variables of mcpwarden's environment passed on;

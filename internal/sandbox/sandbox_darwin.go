@@ -153,3 +153,16 @@ func (c *Cmd) Hide(paths ...string) {
 	}
 	c.rep.Masked = slices.Clone(c.policy.Hide)
 }
+
+// ReadOnly adds to the policy's ReadOnly: self-protection's files that a
+// writable grant reaches, which the profile denies writing after what it
+// grants. Call it before Start.
+func (c *Cmd) ReadOnly(paths ...string) {
+	for _, p := range paths {
+		c.policy.ReadOnly = append(c.policy.ReadOnly, resolved(p))
+	}
+	if len(c.policy.ReadOnly) > 0 && !c.rep.Has(ConfineReadOnlyOwnFiles) {
+		c.rep.Applied = append(c.rep.Applied, ConfineReadOnlyOwnFiles)
+	}
+	c.rep.ReadOnly = slices.Clone(c.policy.ReadOnly)
+}

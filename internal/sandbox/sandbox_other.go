@@ -49,3 +49,6 @@ func (c *Cmd) Grants() []string { return nil }
 
 // Hide does nothing: there is no sandbox here.
 func (c *Cmd) Hide(paths ...string) {}
+
+// ReadOnly does nothing: there is no sandbox here.
+func (c *Cmd) ReadOnly(paths ...string) {}

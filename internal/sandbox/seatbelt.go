@@ -89,6 +89,10 @@ func SeatbeltProfile(p Policy, realHome string) (string, error) {
 		b.WriteString("; mcpwarden's own files inside what is granted (later rules win)\n")
 		rule("deny", "file-read* file-write* process-exec", "subpath", p.Hide)
 	}
+	if len(p.ReadOnly) > 0 {
+		b.WriteString("; self-protection's files inside what is writable: read-only\n")
+		rule("deny", "file-write*", "subpath", p.ReadOnly)
+	}
 	switch p.Network {
 	case NetworkHost:
 		b.WriteString("; network: host\n(allow network*)\n")
