@@ -54,8 +54,10 @@ var (
 // the project a filesystem server serves, say). Tier namespaces masks
 // those of Protected in the server's mount namespace; Landlock only adds
 // rights, so tier landlock cannot carve them out and refuses to start
-// unless sandbox.require is false. The log and the upstream audit event
-// name each one, with what to move.
+// unless sandbox.require is false. Tier namespaces also binds read-only
+// those of ProtectedWrite a writable grant holds, and the ProtectedNames
+// at the top of one. The log and the upstream audit event name each one,
+// with what to move.
 func (sb *Sandbox) command(ctx context.Context, spec Spec) (*sandbox.Cmd, []string, error) {
 	p := sb.Policy
 	p.Exec = slices.Clone(p.Exec)

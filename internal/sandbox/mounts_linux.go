@@ -114,7 +114,8 @@ func setupMounts(p Policy) (mountResult, error) {
 		if _, err := os.Stat(r); err != nil {
 			continue // gone, or hidden
 		}
-		if err := unix.Mount(r, r, "", unix.MS_BIND, ""); err != nil {
+		// Recursive, so a writable grant inside keeps its own mount.
+		if err := unix.Mount(r, r, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return res, fmt.Errorf("binding %s read-only: %w", r, err)
 		}
 		if err := remount(r, unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV); err != nil {
