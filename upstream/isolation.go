@@ -177,7 +177,11 @@ func (p *Pool) pick(ctx context.Context, s *server) (*server, func(), error) {
 			s.name, len(k.byKey), s.spec.Isolation, s.spec.isolationIdleTimeout(), ErrIsolationFull)
 	}
 	k.started++
-	cs := newServer(s.ctx, s.env, s.name, s.spec)
+	spec, removeDirs := s.spec, func() {}
+	if spec.Sandbox != nil {
+		spec.Sandbox, removeDirs = spec.Sandbox.forChild(key, spec.Isolation)
+	}
+	cs := newServer(s.ctx, s.env, s.name, spec)
 	cs.kids, cs.instance, cs.owner = nil, key.String()+"#"+strconv.Itoa(k.started), key
 	cs.logger = cs.logger.With("instance", cs.instance)
 	c := &child{s: cs, busy: 1}
@@ -187,6 +191,7 @@ func (p *Pool) pick(ctx context.Context, s *server) (*server, func(), error) {
 	k.byKey[key] = c
 	var first sync.WaitGroup
 	cs.start(context.WithoutCancel(ctx), &first)
+	s.env.group.Go(func() { <-cs.done; removeDirs() })
 	cs.logger.Info("isolated upstream child starting")
 	if !k.reaping {
 		k.reaping = true

@@ -16,11 +16,16 @@ import (
 )
 
 // isolatedPool starts a pool of one stdio stand-in, "iso", isolated as
-// spec says, and counts the events reported for it.
-func isolatedPool(t *testing.T, spec Spec) (*Pool, *atomic.Int32) {
+// spec says, with env ("NAME=value") added to its own, and counts the
+// events reported for it.
+func isolatedPool(t *testing.T, spec Spec, env ...string) (*Pool, *atomic.Int32) {
 	t.Helper()
 	spec.Transport, spec.Command = TransportStdio, os.Args[0]
 	spec.Env = map[string]string{stdioServerEnv: filepath.Join(t.TempDir(), "pid")}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		spec.Env[k] = v
+	}
 	var events atomic.Int32
 	pool := Start(t.Context(), map[string]Spec{"iso": spec}, &Options{OnEvent: func(Event) { events.Add(1) }})
 	t.Cleanup(func() { pool.Close() })

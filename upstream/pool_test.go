@@ -29,7 +29,8 @@ import (
 // stdout first, "hang-init" never answers anything, "slow-init=DURATION"
 // waits that long before serving, "default-signals" leaves SIGTERM to
 // kill it (ServeStdio catches it), "exit-after=N" exits
-// after answering N calls.
+// after answering N calls; "home-files" adds tools that write and read
+// files in its HOME (see addHomeTools).
 const (
 	stdioServerEnv = "WARDEN_UPSTREAM_TEST_SERVER"
 	testDirEnv     = "WARDEN_UPSTREAM_TEST_DIR"
@@ -48,6 +49,9 @@ func TestMain(m *testing.M) {
 		}
 		_ = os.WriteFile(pidFile, []byte(strconv.Itoa(sleep.Process.Pid)), 0o600)
 		srv := newStandIn(5)
+		if strings.Contains(os.Getenv(testModeEnv), "home-files") {
+			addHomeTools(srv)
+		}
 		if dir := os.Getenv(testDirEnv); dir != "" {
 			srv = newFaultyStandIn(dir, os.Getenv(testModeEnv))
 		}

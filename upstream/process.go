@@ -150,7 +150,9 @@ func startProcess(ctx context.Context, spec Spec, logger *slog.Logger, sp *spawn
 			}
 		}
 		logger.Info("upstream sandboxed", "sandbox", rep.String())
-		if len(exposed) > 0 {
+		if len(exposed) > 0 && rep.Has(sandbox.ConfineMaskOwnFiles) {
+			logger.Info("the sandbox masks mcpwarden's own files inside what this server may reach", "files", exposed, "masked", rep.Masked)
+		} else if len(exposed) > 0 {
 			logger.Warn("the sandbox cannot keep this server from mcpwarden's own files inside what it may reach; move them out of its workspace and installation", "files", exposed)
 		}
 	}

@@ -29,6 +29,10 @@ type Sandbox struct {
 	// whole list: the binary, client configs, …), which a server may still
 	// read or run where its installation or the system holds them.
 	ProtectedWrite []string
+	// ProtectedNames are files, relative to any directory, that no server
+	// may write (a project's client configs): those at the top of a
+	// writable grant are bound read-only with ProtectedWrite's.
+	ProtectedNames []string
 }
 
 // Interpreters whose first argument that is a file is the server's
@@ -45,11 +49,15 @@ var (
 )
 
 // command is the sandboxed command of spec, and the files self-protection
-// guards that its grants reach anyway: Landlock only adds rights, so a
-// workspace, argument or installation directory that holds mcpwarden's
-// config (a config kept in the project a filesystem server serves, say)
-// cannot be carved out of it. Those are reported, not refused: the log
-// and the upstream audit event name each one, with what to move.
+// guards that its grants reach anyway: a workspace, argument or
+// installation directory that holds mcpwarden's config (a config kept in
+// the project a filesystem server serves, say). Tier namespaces masks
+// those of Protected in the server's mount namespace; Landlock only adds
+// rights, so tier landlock cannot carve them out and refuses to start
+// unless sandbox.require is false. Tier namespaces also binds read-only
+// those of ProtectedWrite a writable grant holds, and the ProtectedNames
+// at the top of one. The log and the upstream audit event name each one,
+// with what to move.
 func (sb *Sandbox) command(ctx context.Context, spec Spec) (*sandbox.Cmd, []string, error) {
 	p := sb.Policy
 	p.Exec = slices.Clone(p.Exec)
@@ -95,33 +103,70 @@ func (sb *Sandbox) command(ctx context.Context, spec Spec) (*sandbox.Cmd, []stri
 	if err != nil {
 		return nil, nil, err
 	}
-	var exposed []string
+	var exposed, hide []string
 	for _, g := range cmd.Grants() {
-		if own := reachesOwn(g, sb.Protected); own != "" {
+		for _, own := range reachesOwn(g, sb.Protected) {
 			exposed = append(exposed, own+" (through "+g+")")
+			for _, f := range ownPaths(own) {
+				if !slices.Contains(hide, f) {
+					hide = append(hide, f)
+				}
+			}
 		}
 	}
+	// Tier namespaces masks them; tier landlock reports the mask missing.
+	cmd.Hide(hide...)
+	var readOnly []string
 	for _, g := range p.Write {
-		if own := reachesOwn(g, sb.ProtectedWrite); own != "" && !slices.Contains(exposed, own+" (through "+g+")") {
-			exposed = append(exposed, own+" (through "+g+")")
+		own := reachesOwn(g, sb.ProtectedWrite)
+		for _, name := range sb.ProtectedNames {
+			if f := filepath.Join(g, name); ownPaths(f) != nil {
+				own = append(own, f)
+			}
+		}
+		for _, o := range own {
+			if !slices.Contains(exposed, o+" (through "+g+")") {
+				exposed = append(exposed, o+" (through "+g+")")
+			}
+			for _, f := range ownPaths(o) {
+				if !slices.Contains(hide, f) && !slices.Contains(readOnly, f) {
+					readOnly = append(readOnly, f)
+				}
+			}
 		}
 	}
+	// Tier namespaces binds them read-only; tier landlock cannot.
+	cmd.ReadOnly(readOnly...)
 	return cmd, exposed, nil
 }
 
-// reachesOwn returns the first of own at or under dir, or "".
-func reachesOwn(dir string, own []string) string {
+// reachesOwn returns those of own at or under dir.
+func reachesOwn(dir string, own []string) []string {
 	dir = filepath.Clean(dir)
+	var out []string
 	for _, o := range own {
 		f := strings.TrimSuffix(o, "*")
 		if f != o {
 			f = filepath.Dir(f + "x")
 		}
 		if f == dir || dir == "/" || strings.HasPrefix(f, dir+string(filepath.Separator)) {
-			return o
+			out = append(out, o)
 		}
 	}
-	return ""
+	return out
+}
+
+// ownPaths are the files that exist of one of mcpwarden's own, which
+// may end in "*" (the audit log's rotations).
+func ownPaths(own string) []string {
+	if strings.HasSuffix(own, "*") {
+		m, _ := filepath.Glob(own)
+		return m
+	}
+	if _, err := os.Stat(own); err != nil {
+		return nil
+	}
+	return []string{own}
 }
 
 // scriptRoot is the installation of the script an interpreter runs: the

@@ -3,6 +3,7 @@ package upstream
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -54,18 +55,20 @@ func TestGrantThatHoldsMcpwardensFileIsNamed(t *testing.T) {
 		name  string
 		grant string
 		own   []string
-		want  string
+		want  []string
 	}{
-		{"a workspace holding the config names it", "/home/u/proj", []string{"/home/u/proj/mcpwarden.yaml"}, "/home/u/proj/mcpwarden.yaml"},
-		{"the root holds everything", "/", []string{"/etc/mcpwarden.yaml"}, "/etc/mcpwarden.yaml"},
-		{"the audit log's rotations count by their directory", "/var/log", []string{"/var/log/mcpwarden/audit-*"}, "/var/log/mcpwarden/audit-*"},
-		{"a sibling with a common prefix is not held", "/home/u/proj", []string{"/home/u/project/mcpwarden.yaml"}, ""},
-		{"a grant inside the state directory does not hold it", "/s/mcpwarden/sandbox/fs/home", []string{"/s/mcpwarden"}, ""},
+		{"a workspace holding the config names it", "/home/u/proj", []string{"/home/u/proj/mcpwarden.yaml"}, []string{"/home/u/proj/mcpwarden.yaml"}},
+		{"the root holds everything", "/", []string{"/etc/mcpwarden.yaml"}, []string{"/etc/mcpwarden.yaml"}},
+		{"the audit log's rotations count by their directory", "/var/log", []string{"/var/log/mcpwarden/audit-*"}, []string{"/var/log/mcpwarden/audit-*"}},
+		{"a sibling with a common prefix is not held", "/home/u/proj", []string{"/home/u/project/mcpwarden.yaml"}, nil},
+		{"a grant inside the state directory does not hold it", "/s/mcpwarden/sandbox/fs/home", []string{"/s/mcpwarden"}, nil},
+		{"every file held is named, not the first alone", "/home/u/proj", []string{"/home/u/proj/mcpwarden.yaml", "/elsewhere/tokens", "/home/u/proj/.state/tokens"},
+			[]string{"/home/u/proj/mcpwarden.yaml", "/home/u/proj/.state/tokens"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := reachesOwn(tt.grant, tt.own); got != tt.want {
+			if got := reachesOwn(tt.grant, tt.own); !slices.Equal(got, tt.want) {
 				t.Errorf("reachesOwn(%q) = %q, want %q", tt.grant, got, tt.want)
 			}
 		})

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/mcpwarden/mcpwarden/internal/clientconfig"
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -47,5 +48,6 @@ func (s *Setup) sandbox(name string) *upstream.Sandbox {
 		Policy:         p,
 		Protected:      s.Config.OwnFiles(os.Getenv),
 		ProtectedWrite: s.protected,
+		ProtectedNames: clientconfig.ProjectFiles(),
 	}
 }

@@ -218,9 +218,9 @@ func (s *Sandbox) validate(key string) []error {
 	}
 	for _, f := range s.Disable {
 		switch sandbox.Feature(f) {
-		case sandbox.FeatureUserNamespaces, sandbox.FeatureLandlock, sandbox.FeatureLandlockNet, sandbox.FeatureLandlockScope, sandbox.FeatureSeccomp:
+		case sandbox.FeatureUserNamespaces, sandbox.FeatureLandlock, sandbox.FeatureLandlockNet, sandbox.FeatureLandlockScope, sandbox.FeatureSeccomp, sandbox.FeatureMounts:
 		default:
-			add(".disable: %q is not one of user_namespaces, landlock, landlock_net, landlock_scope, seccomp", f)
+			add(".disable: %q is not one of user_namespaces, landlock, landlock_net, landlock_scope, seccomp, mounts", f)
 		}
 	}
 	for _, list := range []struct {
@@ -238,8 +238,8 @@ func (s *Sandbox) validate(key string) []error {
 
 // validateSandbox checks the top-level and per-server sandbox blocks: their
 // values, that no server's sandbox.write or sandbox.read reaches
-// mcpwarden's own files, and that outside Linux every stdio server says
-// sandbox: off (no sandbox tier there yet).
+// mcpwarden's own files, and that outside Linux and macOS every stdio
+// server says sandbox: off (no sandbox there yet).
 func (c *Config) validateSandbox(ownFiles []string) []error {
 	errs := c.Sandbox.validate("sandbox")
 	for _, name := range c.ServerNames() {
@@ -254,8 +254,8 @@ func (c *Config) validateSandbox(ownFiles []string) []error {
 		if !on {
 			continue
 		}
-		if runtime.GOOS != "linux" {
-			errs = append(errs, fmt.Errorf("%s: no sandbox on %s yet (macOS joins with the Seatbelt profile); write `sandbox: off` for this server (or at the top level) to run it unconfined", key, runtime.GOOS))
+		if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+			errs = append(errs, fmt.Errorf("%s: no sandbox on %s yet (Linux and macOS have one); write `sandbox: off` for this server (or at the top level) to run it unconfined", key, runtime.GOOS))
 			continue
 		}
 		for _, list := range []struct {

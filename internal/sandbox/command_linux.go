@@ -88,6 +88,20 @@ func (c *Cmd) Grants() []string {
 	return slices.Concat(c.sp.Policy.Exec, c.sp.Policy.Read, c.sp.Policy.Write)
 }
 
+// Hide adds to the policy's Hide: mcpwarden's own files that [Cmd.Grants]
+// reach, to be masked (tier namespaces) or reported missing (tier
+// landlock). Call it before Start.
+func (c *Cmd) Hide(paths ...string) {
+	c.sp.Policy.Hide = append(c.sp.Policy.Hide, paths...)
+}
+
+// ReadOnly adds to the policy's ReadOnly: self-protection's files that a
+// writable grant reaches, to be bound read-only (tier namespaces). Call it
+// before Start.
+func (c *Cmd) ReadOnly(paths ...string) {
+	c.sp.Policy.ReadOnly = append(c.sp.Policy.ReadOnly, paths...)
+}
+
 // Start starts the launcher. TierAuto is namespaces when a user namespace
 // can be made (Start tries one with a short-lived process first; an
 // exec.Cmd starts only once, so a failed start cannot be retried with its
@@ -108,6 +122,12 @@ func (c *Cmd) Start() error {
 
 func (c *Cmd) start(tier Tier) error {
 	c.sp.Tier = tier
+	if tier == TierLandlock {
+		// No PID namespace ends the server's descendants with it: a
+		// supervisor stays to do that (see supervise).
+		c.sp.Supervised = true
+		c.Cmd.Args = append(c.Cmd.Args[:2:2], superviseArg)
+	}
 	launcherEnd, err := c.prepareProxy(tier)
 	if err != nil {
 		return err

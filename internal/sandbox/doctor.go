@@ -19,6 +19,7 @@ const (
 	AttemptReadHome      Attempt = "read_home_secret"
 	AttemptWriteOutside  Attempt = "write_outside"
 	AttemptExecDropped   Attempt = "exec_dropped_file"
+	AttemptExecMemfd     Attempt = "exec_memfd"
 	AttemptTCPConnect    Attempt = "tcp_connect_loopback"
 	AttemptUDPSend       Attempt = "udp_send"
 	AttemptRawSocket     Attempt = "raw_socket"
@@ -30,7 +31,7 @@ const (
 
 // Attempts are every attempt, in order.
 var Attempts = []Attempt{
-	AttemptReadHome, AttemptWriteOutside, AttemptExecDropped, AttemptTCPConnect, AttemptUDPSend,
+	AttemptReadHome, AttemptWriteOutside, AttemptExecDropped, AttemptExecMemfd, AttemptTCPConnect, AttemptUDPSend,
 	AttemptRawSocket, AttemptSignalParent, AttemptTIOCSTI, AttemptParentEnviron, AttemptFindVariable,
 }
 
@@ -38,6 +39,7 @@ var attemptTitles = map[Attempt]string{
 	AttemptReadHome:      "read a key planted in the real home",
 	AttemptWriteOutside:  "write a file outside the sandbox",
 	AttemptExecDropped:   "execute a file it wrote",
+	AttemptExecMemfd:     "execute a binary it wrote to a memory file",
 	AttemptTCPConnect:    "connect to a loopback TCP listener",
 	AttemptUDPSend:       "send a UDP datagram",
 	AttemptRawSocket:     "open a raw socket",

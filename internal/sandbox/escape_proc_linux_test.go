@@ -126,6 +126,76 @@ func TestSandboxStopsDaemonOutlivingServer(t *testing.T) {
 	})
 }
 
+// mcpwarden killed by SIGKILL cleans nothing up: the kernel must end the
+// server and every descendant, in each tier.
+func TestSandboxStopsDaemonOutlivingKilledMcpwarden(t *testing.T) {
+	t.Parallel()
+	checkEscape(t, func(t *testing.T, w world, m mode) string {
+		mark := w.work + "/daemon.mark"
+		t.Cleanup(func() { killMarked(mark) })
+		s := start(t, w, m, sessionOpts{})
+		if got := s.call("daemon", mark, ""); !strings.HasPrefix(got, "ESCAPED") {
+			return got
+		}
+		waitGrowing(mark, 5*time.Second)
+		s.cmd.Process.Kill()
+		s.stop()
+		time.Sleep(300 * time.Millisecond) // the kernel's parent-death signals
+		before := size(mark)
+		time.Sleep(700 * time.Millisecond)
+		if after := size(mark); after > before {
+			return "ESCAPED: a daemon still writes after mcpwarden was killed"
+		}
+		return "BLOCKED: no descendant left"
+	})
+}
+
+// The next step: the server kills what would end its descendants (its
+// supervisor in tier landlock) first, then leaves a daemon, then
+// mcpwarden dies.
+func TestSandboxStopsServerKillingItsSupervisor(t *testing.T) {
+	t.Parallel()
+	checkEscape(t, func(t *testing.T, w world, m mode) string {
+		mark := w.work + "/daemon.mark"
+		t.Cleanup(func() { killMarked(mark) })
+		s := start(t, w, m, sessionOpts{})
+		killed := s.call("kill_parent", "", "")
+		if got := s.call("daemon", mark, ""); !strings.HasPrefix(got, "ESCAPED") {
+			return got
+		}
+		waitGrowing(mark, 5*time.Second)
+		s.cmd.Process.Kill()
+		s.stop()
+		time.Sleep(300 * time.Millisecond)
+		before := size(mark)
+		time.Sleep(700 * time.Millisecond)
+		if after := size(mark); after > before || strings.HasPrefix(killed, "ESCAPED") {
+			return "ESCAPED: " + killed + "; the daemon still writes: " + strconv.FormatBool(after > before)
+		}
+		return "BLOCKED: " + killed
+	})
+}
+
+// The server itself, unsandboxed, outlives a killed mcpwarden too; what
+// matters is that its daemon does not, so this variant starts it from a
+// server that exits at once, leaving the daemon the supervisor's orphan.
+func TestSandboxStopsDaemonOfExitedServer(t *testing.T) {
+	t.Parallel()
+	checkEscape(t, func(t *testing.T, w world, m mode) string {
+		mark := w.work + "/daemon.mark"
+		t.Cleanup(func() { killMarked(mark) })
+		s := start(t, w, m, sessionOpts{argv: []string{env.evil, "daemon-child", mark}, noInit: true})
+		s.cmd.Wait()
+		waitGrowing(mark, 5*time.Second)
+		before := size(mark)
+		time.Sleep(700 * time.Millisecond)
+		if after := size(mark); after > before {
+			return "ESCAPED: a daemon still writes after its server exited"
+		}
+		return "BLOCKED: no descendant left"
+	})
+}
+
 func size(path string) int64 {
 	fi, err := os.Stat(path)
 	if err != nil {

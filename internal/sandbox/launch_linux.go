@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -21,6 +22,9 @@ import (
 func Main() {
 	// Confinement and exec happen on this one thread.
 	runtime.LockOSThread()
+	if len(os.Args) > 2 && os.Args[2] == superviseArg {
+		os.Exit(supervise())
+	}
 	rep, sp, limits, err := launch()
 	if err == nil {
 		err = finish(rep, sp, limits)
@@ -136,13 +140,12 @@ func confine(sp spec) (Report, []rlimit) {
 		} else {
 			return fail(errors.New("tier namespaces but the launcher is not PID 1 of a new PID namespace"))
 		}
+		// The loopback is brought up with CAP_NET_ADMIN, kept like
+		// CAP_SYS_ADMIN for the mounts below; both go before Landlock.
 		if p.Network == NetworkProxy {
 			if err := listenInNamespace(sp.ProxyPort); err != nil {
 				return fail(err)
 			}
-		}
-		if err := dropCapabilities(); err != nil {
-			return fail(err)
 		}
 	}
 	if p.Network == NetworkProxy && sp.ProxyPort == 0 {
@@ -150,9 +153,12 @@ func confine(sp spec) (Report, []rlimit) {
 	}
 	// A new session has no controlling terminal, so /dev/tty (and TIOCSTI
 	// through it) is out of reach. The parent asks for one at start; a
-	// launcher started otherwise makes its own.
-	if _, err := unix.Setsid(); err != nil && !errors.Is(err, unix.EPERM) {
-		return fail(fmt.Errorf("starting a new session: %w", err))
+	// launcher started otherwise makes its own. A supervised one stays in
+	// its supervisor's, whose process group is what the supervisor kills.
+	if !sp.Supervised {
+		if _, err := unix.Setsid(); err != nil && !errors.Is(err, unix.EPERM) {
+			return fail(fmt.Errorf("starting a new session: %w", err))
+		}
 	}
 	if f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
 		f.Close()
@@ -174,6 +180,37 @@ func confine(sp spec) (Report, []rlimit) {
 	}
 	applied(ConfineNoNewPrivs)
 
+	if sp.Tier == TierNamespaces {
+		mr, err := setupMounts(p)
+		var noMounts *noMountsError
+		switch {
+		case errors.As(err, &noMounts) && len(p.Hide) > 0:
+			missing(ConfineMaskOwnFiles, fmt.Sprintf("%v, so mcpwarden's own files inside a directory it grants (%s) cannot be hidden: "+
+				"move them out of the server's workspace and installation, or set sandbox.require: false", noMounts, strings.Join(p.Hide, ", ")))
+		case errors.As(err, &noMounts):
+			// Without mounts the writable grants stay executable, as
+			// in tier landlock: only execve of a written file is denied.
+		case err != nil:
+			return fail(err)
+		default:
+			if len(mr.masked) > 0 {
+				applied(ConfineMaskOwnFiles)
+			}
+			applied(ConfineNoExecWritable)
+			if len(mr.readOnly) > 0 {
+				applied(ConfineReadOnlyOwnFiles)
+			}
+			rep.Masked, rep.ExecWritable, rep.ReadOnly = mr.masked, mr.execWritable, mr.readOnly
+		}
+		if err := dropCapabilities(); err != nil {
+			return fail(err)
+		}
+	} else if len(p.Hide) > 0 {
+		missing(ConfineMaskOwnFiles, fmt.Sprintf("tier landlock cannot hide mcpwarden's own files inside a directory it grants (%s): "+
+			"move them out of the server's workspace and installation, or use tier namespaces, or set sandbox.require: false",
+			strings.Join(p.Hide, ", ")))
+	}
+
 	ll, err := applyLandlock(sp)
 	if err != nil {
 		return fail(err)
@@ -192,6 +229,11 @@ func confine(sp spec) (Report, []rlimit) {
 
 	applied(ConfineLimits)
 	applied(ConfineCoreDumps)
+	// The supervisor kills a process group that seccomp keeps every
+	// descendant in.
+	if sp.Tier == TierNamespaces || (sp.Supervised && rep.Has(ConfineSeccomp)) {
+		applied(ConfineDescendants)
+	}
 
 	if len(rep.Missing) > 0 && !p.BestEffort {
 		return fail(&IncompleteError{Report: rep})

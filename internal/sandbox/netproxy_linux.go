@@ -157,18 +157,3 @@ func loopbackUp() error {
 	}
 	return nil
 }
-
-// dropCapabilities clears every capability the launcher has in its user
-// namespace (the CAP_NET_ADMIN it kept to bring the loopback up): the
-// ambient set, which would survive the server's exec, and the rest.
-func dropCapabilities() error {
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-		return fmt.Errorf("clearing the ambient capabilities: %w", err)
-	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var none [2]unix.CapUserData
-	if err := unix.Capset(&hdr, &none[0]); err != nil {
-		return fmt.Errorf("dropping the capabilities: %w", err)
-	}
-	return nil
-}

@@ -116,6 +116,10 @@ const (
 	FeatureLandlockNet    Feature = "landlock_net"
 	FeatureLandlockScope  Feature = "landlock_scope"
 	FeatureSeccomp        Feature = "seccomp"
+	// FeatureMounts is mounting in tier namespaces' own mount namespace,
+	// which a kernel may refuse even where it allows the user namespace
+	// (AppArmor's restrict_unprivileged_userns gives it no capability).
+	FeatureMounts Feature = "mounts"
 )
 
 // A Policy is what a sandboxed server may do: plain data, sent to the
@@ -140,6 +144,16 @@ type Policy struct {
 	// and not executable; empty leaves HOME and TMPDIR unset.
 	Home   string `json:"home,omitempty"`
 	TmpDir string `json:"tmpdir,omitempty"`
+	// Hide are mcpwarden's own files and directories that a grant reaches
+	// (a config kept in the workspace, say). Tier namespaces masks each
+	// in the server's mount namespace; tier landlock cannot, so it
+	// reports the mask missing.
+	Hide []string `json:"hide,omitempty"`
+	// ReadOnly are files a writable grant reaches that the server may
+	// read but never write: self-protection's (a client config in the
+	// workspace, say). Tier namespaces binds each read-only; tier
+	// landlock cannot, and upstream names them in its log.
+	ReadOnly []string `json:"read_only,omitempty"`
 	// Env are the server's own variables, "NAME=value".
 	Env []string `json:"env,omitempty"`
 	// Passthrough names variables of mcpwarden's environment passed on;

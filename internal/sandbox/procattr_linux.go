@@ -23,8 +23,12 @@ func procAttr(t Tier, n Network) *syscall.SysProcAttr {
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		a.GidMappingsEnableSetgroups = false
+		// The launcher shapes its mount namespace after exec, which drops
+		// a non-root user's capabilities but for ambient ones; it clears
+		// this one before it executes the server (see setupMounts).
+		a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
 		if n == NetworkProxy {
-			a.AmbientCaps = []uintptr{unix.CAP_NET_ADMIN}
+			a.AmbientCaps = append(a.AmbientCaps, unix.CAP_NET_ADMIN)
 		}
 	}
 	return a

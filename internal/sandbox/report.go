@@ -15,16 +15,22 @@ const (
 	ConfineNetNamespace   Confinement = "net_namespace"
 	ConfineIPCNamespace   Confinement = "ipc_namespace"
 	ConfineMountNamespace Confinement = "mount_namespace"
-	ConfineSession        Confinement = "new_session"
-	ConfineEnvironment    Confinement = "environment"
-	ConfineNoNewPrivs     Confinement = "no_new_privs"
-	ConfineLandlockFS     Confinement = "landlock_fs"
-	ConfineLandlockNet    Confinement = "landlock_tcp"
-	ConfineScopeSignal    Confinement = "landlock_scope_signal"
-	ConfineScopeAbstract  Confinement = "landlock_scope_abstract_unix"
-	ConfineSeccomp        Confinement = "seccomp"
-	ConfineLimits         Confinement = "rlimits"
-	ConfineCoreDumps      Confinement = "no_core_dumps"
+	ConfineMaskOwnFiles   Confinement = "masked_own_files"
+	ConfineNoExecWritable Confinement = "noexec_writable"
+	// ConfineReadOnlyOwnFiles: self-protection's files inside a writable
+	// grant are bound read-only.
+	ConfineReadOnlyOwnFiles Confinement = "read_only_protected_files"
+	ConfineSession          Confinement = "new_session"
+	ConfineEnvironment      Confinement = "environment"
+	ConfineNoNewPrivs       Confinement = "no_new_privs"
+	ConfineLandlockFS       Confinement = "landlock_fs"
+	ConfineLandlockNet      Confinement = "landlock_tcp"
+	ConfineScopeSignal      Confinement = "landlock_scope_signal"
+	ConfineScopeAbstract    Confinement = "landlock_scope_abstract_unix"
+	ConfineSeccomp          Confinement = "seccomp"
+	ConfineLimits           Confinement = "rlimits"
+	ConfineCoreDumps        Confinement = "no_core_dumps"
+	ConfineDescendants      Confinement = "descendants_end_with_server"
 )
 
 // A Report is what the launcher applied before it executed the server.
@@ -43,6 +49,16 @@ type Report struct {
 	// Missing are the confinements the policy wanted that are not in force,
 	// each with why.
 	Missing []Missing `json:"missing,omitempty"`
+	// Masked are mcpwarden's own files and directories hidden from the
+	// server (with ConfineMaskOwnFiles).
+	Masked []string `json:"masked,omitempty"`
+	// ExecWritable are the writable directories left executable (with
+	// ConfineNoExecWritable): a package runner's cache, or the server's
+	// own installation inside its workspace.
+	ExecWritable []string `json:"exec_writable,omitempty"`
+	// ReadOnly are the files bound read-only (with
+	// ConfineReadOnlyOwnFiles).
+	ReadOnly []string `json:"read_only,omitempty"`
 	// Started is false when the launcher refused to execute the server.
 	Started bool `json:"started"`
 	// Error says why the launcher did not execute the server.
@@ -73,6 +89,15 @@ func (r Report) String() string {
 		fmt.Fprintf(&b, " (127.0.0.1:%d)", r.ProxyPort)
 	}
 	fmt.Fprintf(&b, ", Landlock ABI %d, applied %v", r.LandlockABI, r.Applied)
+	if len(r.Masked) > 0 {
+		fmt.Fprintf(&b, "; masked %d of mcpwarden's files %v", len(r.Masked), r.Masked)
+	}
+	if len(r.ReadOnly) > 0 {
+		fmt.Fprintf(&b, "; read-only %v", r.ReadOnly)
+	}
+	if len(r.ExecWritable) > 0 {
+		fmt.Fprintf(&b, "; writable and executable %v", r.ExecWritable)
+	}
 	for _, m := range r.Missing {
 		fmt.Fprintf(&b, "; missing %s (%s)", m.Confinement, m.Reason)
 	}

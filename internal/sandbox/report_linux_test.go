@@ -14,7 +14,7 @@ func TestReportNamesTierLandlockABIAndEveryConfinement(t *testing.T) {
 		t.Skipf("the kernel's Landlock ABI is %d; this test wants 6 or later", abi)
 	}
 	common := []Confinement{ConfineSession, ConfineEnvironment, ConfineNoNewPrivs, ConfineLandlockFS,
-		ConfineLandlockNet, ConfineScopeSignal, ConfineScopeAbstract, ConfineSeccomp, ConfineLimits, ConfineCoreDumps}
+		ConfineLandlockNet, ConfineScopeSignal, ConfineScopeAbstract, ConfineSeccomp, ConfineLimits, ConfineCoreDumps, ConfineDescendants}
 	for _, m := range tiers {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
@@ -26,8 +26,8 @@ func TestReportNamesTierLandlockABIAndEveryConfinement(t *testing.T) {
 			}
 			want := common
 			if m == nsTier {
-				want = append([]Confinement{ConfineUserNamespace, ConfinePIDNamespace, ConfineNetNamespace,
-					ConfineIPCNamespace, ConfineMountNamespace}, common...)
+				want = slices.Concat([]Confinement{ConfineUserNamespace, ConfinePIDNamespace, ConfineNetNamespace,
+					ConfineIPCNamespace, ConfineMountNamespace}, common[:3], []Confinement{ConfineNoExecWritable}, common[3:])
 			}
 			if rep.Tier != m.tier || rep.LandlockABI != abi || !rep.Started || len(rep.Missing) > 0 || !slices.Equal(rep.Applied, want) {
 				t.Errorf("report %s\nwant tier %s, ABI %d, applied %v, nothing missing", rep, m.tier, abi, want)

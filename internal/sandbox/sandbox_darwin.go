@@ -18,26 +18,28 @@ import (
 // ConfineSeatbelt is the macOS Seatbelt profile from [SeatbeltProfile].
 const ConfineSeatbelt Confinement = "seatbelt"
 
-// sandboxExec is macOS's Seatbelt front end.
-const sandboxExec = "/usr/bin/sandbox-exec"
-
 // A Cmd is a server started under sandbox-exec with the policy's
 // Seatbelt profile. Set Cmd's Stdin, Stdout and Stderr before Start.
 type Cmd struct {
 	Cmd    *exec.Cmd
 	rep    Report
 	grants []string
+	// The profile's inputs, for Start to build it with what Hide added.
+	policy         Policy
+	realHome, path string
+	args           []string
 }
 
-// LaunchArg is the first argument of the launcher's command line; on macOS
-// sandbox-exec is the launcher and this is not used.
+// LaunchArg is the first argument of the launcher's command line: the
+// hidden subcommand that calls [Main], which sets the limits and executes
+// sandbox-exec.
 const LaunchArg = "__sandbox-launch"
 
 // Command returns the Cmd that runs argv under sandbox-exec with the
-// Seatbelt profile of p. Paths are resolved first (Seatbelt matches the
-// resolved path: /tmp is /private/tmp). The environment is decided as on
-// Linux. Resource limits are not applied on macOS yet, so the report names
-// them missing and Start refuses unless p.BestEffort.
+// Seatbelt profile of p, through launcher (mcpwarden), which sets p's
+// resource limits first (see [Main]). Paths are resolved first (Seatbelt
+// matches the resolved path: /tmp is /private/tmp). The environment is
+// decided as on Linux.
 func Command(ctx context.Context, launcher string, p Policy, argv []string) (*Cmd, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("sandbox: no command to run")
@@ -52,24 +54,18 @@ func Command(ctx context.Context, launcher string, p Policy, argv []string) (*Cm
 	p.Read, p.Write = resolvedAll(p.Read), resolvedAll(p.Write)
 	p.Home, p.TmpDir = resolved(p.Home), resolved(p.TmpDir)
 	home, _ := os.UserHomeDir()
-	profile, err := SeatbeltProfile(p, resolved(home))
-	if err != nil {
+	// Made here to say at once what it cannot quote; Start makes it again.
+	if _, err := SeatbeltProfile(p, resolved(home)); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, sandboxExec, append([]string{"-p", profile, path}, argv[1:]...)...)
+	cmd := exec.CommandContext(ctx, launcher)
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	rep := Report{Network: p.Network, Applied: []Confinement{ConfineSession, ConfineEnvironment, ConfineSeatbelt}}
-	for _, c := range []Confinement{ConfineLimits, ConfineCoreDumps} {
-		rep.Missing = append(rep.Missing, Missing{c, "not applied on macOS yet"})
-	}
-	rep.Started = p.BestEffort
-	if !rep.Started {
-		rep.Error = "required confinements are missing"
-	}
-	return &Cmd{Cmd: cmd, rep: rep, grants: slices.Concat(p.Exec, p.Read, p.Write)}, nil
+	rep := Report{Network: p.Network, Applied: []Confinement{ConfineSession, ConfineEnvironment, ConfineSeatbelt, ConfineLimits, ConfineCoreDumps}, Started: true}
+	return &Cmd{Cmd: cmd, rep: rep, grants: slices.Concat(p.Exec, p.Read, p.Write),
+		policy: p, realHome: resolved(home), path: path, args: argv[1:]}, nil
 }
 
 func resolved(p string) string {
@@ -93,24 +89,29 @@ func resolvedAll(ps []string) []string {
 	return out
 }
 
-// Start starts sandbox-exec, or refuses with an [*IncompleteError] when
-// the policy requires what macOS does not apply yet.
+// Start starts the launcher, which sets the limits and executes
+// sandbox-exec.
 func (c *Cmd) Start() error {
-	if !c.rep.Started {
-		return &IncompleteError{Report: c.rep}
+	profile, err := SeatbeltProfile(c.policy, c.realHome)
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
 	}
+	args, err := darwinLauncherArgs(c.policy.Limits, profile, c.path, c.args)
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	c.Cmd.Args = append(c.Cmd.Args[:1:1], args...)
 	if err := c.Cmd.Start(); err != nil {
-		return fmt.Errorf("sandbox: starting %s: %w", sandboxExec, err)
+		return fmt.Errorf("sandbox: starting the launcher for %s: %w", sandboxExec, err)
 	}
 	return nil
 }
 
-// Report is what Command applies: the profile, the session and the
-// environment (its Tier is TierAuto: macOS has one mechanism).
+// Report is what Command applies: the profile, the session, the
+// environment and the limits (its Tier is TierAuto: macOS has one
+// mechanism). The launcher exits non-zero, saying why on the server's
+// stderr, when it could not set a limit.
 func (c *Cmd) Report(ctx context.Context) (Report, error) {
-	if !c.rep.Started {
-		return c.rep, &IncompleteError{Report: c.rep}
-	}
 	return c.rep, nil
 }
 
@@ -121,12 +122,6 @@ func (c *Cmd) Wait() error {
 		syscall.Kill(-c.Cmd.Process.Pid, syscall.SIGKILL)
 	}
 	return err
-}
-
-// Main exits: on macOS sandbox-exec is the launcher.
-func Main() {
-	fmt.Fprintln(os.Stderr, "mcpwarden sandbox: on macOS the launcher is sandbox-exec")
-	os.Exit(126)
 }
 
 // Probe reports whether sandbox-exec is there; the Linux features are
@@ -150,3 +145,29 @@ func (c *Cmd) Grants() []string { return c.grants }
 // ProxyListener returns nil: macOS has no egress proxy yet, and a server
 // with network: proxy reaches nothing (its profile allows no network).
 func (c *Cmd) ProxyListener() net.Listener { return nil }
+
+// Hide adds to the policy's Hide: mcpwarden's own files that [Cmd.Grants]
+// reach, which the profile denies after what it grants. Call it before
+// Start.
+func (c *Cmd) Hide(paths ...string) {
+	for _, p := range paths {
+		c.policy.Hide = append(c.policy.Hide, resolved(p))
+	}
+	if len(c.policy.Hide) > 0 && !c.rep.Has(ConfineMaskOwnFiles) {
+		c.rep.Applied = append(c.rep.Applied, ConfineMaskOwnFiles)
+	}
+	c.rep.Masked = slices.Clone(c.policy.Hide)
+}
+
+// ReadOnly adds to the policy's ReadOnly: self-protection's files that a
+// writable grant reaches, which the profile denies writing after what it
+// grants. Call it before Start.
+func (c *Cmd) ReadOnly(paths ...string) {
+	for _, p := range paths {
+		c.policy.ReadOnly = append(c.policy.ReadOnly, resolved(p))
+	}
+	if len(c.policy.ReadOnly) > 0 && !c.rep.Has(ConfineReadOnlyOwnFiles) {
+		c.rep.Applied = append(c.rep.Applied, ConfineReadOnlyOwnFiles)
+	}
+	c.rep.ReadOnly = slices.Clone(c.policy.ReadOnly)
+}

@@ -50,3 +50,9 @@ func (c *Cmd) Grants() []string { return nil }
 
 // ProxyListener returns nil: nothing runs sandboxed here.
 func (c *Cmd) ProxyListener() net.Listener { return nil }
+
+// Hide does nothing: there is no sandbox here.
+func (c *Cmd) Hide(paths ...string) {}
+
+// ReadOnly does nothing: there is no sandbox here.
+func (c *Cmd) ReadOnly(paths ...string) {}

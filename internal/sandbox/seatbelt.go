@@ -31,7 +31,8 @@ var seatbeltServices = []string{
 // SeatbeltProfile is the macOS Seatbelt (sandbox-exec) profile with the
 // intent of p on Linux: deny by default; read and execute the system and
 // p.Exec; read p.Read; read and write p.Home, p.TmpDir and p.Write, never
-// execute there; no reading of realHome's files beyond what p grants (their
+// execute there; nothing of p.Hide (mcpwarden's own files inside a grant);
+// no reading of realHome's files beyond what p grants (their
 // metadata stays visible, as Landlock leaves it on Linux); the network
 // none or host. Every path must be absolute and already resolved (on macOS
 // /tmp is /private/tmp: Seatbelt matches the resolved path); a path with a
@@ -84,6 +85,14 @@ func SeatbeltProfile(p Policy, realHome string) (string, error) {
 	rule("allow", "file-read* file-write*", "subpath", writable)
 	b.WriteString("; nothing written is executed (later rules win)\n")
 	rule("deny", "process-exec", "subpath", writable)
+	if len(p.Hide) > 0 {
+		b.WriteString("; mcpwarden's own files inside what is granted (later rules win)\n")
+		rule("deny", "file-read* file-write* process-exec", "subpath", p.Hide)
+	}
+	if len(p.ReadOnly) > 0 {
+		b.WriteString("; self-protection's files inside what is writable: read-only\n")
+		rule("deny", "file-write*", "subpath", p.ReadOnly)
+	}
 	switch p.Network {
 	case NetworkHost:
 		b.WriteString("; network: host\n(allow network*)\n")

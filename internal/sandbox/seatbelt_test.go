@@ -176,3 +176,21 @@ func readSBPL(s string) (shape, strs []string, err error) {
 	}
 	return shape, strs, nil
 }
+
+// Seatbelt lets a later rule win: mcpwarden's own files inside a granted
+// workspace are denied after the workspace is allowed, so the deny holds.
+func TestSeatbeltProfileDeniesHiddenFilesAfterTheGrantThatHoldsThem(t *testing.T) {
+	t.Parallel()
+	prof, err := SeatbeltProfile(Policy{Write: []string{"/Users/me/proj"}, Hide: []string{"/Users/me/proj/mcpwarden.yaml"}}, "/Users/me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	allow := strings.Index(prof, "(allow file-read* file-write*\n  (subpath \"/Users/me/proj\")")
+	deny := strings.Index(prof, "(deny file-read* file-write* process-exec\n  (subpath \"/Users/me/proj/mcpwarden.yaml\"))")
+	if allow < 0 || deny < allow {
+		t.Errorf("the profile does not deny the config after allowing the workspace (allow at %d, deny at %d):\n%s", allow, deny, prof)
+	}
+	if plain, _ := SeatbeltProfile(Policy{Write: []string{"/Users/me/proj"}}, "/Users/me"); strings.Contains(plain, "mcpwarden's own files") {
+		t.Errorf("a profile with nothing to hide has the rule:\n%s", plain)
+	}
+}

@@ -12,7 +12,8 @@ import (
 )
 
 // The actions of the filter: most calls fail with EPERM; clone3 fails with
-// ENOSYS, which makes libc fall back to clone, whose flags can be read.
+// ENOSYS, which makes libc fall back to clone, whose flags can be read, and
+// so does a memfd_create that could be executed.
 const (
 	actionEPERM  = seccomp.ActionErrno | seccomp.Action(unix.EPERM)
 	actionENOSYS = seccomp.ActionErrno | seccomp.Action(unix.ENOSYS)
@@ -106,7 +107,13 @@ func filterPolicy(p Policy, t Tier) seccomp.Policy {
 	return seccomp.Policy{
 		DefaultAction: seccomp.ActionAllow,
 		Syscalls: []seccomp.SyscallGroup{
-			{Action: actionENOSYS, Names: []string{"clone3"}},
+			{Action: actionENOSYS, Names: []string{"clone3"}, NamesWithCondtions: []seccomp.NameWithConditions{
+				// A memory file is on no mount, so no noexec mount and no
+				// Landlock rule stops its execution: only one sealed
+				// against it may be made (ENOSYS sends a program to its
+				// fallback, a file in TMPDIR say).
+				{Name: "memfd_create", Conditions: seccomp.ArgumentConditions{{Argument: 1, Operation: seccomp.BitsNotSet, Value: unix.MFD_NOEXEC_SEAL}}},
+			}},
 			{Action: actionEPERM, Names: denied, NamesWithCondtions: named},
 		},
 	}

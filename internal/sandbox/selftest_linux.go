@@ -47,6 +47,7 @@ func SelfTestMain(args []string) int {
 		AttemptReadHome:      func() (string, error) { return readSome(a.Secret) },
 		AttemptWriteOutside:  func() (string, error) { return writeOutside(a.Outside) },
 		AttemptExecDropped:   func() (string, error) { return execDropped(a.DropDir) },
+		AttemptExecMemfd:     execMemfd,
 		AttemptTCPConnect:    func() (string, error) { return dial("tcp", a.TCP, timeout) },
 		AttemptUDPSend:       func() (string, error) { return sendUDP(a.UDP, timeout) },
 		AttemptRawSocket:     rawSocket,
@@ -102,6 +103,30 @@ func execDropped(dir string) (string, error) {
 		return "", err
 	}
 	return "ran " + path, nil
+}
+
+// execMemfd copies true into a memory file, on no mount, and executes it.
+func execMemfd() (string, error) {
+	b, err := os.ReadFile("/bin/true")
+	if err != nil {
+		return "", fmt.Errorf("could not even read /bin/true: %w", err)
+	}
+	fd, err := unix.MemfdCreate("dropped", unix.MFD_CLOEXEC)
+	if err != nil {
+		return "", fmt.Errorf("memfd_create: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "memfd")
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		return "", err
+	}
+	// The child is given it as its fd 3 (CLOEXEC is for this process).
+	cmd := exec.Command("/proc/self/fd/3")
+	cmd.ExtraFiles = []*os.File{f}
+	if err := cmd.Run(); err != nil {
+		return "", err
+	}
+	return "ran a binary from a memory file", nil
 }
 
 func dial(network, addr string, timeout time.Duration) (string, error) {

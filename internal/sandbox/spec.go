@@ -12,6 +12,9 @@ type spec struct {
 	// ProxyPort is, with NetworkProxy, the one TCP port on 127.0.0.1 the
 	// server may connect to: its egress proxy's.
 	ProxyPort uint16 `json:"proxy_port,omitempty"`
+	// Supervised is set when the launcher runs under its supervisor (see
+	// supervise), which ends every descendant of the server.
+	Supervised bool `json:"supervised,omitempty"`
 }
 
 // The launcher's inherited descriptors: the spec to read, the report to

@@ -83,27 +83,3 @@ func inheritedSockets(_, _ string) (string, error) {
 	}
 	return "inherited " + strings.Join(found, ", "), nil
 }
-
-// capabilities asks the kernel for the server's capability sets: any it
-// holds, even in its own user namespace (the launcher's CAP_NET_ADMIN,
-// say), would let it reconfigure the namespace's network.
-func capabilities(_, _ string) (string, error) {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return "", err
-	}
-	var held []string
-	for i, d := range data {
-		if d.Effective|d.Permitted|d.Inheritable != 0 {
-			held = append(held, fmt.Sprintf("word %d: effective %#x permitted %#x inheritable %#x", i, d.Effective, d.Permitted, d.Inheritable))
-		}
-	}
-	if amb, _ := unix.PrctlRetInt(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_IS_SET, unix.CAP_NET_ADMIN, 0, 0); amb == 1 {
-		held = append(held, "ambient CAP_NET_ADMIN")
-	}
-	if len(held) == 0 {
-		return "", fmt.Errorf("no capabilities")
-	}
-	return "holds " + strings.Join(held, "; "), nil
-}

@@ -3,11 +3,18 @@
 package main
 
 import (
+	"debug/elf"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // grepFile reads path and succeeds when it holds needle.
@@ -151,4 +158,110 @@ func setuidExec(path, _ string) (string, error) {
 		return "", errors.New("ran with effective uid " + trim(out) + ", not 0")
 	}
 	return "effective uid 0", nil
+}
+
+// ldsoDropped copies a binary into dir and runs the copy through the
+// dynamic loader, which maps it executable without an execve of it.
+func ldsoDropped(dir, _ string) (string, error) {
+	f, err := elf.Open("/usr/bin/id")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var interp string
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			b, err := io.ReadAll(p.Open())
+			if err != nil {
+				return "", err
+			}
+			interp = strings.TrimRight(string(b), "\x00")
+		}
+	}
+	if interp == "" {
+		return "", errors.New("/usr/bin/id has no interpreter")
+	}
+	b, err := os.ReadFile("/usr/bin/id")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "dropped-ldso")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return "", err
+	}
+	out, err := exec.Command(interp, path, "-u").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%w: %s", err, trim(out))
+	}
+	return "ran a dropped binary through " + interp + ": " + trim(out), nil
+}
+
+// memfdExec copies a binary into an anonymous memory file, on no mount
+// at all, and executes it from there.
+func memfdExec(_, _ string) (string, error) {
+	b, err := os.ReadFile("/usr/bin/id")
+	if err != nil {
+		return "", err
+	}
+	fd, err := unix.MemfdCreate("dropped", 0)
+	if err != nil {
+		return "", fmt.Errorf("memfd_create: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "memfd")
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		return "", err
+	}
+	out, err := exec.Command(fmt.Sprintf("/proc/self/fd/%d", fd), "-u").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%w: %s", err, trim(out))
+	}
+	return "ran a binary from a memfd: " + trim(out), nil
+}
+
+// memfdExecAt is memfdExec through execveat(fd, "", AT_EMPTY_PATH), which
+// resolves no path at all; a helper of its own runs it, as it replaces
+// the process.
+func memfdExecAt(_, _ string) (string, error) {
+	out, err := exec.Command("/proc/self/exe", "memfd-execveat").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%w: %s", err, trim(out))
+	}
+	if !strings.Contains(string(out), "uid=") {
+		return "", errors.New("no output of id: " + trim(out))
+	}
+	return "ran a binary from a memfd through execveat: " + trim(out), nil
+}
+
+func memfdExecAtHelper() int {
+	b, err := os.ReadFile("/usr/bin/id")
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	fd, err := unix.MemfdCreate("dropped", 0)
+	if err != nil {
+		fmt.Println("memfd_create:", err)
+		return 1
+	}
+	if _, err := unix.Write(fd, b); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	empty, _ := unix.BytePtrFromString("")
+	argv, _ := syscall.SlicePtrFromStrings([]string{"id"})
+	envv, _ := syscall.SlicePtrFromStrings([]string{})
+	_, _, errno := unix.Syscall6(unix.SYS_EXECVEAT, uintptr(fd), uintptr(unsafe.Pointer(empty)),
+		uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])), unix.AT_EMPTY_PATH, 0)
+	fmt.Println("execveat:", errno)
+	return 1
+}
+
+// unmountRead unmounts what covers path (a sandbox's mask, say) and reads
+// what is under it.
+func unmountRead(path, _ string) (string, error) {
+	if err := unix.Unmount(path, unix.MNT_DETACH); err != nil {
+		return "", fmt.Errorf("umount: %w", err)
+	}
+	return readFile(path, "")
 }

@@ -56,6 +56,12 @@ var attempts = map[string]attempt{
 	"rename_out":       renameOut,
 	"exec_dropped":     execDropped,
 	"exec_dropped_elf": execDroppedELF,
+	"ldso_dropped":     ldsoDropped,
+	"capabilities":     capabilities,
+	"kill_parent":      killParent,
+	"memfd_exec":       memfdExec,
+	"memfd_execveat":   memfdExecAt,
+	"unmount_read":     unmountRead,
 	"setuid_exec":      setuidExec,
 	"tcp_connect":      tcpConnect,
 	"tcp_bind":         tcpBind,
@@ -79,7 +85,6 @@ var attempts = map[string]attempt{
 	"http_get":         httpGet,
 	"http_client":      httpClient,
 	"inherited_socks":  inheritedSockets,
-	"capabilities":     capabilities,
 }
 
 func trim(b []byte) string {

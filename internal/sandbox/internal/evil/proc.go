@@ -28,6 +28,8 @@ func helper(name string, args []string) int {
 		return daemonChild(args)
 	case "daemon-loop":
 		return daemonLoop(args)
+	case "memfd-execveat":
+		return memfdExecAtHelper()
 	}
 	fmt.Fprintln(os.Stderr, "unknown helper", name)
 	return 2
@@ -201,4 +203,41 @@ func memoryBomb(n, _ string) (string, error) {
 		b[i] = 1
 	}
 	return fmt.Sprintf("%d MiB allocated", mib), nil
+}
+
+// capabilities succeeds when the server holds any capability (the
+// launcher's, left over), or may raise one into its ambient set.
+func capabilities(_, _ string) (string, error) {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return "", err
+	}
+	for i, d := range data {
+		if d.Effective|d.Permitted|d.Inheritable != 0 {
+			return fmt.Sprintf("holds capabilities (word %d: effective %#x, permitted %#x)", i, d.Effective, d.Permitted), nil
+		}
+	}
+	for _, c := range []struct {
+		name string
+		cap  uintptr
+	}{{"CAP_SYS_ADMIN", unix.CAP_SYS_ADMIN}, {"CAP_NET_ADMIN", unix.CAP_NET_ADMIN}} {
+		if v, _ := unix.PrctlRetInt(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_IS_SET, c.cap, 0, 0); v == 1 {
+			return "holds " + c.name + " as ambient", nil
+		}
+	}
+	return "", errors.New("no capability")
+}
+
+// killParent sends SIGKILL to the server's parent: mcpwarden unsandboxed,
+// the launcher's supervisor in tier landlock, none in a PID namespace.
+func killParent(_, _ string) (string, error) {
+	ppid := os.Getppid()
+	if ppid <= 1 {
+		return "", fmt.Errorf("no parent to kill (%d)", ppid)
+	}
+	if err := syscall.Kill(ppid, syscall.SIGKILL); err != nil {
+		return "", err
+	}
+	return "killed its parent " + strconv.Itoa(ppid), nil
 }
