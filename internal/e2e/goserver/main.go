@@ -16,8 +16,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -35,6 +37,12 @@ type readArgs struct {
 type writeArgs struct {
 	Path    string `json:"path" jsonschema:"the file to write"`
 	Content string `json:"content" jsonschema:"what to write"`
+}
+
+// fetchArgs are fetch's arguments.
+type fetchArgs struct {
+	URL    string `json:"url" jsonschema:"the http:// URL to get"`
+	Direct bool   `json:"direct,omitempty" jsonschema:"dial by itself, not through the proxy"`
 }
 
 // moveArgs are move's arguments.
@@ -81,7 +89,7 @@ func run(addr string) error {
 	}
 }
 
-// newServer returns the server with its three tools.
+// newServer returns the server with its tools.
 func newServer() *server.MCPServer {
 	s := server.NewMCPServer("goserver", "1.0.0", server.WithToolCapabilities(false))
 	s.AddTool(mcp.NewTool("read", mcp.WithDescription("Returns the content of the file at path."), mcp.WithReadOnlyHintAnnotation(true),
@@ -90,6 +98,8 @@ func newServer() *server.MCPServer {
 		mcp.WithInputSchema[writeArgs]()), mcp.NewTypedToolHandler(write))
 	s.AddTool(mcp.NewTool("move", mcp.WithDescription("Renames source to destination."),
 		mcp.WithInputSchema[moveArgs]()), mcp.NewTypedToolHandler(move))
+	s.AddTool(mcp.NewTool("fetch", mcp.WithDescription("Gets the URL through the proxy HTTP_PROXY names, or directly without one."),
+		mcp.WithInputSchema[fetchArgs]()), mcp.NewTypedToolHandler(fetch))
 	return s
 }
 
@@ -113,4 +123,34 @@ func move(_ context.Context, _ mcp.CallToolRequest, a moveArgs) (*mcp.CallToolRe
 		return mcp.NewToolResultError(err.Error()), nil
 	}
 	return mcp.NewToolResultText("moved " + a.Source + " to " + a.Destination), nil
+}
+
+// fetch gets a.URL as a server that reaches the internet does, through
+// the proxy HTTP_PROXY names. It names the proxy itself rather than using
+// http.ProxyFromEnvironment, which never proxies a loopback address: the
+// tests' "internet" is a loopback listener.
+func fetch(ctx context.Context, _ mcp.CallToolRequest, a fetchArgs) (*mcp.CallToolResult, error) {
+	tr := &http.Transport{}
+	if p := os.Getenv("HTTP_PROXY"); p != "" && !a.Direct {
+		u, err := url.Parse(p)
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		tr.Proxy = http.ProxyURL(u)
+	}
+	defer tr.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.URL, nil)
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	return mcp.NewToolResultText(fmt.Sprintf("%d %s", resp.StatusCode, body)), nil
 }
