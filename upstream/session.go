@@ -136,13 +136,19 @@ func (s *session) callTool(ctx context.Context, raw *json.RawMessage, params mcp
 }
 
 // listTools lists all the upstream's tools, following pagination.
+// Each tool's schemas are the upstream's own JSON (see withRawSchemas).
 func (s *session) listTools(ctx context.Context) ([]mcp.Tool, error) {
-	res, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
+	pages := &listPages{}
+	res, err := s.client.ListTools(withListPages(ctx, pages), mcp.ListToolsRequest{})
 	if err != nil {
 		return nil, err
 	}
 	if res.Tools == nil {
 		return []mcp.Tool{}, nil
+	}
+	raw := pages.schemas()
+	for i, t := range res.Tools {
+		res.Tools[i] = withRawSchemas(t, raw[t.Name])
 	}
 	return res.Tools, nil
 }

@@ -62,7 +62,8 @@ func takeRawResult(ctx context.Context, req transport.JSONRPCRequest, resp *tran
 // finishCall is what a transport returns for req: the response with the
 // raw result of a tools/call taken (see takeRawResult), or, for a
 // tools/call whose response was cut for being too large, ErrResultTooLarge
-// (see tooLargeResponse).
+// (see tooLargeResponse); a tools/list result is also copied for
+// listTools (see keepListPage).
 func finishCall(ctx context.Context, req transport.JSONRPCRequest, resp *transport.JSONRPCResponse, err error) (*transport.JSONRPCResponse, error) {
 	if err == nil && req.Method == string(mcp.MethodToolsCall) && rawResultDst(ctx) != nil {
 		if err := tooLargeResponse(resp); err != nil {
@@ -70,6 +71,7 @@ func finishCall(ctx context.Context, req transport.JSONRPCRequest, resp *transpo
 		}
 	}
 	takeRawResult(ctx, req, resp)
+	keepListPage(ctx, req, resp)
 	return resp, err
 }
 
@@ -91,11 +93,13 @@ type rawStdio struct {
 func (t rawStdio) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	dst := rawResultDst(ctx)
 	if dst == nil || req.Method != string(mcp.MethodToolsCall) || req.ID.IsNil() {
-		return t.Stdio.SendRequest(ctx, req)
+		resp, err := t.Stdio.SendRequest(ctx, req)
+		return finishCall(ctx, req, resp, err)
 	}
 	key, err := idText(req.ID)
 	if err != nil {
-		return t.Stdio.SendRequest(ctx, req)
+		resp, err := t.Stdio.SendRequest(ctx, req)
+		return finishCall(ctx, req, resp, err)
 	}
 	t.results.expect(key)
 	defer t.results.forget(key)
