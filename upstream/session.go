@@ -175,6 +175,15 @@ func (s *session) newTransport(ctx context.Context, spec Spec, logger *slog.Logg
 			return nil, err
 		}
 		t, err := transport.NewStreamableHTTP(spec.URL, append([]transport.StreamableHTTPCOption{
+			// The standalone GET stream carries what the server sends
+			// outside any request: elicitation, sampling and roots
+			// requests, tools/list_changed, resources/updated, log
+			// messages. It is reopened when it ends, and after a new
+			// session. mcp-go does not resume it with Last-Event-ID (it
+			// resumes response streams only), so events the server
+			// sent while it was down are lost unless the server replays
+			// them.
+			transport.WithContinuousListening(),
 			transport.WithHTTPHeaders(spec.Headers),
 			transport.WithHTTPHeaderFunc(spec.HeaderFunc), // nil adds none
 			transport.WithHTTPBasicClient(hc),
