@@ -18,8 +18,8 @@ import (
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
-// A pushingUpstream is an in-process upstream over streamable HTTP that
-// sends requests and notifications outside any call, as SDK servers do on
+// A pushingUpstream is an in-process upstream over streamable HTTP, of
+// the initialize handshake (protocol 2025-11-25), that sends requests and notifications outside any call, as SDK servers do on
 // the standalone GET stream: sessions holds the mcp-go sessions of the
 // clients it has (mcpwarden's).
 type pushingUpstream struct {
@@ -34,7 +34,7 @@ func newPushingUpstream(t *testing.T, opts ...server.ServerOption) (*pushingUpst
 	hooks.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) { u.sessions <- s })
 	u.srv = server.NewMCPServer("pusher", "1.0", append([]server.ServerOption{server.WithToolCapabilities(true), server.WithLogging(), server.WithHooks(hooks)}, opts...)...)
 	u.srv.AddTool(mcp.NewTool("echo", mcp.WithString("text")), testkit.Echo)
-	hs := httptest.NewServer(server.NewStreamableHTTPServer(u.srv))
+	hs := httptest.NewServer(legacyOnly(server.NewStreamableHTTPServer(u.srv)))
 	t.Cleanup(hs.Close)
 	return u, upstream.Spec{Transport: upstream.TransportHTTP, URL: hs.URL + "/mcp"}
 }
@@ -56,6 +56,14 @@ func (u *pushingUpstream) session(t *testing.T) context.Context {
 func pushEnv(t *testing.T, global rules.PolicySpec) (*Server, *pushingUpstream, *memorySink) {
 	t.Helper()
 	u, spec := newPushingUpstream(t)
+	srv, _, sink := proxyFor(t, spec, global)
+	return srv, u, sink
+}
+
+// proxyFor is a proxy in front of one upstream, "up", with the global
+// policy global, that re-reads its tools when they change, as app does.
+func proxyFor(t *testing.T, spec upstream.Spec, global rules.PolicySpec) (*Server, *upstream.Pool, *memorySink) {
+	t.Helper()
 	var srv *Server // set before the pool starts, so before any event
 	pool := upstream.New(map[string]upstream.Spec{"up": spec}, &upstream.Options{OnEvent: func(e upstream.Event) {
 		if e.Kind == upstream.EventToolsChanged {
@@ -78,7 +86,7 @@ func pushEnv(t *testing.T, global rules.PolicySpec) (*Server, *pushingUpstream, 
 		t.Fatal(err)
 	}
 	adopt(t, srv)
-	return srv, u, sink
+	return srv, pool, sink
 }
 
 func TestHTTPUpstreamElicitationOutsideACallReachesTheClient(t *testing.T) {

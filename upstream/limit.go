@@ -2,11 +2,14 @@ package upstream
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/internal/rawjson"
 )
@@ -229,10 +232,26 @@ func responseParts(msg []byte) (id, result []byte) {
 		}
 		return nil
 	})
-	if err != nil || failed {
+	if err != nil || failed || asksForInput(result) {
 		return id, nil
 	}
 	return id, result
+}
+
+// asksForInput reports whether the raw result is a protocol 2026-07-28
+// multi round-trip result (resultType "input_required"): the upstream
+// asks the client for input before it answers. mcp-go's client must get
+// that result itself, to fulfil its requests and retry the call, so it is
+// never taken raw. The substring test keeps the cost off every other
+// result.
+func asksForInput(result []byte) bool {
+	if !bytes.Contains(result, []byte(mcp.ResultTypeInputRequired)) {
+		return false
+	}
+	var r struct {
+		ResultType mcp.ResultType `json:"resultType"`
+	}
+	return json.Unmarshal(result, &r) == nil && r.ResultType == mcp.ResultTypeInputRequired
 }
 
 // emptiedResponse is the response with the given id whose result was

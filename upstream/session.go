@@ -24,8 +24,10 @@ type session struct {
 	proc   *process        // nil for a remote server
 	conns  *http.Transport // a remote server's connections; nil for stdio
 	info   mcp.Implementation
-	tools  []mcp.Tool
-	cancel context.CancelFunc // ends the session's context
+	// protocol is the version the session speaks (see Pool.Protocol).
+	protocol string
+	tools    []mcp.Tool
+	cancel   context.CancelFunc // ends the session's context
 
 	lostOnce sync.Once
 	lost     chan struct{} // closed by markLost
@@ -53,11 +55,11 @@ func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.
 	if err != nil {
 		return nil, err
 	}
-	// mcpwarden speaks the initialize-handshake protocol (2025-11-25) to
-	// upstreams: it is what servers implement today, and it lets an upstream
-	// ask the client for sampling, elicitation and roots in the middle of a
-	// call, which the 2026-07-28 protocol replaces with retried requests.
-	s.client = client.NewClient(t, append([]client.ClientOption{client.WithLegacyProtocolOnly()}, opts...)...)
+	// mcpwarden speaks each upstream's own generation of the protocol:
+	// Initialize probes with server/discover (2026-07-28, stateless) and
+	// falls back to the initialize handshake (2025-11-25 and older) when
+	// the server does not know it. See Pool.Protocol.
+	s.client = client.NewClient(t, opts...)
 	s.client.OnNotification(onNotify)
 	s.client.OnConnectionLost(func(err error) {
 		if errors.Is(err, transport.ErrSessionTerminated) { // HTTP 404: not a crash
@@ -108,14 +110,16 @@ func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.
 	if err != nil {
 		return nil, fail("starting", err)
 	}
-	init, err := s.client.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION,
-		ClientInfo:      info,
-	}})
+	init, err := s.client.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ClientInfo: info}})
+	if errors.Is(err, transport.ErrLegacySSEServer) {
+		// mcp-go's guess: by then server/discover had failed too.
+		err = errNoStreamableEndpoint
+	}
 	if err != nil {
 		return nil, fail("initializing", err)
 	}
-	s.info = init.ServerInfo
+	s.info, s.protocol = init.ServerInfo, init.ProtocolVersion
+	s.listen(life, init.Capabilities, logger)
 	if init.Capabilities.Tools != nil {
 		tools, err := s.listTools(ctx)
 		if err != nil {
@@ -125,6 +129,10 @@ func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.
 	}
 	return s, nil
 }
+
+// errNoStreamableEndpoint is why a streamable HTTP upstream that refused
+// both generations' first request with an HTTP 4xx cannot be reached.
+var errNoStreamableEndpoint = errors.New("the URL refused both server/discover (protocol 2026-07-28) and the initialize POST (2025-11-25 and older) with an HTTP 4xx: it is not a streamable HTTP MCP endpoint (check the URL; for a server of the older HTTP+SSE transport, write transport: sse)")
 
 // callTool sends a tools/call on the session, its result taken raw into
 // *raw, counted in inflight while it runs.

@@ -50,7 +50,7 @@ func rawResultDst(ctx context.Context) *json.RawMessage {
 // decodes it: see rawStreamableHTTP).
 func takeRawResult(ctx context.Context, req transport.JSONRPCRequest, resp *transport.JSONRPCResponse) {
 	dst := rawResultDst(ctx)
-	if dst == nil || resp == nil || resp.Error != nil || req.Method != string(mcp.MethodToolsCall) {
+	if dst == nil || resp == nil || resp.Error != nil || req.Method != string(mcp.MethodToolsCall) || asksForInput(resp.Result) {
 		return
 	}
 	if *dst == nil {
@@ -180,6 +180,13 @@ func (s *resultStash) take(id string) ([]byte, bool) {
 // takes a result whose id is that call's, so no other request the
 // transport makes with the same context (a re-initialize) is touched.
 type rawStreamableHTTP struct{ *transport.StreamableHTTP }
+
+// RequiresLegacyProtocol is false: mcp-go's transport says true once its
+// standalone GET stream is on, which would keep the client from probing
+// server/discover; the stream is only opened on a session of the
+// initialize handshake, so a server of protocol 2026-07-28 can be reached
+// all the same.
+func (rawStreamableHTTP) RequiresLegacyProtocol() bool { return false }
 
 // A rawCall is a tools/call whose HTTP answer's result goes to dst.
 type rawCall struct {
