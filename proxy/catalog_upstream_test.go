@@ -66,11 +66,9 @@ func (l *methodLog) count(m mcp.MCPMethod) int {
 
 // catalogUpstream is an in-process upstream with a tool, a resource
 // (file:///srv/readme), a template (file:///{+path}), a prompt (greet),
-// completions, subscriptions and logging, served over streamable HTTP as a
-// server of the initialize handshake (2025-11-25), which asks the client
-// for elicitation in the middle of a call. Two of them offer the same
-// resource and template, so the proxy exposes each with its server's
-// prefix ("fs+file:///…").
+// completions, subscriptions and logging, served over streamable HTTP. Two
+// of them offer the same resource and template, so the proxy exposes each
+// with its server's prefix ("fs+file:///…").
 func catalogUpstream(t testing.TB) (upstream.Spec, *methodLog) {
 	t.Helper()
 	log := &methodLog{entered: make(chan struct{}, 1), release: make(chan struct{})}
@@ -115,7 +113,7 @@ func catalogUpstream(t testing.TB) (upstream.Spec, *methodLog) {
 	s.AddPrompt(mcp.NewPrompt("greet", mcp.WithArgument("who")), func(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return mcp.NewGetPromptResult("greeting", []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("hello "+req.Params.Arguments["who"]))}), nil
 	})
-	hs := httptest.NewServer(legacyOnly(server.NewStreamableHTTPServer(s)))
+	hs := httptest.NewServer(server.NewStreamableHTTPServer(s))
 	t.Cleanup(hs.Close)
 	return upstream.Spec{Transport: upstream.TransportHTTP, URL: hs.URL + "/mcp"}, log
 }

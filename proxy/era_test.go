@@ -22,8 +22,7 @@ import (
 
 // refusing answers a POST of method with HTTP 400 and the JSON-RPC error
 // "method not found", and passes every other request to h: refusing
-// initialize, h is a server of protocol 2026-07-28 alone; refusing
-// server/discover, one of the initialize handshake alone.
+// initialize, h is a server of protocol 2026-07-28 alone.
 func refusing(h http.Handler, method mcp.MCPMethod) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
@@ -43,9 +42,6 @@ func refusing(h http.Handler, method mcp.MCPMethod) http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
-
-// legacyOnly serves h as a server of the initialize handshake alone.
-func legacyOnly(h http.Handler) http.Handler { return refusing(h, mcp.MethodServerDiscover) }
 
 // modernEnv is a proxy in front of "up", an upstream of protocol
 // 2026-07-28 alone whose tool confirm asks the client, through a multi

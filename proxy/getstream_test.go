@@ -34,7 +34,7 @@ func newPushingUpstream(t *testing.T, opts ...server.ServerOption) (*pushingUpst
 	hooks.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) { u.sessions <- s })
 	u.srv = server.NewMCPServer("pusher", "1.0", append([]server.ServerOption{server.WithToolCapabilities(true), server.WithLogging(), server.WithHooks(hooks)}, opts...)...)
 	u.srv.AddTool(mcp.NewTool("echo", mcp.WithString("text")), testkit.Echo)
-	hs := httptest.NewServer(legacyOnly(server.NewStreamableHTTPServer(u.srv)))
+	hs := httptest.NewServer(server.NewStreamableHTTPServer(u.srv))
 	t.Cleanup(hs.Close)
 	return u, upstream.Spec{Transport: upstream.TransportHTTP, URL: hs.URL + "/mcp"}
 }

@@ -120,7 +120,7 @@ func replayExchange(t *testing.T, setup, request string) map[string]string {
 	seen := &upstreamLog{}
 	specs := map[string]upstream.Spec{}
 	for _, name := range []string{"up", "hidden"} {
-		specs[name] = upstream.Spec{Transport: upstream.TransportHTTP, URL: goldenUpstream(name, seen).URL(t, legacyOnly)}
+		specs[name] = upstream.Spec{Transport: upstream.TransportHTTP, URL: goldenUpstream(name, seen).URL(t)}
 	}
 	pool := upstream.Start(t.Context(), specs, nil)
 	t.Cleanup(func() { pool.Close() })

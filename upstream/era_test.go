@@ -30,6 +30,10 @@ func modernOnly(t *testing.T, n int) string {
 	return hs.URL + "/mcp"
 }
 
+// legacyOnly serves h as a server of the initialize handshake alone, which
+// answers server/discover with "method not found".
+func legacyOnly(h http.Handler) http.Handler { return refusing(h, mcp.MethodServerDiscover) }
+
 // refusing answers a POST of method with HTTP 400 and the JSON-RPC error
 // "method not found", and passes every other request to h.
 func refusing(h http.Handler, method mcp.MCPMethod) http.Handler {

@@ -16,9 +16,7 @@ import (
 
 // A forgetful server is a streamable HTTP MCP server that can be made to
 // forget every session it has handed out, as one does when it restarts or
-// expires them: requests that carry a forgotten session get 404. Sessions
-// are of the initialize handshake: the tests serve it refusing
-// server/discover (see legacyOnly).
+// expires them: requests that carry a forgotten session get 404.
 type forgetful struct {
 	h         http.Handler
 	mu        sync.Mutex
@@ -46,10 +44,6 @@ func (f *forgetful) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.h.ServeHTTP(w, r)
 }
 
-// legacyOnly serves h as a server of the initialize handshake alone, which
-// answers server/discover with "method not found".
-func legacyOnly(h http.Handler) http.Handler { return refusing(h, mcp.MethodServerDiscover) }
-
 // forget makes every session seen so far unknown.
 func (f *forgetful) forget() {
 	f.mu.Lock()
@@ -65,7 +59,7 @@ func (f *forgetful) forget() {
 func TestLostUpstreamSessionReinitialises(t *testing.T) {
 	t.Parallel()
 	srv := &forgetful{h: mcpserver.NewStreamableHTTPServer(newStandIn(2))}
-	ts := httptest.NewServer(legacyOnly(srv))
+	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 	evs := newEvents()
 	// A backoff far longer than the test: a restart after a loss would
@@ -162,7 +156,7 @@ func TestReloadDrainsCallsInFlightOnAChangedServer(t *testing.T) {
 func TestServerForgettingEverySessionIsNotReinitialisedInALoop(t *testing.T) {
 	t.Parallel()
 	srv := &forgetful{h: mcpserver.NewStreamableHTTPServer(newStandIn(2))}
-	ts := httptest.NewServer(legacyOnly(srv))
+	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 	pool := Start(t.Context(), map[string]Spec{"http": {Transport: TransportHTTP, URL: ts.URL + "/mcp"}},
 		&Options{MinBackoff: time.Minute, MaxBackoff: time.Minute})

@@ -181,13 +181,6 @@ func (s *resultStash) take(id string) ([]byte, bool) {
 // transport makes with the same context (a re-initialize) is touched.
 type rawStreamableHTTP struct{ *transport.StreamableHTTP }
 
-// RequiresLegacyProtocol is false: mcp-go's transport says true once its
-// standalone GET stream is on, which would keep the client from probing
-// server/discover; the stream is only opened on a session of the
-// initialize handshake, so a server of protocol 2026-07-28 can be reached
-// all the same.
-func (rawStreamableHTTP) RequiresLegacyProtocol() bool { return false }
-
 // A rawCall is a tools/call whose HTTP answer's result goes to dst.
 type rawCall struct {
 	id  string // the JSON text of the request's id
@@ -241,10 +234,9 @@ const cancelNotificationTimeout = 5 * time.Second
 // cancelOverHTTP tells an HTTP upstream to stop working on a request whose
 // context ended before its response came. mcp-go's client sends
 // notifications/cancelled over stdio only, as on protocol 2026-07-28
-// ending the HTTP request is the cancellation; on 2025-11-25, which
-// mcpwarden speaks to upstreams, a dropped connection is not one, and the
-// notification is how a request is cancelled. Best effort, off the
-// caller's path.
+// ending the HTTP request is the cancellation; on 2025-11-25 and earlier
+// a dropped connection is not one, and the notification is how a request
+// is cancelled. Best effort, off the caller's path.
 func cancelOverHTTP(ctx context.Context, t transport.Interface, req transport.JSONRPCRequest) {
 	if ctx.Err() == nil || req.ID.IsNil() || req.Method == string(mcp.MethodInitialize) {
 		return

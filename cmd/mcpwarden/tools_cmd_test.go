@@ -72,8 +72,9 @@ func TestToolsJSONShowsEveryToolAndItsDecision(t *testing.T) {
 		t.Errorf("sandboxes = %+v, want fs with its tier", got.Sandboxes)
 	}
 	got.Sandboxes = nil
-	// mcp-go's stdio server speaks both generations: the newest is chosen.
-	if want := []protocolRow{{Server: "fs", Protocol: mcp.ProtocolVersion20260728}}; !slices.Equal(got.Protocols, want) {
+	// mcp-go's stdio server speaks both generations: the handshake's is
+	// chosen.
+	if want := []protocolRow{{Server: "fs", Protocol: mcp.LATEST_LEGACY_PROTOCOL_VERSION}}; !slices.Equal(got.Protocols, want) {
 		t.Errorf("protocols = %+v, want %+v", got.Protocols, want)
 	}
 	got.Protocols = nil
