@@ -201,3 +201,31 @@ func TestHTTPUpstreamRootsListOutsideACallIsAnsweredWithTheWorkspace(t *testing.
 		t.Errorf("roots = %+v, want the workspace", res.Roots)
 	}
 }
+
+func TestReloadChangingTheWorkspaceTellsTheUpstreamItsRootsChanged(t *testing.T) {
+	t.Parallel()
+	u, spec := newPushingUpstream(t)
+	changed := make(chan struct{}, 4)
+	u.srv.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, func(context.Context, mcp.JSONRPCNotification) { changed <- struct{}{} })
+	srv, _, _ := proxyFor(t, spec, rules.PolicySpec{Allow: []string{"mcp:up:*"}, Workspace: []string{"/srv/app"}})
+	reload := func(dirs ...string) {
+		p, err := rules.Compile(rules.Spec{Global: rules.PolicySpec{Allow: []string{"mcp:up:*"}, Workspace: dirs}, Servers: map[string]rules.ServerSpec{"up": {}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Reload(t.Context(), Reload{Policy: p})
+	}
+	// The same workspace: nothing to tell.
+	reload("/srv/app")
+	select {
+	case <-changed:
+		t.Error("the upstream was told its roots changed by a reload that kept them")
+	case <-time.After(200 * time.Millisecond):
+	}
+	reload("/srv/other")
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a reload that changed the workspace never told the upstream its roots changed")
+	}
+}
