@@ -1,12 +1,7 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"slices"
 	"testing"
@@ -19,29 +14,6 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
-
-// refusing answers a POST of method with HTTP 400 and the JSON-RPC error
-// "method not found", and passes every other request to h: refusing
-// initialize, h is a server of protocol 2026-07-28 alone.
-func refusing(h http.Handler, method mcp.MCPMethod) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			var msg struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-			}
-			if json.Unmarshal(body, &msg) == nil && msg.Method == string(method) {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusBadRequest)
-				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, msg.ID)
-				return
-			}
-		}
-		h.ServeHTTP(w, r)
-	})
-}
 
 // modernEnv is a proxy in front of "up", an upstream of protocol
 // 2026-07-28 alone whose tool confirm asks the client, through a multi
@@ -56,7 +28,7 @@ func modernEnv(t *testing.T) (*Server, *server.MCPServer, *memorySink) {
 		return server.NewInputRequestBuilder("state-1").Elicit("ok", mcp.ElicitationParams{Message: "proceed?", RequestedSchema: map[string]any{"type": "object"}}).ToolResult(), nil
 	})
 	up.AddTool(mcp.NewTool("echo", mcp.WithString("text")), testkit.Echo)
-	hs := httptest.NewServer(refusing(server.NewStreamableHTTPServer(up), mcp.MethodInitialize))
+	hs := httptest.NewServer(testkit.Refusing(server.NewStreamableHTTPServer(up), mcp.MethodInitialize))
 	t.Cleanup(hs.Close)
 	srv, pool, sink := proxyFor(t, upstream.Spec{Transport: upstream.TransportHTTP, URL: hs.URL + "/mcp"}, allowAll)
 	if got := pool.Protocol("up"); got != mcp.ProtocolVersion20260728 {

@@ -1,10 +1,6 @@
 package upstream
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +10,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // modernOnly serves newStandIn(n) over streamable HTTP speaking only
@@ -25,36 +23,14 @@ import (
 func modernOnly(t *testing.T, n int) string {
 	t.Helper()
 	h := mcpserver.NewStreamableHTTPServer(newStandIn(n), mcpserver.WithStreamableHTTPProtocolVersions(mcp.ProtocolVersion20260728))
-	hs := httptest.NewServer(refusing(h, mcp.MethodInitialize))
+	hs := httptest.NewServer(testkit.Refusing(h, mcp.MethodInitialize))
 	t.Cleanup(hs.Close)
 	return hs.URL + "/mcp"
 }
 
 // legacyOnly serves h as a server of the initialize handshake alone, which
 // answers server/discover with "method not found".
-func legacyOnly(h http.Handler) http.Handler { return refusing(h, mcp.MethodServerDiscover) }
-
-// refusing answers a POST of method with HTTP 400 and the JSON-RPC error
-// "method not found", and passes every other request to h.
-func refusing(h http.Handler, method mcp.MCPMethod) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			var msg struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-			}
-			if json.Unmarshal(body, &msg) == nil && msg.Method == string(method) {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusBadRequest)
-				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found: %s"}}`, msg.ID, method)
-				return
-			}
-		}
-		h.ServeHTTP(w, r)
-	})
-}
+func legacyOnly(h http.Handler) http.Handler { return testkit.Refusing(h, mcp.MethodServerDiscover) }
 
 func TestModernOnlyUpstreamIsReachable(t *testing.T) {
 	t.Parallel()
