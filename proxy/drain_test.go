@@ -65,7 +65,8 @@ func (h *hangingUpstream) Request(ctx context.Context, _ string, do func(context
 	return do(ctx, h.session, h.caps)
 }
 
-func (h *hangingUpstream) EndSession(string) {}
+func (h *hangingUpstream) EndSession(string)                    {}
+func (h *hangingUpstream) RootsChanged(context.Context, string) {}
 
 // drainingServer is a proxy allowing everything of a hangingUpstream.
 func drainingServer(t *testing.T) (*Server, *hangingUpstream) {

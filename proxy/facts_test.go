@@ -27,7 +27,8 @@ func (l toolList) Session(string) (*client.Client, mcp.ServerCapabilities, error
 func (l toolList) Request(context.Context, string, func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
 	return nil, errors.New("no session")
 }
-func (l toolList) EndSession(string) {}
+func (l toolList) EndSession(string)                    {}
+func (l toolList) RootsChanged(context.Context, string) {}
 func (l toolList) Call(context.Context, string, mcp.CallToolParams) (json.RawMessage, error) {
 	return nil, errors.New("not forwarded")
 }

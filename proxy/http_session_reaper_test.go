@@ -67,7 +67,8 @@ func (noUpstream) Session(string) (*client.Client, mcp.ServerCapabilities, error
 func (noUpstream) Request(context.Context, string, func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
 	return nil, errors.New("no such server")
 }
-func (noUpstream) EndSession(string) {}
+func (noUpstream) EndSession(string)                    {}
+func (noUpstream) RootsChanged(context.Context, string) {}
 
 // reapedServer serves a proxy with telemetry over HTTP with limits,
 // reaping idle sessions until the test ends.

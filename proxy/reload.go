@@ -71,8 +71,22 @@ func (s *Server) Reload(ctx context.Context, r Reload) {
 	s.catalog.mu.Unlock()
 
 	s.mcp.SendNotificationToAllClients("notifications/tools/list_changed", nil)
+	s.rootsChanged(ctx, cur.policy, r.Policy)
 	s.writeAudit(ctx, audit.Event{Event: audit.KindToolsChanged, Detail: "config reloaded", PolicySHA256: r.Policy.SHA256()})
 	s.logger.Info("config reloaded", "policy_sha256", r.Policy.SHA256(), "removed_servers", r.Removed)
+}
+
+// rootsChanged tells each upstream whose workspace differs between the
+// policies was and now that its roots changed: its roots/list is answered
+// with the workspace (ListRoots).
+func (s *Server) rootsChanged(ctx context.Context, was, now *rules.Policy) {
+	for _, name := range s.upstream.Names() {
+		before, _ := was.Workspace(name)
+		after, _ := now.Workspace(name)
+		if !slices.Equal(before, after) {
+			s.upstream.RootsChanged(ctx, name)
+		}
+	}
 }
 
 // CheckNaming reports whether naming would give every tool now exposed a

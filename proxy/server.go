@@ -45,6 +45,9 @@ type Upstream interface {
 	// EndSession tells the upstreams that a client session has ended, so
 	// that the children isolated per session that serve it stop.
 	EndSession(session string)
+	// RootsChanged tells a server that its roots (the workspace its
+	// roots/list is answered with) changed.
+	RootsChanged(ctx context.Context, server string)
 }
 
 var _ Upstream = (*upstream.Pool)(nil)

@@ -2,11 +2,14 @@ package upstream
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/internal/rawjson"
 )
@@ -229,10 +232,39 @@ func responseParts(msg []byte) (id, result []byte) {
 		}
 		return nil
 	})
-	if err != nil || failed {
+	if err != nil || failed || asksForInput(result) {
 		return id, nil
 	}
 	return id, result
+}
+
+// asksForInput reports whether the raw result is a protocol 2026-07-28
+// multi round-trip result (resultType "input_required"): the upstream
+// asks the client for input before it answers. mcp-go's client must get
+// that result itself, to fulfil its requests and retry the call, so it is
+// never taken raw. A result that holds neither the value's text nor an
+// escape (which could spell it) is not one, which keeps the walk off most
+// results; otherwise the result's members are walked as encoding/json
+// (mcp-go's decoder) reads them: the key matched without case, the last
+// non-null one counting.
+func asksForInput(result []byte) bool {
+	if !bytes.Contains(result, []byte(mcp.ResultTypeInputRequired)) && !bytes.Contains(result, []byte(`\u`)) {
+		return false
+	}
+	if !json.Valid(result) {
+		return false
+	}
+	var last []byte
+	if rawjson.Object(result, func(key string, v []byte) error {
+		if strings.EqualFold(key, "resultType") && !rawjson.IsNull(v) {
+			last = v
+		}
+		return nil
+	}) != nil || last == nil {
+		return false
+	}
+	var t mcp.ResultType
+	return json.Unmarshal(last, &t) == nil && t == mcp.ResultTypeInputRequired
 }
 
 // emptiedResponse is the response with the given id whose result was

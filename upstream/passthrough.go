@@ -62,14 +62,20 @@ func (h peerHandlers) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (
 	return p.ListRoots(h.s.peerContext(ctx), h.s.name, req)
 }
 
-// clientOptions are the handlers every upstream session gets.
+// clientOptions are the handlers an upstream session gets; mcp-go's
+// client declares a capability for each (roots with listChanged, which
+// RootsChanged honours). Sampling is left out for a server whose sampling
+// is denied (Spec.NoSampling).
 func (s *server) clientOptions() []client.ClientOption {
 	h := peerHandlers{s: s}
-	return []client.ClientOption{
-		client.WithSamplingHandler(h),
+	opts := []client.ClientOption{
 		client.WithElicitationHandler(h),
 		client.WithRootsHandler(h),
 	}
+	if !s.spec.NoSampling {
+		opts = append(opts, client.WithSamplingHandler(h))
+	}
+	return opts
 }
 
 // Session returns the live client session of a server and the

@@ -124,6 +124,22 @@ func (p *Pool) Tools(name string) ([]mcp.Tool, error) {
 	return s.currentTools()
 }
 
+// Protocol returns the protocol version the server's current session
+// speaks: 2026-07-28 or later for a server mcpwarden reached with
+// server/discover, an earlier one for a server of the initialize
+// handshake. It is "" while the server is down.
+func (p *Pool) Protocol(name string) string {
+	s, err := p.server(name)
+	if err != nil {
+		return ""
+	}
+	sess, err := s.current()
+	if err != nil {
+		return ""
+	}
+	return sess.protocol
+}
+
 // PID returns the process id of the stdio server name's current process,
 // which serves its calls, so that a path the server is given, such as
 // /proc/self/cwd/x, can be read as that process reads it. ok is false for

@@ -72,14 +72,18 @@ func TestMain(m *testing.M) {
 }
 
 // newStandIn is an MCP server with n tools, tool0 … tool<n-1>, each echoing
-// its "text" argument, listed two to a page.
+// its "text" argument, listed two to a page. Their inputSchema
+// (standInSchema) has keywords mcp-go's decoded schema drops.
 func newStandIn(n int) *mcpserver.MCPServer {
 	s := testkit.NewStandIn(mcpserver.WithPaginationLimit(2))
 	for i := range n {
-		s.AddTool(mcp.NewTool(fmt.Sprintf("tool%d", i), mcp.WithString("text")), testkit.Echo)
+		s.AddTool(mcp.NewToolWithRawSchema(fmt.Sprintf("tool%d", i), "", json.RawMessage(standInSchema)), testkit.Echo)
 	}
 	return s.MCP()
 }
+
+// standInSchema is the inputSchema of newStandIn's tools.
+const standInSchema = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"text":{"type":"string"}},"not":{"required":["x"]}}`
 
 func TestStartConnectsEveryTransportAndFollowsPagination(t *testing.T) {
 	t.Parallel()
@@ -105,6 +109,11 @@ func TestStartConnectsEveryTransportAndFollowsPagination(t *testing.T) {
 			}
 			if len(tools) != 5 {
 				t.Errorf("listed %d tools, want all 5 across pages", len(tools))
+			}
+			for _, tool := range tools {
+				if string(tool.RawInputSchema) != standInSchema {
+					t.Errorf("%s's inputSchema listed as %s (decoded %+v), want the upstream's %s", tool.Name, tool.RawInputSchema, tool.InputSchema, standInSchema)
+				}
 			}
 			res, err := pool.Call(t.Context(), name, mcp.CallToolParams{Name: "tool3", Arguments: map[string]any{"text": "via " + name}})
 			if err != nil {

@@ -24,8 +24,10 @@ type session struct {
 	proc   *process        // nil for a remote server
 	conns  *http.Transport // a remote server's connections; nil for stdio
 	info   mcp.Implementation
-	tools  []mcp.Tool
-	cancel context.CancelFunc // ends the session's context
+	// protocol is the version the session speaks (see Pool.Protocol).
+	protocol string
+	tools    []mcp.Tool
+	cancel   context.CancelFunc // ends the session's context
 
 	lostOnce sync.Once
 	lost     chan struct{} // closed by markLost
@@ -38,26 +40,63 @@ type session struct {
 	stopErr  error
 }
 
+// mcpwarden is a client of both protocol generations, choosing per
+// upstream and per session: it first opens the initialize handshake
+// (2025-11-25 and older), and only an upstream that refuses it is dialled
+// again, afresh, with server/discover (2026-07-28, stateless). The
+// handshake comes first because one upstream session serves every client,
+// and most clients, like the servers that speak both, are of that
+// generation: on it a server may ask the client for sampling or
+// elicitation in the middle of a call, or outside any, where on
+// 2026-07-28 a server that speaks both refuses such requests (the
+// conformance suite's reference server does). See Pool.Protocol.
+
+// errHandshakeRefused is why a session of the initialize handshake could
+// not be opened with a server that answered: it refused initialize.
+var errHandshakeRefused = errors.New("the upstream refused the initialize handshake")
+
+// refusesHandshake reports whether err, from initialize, is the server
+// refusing the handshake itself (HTTP 4xx, method not found, invalid
+// request, no version in common) rather than failing to answer.
+func refusesHandshake(err error) bool {
+	var version mcp.UnsupportedProtocolVersionError
+	return errors.Is(err, transport.ErrLegacySSEServer) || errors.Is(err, mcp.ErrMethodNotFound) ||
+		errors.Is(err, mcp.ErrInvalidRequest) || errors.As(err, &version)
+}
+
 // dial connects to the upstream spec describes: it starts or dials it,
 // initializes the session and lists all its tools, within the init
-// timeout. onNotify gets the upstream's notifications (from the transport's
-// reader: it must not block). The session's background work is bound to
-// life, not to the init timeout.
+// timeout, in the generation the upstream speaks (see above). onNotify
+// gets the upstream's notifications (from the transport's reader: it must
+// not block). The session's background work is bound to life, not to the
+// init timeout.
 func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.Logger, sp *spawner, onNotify func(mcp.JSONRPCNotification), opts ...client.ClientOption) (*session, error) {
+	ctx, cancel := context.WithTimeout(ctx, spec.initTimeout())
+	defer cancel()
+	s, err := dialGeneration(ctx, spec, true, info, logger, sp, onNotify, opts...)
+	if !errors.Is(err, errHandshakeRefused) {
+		return s, err
+	}
+	logger.Info("the upstream refused the initialize handshake; trying protocol 2026-07-28 (server/discover)", "err", err)
+	return dialGeneration(ctx, spec, false, info, logger, sp, onNotify, opts...)
+}
+
+// dialGeneration is dial in one generation: the initialize handshake
+// (legacy), or server/discover first with mcp-go's fallback.
+func dialGeneration(ctx context.Context, spec Spec, legacy bool, info mcp.Implementation, logger *slog.Logger, sp *spawner, onNotify func(mcp.JSONRPCNotification), opts ...client.ClientOption) (*session, error) {
 	timeout := spec.initTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
 	s := &session{lost: make(chan struct{})}
-	t, err := s.newTransport(ctx, spec, logger, sp)
+	t, err := s.newTransport(ctx, spec, legacy, logger, sp)
 	if err != nil {
 		return nil, err
 	}
-	// mcpwarden speaks the initialize-handshake protocol (2025-11-25) to
-	// upstreams: it is what servers implement today, and it lets an upstream
-	// ask the client for sampling, elicitation and roots in the middle of a
-	// call, which the 2026-07-28 protocol replaces with retried requests.
-	s.client = client.NewClient(t, append([]client.ClientOption{client.WithLegacyProtocolOnly()}, opts...)...)
+	if legacy {
+		opts = append([]client.ClientOption{client.WithLegacyProtocolOnly()}, opts...)
+	}
+	s.client = client.NewClient(t, opts...)
 	s.client.OnNotification(onNotify)
 	s.client.OnConnectionLost(func(err error) {
 		if errors.Is(err, transport.ErrSessionTerminated) { // HTTP 404: not a crash
@@ -108,14 +147,20 @@ func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.
 	if err != nil {
 		return nil, fail("starting", err)
 	}
-	init, err := s.client.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION,
-		ClientInfo:      info,
-	}})
-	if err != nil {
+	init, err := s.client.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ClientInfo: info}})
+	switch {
+	case err == nil:
+	case legacy && refusesHandshake(err):
+		s.stop()
+		return nil, fmt.Errorf("%w: %w", errHandshakeRefused, err)
+	case errors.Is(err, transport.ErrLegacySSEServer):
+		// mcp-go's guess; by then server/discover had failed too.
+		return nil, fail("initializing", errNoStreamableEndpoint)
+	default:
 		return nil, fail("initializing", err)
 	}
-	s.info = init.ServerInfo
+	s.info, s.protocol = init.ServerInfo, init.ProtocolVersion
+	s.listen(life, init.Capabilities, logger)
 	if init.Capabilities.Tools != nil {
 		tools, err := s.listTools(ctx)
 		if err != nil {
@@ -125,6 +170,10 @@ func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.
 	}
 	return s, nil
 }
+
+// errNoStreamableEndpoint is why a streamable HTTP upstream that refused
+// both generations' first request with an HTTP 4xx cannot be reached.
+var errNoStreamableEndpoint = errors.New("the URL refused both server/discover (protocol 2026-07-28) and the initialize POST (2025-11-25 and older) with an HTTP 4xx: it is not a streamable HTTP MCP endpoint (check the URL; for a server of the older HTTP+SSE transport, write transport: sse)")
 
 // callTool sends a tools/call on the session, its result taken raw into
 // *raw, counted in inflight while it runs.
@@ -136,13 +185,19 @@ func (s *session) callTool(ctx context.Context, raw *json.RawMessage, params mcp
 }
 
 // listTools lists all the upstream's tools, following pagination.
+// Each tool's schemas are the upstream's own JSON (see withRawSchemas).
 func (s *session) listTools(ctx context.Context) ([]mcp.Tool, error) {
-	res, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
+	pages := &listPages{}
+	res, err := s.client.ListTools(withListPages(ctx, pages), mcp.ListToolsRequest{})
 	if err != nil {
 		return nil, err
 	}
 	if res.Tools == nil {
 		return []mcp.Tool{}, nil
+	}
+	raw := pages.schemas()
+	for i, t := range res.Tools {
+		res.Tools[i] = withRawSchemas(t, raw[t.Name])
 	}
 	return res.Tools, nil
 }
@@ -150,7 +205,7 @@ func (s *session) listTools(ctx context.Context) ([]mcp.Tool, error) {
 // newTransport builds the transport for spec without starting it. For a
 // stdio server it starts the child through sp (the transport only frames
 // messages on its pipes) and sets s.proc.
-func (s *session) newTransport(ctx context.Context, spec Spec, logger *slog.Logger, sp *spawner) (transport.Interface, error) {
+func (s *session) newTransport(ctx context.Context, spec Spec, legacy bool, logger *slog.Logger, sp *spawner) (transport.Interface, error) {
 	switch spec.Transport {
 	case TransportStdio:
 		proc, err := startProcess(ctx, spec, logger, sp)
@@ -168,11 +223,24 @@ func (s *session) newTransport(ctx context.Context, spec Spec, logger *slog.Logg
 		if err != nil {
 			return nil, err
 		}
-		t, err := transport.NewStreamableHTTP(spec.URL, append([]transport.StreamableHTTPCOption{
+		topts := append([]transport.StreamableHTTPCOption{
 			transport.WithHTTPHeaders(spec.Headers),
 			transport.WithHTTPHeaderFunc(spec.HeaderFunc), // nil adds none
 			transport.WithHTTPBasicClient(hc),
-			transport.WithHTTPLogger(logger)}, oauth...)...)
+			transport.WithHTTPLogger(logger)}, oauth...)
+		if legacy {
+			// The standalone GET stream carries what a server of the
+			// handshake sends outside any request: elicitation,
+			// sampling and roots requests, tools/list_changed,
+			// resources/updated, log messages. It is reopened when it
+			// ends, and after a new session. mcp-go does not resume it
+			// with Last-Event-ID (it resumes response streams only), so
+			// what the server sent while it was down is lost unless the
+			// server replays it. (2026-07-28 has no such stream: see
+			// session.listen.)
+			topts = append(topts, transport.WithContinuousListening())
+		}
+		t, err := transport.NewStreamableHTTP(spec.URL, topts...)
 		if err != nil {
 			return nil, err
 		}

@@ -59,6 +59,10 @@ type Spec struct {
 	Isolation            Isolation
 	IsolationIdleTimeout time.Duration
 	IsolationMax         int
+	// NoSampling leaves sampling out of the capabilities mcpwarden declares
+	// to the server (servers.<name>.policy.sampling: deny): every
+	// sampling request of its would be refused, so none is offered.
+	NoSampling bool
 	// Sandbox, for a stdio server, starts it (and each isolated child)
 	// confined by the kernel through mcpwarden's launcher; nil starts it
 	// unconfined.

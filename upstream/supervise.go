@@ -68,7 +68,7 @@ func (s *server) run(startCtx context.Context, startDone func()) {
 		if reinit {
 			ev.Kind, reinit = EventReinitialized, false
 		}
-		s.logger.Info("upstream ready", "transport", s.spec.Transport, "upstream", sess.info.Name, "version", sess.info.Version, "tools", len(sess.tools), "event", ev.Kind)
+		s.logger.Info("upstream ready", "transport", s.spec.Transport, "protocol", sess.protocol, "upstream", sess.info.Name, "version", sess.info.Version, "tools", len(sess.tools), "event", ev.Kind)
 		s.emit(ev)
 		if startDone != nil {
 			startDone()

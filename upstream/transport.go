@@ -50,7 +50,7 @@ func rawResultDst(ctx context.Context) *json.RawMessage {
 // decodes it: see rawStreamableHTTP).
 func takeRawResult(ctx context.Context, req transport.JSONRPCRequest, resp *transport.JSONRPCResponse) {
 	dst := rawResultDst(ctx)
-	if dst == nil || resp == nil || resp.Error != nil || req.Method != string(mcp.MethodToolsCall) {
+	if dst == nil || resp == nil || resp.Error != nil || req.Method != string(mcp.MethodToolsCall) || asksForInput(resp.Result) {
 		return
 	}
 	if *dst == nil {
@@ -62,7 +62,8 @@ func takeRawResult(ctx context.Context, req transport.JSONRPCRequest, resp *tran
 // finishCall is what a transport returns for req: the response with the
 // raw result of a tools/call taken (see takeRawResult), or, for a
 // tools/call whose response was cut for being too large, ErrResultTooLarge
-// (see tooLargeResponse).
+// (see tooLargeResponse); a tools/list result is also copied for
+// listTools (see keepListPage).
 func finishCall(ctx context.Context, req transport.JSONRPCRequest, resp *transport.JSONRPCResponse, err error) (*transport.JSONRPCResponse, error) {
 	if err == nil && req.Method == string(mcp.MethodToolsCall) && rawResultDst(ctx) != nil {
 		if err := tooLargeResponse(resp); err != nil {
@@ -70,6 +71,7 @@ func finishCall(ctx context.Context, req transport.JSONRPCRequest, resp *transpo
 		}
 	}
 	takeRawResult(ctx, req, resp)
+	keepListPage(ctx, req, resp)
 	return resp, err
 }
 
@@ -91,11 +93,13 @@ type rawStdio struct {
 func (t rawStdio) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	dst := rawResultDst(ctx)
 	if dst == nil || req.Method != string(mcp.MethodToolsCall) || req.ID.IsNil() {
-		return t.Stdio.SendRequest(ctx, req)
+		resp, err := t.Stdio.SendRequest(ctx, req)
+		return finishCall(ctx, req, resp, err)
 	}
 	key, err := idText(req.ID)
 	if err != nil {
-		return t.Stdio.SendRequest(ctx, req)
+		resp, err := t.Stdio.SendRequest(ctx, req)
+		return finishCall(ctx, req, resp, err)
 	}
 	t.results.expect(key)
 	defer t.results.forget(key)
@@ -230,10 +234,9 @@ const cancelNotificationTimeout = 5 * time.Second
 // cancelOverHTTP tells an HTTP upstream to stop working on a request whose
 // context ended before its response came. mcp-go's client sends
 // notifications/cancelled over stdio only, as on protocol 2026-07-28
-// ending the HTTP request is the cancellation; on 2025-11-25, which
-// mcpwarden speaks to upstreams, a dropped connection is not one, and the
-// notification is how a request is cancelled. Best effort, off the
-// caller's path.
+// ending the HTTP request is the cancellation; on 2025-11-25 and earlier
+// a dropped connection is not one, and the notification is how a request
+// is cancelled. Best effort, off the caller's path.
 func cancelOverHTTP(ctx context.Context, t transport.Interface, req transport.JSONRPCRequest) {
 	if ctx.Err() == nil || req.ID.IsNil() || req.Method == string(mcp.MethodInitialize) {
 		return

@@ -44,6 +44,16 @@ type toolsReport struct {
 	Failed  []failedServer `json:"failed"`
 	// Sandboxes say what confines each stdio server's process.
 	Sandboxes []sandboxRow `json:"sandboxes"`
+	// Protocols say which protocol version each server that started is
+	// spoken to in: 2026-07-28 or later (stateless, server/discover) or
+	// an earlier one (the initialize handshake).
+	Protocols []protocolRow `json:"protocols"`
+}
+
+// A protocolRow is the protocol version mcpwarden speaks with one server.
+type protocolRow struct {
+	Server   string `json:"server"`
+	Protocol string `json:"protocol"`
 }
 
 // A sandboxRow is what confines one server's process: the launcher's
@@ -71,7 +81,11 @@ mcp:<server>:resources/read without arguments for a template,
 mcp:<server>:prompts/get with the prompt's name. Rules with conditions on
 arguments do not hold for a call without arguments, so a tool shown as ask
 may still be allowed or denied for particular arguments: ask mcpwarden check
-about a real call. --json prints {"tools": [...], "catalog": [...], "failed": [...]}.
+about a real call. Last come what confines each stdio server (sandbox:) and the
+protocol version each server is spoken to in (protocol:): 2026-07-28 for a
+server mcpwarden reached with server/discover, an earlier one for a server
+of the initialize handshake. --json prints {"tools": [...], "catalog": [...],
+"failed": [...], "sandboxes": [...], "protocols": [...]}.
 
 Exit status: 0 every upstream started, 1 one or more failed (they are
 listed with their error), 2 the config is invalid.`,
@@ -87,13 +101,14 @@ listed with their error), 2 the config is invalid.`,
 			}
 			defer listing.Close()
 
-			rep := toolsReport{Tools: []toolRow{}, Catalog: []catalogRow{}, Failed: []failedServer{}, Sandboxes: []sandboxRow{}}
+			rep := toolsReport{Tools: []toolRow{}, Catalog: []catalogRow{}, Failed: []failedServer{}, Sandboxes: []sandboxRow{}, Protocols: []protocolRow{}}
 			naming := st.Naming()
 			for _, l := range listing.Servers {
 				if l.Err != nil {
 					rep.Failed = append(rep.Failed, failedServer{Server: l.Server, Error: redactor.String(l.Err.Error())})
 					continue
 				}
+				rep.Protocols = append(rep.Protocols, protocolRow{Server: l.Server, Protocol: l.Protocol})
 				if l.Sandbox != "" {
 					rep.Sandboxes = append(rep.Sandboxes, sandboxRow{Server: l.Server, Sandbox: l.Sandbox})
 				}
@@ -160,6 +175,9 @@ func printToolsTable(w io.Writer, rep toolsReport) {
 	printCatalogTable(w, rep.Catalog)
 	for _, r := range rep.Sandboxes {
 		fmt.Fprintf(w, "sandbox: %s: %s\n", r.Server, r.Sandbox)
+	}
+	for _, r := range rep.Protocols {
+		fmt.Fprintf(w, "protocol: %s: %s\n", r.Server, r.Protocol)
 	}
 }
 

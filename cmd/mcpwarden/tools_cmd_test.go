@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 func writeToolsConfig(t *testing.T, extra string) string {
@@ -71,6 +72,12 @@ func TestToolsJSONShowsEveryToolAndItsDecision(t *testing.T) {
 		t.Errorf("sandboxes = %+v, want fs with its tier", got.Sandboxes)
 	}
 	got.Sandboxes = nil
+	// mcp-go's stdio server speaks both generations: the handshake's is
+	// chosen.
+	if want := []protocolRow{{Server: "fs", Protocol: mcp.LATEST_LEGACY_PROTOCOL_VERSION}}; !slices.Equal(got.Protocols, want) {
+		t.Errorf("protocols = %+v, want %+v", got.Protocols, want)
+	}
+	got.Protocols = nil
 	slices.SortFunc(got.Tools, func(a, b toolRow) int { return cmp.Compare(a.Server+"\x00"+a.Tool, b.Server+"\x00"+b.Tool) })
 	if diff := gocmp.Diff(want, got); diff != "" {
 		t.Errorf("tools --json (-want +got):\n%s", diff)
@@ -84,7 +91,7 @@ func TestToolsReportsAFailedUpstreamAndExitsOne(t *testing.T) {
 	if code != exitError {
 		t.Errorf("tools with a broken upstream exited %d, want %d", code, exitError)
 	}
-	lines := slices.DeleteFunc(strings.Split(strings.TrimSpace(out), "\n"), func(l string) bool { return strings.HasPrefix(l, "sandbox: ") })
+	lines := slices.DeleteFunc(strings.Split(strings.TrimSpace(out), "\n"), func(l string) bool { return strings.HasPrefix(l, "sandbox: ") || strings.HasPrefix(l, "protocol: ") })
 	if !strings.HasPrefix(lines[0], "SERVER") || len(lines) != 7 {
 		t.Fatalf("want a header, 5 tools and 1 failure:\n%s", out)
 	}

@@ -20,6 +20,9 @@ type Listed struct {
 	// reported it ("off" for a stdio server run unconfined, "" for a
 	// remote one or one that did not start).
 	Sandbox string
+	// Protocol is the protocol version mcpwarden speaks with the server
+	// (see upstream.Pool.Protocol); "" for one that did not start.
+	Protocol string
 }
 
 // A Listing is every upstream of a config, started once to see what they
@@ -57,7 +60,7 @@ func ListUpstreams(ctx context.Context, st *Setup, logger *slog.Logger, version 
 		if err != nil {
 			tools = nil
 		}
-		l.Servers = append(l.Servers, Listed{Server: name, Tools: tools, Err: err, Sandbox: sandboxes[name]})
+		l.Servers = append(l.Servers, Listed{Server: name, Tools: tools, Err: err, Sandbox: sandboxes[name], Protocol: pool.Protocol(name)})
 	}
 	return l
 }

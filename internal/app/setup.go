@@ -60,6 +60,7 @@ func newSetup(cfg *config.Config, workDir string, h host) (*Setup, error) {
 // none.
 func (s *Setup) Specs(headerFunc func(context.Context) map[string]string) map[string]upstream.Spec {
 	specs := make(map[string]upstream.Spec, len(s.Config.Servers))
+	samplingDenied := s.SamplingDenied()
 	for name, srv := range s.Config.Servers {
 		spec := upstream.Spec{
 			Command:     srv.Command,
@@ -79,6 +80,7 @@ func (s *Setup) Specs(headerFunc func(context.Context) map[string]string) map[st
 			IsolationIdleTimeout: srv.IsolationIdleTimeout,
 			IsolationMax:         srv.IsolationMax,
 			OAuth:                oauthlogin.UpstreamOAuth(name, srv, os.Getenv),
+			NoSampling:           samplingDenied[name],
 		}
 		switch srv.EffectiveTransport() {
 		case config.TransportHTTP:

@@ -104,22 +104,30 @@ func TestUpstreamRequestsReachTheCallingClient(t *testing.T) {
 	}
 }
 
+// TestSamplingDeniedByPolicy: a server whose policy.sampling is deny is
+// not offered sampling at all (mcpwarden would refuse every request), so
+// server-everything, which offers its sampling tool only to a client that
+// declares sampling, does not list it, and nothing is sampled.
 func TestSamplingDeniedByPolicy(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, "stdio", "  everything:\n"+serverEverything()+"\n    policy: { sampling: deny }", `  allow: ["mcp:everything:*"]`)
 	c := connectStdio(t, f, client.WithLegacyProtocolOnly(), client.WithSamplingHandler(model{}))
-	res := callTool(t, c, "everything__trigger-sampling-request", map[string]any{"prompt": "say hi", "maxTokens": 20})
-	if strings.Contains(testkit.Text(res), "sampled by the test client") {
-		t.Errorf("sampling went through despite policy.sampling: deny: %q", testkit.Text(res))
-	}
-	var denied bool
-	for _, e := range readAudit(t, f.auditPath, "decision") {
-		if e.Tool == "mcp:everything:sampling/createMessage" && e.Decision == "deny" {
-			denied = true
+	testkit.Eventually(t, 30*time.Second, "everything's tools listed", func() bool {
+		res, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
+		if err != nil || len(res.Tools) == 0 {
+			return false
 		}
-	}
-	if !denied {
-		t.Error("the refused sampling request is not audited")
+		for _, tool := range res.Tools {
+			if tool.Name == "everything__trigger-sampling-request" {
+				t.Fatalf("the server was offered sampling despite policy.sampling: deny: it lists %s", tool.Name)
+			}
+		}
+		return true
+	})
+	for _, e := range readAudit(t, f.auditPath, "decision") {
+		if e.Tool == "mcp:everything:sampling/createMessage" {
+			t.Errorf("a sampling request reached mcpwarden: %+v", e)
+		}
 	}
 }
 
