@@ -43,7 +43,6 @@ with status 0. A second SIGINT or SIGTERM ends the grace period at once.`,
 	cmd.Flags().BoolVar(&f.watch, "watch", false, "reload the config when its file changes (SIGHUP always reloads)")
 	cmd.Flags().DurationVar(&f.shutdownGrace, "shutdown-grace", defaultShutdownGrace, "how long calls in progress may take to finish after SIGINT or SIGTERM before they are cancelled")
 	cmd.Flags().StringVar(&f.profile, "profile", "", "client profile for every session (stdio: one client per process); over HTTP the bearer token selects it")
-	_ = cmd.MarkFlagRequired("config")
 	return cmd
 }
 
