@@ -31,6 +31,7 @@ are changes, or an upstream failed to start, 2 the config is invalid.`,
 			if err != nil {
 				return err
 			}
+			printLint(cmd.ErrOrStderr(), st)
 			lock, err := pin.Load(st.LockPath())
 			if err != nil {
 				return &codeError{code: exitUsage, err: err}

@@ -71,6 +71,9 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 	if err != nil {
 		return err
 	}
+	for _, w := range st.Config.Lint() {
+		logger.Warn("config: "+w.Message, "key", w.Key, "at", w.Place)
+	}
 	a, err := app.Start(ctx, st, app.Options{
 		Logger:        logger,
 		Stderr:        stderr,

@@ -53,7 +53,11 @@ is invalid.`,
 			for _, w := range st.Config.SandboxWarnings() {
 				fmt.Fprintf(out, "warning: %s\n", w)
 			}
+			lint := printLint(out, st)
 			if offline {
+				if strict && len(lint) > 0 {
+					return &codeError{code: exitError, err: fmt.Errorf("%d config warnings (--strict)", len(lint))}
+				}
 				return nil
 			}
 			listing, _, err := listUpstreams(cmd, st, g, "warn")
@@ -121,6 +125,9 @@ is invalid.`,
 				fmt.Fprintf(out, "warning: %s %s\n", f.Where, f.Message)
 			}
 			findings = append(findings, poisoned...)
+			for _, w := range lint {
+				findings = append(findings, rules.Finding{Where: w.Key, Message: w.Message})
+			}
 			fmt.Fprintf(out, "%d tools on %d servers, %d lint findings\n", len(known), len(listing.Servers)-failed, len(findings))
 			switch {
 			case failed > 0:

@@ -28,20 +28,11 @@ var examples = map[string]string{
 //
 // value returns the value a key holds.
 func decodeErrors(err error, value func(key string) any) error {
-	var parts []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		parts = j.Unwrap()
-	} else {
-		parts = []error{err}
-	}
+	parts := flatten(err)
 	out := make([]error, 0, len(parts))
 	for _, e := range parts {
 		var de *mapstructure.DecodeError
 		if !errors.As(e, &de) {
-			if j, ok := e.(interface{ Unwrap() []error }); ok { // nested joins
-				out = append(out, decodeErrors(errors.Join(j.Unwrap()...), value))
-				continue
-			}
 			out = append(out, fmt.Errorf("decoding: %w", e))
 			continue
 		}

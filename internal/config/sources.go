@@ -69,12 +69,7 @@ func attribute(err error, src textSource, sources envSources) error {
 	if err == nil {
 		return nil
 	}
-	var parts []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		parts = j.Unwrap()
-	} else {
-		parts = []error{err}
-	}
+	parts := flatten(err)
 	out := make([]error, 0, len(parts))
 	for _, e := range parts {
 		if variable := sources.variableFor(e); variable != "" {
@@ -119,4 +114,17 @@ func (s envSources) variableFor(e error) string {
 		}
 	}
 	return ""
+}
+
+// flatten is the errors err joins, joins within it opened too.
+func flatten(err error) []error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, flatten(e)...)
+	}
+	return out
 }

@@ -1,0 +1,61 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestLintNamesWhatTheConfigSilentlyIgnores(t *testing.T) {
+	t.Parallel()
+	const fs = "servers:\n  fs:\n    command: npx\n"
+	tests := []struct {
+		name, text string
+		want       []string // the key, the place and the fix of one warning
+	}{
+		{"outside_workspace without a workspace has no effect", fs + "policy:\n  outside_workspace: deny\n",
+			[]string{"policy.outside_workspace", "config:5:3", "has no effect without policy.workspace", "add workspace:"}},
+		{"outside_workspace without a workspace in a server's policy has no effect", "servers:\n  fs:\n    command: npx\n    policy: {outside_workspace: ask}\n",
+			[]string{"servers.fs.policy.outside_workspace", "config:4:14", "has no effect"}},
+		{"a ${VAR} in args is passed as written", "servers:\n  fs:\n    command: npx\n    args: [-y, \"${ROOT}/x\"]\n",
+			[]string{"servers.fs.args[1]", "config:4:16", "${ROOT} is passed to the server as written", "set it in env"}},
+		{"an allow of every tool of every server is named", fs + "policy:\n  allow: [\"mcp:*:*\"]\n",
+			[]string{"policy.allow[0]", "config:5:11", "allows every tool of every server", "mcp:fs:*"}},
+		{"a rule naming a server the config lacks never matches", fs + "policy:\n  deny: [\"mcp:fz:*\"]\n",
+			[]string{"policy.deny[0]", "names server \"fz\", which the config does not have", `did you mean "fs"?`}},
+		{"a profile naming a server the config lacks sees nothing by it", fs + "profiles:\n  ci:\n    servers: [fz]\n",
+			[]string{"profiles.ci.servers[0]", "config:6:15", "names no server in the config", `did you mean "fs"?`}},
+		{"a cwd that does not exist is named before the server is started", fs + "    cwd: /nonexistent/mcpwarden-test\n",
+			[]string{"servers.fs.cwd", "config:4:5", "is not a directory here", "the error would name its command, npx", "create it or correct cwd"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Parse([]byte(tc.text), ".yaml", "/", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var all []string
+			for _, w := range cfg.Lint() {
+				all = append(all, w.String())
+			}
+			joined := strings.Join(all, "\n")
+			for _, w := range tc.want {
+				if !strings.Contains(joined, w) {
+					t.Errorf("warnings %q lack %q", joined, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLintIsQuietForAConfigThatMeansWhatItSays(t *testing.T) {
+	t.Parallel()
+	text := "servers:\n  fs:\n    command: npx\n    args: [-y, pkg]\n    env: {TOKEN: \"${TOKEN}\"}\npolicy:\n  workspace: [/srv]\n  outside_workspace: deny\n  allow: [\"mcp:fs:*\", \"mcp:*:read_file\"]\n  deny: [\"mcp:*:*:path=**/.env\"]\nprofiles:\n  ci:\n    servers: [\"f*\"]\n"
+	cfg, err := Parse([]byte(text), ".yaml", "/", []string{"TOKEN=x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws := cfg.Lint(); len(ws) > 0 {
+		t.Errorf("Lint = %v, want none", ws)
+	}
+}
