@@ -25,6 +25,9 @@ number of arguments), a bad config or bad input; check exits 3 for ask and
 // print its help and exit 0), an unknown flag.
 func keepUsageContract(root *cobra.Command) {
 	root.SetFlagErrorFunc(flagError)
+	// cobra adds these at Execute; added now, they keep the contract too.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		switch {

@@ -20,6 +20,7 @@ func TestUsageErrorsExitTwoAndSayWhatWasMeant(t *testing.T) {
 		{"an unknown flag far from any says where the flags are", []string{"check", "--bogus"}, []string{"unknown flag: --bogus", "mcpwarden check --help"}},
 		{"too few arguments to check are a usage error", []string{"check"}, []string{"accepts between 1 and 2 arg(s)", "mcpwarden check --help"}},
 		{"an argument to a command that takes none is a usage error", []string{"version", "x"}, []string{`unknown command "x"`}},
+		{"an unknown shell for completion is refused", []string{"completion", "fsh"}, []string{`did you mean "fish"?`}},
 		{"serve without a config is a usage error", []string{"serve"}, []string{"--config FILE is required"}},
 		{"a flag value of the wrong type is a usage error", []string{"serve", "--shutdown-grace", "soon"}, []string{"--shutdown-grace"}},
 	}
