@@ -109,7 +109,7 @@ func describeValue(v any) string {
 // durationFromNumber refuses a number other than 0 where a duration is
 // wanted: the decoder would take startup_wait: 10 as 10 nanoseconds.
 func durationFromNumber(from, to reflect.Type, data any) (any, error) {
-	if to != durationType || reflect.ValueOf(data).IsZero() {
+	if to != durationType || data == nil || reflect.ValueOf(data).IsZero() {
 		return data, nil
 	}
 	switch from.Kind() {

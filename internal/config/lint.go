@@ -40,15 +40,15 @@ func (c *Config) Lint() []Warning {
 		ws = append(ws, Warning{Key: key, Message: fmt.Sprintf(format, args...)})
 	}
 	names := c.ServerNames()
-	gates := []gateSpec{{"policy", c.Policy}}
+	gates := []gateSpec{{"policy", c.Policy, true}}
 	for _, n := range names {
-		gates = append(gates, gateSpec{"servers." + n + ".policy", c.Servers[n].Policy})
+		gates = append(gates, gateSpec{"servers." + n + ".policy", c.Servers[n].Policy, false})
 	}
 	for _, n := range slices.Sorted(maps.Keys(c.Profiles)) {
-		gates = append(gates, gateSpec{"profiles." + n + ".policy", c.Profiles[n].Policy})
+		gates = append(gates, gateSpec{"profiles." + n + ".policy", c.Profiles[n].Policy, true})
 		for i, glob := range c.Profiles[n].Servers {
 			if !namesAServer(glob, names) {
-				add(fmt.Sprintf("profiles.%s.servers[%d]", n, i), "%q names no server in the config, so the profile sees none by it%s", glob, meant(glob, names))
+				add(fmt.Sprintf("profiles.%s.servers[%d]", n, i), "%q names no server in the config, so it gives the profile none%s", glob, meant(glob, names))
 			}
 		}
 	}
@@ -62,10 +62,10 @@ func (c *Config) Lint() []Warning {
 		}{{"deny", g.p.Deny}, {"ask", g.p.Ask}, {"allow", g.p.Allow}} {
 			for i, r := range list.rules {
 				key := fmt.Sprintf("%s.%s[%d]", g.key, list.name, i)
-				server, ok := ruleServer(r)
+				server, rest, ok := ruleServer(r)
 				switch {
 				case !ok:
-				case list.name == "allow" && server == "*" && strings.HasPrefix(r, "mcp:*:*") && !strings.Contains(r[len("mcp:*:*"):], ":"):
+				case list.name == "allow" && g.everyServer && server == "*" && strings.Trim(rest, "*") == "":
 					add(key, "%q allows every tool of every server, including tools a server adds later; allow what is meant: a server's tools (mcp:fs:*) or a tool (mcp:fs:read_text_file), or set default: allow to say so", r)
 				case !namesAServer(server, names):
 					add(key, "%q names server %q, which the config does not have (servers: %s), so the rule never matches%s", r, server, strings.Join(names, ", "), meant(server, names))
@@ -93,10 +93,13 @@ func (c *Config) Lint() []Warning {
 	return ws
 }
 
-// A gateSpec is a gate's policy and the key it is written under.
+// A gateSpec is a gate's policy and the key it is written under;
+// everyServer is set for a gate whose rules may reach any server's tools
+// (not a server's own).
 type gateSpec struct {
-	key string
-	p   rules.PolicySpec
+	key         string
+	p           rules.PolicySpec
+	everyServer bool
 }
 
 // placeOf is "config FILE:LINE:COL" for key, as errors name it.
@@ -111,15 +114,15 @@ func (c *Config) placeOf(key string) string {
 	return src.place(keyPos(src.text, src.ext, key))
 }
 
-// ruleServer is the server part of rule r, mcp:<server>:...; ok is false
-// if r has none.
-func ruleServer(r string) (string, bool) {
-	rest, ok := strings.CutPrefix(r, "mcp:")
+// ruleServer splits rule r, mcp:<server>:<rest>, where rest is the tool
+// and any conditions; ok is false if r has no server part.
+func ruleServer(r string) (server, rest string, ok bool) {
+	tail, ok := strings.CutPrefix(r, "mcp:")
 	if !ok {
-		return "", false
+		return "", "", false
 	}
-	server, _, ok := strings.Cut(rest, ":")
-	return server, ok && server != ""
+	server, rest, ok = strings.Cut(tail, ":")
+	return server, rest, ok && server != ""
 }
 
 // namesAServer reports whether glob matches one of names.

@@ -20,6 +20,8 @@ func TestLintNamesWhatTheConfigSilentlyIgnores(t *testing.T) {
 			[]string{"servers.fs.args[1]", "config:4:16", "${ROOT} is passed to the server as written", "set it in env"}},
 		{"an allow of every tool of every server is named", fs + "policy:\n  allow: [\"mcp:*:*\"]\n",
 			[]string{"policy.allow[0]", "config:5:11", "allows every tool of every server", "mcp:fs:*"}},
+		{"an allow of every tool in a profile is named", fs + "profiles:\n  ci:\n    policy: {allow: [\"mcp:*:**\"]}\n",
+			[]string{"profiles.ci.policy.allow[0]", "allows every tool of every server"}},
 		{"a rule naming a server the config lacks never matches", fs + "policy:\n  deny: [\"mcp:fz:*\"]\n",
 			[]string{"policy.deny[0]", "names server \"fz\", which the config does not have", `did you mean "fs"?`}},
 		{"a profile naming a server the config lacks sees nothing by it", fs + "profiles:\n  ci:\n    servers: [fz]\n",
@@ -50,7 +52,7 @@ func TestLintNamesWhatTheConfigSilentlyIgnores(t *testing.T) {
 
 func TestLintIsQuietForAConfigThatMeansWhatItSays(t *testing.T) {
 	t.Parallel()
-	text := "servers:\n  fs:\n    command: npx\n    args: [-y, pkg]\n    env: {TOKEN: \"${TOKEN}\"}\npolicy:\n  workspace: [/srv]\n  outside_workspace: deny\n  allow: [\"mcp:fs:*\", \"mcp:*:read_file\"]\n  deny: [\"mcp:*:*:path=**/.env\"]\nprofiles:\n  ci:\n    servers: [\"f*\"]\n"
+	text := "servers:\n  fs:\n    command: npx\n    args: [-y, pkg]\n    env: {TOKEN: \"${TOKEN}\"}\n    policy: {allow: [\"mcp:*:*\"]}\npolicy:\n  workspace: [/srv]\n  outside_workspace: deny\n  allow: [\"mcp:fs:*\", \"mcp:*:read_file\"]\n  deny: [\"mcp:*:*:path=**/.env\"]\nprofiles:\n  ci:\n    servers: [\"f*\"]\n"
 	cfg, err := Parse([]byte(text), ".yaml", "/", []string{"TOKEN=x"})
 	if err != nil {
 		t.Fatal(err)
