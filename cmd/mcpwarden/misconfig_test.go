@@ -68,6 +68,8 @@ func TestMisconfigurationsSayWhereAndWhatToWrite(t *testing.T) {
 			[]string{"mcpwarden.yaml:5:3", "policy.outside_workspace", "has no effect", "add workspace:"}},
 		{"a ${VAR} in args", "mcpwarden.yaml", fs + "    args: [\"${HOME}/src\"]\n", strict, exitError,
 			[]string{"mcpwarden.yaml:4:12", "servers.fs.args[0]", "expanded only in env and headers", "set it in env"}},
+		{"a ${VAR} in cwd", "mcpwarden.yaml", fs + "    cwd: ${PROJECT}\n", strict, exitError,
+			[]string{"mcpwarden.yaml:4:5", "servers.fs.cwd", "${PROJECT} is used as written"}},
 		{"an allow of every tool of every server", "mcpwarden.yaml", fs + "policy:\n  allow: [\"mcp:*:*\"]\n", strict, exitError,
 			[]string{"mcpwarden.yaml:5:11", "policy.allow[0]", "allows every tool of every server", "mcp:fs:*"}},
 		{"a rule naming a server the config lacks", "mcpwarden.yaml", fs + "policy:\n  deny: [\"mcp:fz:*\"]\n", strict, exitError,

@@ -28,8 +28,8 @@ func (w Warning) String() string {
 }
 
 // Lint returns the config's warnings, by key: an outside_workspace with
-// no workspace (it decides nothing), a ${VAR} in a server's args (only env
-// and headers are expanded), an allow of mcp:*:* (every tool of every
+// no workspace (it decides nothing), a ${VAR} in a server's args, command,
+// cwd or url (only env and headers are expanded), an allow of mcp:*:* (every tool of every
 // server, and any added later), a rule or profile naming a server the
 // config does not have, and a stdio server's cwd that does not exist (the
 // server cannot start there; the error would name its command instead).
@@ -75,9 +75,13 @@ func (c *Config) Lint() []Warning {
 	}
 	for _, n := range names {
 		s := c.Servers[n]
+		literal := map[string]string{"command": s.Command, "cwd": s.Cwd, "url": s.URL}
 		for i, a := range s.Args {
-			if m := varRef.FindString(a); m != "" {
-				add(fmt.Sprintf("servers.%s.args[%d]", n, i), "%s is passed to the server as written: ${VAR} is expanded only in env and headers; set it in env (env: {%s: %s}) for the server to read, or write the value", m, m[2:len(m)-1], m)
+			literal[fmt.Sprintf("args[%d]", i)] = a
+		}
+		for _, k := range slices.Sorted(maps.Keys(literal)) {
+			if m := varRef.FindString(literal[k]); m != "" {
+				add("servers."+n+"."+k, "%s is used as written: ${VAR} is expanded only in env and headers; write the value, or for args set it in env (env: {%s: %s}) for the server to read", m, m[2:len(m)-1], m)
 			}
 		}
 		if s.EffectiveTransport() == TransportStdio && s.Cwd != "" {
