@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -81,7 +82,7 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 			}
 			if profile != "" {
 				if _, ok := st.Config.Profiles[profile]; !ok {
-					return &codeError{code: exitUsage, err: fmt.Errorf("--profile %q: the config has no such profile", profile)}
+					return &codeError{code: exitUsage, err: unknownProfile(st.Config, profile)}
 				}
 				call.Profile = profile
 			}
@@ -139,6 +140,16 @@ func unknownServer(cfg *config.Config, server string) error {
 	err := fmt.Errorf("no server %q in the config %s; servers: %s", server, cfg.File, strings.Join(names, ", "))
 	if meant := spelling.Closest(server, names); meant != "" {
 		err = fmt.Errorf("%w; did you mean mcp:%s:...?", err, meant)
+	}
+	return err
+}
+
+// unknownProfile is the error for a --profile cfg does not have.
+func unknownProfile(cfg *config.Config, profile string) error {
+	names := slices.Sorted(maps.Keys(cfg.Profiles))
+	err := fmt.Errorf("--profile %q: the config has no such profile; profiles: %s", profile, strings.Join(names, ", "))
+	if meant := spelling.Closest(profile, names); meant != "" {
+		err = fmt.Errorf("%w; did you mean %q?", err, meant)
 	}
 	return err
 }

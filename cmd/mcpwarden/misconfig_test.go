@@ -83,6 +83,10 @@ func TestMisconfigurationsSayWhereAndWhatToWrite(t *testing.T) {
 		{"check where outside_workspace has no effect says so", "mcpwarden.yaml", fs + "policy:\n  outside_workspace: deny\n  allow: [\"mcp:fs:*\"]\n",
 			[]string{"check", "mcp:fs:read_file", `{"path":"/etc/passwd"}`}, 0,
 			[]string{"ALLOW", "mcpwarden.yaml:5:3", "policy.outside_workspace", "has no effect"}},
+		{"check for a misspelt profile", "mcpwarden.yaml", fs + "profiles:\n  ci: {}\n", []string{"check", "mcp:fs:read_file", "--profile", "cj"}, exitUsage,
+			[]string{`--profile "cj": the config has no such profile; profiles: ci`, `did you mean "ci"?`}},
+		{"serve for a misspelt profile", "mcpwarden.yaml", fs + "profiles:\n  ci: {}\n", []string{"serve", "--profile", "cj"}, exitUsage,
+			[]string{`--profile "cj"`, `did you mean "ci"?`}},
 		{"a misspelt flag", "mcpwarden.yaml", fs, []string{"validate", "--ofline"}, exitUsage,
 			[]string{"unknown flag: --ofline", "did you mean --offline?"}},
 	}

@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -65,7 +62,7 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 		return err
 	}
 	if _, ok := st.Config.Profiles[f.profile]; f.profile != "" && !ok {
-		return &codeError{code: exitUsage, err: fmt.Errorf("--profile %q: no such profile in %s (profiles: %v)", f.profile, f.config, slices.Sorted(maps.Keys(st.Config.Profiles)))}
+		return &codeError{code: exitUsage, err: unknownProfile(st.Config, f.profile)}
 	}
 	logger, _, err := setupLogger(st, stderr, g, "info")
 	if err != nil {
