@@ -194,7 +194,7 @@ func tomlKeyPos(data []byte, segs []string) textPos {
 }
 
 // yamlLine matches the line number in a YAML parser's message.
-var yamlLine = regexp.MustCompile(`^yaml: (?:line (\d+): )?`)
+var yamlLine = regexp.MustCompile(`^yaml: (?:unmarshal errors:\s*)?(?:line (\d+): )?`)
 
 // parseError returns err, the parser's error for data in format ext, as
 // the place in the text it is at and what it says.

@@ -41,6 +41,8 @@ func TestDecodeErrorsNameFileLineColumnKeyAndFix(t *testing.T) {
 			[]string{"c.toml:2:15: invalid TOML: basic strings cannot have new lines"}},
 		{"broken YAML syntax", "c.yaml", "servers:\n  fs:\n    command: npx\n  x: [\n",
 			[]string{"c.yaml:4: invalid YAML: did not find expected node content"}},
+		{"a key given twice in YAML", "c.yaml", "servers:\n  fs:\n    command: npx\n  fs:\n    command: x\n",
+			[]string{"c.yaml:4: invalid YAML: mapping key \"fs\" already defined at line 2"}},
 		{"a value the validator refuses in YAML", "c.yaml", "servers:\n  fs:\n    command: npx\nlog:\n  level: loud\n",
 			[]string{"c.yaml:5:3: log.level: \"loud\" is not one of debug, info, warn, error"}},
 		{"a value the validator refuses in TOML", "c.toml", "log = {level = \"loud\"}\n[servers.fs]\ncommand = \"npx\"\n",
