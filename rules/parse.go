@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -73,6 +74,42 @@ func column(s string, off int) int {
 	return utf8.RuneCountInString(s[:off]) + 1
 }
 
+// callForm matches a rule written as a call, as other tools write
+// permission rules: read_file(path=/tmp/*), Read(/tmp/**).
+var callForm = regexp.MustCompile(`^([A-Za-z0-9_.-]+)\((.*)\)$`)
+
+// foreignRule is how to write s, a rule in another tool's notation
+// (read_file(path=/tmp/*), mcp__fs__read_file), in this one's; "" if s
+// is not in such a notation.
+func foreignRule(s string) string {
+	if rest, ok := strings.CutPrefix(s, "mcp__"); ok {
+		if server, tool, ok := strings.Cut(rest, "__"); ok {
+			return fmt.Sprintf("%q", "mcp:"+server+":"+tool)
+		}
+	}
+	m := callForm.FindStringSubmatch(s)
+	if m == nil {
+		return ""
+	}
+	tool, args := m[1], strings.TrimSpace(m[2])
+	var conds []string
+	for a := range strings.SplitSeq(args, ",") {
+		a = strings.TrimSpace(a)
+		switch {
+		case a == "":
+		case strings.Contains(a, "="):
+			conds = append(conds, a)
+		default: // a bare pattern: the path, whatever its key
+			conds = append(conds, "@path="+a)
+		}
+	}
+	rule := "mcp:<server>:" + tool
+	for _, c := range conds {
+		rule += ":" + c
+	}
+	return fmt.Sprintf("%q (the server's name for <server>, a condition per key after a \":\")", rule)
+}
+
 // parseRule splits a rule at the `:` that start conditions. A `:` splits only
 // when it is followed by `key=`, `key!=` or `key~=`, so patterns may hold
 // `:` (`url=https://*`); a backslash-escaped `\:` never splits. In the tool
@@ -81,6 +118,9 @@ func column(s string, off int) int {
 func parseRule(s string) (parsedRule, *syntaxError) {
 	var r parsedRule
 	if !strings.HasPrefix(s, "mcp:") {
+		if hint := foreignRule(s); hint != "" {
+			return r, &syntaxError{0, "a rule starts with \"mcp:\": write " + hint}
+		}
 		return r, &syntaxError{0, `a rule starts with "mcp:", e.g. "mcp:fs:read_file" or "mcp:*:*"`}
 	}
 	rest := s[4:]

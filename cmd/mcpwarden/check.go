@@ -3,12 +3,15 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
+	"github.com/mcpwarden/mcpwarden/internal/spelling"
 	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -26,6 +29,7 @@ func newCheckCmd() *cobra.Command {
 		args       []string
 		after      []string
 		overLimit  bool
+		asJSON     bool
 	)
 	cmd := &cobra.Command{
 		Use:     "check --config FILE mcp:SERVER:TOOL ['{JSON arguments}'] [--arg key=value ...] [--profile NAME]",
@@ -47,7 +51,8 @@ refuses unless a rule names it is denied here too). --profile decides it
 for a client profile. --after LABEL decides it as in a session where a
 request labelled LABEL has already returned (flow rules); it is repeatable.
 The limits a request counts against are listed; --over-limit decides it
-as the request beyond each one's max.
+as the request beyond each one's max. --json prints it all as one JSON
+object, the config's warnings included.
 
 Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 		Example: `  mcpwarden check --config mcpwarden.yaml mcp:fs:write_file '{"path":"/etc/passwd"}'
@@ -66,9 +71,18 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 			if err != nil {
 				return &codeError{code: exitUsage, err: err}
 			}
+			if _, ok := st.Config.Servers[call.Server]; !ok {
+				return &codeError{code: exitUsage, err: unknownServer(st.Config, call.Server)}
+			}
+			var warnings []config.Warning
+			if asJSON {
+				warnings = st.Config.Lint()
+			} else {
+				printLint(cmd.ErrOrStderr(), st)
+			}
 			if profile != "" {
 				if _, ok := st.Config.Profiles[profile]; !ok {
-					return &codeError{code: exitUsage, err: fmt.Errorf("--profile %q: the config has no such profile", profile)}
+					return &codeError{code: exitUsage, err: unknownProfile(st.Config, profile)}
 				}
 				call.Profile = profile
 			}
@@ -94,7 +108,13 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 					ex.Verdict = rules.Verdict{Decision: rules.Deny, Gate: "egress proxy", Reason: why}
 				}
 			}
-			printExplanation(cmd.OutOrStdout(), call, ex)
+			if asJSON {
+				if err := printCheckJSON(cmd.OutOrStdout(), call, ex, warnings); err != nil {
+					return err
+				}
+			} else {
+				printExplanation(cmd.OutOrStdout(), call, ex)
+			}
 			switch ex.Verdict.Decision {
 			case rules.Allow:
 				return nil
@@ -109,8 +129,29 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 	cmd.Flags().StringArrayVar(&args, "arg", nil, "argument as key=value (string value); repeatable")
 	cmd.Flags().StringVar(&profile, "profile", "", "decide for this client profile")
 	cmd.Flags().StringArrayVar(&after, "after", nil, "decide as after a request with this label returned; repeatable")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the decision, the rules considered and the config's warnings as one JSON object")
 	cmd.Flags().BoolVar(&overLimit, "over-limit", false, "decide as a request beyond the max of every limit it counts against")
 	return cmd
+}
+
+// unknownServer is the error for a check of a server cfg does not have.
+func unknownServer(cfg *config.Config, server string) error {
+	names := cfg.ServerNames()
+	err := fmt.Errorf("no server %q in the config %s; servers: %s", server, cfg.File, strings.Join(names, ", "))
+	if meant := spelling.Closest(server, names); meant != "" {
+		err = fmt.Errorf("%w; did you mean mcp:%s:...?", err, meant)
+	}
+	return err
+}
+
+// unknownProfile is the error for a --profile cfg does not have.
+func unknownProfile(cfg *config.Config, profile string) error {
+	names := slices.Sorted(maps.Keys(cfg.Profiles))
+	err := fmt.Errorf("--profile %q: the config has no such profile; profiles: %s", profile, strings.Join(names, ", "))
+	if meant := spelling.Closest(profile, names); meant != "" {
+		err = fmt.Errorf("%w; did you mean %q?", err, meant)
+	}
+	return err
 }
 
 // explainLimits adds to ex a step for each limit the call counts

@@ -38,6 +38,16 @@ func loadSetup(path string) (*app.Setup, error) {
 	return st, nil
 }
 
+// printLint writes the config's warnings (config.Lint) to w, one a line,
+// and returns them.
+func printLint(w io.Writer, st *app.Setup) []config.Warning {
+	ws := st.Config.Lint()
+	for _, x := range ws {
+		fmt.Fprintln(w, "warning:", x)
+	}
+	return ws
+}
+
 // setupLogger builds the human log on w, redacted as the audit log is: at
 // the --log-level and --log-format flags, else the config's log settings,
 // else level and text.

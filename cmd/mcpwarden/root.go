@@ -59,11 +59,10 @@ ones the policy denies, and checks every tool call, arguments included,
 against allow / ask / deny rules before forwarding it. Every decision is
 written to an audit log.
 
-Exit codes: 0 success; 1 error (an upstream failed to start for validate
-or tools, a file could not be written); 2 bad usage, config or input; check
-exits 3 for ask and 4 for deny.
+` + exitCodes + `
 
 Shell completion: mcpwarden completion bash|zsh|fish|powershell --help.`,
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -72,9 +71,7 @@ Shell completion: mcpwarden completion bash|zsh|fish|powershell --help.`,
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "", "log level: debug, info, warn, error (default from config, else info)")
 	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "", "log format on stderr: text or json (default from config, else text)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &codeError{code: exitUsage, err: err}
-	})
+	root.SetVersionTemplate("mcpwarden {{.Version}}\n")
 	// Groups keep --help in the order of use, not the alphabet's.
 	root.AddGroup(
 		&cobra.Group{ID: "run", Title: "Running the proxy:"},
@@ -103,5 +100,6 @@ Shell completion: mcpwarden completion bash|zsh|fish|powershell --help.`,
 		c.cmd.GroupID = c.group
 		root.AddCommand(c.cmd)
 	}
+	keepUsageContract(root)
 	return root
 }

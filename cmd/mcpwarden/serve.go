@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -43,7 +40,6 @@ with status 0. A second SIGINT or SIGTERM ends the grace period at once.`,
 	cmd.Flags().BoolVar(&f.watch, "watch", false, "reload the config when its file changes (SIGHUP always reloads)")
 	cmd.Flags().DurationVar(&f.shutdownGrace, "shutdown-grace", defaultShutdownGrace, "how long calls in progress may take to finish after SIGINT or SIGTERM before they are cancelled")
 	cmd.Flags().StringVar(&f.profile, "profile", "", "client profile for every session (stdio: one client per process); over HTTP the bearer token selects it")
-	_ = cmd.MarkFlagRequired("config")
 	return cmd
 }
 
@@ -66,11 +62,14 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 		return err
 	}
 	if _, ok := st.Config.Profiles[f.profile]; f.profile != "" && !ok {
-		return &codeError{code: exitUsage, err: fmt.Errorf("--profile %q: no such profile in %s (profiles: %v)", f.profile, f.config, slices.Sorted(maps.Keys(st.Config.Profiles)))}
+		return &codeError{code: exitUsage, err: unknownProfile(st.Config, f.profile)}
 	}
 	logger, _, err := setupLogger(st, stderr, g, "info")
 	if err != nil {
 		return err
+	}
+	for _, w := range st.Config.Lint() {
+		logger.Warn("config: "+w.Message, "key", w.Key, "at", w.Place)
 	}
 	a, err := app.Start(ctx, st, app.Options{
 		Logger:        logger,

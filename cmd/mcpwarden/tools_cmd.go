@@ -95,6 +95,7 @@ listed with their error), 2 the config is invalid.`,
 			if err != nil {
 				return err
 			}
+			printLint(cmd.ErrOrStderr(), st)
 			listing, redactor, err := listUpstreams(cmd, st, g, "error")
 			if err != nil {
 				return err

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 
@@ -23,6 +24,7 @@ func newValidateCmd(g *globals) *cobra.Command {
 		configPath string
 		offline    bool
 		strict     bool
+		asJSON     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "validate --config FILE",
@@ -41,24 +43,47 @@ against cwd, so an allow must hold for both).
 
 Exit status: 0 valid (lint findings are warnings, unless --strict), 1 a
 server failed to start or (with --strict) there are findings, 2 the config
-is invalid.`,
+is invalid. --json prints the result as one JSON object (on stdout, with
+the exit status the same).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := loadSetup(configPath)
-			if err != nil {
+			rep := newValidateReport(configPath, offline)
+			out := cmd.OutOrStdout()
+			if asJSON {
+				out = io.Discard
+			}
+			// done ends the command with err, printing the report first
+			// with --json.
+			done := func(err error) error {
+				if asJSON {
+					if werr := rep.write(cmd.OutOrStdout()); werr != nil {
+						return werr
+					}
+				}
 				return err
 			}
-			out := cmd.OutOrStdout()
+			st, err := loadSetup(configPath)
+			if err != nil {
+				rep.invalid(err)
+				return done(err)
+			}
+			rep.Valid, rep.Config, rep.Servers = true, st.Config.File, len(st.Config.Servers)
 			fmt.Fprintf(out, "config %s is valid: %d servers\n", st.Config.File, len(st.Config.Servers))
 			for _, w := range st.Config.SandboxWarnings() {
 				fmt.Fprintf(out, "warning: %s\n", w)
+				rep.Warnings = append(rep.Warnings, w)
 			}
+			lint := printLint(out, st)
 			if offline {
-				return nil
+				rep.addLint(lint)
+				if strict && len(lint) > 0 {
+					return done(&codeError{code: exitError, err: fmt.Errorf("%d config warnings (--strict)", len(lint))})
+				}
+				return done(nil)
 			}
 			listing, _, err := listUpstreams(cmd, st, g, "warn")
 			if err != nil {
-				return err
+				return done(err)
 			}
 			defer listing.Close()
 
@@ -68,10 +93,15 @@ is invalid.`,
 			for _, l := range listing.Servers {
 				if l.Err != nil {
 					fmt.Fprintf(out, "error: %v\n", l.Err)
+					rep.Errors = append(rep.Errors, l.Err.Error())
 					continue
 				}
 				if l.Sandbox != "" {
 					fmt.Fprintf(out, "sandbox: %s: %s\n", l.Server, l.Sandbox)
+					if rep.Sandboxes == nil {
+						rep.Sandboxes = map[string]string{}
+					}
+					rep.Sandboxes[l.Server] = l.Sandbox
 				}
 				for _, t := range l.Tools {
 					if why := proxy.SuspiciousTool(t); why != "" {
@@ -84,7 +114,8 @@ is invalid.`,
 			}
 			failed, listed := listing.Failed(), listing.Up()
 			if _, err := naming.Names(listed); err != nil {
-				return &codeError{code: exitUsage, err: err}
+				rep.Errors = append(rep.Errors, err.Error())
+				return done(&codeError{code: exitUsage, err: err})
 			}
 			// Rules may name a server's request kinds too
 			// (mcp:fs:resources/read), which match no tool: those the
@@ -121,19 +152,23 @@ is invalid.`,
 				fmt.Fprintf(out, "warning: %s %s\n", f.Where, f.Message)
 			}
 			findings = append(findings, poisoned...)
-			fmt.Fprintf(out, "%d tools on %d servers, %d lint findings\n", len(known), len(listing.Servers)-failed, len(findings))
+			rep.addLint(lint)
+			rep.addFindings(findings)
+			rep.Tools = len(known)
+			fmt.Fprintf(out, "%d tools on %d servers, %d lint findings\n", len(known), len(listing.Servers)-failed, len(rep.Findings))
 			switch {
 			case failed > 0:
-				return &codeError{code: exitError, err: fmt.Errorf("%d upstream servers failed to start", failed)}
-			case strict && len(findings) > 0:
-				return &codeError{code: exitError, err: errSilent}
+				return done(&codeError{code: exitError, err: fmt.Errorf("%d upstream servers failed to start", failed)})
+			case strict && len(rep.Findings) > 0:
+				return done(&codeError{code: exitError, err: errSilent})
 			}
-			return nil
+			return done(nil)
 		},
 	}
 	cmd.Flags().StringVarP(&configPath, "config", "c", "", "config file")
 	cmd.Flags().BoolVar(&offline, "offline", false, "check the config only; do not start the upstream servers")
 	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 when the lint finds anything")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as one JSON object")
 	return cmd
 }
 

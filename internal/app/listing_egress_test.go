@@ -14,7 +14,7 @@ import (
 func TestListingLetsThroughOnlyWhatTheRulesAllow(t *testing.T) {
 	t.Parallel()
 	p, err := rules.Compile(rules.Spec{
-		Global: rules.PolicySpec{Default: "ask", Allow: []string{"mcp:*:*", "mcp:fs:network/connect:host=registry.npmjs.org"}, Deny: []string{"mcp:fs:network/connect:host=evil.example"}},
+		Global:  rules.PolicySpec{Default: "ask", Allow: []string{"mcp:*:*", "mcp:fs:network/connect:host=registry.npmjs.org"}, Deny: []string{"mcp:fs:network/connect:host=evil.example"}},
 		Servers: map[string]rules.ServerSpec{"fs": {}},
 	})
 	if err != nil {

@@ -91,8 +91,9 @@ type Config struct {
 	// variable that is no config key), one sentence each, to be logged.
 	Warnings []string `koanf:"-"`
 
-	// source names the config text in errors ("config FILE").
-	source string
+	// source is the config text errors are about, and its name in them
+	// ("config FILE").
+	source textSource
 	// envSources says which keys environment variables set.
 	envSources envSources
 }

@@ -86,9 +86,9 @@ func TestParseRejectsBadInputNamingTheKey(t *testing.T) {
 		environ []string
 		want    []string
 	}{
-		{"an unknown top-level key", minimal + "lisen: stdio\n", nil, []string{`unknown key "lisen"`}},
-		{"an unknown server key", "servers:\n  fs:\n    comand: npx\n", nil, []string{`"servers.fs.comand"`}},
-		{"an unknown policy key", minimal + "policy: { alow: [x] }\n", nil, []string{`"policy.alow"`}},
+		{"an unknown top-level key", minimal + "lisen: stdio\n", nil, []string{"config:6:1: lisen: unknown key; did you mean listen?"}},
+		{"an unknown server key", "servers:\n  fs:\n    comand: npx\n", nil, []string{"config:3:5: servers.fs.comand: unknown key; did you mean servers.fs.command?"}},
+		{"an unknown policy key", minimal + "policy: { alow: [x] }\n", nil, []string{"policy.alow: unknown key; did you mean policy.allow?"}},
 		{"a value of the wrong type", minimal + "audit: { required: maybe }\n", nil, []string{"required"}},
 		{"a bad server name", "servers:\n  My.Server:\n    command: x\n", nil, []string{"servers.My"}},
 		{"a stdio server without a command", "servers:\n  fs: { args: [x] }\n", nil, []string{"servers.fs.command"}},

@@ -2,16 +2,20 @@ package config
 
 import (
 	"cmp"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/spelling"
 )
 
 // keyTree is the shape of the config's keys, read from the koanf tags of
 // Config: a node per key, children for a struct's fields, one wildcard
 // child for a map's keys, none for a value (a slice, a duration, a scalar).
 type keyTree struct {
+	typ      reflect.Type // the value's Go type, pointers taken off
 	children map[string]*keyTree
 	any      *keyTree // a map's members, under any key
 }
@@ -23,7 +27,7 @@ func newKeyTree(t reflect.Type) *keyTree {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	n := &keyTree{}
+	n := &keyTree{typ: t}
 	switch {
 	case t == durationType:
 	case t.Kind() == reflect.Map:
@@ -67,6 +71,8 @@ func (n *keyTree) lookup(path []string) (ok bool, at int, suggest string) {
 			n = n.any
 		case n.children[seg] != nil:
 			n = n.children[seg]
+		case n.typ.Kind() == reflect.Slice:
+			n = newKeyTree(n.typ.Elem())
 		default:
 			return false, i, n.closest(seg)
 		}
@@ -74,38 +80,27 @@ func (n *keyTree) lookup(path []string) (ok bool, at int, suggest string) {
 	return true, len(path), ""
 }
 
-// closest is the child key spelt closest to seg, if within a third of its
-// length in edits (at least one); "" if none is.
-func (n *keyTree) closest(seg string) string {
-	best, bestD := "", 0
-	for name := range n.children {
-		d := editDistance(seg, name)
-		if d <= max(1, len(name)/3) && (best == "" || d < bestD || d == bestD && name < best) {
-			best, bestD = name, d
+// at is the node of path, nil if path is no key.
+func (n *keyTree) at(path []string) *keyTree {
+	for _, seg := range path {
+		switch {
+		case n.any != nil:
+			n = n.any
+		case n.children[seg] != nil:
+			n = n.children[seg]
+		case n.typ.Kind() == reflect.Slice:
+			n = newKeyTree(n.typ.Elem())
+		default:
+			return nil
 		}
 	}
-	return best
+	return n
 }
 
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+// closest is the child key spelt closest to seg (spelling.Closest); ""
+// if none is close.
+func (n *keyTree) closest(seg string) string {
+	return spelling.Closest(seg, slices.Collect(maps.Keys(n.children)))
 }
 
 // envVarFor is the variable that sets the key path (audit.required:

@@ -42,7 +42,7 @@ func TestLabelAndFlowMistakesNameTheKey(t *testing.T) {
 		data string
 		want string
 	}{
-		{"a misspelt flow key", "labels: {egress: [\"mcp:a:b\"]}\nflow: [{after: egress, then: ask, onn: egress}]\n", `"flow.0.onn"`},
+		{"a misspelt flow key", "labels: {egress: [\"mcp:a:b\"]}\nflow: [{after: egress, then: ask, onn: egress}]\n", "flow[0].onn: unknown key; did you mean flow[0].on?"},
 		{"a bad label pattern", "labels: {egress: [\"mail:send\"]}\n", "labels.egress[0]"},
 		{"a flow rule naming no label", "labels: {egress: [\"mcp:a:b\"]}\nflow: [{after: untrusted, then: deny, on: egress}]\n", "flow[0].after"},
 		{"a flow rule that allows", "labels: {egress: [\"mcp:a:b\"]}\nflow: [{after: egress, then: allow, on: egress}]\n", "flow[0].then"},

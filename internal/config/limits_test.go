@@ -38,7 +38,7 @@ func TestLimitAndResultsMistakesNameTheKey(t *testing.T) {
 		data string
 		want string
 	}{
-		{"a misspelt limit key", "limits: [{match: \"mcp:a:b\", max: 1, window: 1m, then: ask, scop: session}]\n", `"limits.0.scop"`},
+		{"a misspelt limit key", "limits: [{match: \"mcp:a:b\", max: 1, window: 1m, then: ask, scop: session}]\n", "limits[0].scop: unknown key; did you mean limits[0].scope?"},
 		{"a limit without a window", "limits: [{match: \"mcp:a:b\", max: 1, then: ask}]\n", "limits[0].window"},
 		{"a limit written the old way, with a duration under per", "limits: [{match: \"mcp:a:b\", max: 1, per: 1m, then: ask}]\n", `limits[0].per: "1m" is a duration`},
 		{"a limit with the old scope key", "limits: [{match: \"mcp:a:b\", max: 1, window: 1m, scope: principal, then: ask}]\n", "limits[0].scope: not a limit key: write per: principal"},

@@ -67,19 +67,22 @@ func Parse(data []byte, ext, dir string, environ []string) (*Config, error) {
 // parse is Parse with the name errors give the text (source).
 func parse(data []byte, ext, dir string, environ []string, source string) (*Config, error) {
 	var parser koanf.Parser
+	var format string
 	switch strings.ToLower(ext) {
 	case ".yaml", ".yml", "":
-		parser = yaml.Parser()
+		parser, format = yaml.Parser(), "YAML"
 	case ".json":
-		parser = json.Parser()
+		parser, format = json.Parser(), "JSON"
 	case ".toml":
-		parser = toml.Parser()
+		parser, format = toml.Parser(), "TOML"
 	default:
 		return nil, fmt.Errorf("%s: unknown config format %q: use .yaml, .json or .toml", source, ext)
 	}
 	k := koanf.New(".")
+	src := textSource{name: source, text: data, ext: ext}
 	if err := k.Load(rawbytes.Provider(data), parser); err != nil {
-		return nil, fmt.Errorf("%s: parsing: %w", source, err)
+		pos, msg := parseError(data, err)
+		return nil, fmt.Errorf("%s: invalid %s: %s", src.place(pos), format, msg)
 	}
 	env := envMap(environ)
 	sources, warnings, err := applyEnv(k, env, data)
@@ -88,17 +91,17 @@ func parse(data []byte, ext, dir string, environ []string, source string) (*Conf
 	}
 	cfg, err := decode(k)
 	if err != nil {
-		return nil, attribute(err, source, sources)
+		return nil, attribute(err, src, sources)
 	}
 	cfg.Dir = dir
 	cfg.Warnings = warnings
 	cfg.envSources = sources
-	cfg.source = source
+	cfg.source = src
 	if err := cfg.expand(env); err != nil {
-		return nil, attribute(err, source, sources)
+		return nil, attribute(err, src, sources)
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, attribute(err, source, sources)
+		return nil, attribute(err, src, sources)
 	}
 	return cfg, nil
 }
@@ -205,6 +208,7 @@ func decode(k *koanf.Koanf) (*Config, error) {
 	err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{
 		DecoderConfig: &mapstructure.DecoderConfig{
 			DecodeHook: mapstructure.ComposeDecodeHookFunc(
+				durationFromNumber,
 				mapstructure.StringToTimeDurationHookFunc(),
 				mapstructure.TextUnmarshallerHookFunc(),
 				decodeCaseRule,
@@ -216,24 +220,34 @@ func decode(k *koanf.Koanf) (*Config, error) {
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("decoding: %w", err)
+		return nil, decodeErrors(err, k.Get)
 	}
 	if len(md.Unused) > 0 {
 		slices.Sort(md.Unused)
 		errs := make([]error, 0, len(md.Unused))
 		for _, key := range md.Unused {
-			errs = append(errs, &keyError{key: keyPath(key), err: fmt.Errorf("unknown key %q: check its spelling and place against the README's \"Configuration\" section", keyPath(key))})
+			errs = append(errs, unknownKey(keyPath(key)))
 		}
 		return nil, errors.Join(errs...)
 	}
 	return &cfg, nil
 }
 
-// keyPath turns mapstructure's "servers[fs].comand" into "servers.fs.comand".
+// keyPath turns mapstructure's "servers[fs].comand" into the key as
+// written, "servers.fs.comand"; a list's index stays: "limits[0].window".
 func keyPath(key string) string {
-	r := strings.NewReplacer("[", ".", "]", "")
-	return r.Replace(key)
+	return member.ReplaceAllStringFunc(key, func(m string) string {
+		if index.MatchString(m) {
+			return m
+		}
+		return "." + m[1:len(m)-1]
+	})
 }
+
+var (
+	member = regexp.MustCompile(`\[[^\]]*\]`)
+	index  = regexp.MustCompile(`^\[[0-9]+\]$`)
+)
 
 // expand replaces ${VAR} in server env values and headers. A
 // variable that is not set is an error: a missing credential should stop the

@@ -26,36 +26,61 @@ var leadingKey = regexp.MustCompile(`^([a-z0-9_]+(?:[.\[][^:\s]*)?):\s`)
 // compile c's policy use it so that a bad rule from MCPWARDEN_POLICY__DENY
 // names the variable, not the file.
 func (c *Config) Attribute(err error) error {
-	return attribute(err, c.sourceName(), c.envSources)
-}
-
-func (c *Config) sourceName() string {
+	src := c.source
 	switch {
-	case c.source != "":
-		return c.source
+	case src.name != "":
 	case c.File != "":
-		return "config " + c.File
+		src.name = "config " + c.File
+	default:
+		src.name = "config"
 	}
-	return "config"
+	return attribute(err, src, c.envSources)
 }
 
-func attribute(err error, source string, sources envSources) error {
+// A textSource is the config text errors are about: its name in them
+// ("config FILE") and the text, in its format (ext), to find keys in.
+type textSource struct {
+	name string
+	text []byte
+	ext  string
+}
+
+// place is the name followed by pos: "config a.yaml:4:5".
+func (s textSource) place(pos textPos) string {
+	if p := pos.String(); p != "" {
+		return s.name + ":" + p
+	}
+	return s.name
+}
+
+// keyOf is the key e is about: the one a keyError carries, else the
+// one its message starts with; "" if none.
+func keyOf(e error) string {
+	if ke, ok := errors.AsType[*keyError](e); ok {
+		return ke.key
+	}
+	if m := leadingKey.FindStringSubmatch(e.Error()); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+func attribute(err error, src textSource, sources envSources) error {
 	if err == nil {
 		return nil
 	}
-	var parts []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		parts = j.Unwrap()
-	} else {
-		parts = []error{err}
-	}
+	parts := flatten(err)
 	out := make([]error, 0, len(parts))
 	for _, e := range parts {
 		if variable := sources.variableFor(e); variable != "" {
 			out = append(out, fmt.Errorf("environment variable %s: %w", variable, e))
 			continue
 		}
-		out = append(out, fmt.Errorf("%s: %w", source, e))
+		pos := textPos{}
+		if key := keyOf(e); key != "" && src.text != nil {
+			pos = keyPos(src.text, src.ext, key)
+		}
+		out = append(out, fmt.Errorf("%s: %w", src.place(pos), e))
 	}
 	if len(out) == 1 {
 		return out[0]
@@ -89,4 +114,17 @@ func (s envSources) variableFor(e error) string {
 		}
 	}
 	return ""
+}
+
+// flatten is the errors err joins, joins within it opened too.
+func flatten(err error) []error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, flatten(e)...)
+	}
+	return out
 }

@@ -92,10 +92,10 @@ func TestEveryErrorNamesItsSource(t *testing.T) {
 		env  []string
 		want []string
 	}{
-		{"an unknown key in the file", path, nil, []string{"config " + path + `: unknown key "lisen"`}},
+		{"an unknown key in the file", path, nil, []string{"config " + path + ":6:1: lisen: unknown key; did you mean listen?"}},
 		{"a bad value from the environment", good, []string{"MCPWARDEN_LISTEN=0.0.0.0:8765"}, []string{"environment variable MCPWARDEN_LISTEN: listen"}},
 		{"a value of the wrong type from the environment", good, []string{"MCPWARDEN_AUDIT__REQUIRED=[a, b]"}, []string{"environment variable MCPWARDEN_AUDIT__REQUIRED"}},
-		{"an unknown key inside a value from the environment", good, []string{"MCPWARDEN_AUDIT={pth: x}"}, []string{"environment variable MCPWARDEN_AUDIT: ", `unknown key "audit.pth"`}},
+		{"an unknown key inside a value from the environment", good, []string{"MCPWARDEN_AUDIT={pth: x}"}, []string{"environment variable MCPWARDEN_AUDIT: ", "audit.pth: unknown key; did you mean audit.path?"}},
 		{"a bad rule from the environment", good, []string{`MCPWARDEN_POLICY__DENY=["mcp:fs:*:path=.env"]`}, []string{"environment variable MCPWARDEN_POLICY__DENY: policy.deny"}},
 	}
 	for _, tt := range tests {

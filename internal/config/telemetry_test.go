@@ -77,8 +77,8 @@ func TestBadTelemetryKeysAreRefusedNamingTheKey(t *testing.T) {
 		{"plain http to a remote collector", "tracing: { otlp_endpoint: \"http://otel-collector:4318\" }\n", []string{"tracing.otlp_endpoint", "tracing.insecure"}},
 		{"a sample ratio above 1", "tracing: { otlp_endpoint: \"http://127.0.0.1:4318\", sample_ratio: 2 }\n", []string{"tracing.sample_ratio"}},
 		{"a bad header name", "tracing: { otlp_endpoint: \"http://127.0.0.1:4318\", headers: { \"Bad Name\": x } }\n", []string{"tracing.headers"}},
-		{"a misspelt metrics key", "metrics: { listn: \"127.0.0.1:9464\" }\n", []string{`unknown key "metrics.listn"`}},
-		{"a misspelt tracing key", "tracing: { endpoint: \"http://127.0.0.1:4318\" }\n", []string{`unknown key "tracing.endpoint"`}},
+		{"a misspelt metrics key", "metrics: { listn: \"127.0.0.1:9464\" }\n", []string{"metrics.listn: unknown key; did you mean metrics.listen?"}},
+		{"a misspelt tracing key", "tracing: { endpoint: \"http://127.0.0.1:4318\" }\n", []string{"tracing.endpoint: unknown key; the keys under tracing are headers, insecure, otlp_endpoint, sample_ratio"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

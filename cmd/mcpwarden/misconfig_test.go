@@ -1,0 +1,113 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMisconfigurationsSayWhereAndWhatToWrite goes through the mistakes a
+// new user makes (issue 37's unclear and bad ones): each exits with the
+// contract's code and its message names the file, the line and column
+// where one exists, the key as written and what to write instead.
+func TestMisconfigurationsSayWhereAndWhatToWrite(t *testing.T) {
+	t.Parallel()
+	const fs = "servers:\n  fs:\n    command: npx\n"
+	offline := []string{"validate", "--offline"}
+	strict := []string{"validate", "--offline", "--strict"}
+	tests := []struct {
+		name string
+		file string // the config's name; its text below
+		text string
+		args []string // the command; --config FILE is added
+		code int
+		want []string // place, key and fix
+	}{
+		{"args written as a string", "mcpwarden.yaml", fs + "    args: \"-y pkg\"\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:4:5", "servers.fs.args", "want a list, e.g. args: [-y, pkg]"}},
+		{"a duration without its unit", "mcpwarden.yaml", fs + "startup_wait: 10\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:4:1", "startup_wait", "durations look like 30s, 5m, 1h"}},
+		{"a duration with an unknown unit", "mcpwarden.yaml", fs + "ask:\n  timeout: 2 minutes\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:5:3", "ask.timeout", "durations look like 30s, 5m, 1h", `got text "2 minutes"`}},
+		{"a misspelt server key", "mcpwarden.yaml", fs + "    comand: npx\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:4:5", "servers.fs.comand", "did you mean servers.fs.command?"}},
+		{"a misspelt top-level key", "mcpwarden.yaml", fs + "polcy:\n  default: deny\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:4:1", "polcy", "did you mean policy?"}},
+		{"a key far from any says which keys belong there", "mcpwarden.yaml", fs + "audit:\n  banana: 1\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:5:3", "audit.banana", "the keys under audit are"}},
+		{"yes for a boolean", "mcpwarden.yaml", fs + "    resolve_symlinks: maybe\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:4:5", "servers.fs.resolve_symlinks", "want true or false"}},
+		{"words for a number", "mcpwarden.yaml", fs + "max_inflight_mb: lots\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:4:1", "max_inflight_mb", "want a whole number"}},
+		{"env written as a list", "mcpwarden.yaml", fs + "    env: [TOKEN=x]\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:4:5", "servers.fs.env", "want a section of names and values, e.g. env: {name: value}"}},
+		{"a number for a command in JSON", "mcpwarden.json", `{"servers": {"fs": {"command": 5}}}`, offline, exitUsage,
+			[]string{"mcpwarden.json:1:21", "servers.fs.command", "want text, e.g. command: npx"}},
+		{"a trailing comma in JSON", "mcpwarden.json", "{\"servers\": {\"fs\": {\"command\": \"npx\",}}}", offline, exitUsage,
+			[]string{"mcpwarden.json:1:38", "invalid JSON"}},
+		{"an unclosed string in TOML", "mcpwarden.toml", "[servers.fs]\ncommand = \"npx\n", offline, exitUsage,
+			[]string{"mcpwarden.toml:2:15", "invalid TOML"}},
+		{"a misspelt key in TOML", "mcpwarden.toml", "[servers.fs]\ncommand = \"npx\"\nargz = [\"-y\"]\n", offline, exitUsage,
+			[]string{"mcpwarden.toml:3:1", "servers.fs.argz", "did you mean servers.fs.args?"}},
+		{"a duration without its unit in TOML", "mcpwarden.toml", "startup_wait = 10\n[servers.fs]\ncommand = \"npx\"\n", offline, exitUsage,
+			[]string{"mcpwarden.toml:1:1", "startup_wait", "durations look like"}},
+		{"broken YAML", "mcpwarden.yaml", fs + "  x: [\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:4: invalid YAML"}},
+		{"a log level that does not exist", "mcpwarden.yaml", fs + "log:\n  level: verbose\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:5:3", "log.level", "debug, info, warn, error"}},
+		{"a server without a command", "mcpwarden.yaml", "servers:\n  fs:\n    args: [x]\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:2:3", "servers.fs.command", "required for a stdio server"}},
+		{"a rule written as a call", "mcpwarden.yaml", fs + "policy:\n  allow: [\"read_file(path=/tmp/*)\"]\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:5:11", "policy.allow[0]", `write "mcp:<server>:read_file:path=/tmp/*"`}},
+		{"a rule written as a client's tool name", "mcpwarden.yaml", fs + "policy:\n  deny: [mcp__fs__write_file]\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:5:10", "policy.deny[0]", `write "mcp:fs:write_file"`}},
+		{"a file in no format mcpwarden reads", "mcpwarden.ini", "[servers]\n", offline, exitUsage,
+			[]string{"mcpwarden.ini", "use .yaml, .json or .toml"}},
+		{"outside_workspace without a workspace", "mcpwarden.yaml", fs + "policy:\n  outside_workspace: deny\n", strict, exitError,
+			[]string{"mcpwarden.yaml:5:3", "policy.outside_workspace", "has no effect", "add workspace:"}},
+		{"a ${VAR} in args", "mcpwarden.yaml", fs + "    args: [\"${HOME}/src\"]\n", strict, exitError,
+			[]string{"mcpwarden.yaml:4:12", "servers.fs.args[0]", "expanded only in env and headers", "set it in env"}},
+		{"a ${VAR} in cwd", "mcpwarden.yaml", fs + "    cwd: ${PROJECT}\n", strict, exitError,
+			[]string{"mcpwarden.yaml:4:5", "servers.fs.cwd", "${PROJECT} is used as written"}},
+		{"an allow of every tool of every server", "mcpwarden.yaml", fs + "policy:\n  allow: [\"mcp:*:*\"]\n", strict, exitError,
+			[]string{"mcpwarden.yaml:5:11", "policy.allow[0]", "allows every tool of every server", "mcp:fs:*"}},
+		{"a rule naming a server the config lacks", "mcpwarden.yaml", fs + "policy:\n  deny: [\"mcp:fz:*\"]\n", strict, exitError,
+			[]string{"mcpwarden.yaml:5:10", "policy.deny[0]", "never matches", `did you mean "fs"?`}},
+		{"a profile naming a server the config lacks", "mcpwarden.yaml", fs + "profiles:\n  ci:\n    servers: [fz]\n", strict, exitError,
+			[]string{"mcpwarden.yaml:6:15", "profiles.ci.servers[0]", `did you mean "fs"?`}},
+		{"a cwd that does not exist", "mcpwarden.yaml", fs + "    cwd: ./no-such-dir\n", strict, exitError,
+			[]string{"mcpwarden.yaml:4:5", "servers.fs.cwd", "is not a directory here", "create it or correct cwd"}},
+		{"check of a server the config lacks", "mcpwarden.yaml", fs, []string{"check", "mcp:fz:read_file"}, exitUsage,
+			[]string{`no server "fz" in the config`, "servers: fs", "did you mean mcp:fs:...?"}},
+		{"check where outside_workspace has no effect says so", "mcpwarden.yaml", fs + "policy:\n  outside_workspace: deny\n  allow: [\"mcp:fs:*\"]\n",
+			[]string{"check", "mcp:fs:read_file", `{"path":"/etc/passwd"}`}, 0,
+			[]string{"ALLOW", "mcpwarden.yaml:5:3", "policy.outside_workspace", "has no effect"}},
+		{"check for a misspelt profile", "mcpwarden.yaml", fs + "profiles:\n  ci: {}\n", []string{"check", "mcp:fs:read_file", "--profile", "cj"}, exitUsage,
+			[]string{`--profile "cj": the config has no such profile; profiles: ci`, `did you mean "ci"?`}},
+		{"serve for a misspelt profile", "mcpwarden.yaml", fs + "profiles:\n  ci: {}\n", []string{"serve", "--profile", "cj"}, exitUsage,
+			[]string{`--profile "cj"`, `did you mean "ci"?`}},
+		{"a misspelt flag", "mcpwarden.yaml", fs, []string{"validate", "--ofline"}, exitUsage,
+			[]string{"unknown flag: --ofline", "did you mean --offline?"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), tc.file)
+			if err := os.WriteFile(path, []byte(tc.text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args := append([]string{tc.args[0], "--config", path}, tc.args[1:]...)
+			code, out, errOut := run(t, args...)
+			all := out + errOut
+			if code != tc.code {
+				t.Errorf("exit %d, want %d:\n%s", code, tc.code, all)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("output lacks %q:\n%s", w, all)
+				}
+			}
+		})
+	}
+}

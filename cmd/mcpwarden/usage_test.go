@@ -1,0 +1,61 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestUsageErrorsExitTwoAndSayWhatWasMeant(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"a misspelt command names the command meant", []string{"chek"}, []string{`unknown command "chek"`, `did you mean "check"?`}},
+		{"an unknown audit command is refused, not answered with help", []string{"audit", "foo"}, []string{`unknown command "foo" for "mcpwarden audit"`, "its commands are", "verify"}},
+		{"a misspelt audit command names the command meant", []string{"audit", "verfy", "x.jsonl"}, []string{`did you mean "verify"?`}},
+		{"a misspelt flag names the flag meant", []string{"validate", "--strct"}, []string{"unknown flag: --strct", "did you mean --strict?"}},
+		{"a misspelt flag of check names the flag meant", []string{"check", "--profle", "ci"}, []string{"did you mean --profile?"}},
+		{"an unknown flag far from any says where the flags are", []string{"check", "--bogus"}, []string{"unknown flag: --bogus", "mcpwarden check --help"}},
+		{"too few arguments to check are a usage error", []string{"check"}, []string{"accepts between 1 and 2 arg(s)", "mcpwarden check --help"}},
+		{"an argument to a command that takes none is a usage error", []string{"version", "x"}, []string{`unknown command "x"`}},
+		{"an unknown shell for completion is refused", []string{"completion", "fsh"}, []string{`did you mean "fish"?`}},
+		{"serve without a config is a usage error", []string{"serve"}, []string{"--config FILE is required"}},
+		{"a flag value of the wrong type is a usage error", []string{"serve", "--shutdown-grace", "soon"}, []string{"--shutdown-grace"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			code, _, stderr := run(t, tc.args...)
+			if code != exitUsage {
+				t.Errorf("%v exited %d, want %d; stderr: %s", tc.args, code, exitUsage, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("%v: stderr %q lacks %q", tc.args, stderr, w)
+				}
+			}
+		})
+	}
+}
+
+func TestVersionFlagPrintsTheVersion(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		code, out, _ := run(t, args...)
+		if code != 0 || !strings.HasPrefix(out, "mcpwarden ") {
+			t.Errorf("%v = %d, %q; want 0 and the version", args, code, out)
+		}
+	}
+}
+
+func TestHelpStatesTheExitCodeContract(t *testing.T) {
+	t.Parallel()
+	_, out, _ := run(t, "--help")
+	for _, w := range []string{"Exit codes: 0 success", "2 bad usage", "3 for ask", "4 for deny"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("--help lacks %q", w)
+		}
+	}
+}

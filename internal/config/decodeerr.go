@@ -1,0 +1,145 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+)
+
+// durationHint is what every error about a duration says.
+const durationHint = "durations look like 30s, 5m, 1h"
+
+// examples are the values shown for keys whose general example would
+// mislead, by the key's last level.
+var examples = map[string]string{
+	"args":    "[-y, pkg]",
+	"command": "npx",
+	"url":     "https://example.com/mcp",
+}
+
+// decodeErrors turns mapstructure's error for the config into one error
+// per key, each naming the key as written (servers.fs.args, not
+// 'servers[fs].args') and saying what the key wants, with an example.
+//
+// value returns the value a key holds.
+func decodeErrors(err error, value func(key string) any) error {
+	parts := flatten(err)
+	out := make([]error, 0, len(parts))
+	for _, e := range parts {
+		var de *mapstructure.DecodeError
+		if !errors.As(e, &de) {
+			out = append(out, fmt.Errorf("decoding: %w", e))
+			continue
+		}
+		key := keyPath(de.Name())
+		out = append(out, &keyError{key: key, err: fmt.Errorf("%s: %s", key, wantFor(key, de.Unwrap(), value(key)))})
+	}
+	return errors.Join(out...)
+}
+
+// wantFor says what key wants, given err, the decoder's complaint about
+// its value v.
+func wantFor(key string, err error, v any) string {
+	segs := keySegments(key)
+	node := configKeys.at(segs)
+	if node == nil {
+		return err.Error()
+	}
+	// A decode hook's own complaint already says what to write.
+	var own mapstructure.Error
+	msg := err.Error()
+	if node.typ != durationType && !errors.As(err, &own) && !strings.HasPrefix(msg, "source data must be") && !strings.HasPrefix(msg, "expected a map") {
+		return msg
+	}
+	name := segs[len(segs)-1]
+	got := "; got " + describeValue(v)
+	t := node.typ
+	switch {
+	case t == durationType:
+		return fmt.Sprintf("want a duration, e.g. %s: 30s (%s)%s", name, durationHint, got)
+	case t.Kind() == reflect.Slice:
+		return fmt.Sprintf("want a list, e.g. %s: %s%s", name, example(name, "[a, b]"), got)
+	case t.Kind() == reflect.Map:
+		return fmt.Sprintf("want a section of names and values, e.g. %s: {name: value}%s", name, got)
+	case t.Kind() == reflect.Struct && len(node.children) > 0:
+		keys := slices.Sorted(maps.Keys(node.children))
+		return fmt.Sprintf("want a section holding keys (%s), each on its own line indented under %s:%s", strings.Join(keys, ", "), name, got)
+	case t.Kind() == reflect.Bool:
+		return fmt.Sprintf("want true or false, e.g. %s: true%s", name, got)
+	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
+		return fmt.Sprintf("want a whole number, e.g. %s: 8%s", name, got)
+	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
+		return fmt.Sprintf("want a number, e.g. %s: 0.5%s", name, got)
+	case t.Kind() == reflect.String:
+		return fmt.Sprintf("want text, e.g. %s: %s%s", name, example(name, "value"), got)
+	}
+	return msg
+}
+
+// example is examples[name], else general.
+func example(name, general string) string {
+	if e, ok := examples[name]; ok {
+		return e
+	}
+	return general
+}
+
+// describeValue names what the config holds in a value of the wrong type.
+func describeValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		return fmt.Sprintf("text %q", v)
+	case bool:
+		return fmt.Sprintf("%v", v)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a section"
+	case nil:
+		return "nothing"
+	}
+	return fmt.Sprintf("the number %v", v)
+}
+
+// durationFromNumber refuses a number other than 0 where a duration is
+// wanted: the decoder would take startup_wait: 10 as 10 nanoseconds.
+func durationFromNumber(from, to reflect.Type, data any) (any, error) {
+	if to != durationType || data == nil || reflect.ValueOf(data).IsZero() {
+		return data, nil
+	}
+	switch from.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return nil, fmt.Errorf("%v has no unit", data)
+	}
+	return data, nil
+}
+
+// unknownKey is the error for key, which is no config key: it names the
+// key meant when one is spelt close to it, else the keys that belong there.
+func unknownKey(key string) error {
+	segs := keySegments(key)
+	_, at, suggest := configKeys.lookup(segs)
+	msg := key + ": unknown key"
+	switch parent := configKeys.at(segs[:at]); {
+	case suggest != "":
+		meant := strings.Join(append(slices.Clone(segs[:at]), suggest), ".")
+		if at == len(segs)-1 { // as written, with a list's [i]
+			meant = key[:len(key)-len(segs[at])] + suggest
+		}
+		msg += fmt.Sprintf("; did you mean %s?", meant)
+	case parent != nil && len(parent.children) > 0:
+		where := "at the top level"
+		if at > 0 {
+			where = "under " + strings.Join(segs[:at], ".")
+		}
+		msg += fmt.Sprintf("; the keys %s are %s", where, strings.Join(slices.Sorted(maps.Keys(parent.children)), ", "))
+	}
+	return &keyError{key: key, err: errors.New(msg + " (see README, \"Configuration\")")}
+}
