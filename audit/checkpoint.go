@@ -80,7 +80,7 @@ func (l *Log) tick(interval time.Duration) {
 		}
 		l.mu.Lock()
 		switch {
-		case l.closed:
+		case l.closed: // Close wrote the last one
 		case l.batch != nil && l.batch.writing:
 			l.cp.timeDue = true
 		default:
