@@ -30,24 +30,24 @@ func TestApprovalPageOutcomeIsShownAndAudited(t *testing.T) {
 	)
 	awaitListed(t, c, "fs__write_file")
 
-	steps := []struct {
+	tests := []struct {
 		name, button, outcome string
 		written               bool
 	}{
 		{"allowed once", "allow_once", "allowed", true},
 		{"denied", "deny", "refused", false},
 	}
-	for i, s := range steps {
+	for i, tt := range tests {
 		target := filepath.Join(f.sandbox, fmt.Sprintf("outcome-%d.txt", i))
-		pending := callAsync(t, c, map[string]any{"path": target, "content": s.name})
+		pending := callAsync(t, c, map[string]any{"path": target, "content": tt.name})
 		within(t, browser, 5*time.Second,
 			chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelectorAll("#recent tbody tr").length === %d`, i)),
 			chromedp.Poll[chromedp.Void](onlyNewAsk),
-			chromedp.Click(chromedp.CSS("li.ask button."+s.button)),
+			chromedp.Click(chromedp.CSS("li.ask button."+tt.button)),
 		)
 		res := result(t, pending)
-		if res.IsError == s.written || exists(target) != s.written {
-			t.Errorf("%s: result %q (isError %v), written %v; want written %v", s.name, testkit.Text(res), res.IsError, exists(target), s.written)
+		if res.IsError == tt.written || exists(target) != tt.written {
+			t.Errorf("%s: result %q (isError %v), written %v; want written %v", tt.name, testkit.Text(res), res.IsError, exists(target), tt.written)
 		}
 	}
 
@@ -64,13 +64,13 @@ func TestApprovalPageOutcomeIsShownAndAudited(t *testing.T) {
 	}
 
 	events := decisionEvents(t, f.auditPath)
-	if len(events) != len(steps) {
-		t.Fatalf("decision events = %v, want %d", events, len(steps))
+	if len(events) != len(tests) {
+		t.Fatalf("decision events = %v, want %d", events, len(tests))
 	}
-	for i, s := range steps {
+	for i, tt := range tests {
 		e := events[i]
-		if field(e, "decision") != "ask" || field(e, "granted_by") != "approval_page" || field(e, "outcome") != s.outcome {
-			t.Errorf("%s: decision %q granted_by %q outcome %q, want ask, approval_page, %s", s.name, field(e, "decision"), field(e, "granted_by"), field(e, "outcome"), s.outcome)
+		if field(e, "decision") != "ask" || field(e, "granted_by") != "approval_page" || field(e, "outcome") != tt.outcome {
+			t.Errorf("%s: decision %q granted_by %q outcome %q, want ask, approval_page, %s", tt.name, field(e, "decision"), field(e, "granted_by"), field(e, "outcome"), tt.outcome)
 		}
 	}
 }
