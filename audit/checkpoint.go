@@ -29,6 +29,7 @@ type checkpoints struct {
 	quiet    int64  // tree size just after the last checkpoint line: nothing new to sign while the tree is no larger
 	rotated  int64  // the sink's rotation count when last seen
 	witnessE string // the first witness failure since the last checkpoint
+	timeDue  bool   // the interval passed while a batch was being written: its writer writes the checkpoint
 	stop     chan struct{}
 	stopOnce sync.Once
 	done     chan struct{}
@@ -61,7 +62,12 @@ func (l *Log) startCheckpoints(o *Options, every int, interval time.Duration) er
 	return nil
 }
 
-// tick writes a checkpoint every interval until Close.
+// tick writes a checkpoint every interval until Close. While a batch is
+// being written (group commit), it leaves the checkpoint to the Write at
+// the sink, which writes it as soon as its lines are stored: under steady
+// load the sink passes from one batch to the next without ever being
+// free, and waiting for it would put the checkpoint off until the load
+// stops.
 func (l *Log) tick(interval time.Duration) {
 	defer close(l.cp.done)
 	t := time.NewTicker(interval)
@@ -73,10 +79,11 @@ func (l *Log) tick(interval time.Duration) {
 		case <-t.C:
 		}
 		l.mu.Lock()
-		for l.batch != nil && l.batch.writing {
-			l.batch.cond.Wait()
-		}
-		if !l.closed {
+		switch {
+		case l.closed: // Close wrote the last one
+		case l.batch != nil && l.batch.writing:
+			l.cp.timeDue = true
+		default:
 			_ = l.checkpoint(context.Background()) // a failure is counted as lost and retried
 		}
 		l.mu.Unlock()
@@ -92,13 +99,14 @@ func (l *Log) stored(sum [32]byte) {
 }
 
 // due reports whether a checkpoint must be written now: every lines were
-// stored since the last one, or the sink rotated. l.mu must be held.
+// stored since the last one, the interval passed while a batch was being
+// written, or the sink rotated. l.mu must be held.
 func (l *Log) due() bool {
 	cp := l.cp
 	if cp == nil || cp.tree.n <= cp.quiet {
 		return false
 	}
-	if cp.tree.n-cp.signed >= cp.every {
+	if cp.tree.n-cp.signed >= cp.every || cp.timeDue {
 		return true
 	}
 	rc, ok := l.sink.(rotationCounter)
@@ -135,7 +143,7 @@ func (l *Log) checkpoint(ctx context.Context) error {
 		l.lost.add(KindCheckpoint, l.now(), err)
 		return err
 	}
-	cp.signed, cp.quiet, cp.witnessE = c.Size, cp.tree.n, ""
+	cp.signed, cp.quiet, cp.witnessE, cp.timeDue = c.Size, cp.tree.n, "", false
 	if rc, ok := l.sink.(rotationCounter); ok {
 		cp.rotated = rc.Rotations()
 	}

@@ -294,16 +294,21 @@ func BenchmarkEncodeEvent(b *testing.B) {
 
 // BenchmarkLogWrite is the whole of Log.Write for a decision and its
 // result (redaction, encoding, chaining and hashing) into a discarding
-// sink and into a file without fsync, as the bench's mcpwarden writes.
+// sink and into a file without fsync, as the bench's mcpwarden writes,
+// and into a file with the Merkle tree and a checkpoint every 1000 lines
+// sent to a witness file (issue 36: what they add to a write).
 func BenchmarkLogWrite(b *testing.B) {
 	events := benchEvents()
-	for _, sink := range []string{SinkNone, SinkFile} {
-		b.Run(sink, func(b *testing.B) {
-			cfg := Config{Sink: sink}
-			if sink == SinkFile {
-				cfg.Path = b.TempDir() + "/audit.jsonl"
+	for _, name := range []string{SinkNone, SinkFile, "file_signed"} {
+		b.Run(name, func(b *testing.B) {
+			cfg, opts := Config{Sink: name}, &Options{}
+			if name != SinkNone {
+				cfg.Sink, cfg.Path = SinkFile, b.TempDir()+"/audit.jsonl"
 			}
-			l, err := Open(cfg, nil)
+			if name == "file_signed" {
+				cfg.Witness, cfg.CheckpointEvery, opts.Signer = b.TempDir()+"/witness.jsonl", 1000, newKey(b).Signer
+			}
+			l, err := Open(cfg, opts)
 			if err != nil {
 				b.Fatal(err)
 			}

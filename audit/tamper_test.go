@@ -23,7 +23,7 @@ type signedLog struct {
 	pub           note.Verifiers
 }
 
-func newKey(t *testing.T) SigningKey {
+func newKey(t testing.TB) SigningKey {
 	t.Helper()
 	skey, _, err := note.GenerateKey(rand.Reader, KeyName)
 	if err != nil {

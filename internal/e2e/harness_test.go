@@ -59,6 +59,12 @@ func setup(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(dir)
+	// Every mcpwarden started makes its audit signing key in
+	// $XDG_STATE_HOME/mcpwarden: a directory of the tests', not the real
+	// ~/.local/state/mcpwarden of whoever runs them.
+	if err := os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state")); err != nil {
+		return 0, err
+	}
 	binary = filepath.Join(dir, "mcpwarden")
 	build := exec.Command("go", "build", "-race", "-o", binary, "./cmd/mcpwarden")
 	build.Dir = repoRoot
