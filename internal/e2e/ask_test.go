@@ -301,6 +301,9 @@ func TestSessionGrantResolvesAConcurrentAsk(t *testing.T) {
 	}
 	wg.Wait()
 	for i, res := range results {
+		if res == nil {
+			t.FailNow() // write reported why
+		}
 		if res.IsError {
 			t.Errorf("call %d refused: %s", i, testkit.Text(res))
 		}
