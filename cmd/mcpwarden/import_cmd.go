@@ -232,7 +232,7 @@ func runImport(stdout, stderr io.Writer, o importOptions, args []string) error {
 	// told otherwise.
 	inClient := !o.secretsEnv
 	printImportReport(stderr, res, secretsHow(inClient, o.write))
-	fmt.Fprintf(stderr, "\nnext: mcpwarden tools --config %s shows every tool and its decision\n", out)
+	fmt.Fprintf(stderr, "\nnext: mcpwarden tools --offline --config %s shows each server's decision without starting it (no secrets needed); without --offline it starts the servers and lists every tool and its decision\n", out)
 
 	exe, note := mcpwardenCommand(o.command)
 	if note != "" {
@@ -369,6 +369,8 @@ func printImportReport(w io.Writer, res *clientconfig.Result, secretHow string) 
 		switch {
 		case v.Unexpanded:
 			how = "in args or url, where mcpwarden expands no variables: fix the config by hand, see the note"
+		case v.Optional:
+			how = "optional: its ${" + v.Name + ":-default} gives the value when it is not set"
 		case v.ClientRef != "":
 			how = "passed by the client from " + v.ClientRef
 		case v.Secret != "":

@@ -44,7 +44,11 @@ server failed to start or (with --strict) there are findings, 2 the config
 is invalid.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := loadSetup(configPath)
+			load := loadSetup
+			if offline {
+				load = loadOfflineSetup
+			}
+			st, err := load(configPath)
 			if err != nil {
 				return err
 			}

@@ -67,6 +67,9 @@ func report(res *Result) []byte {
 		if v.Unexpanded {
 			b.WriteString(" (not expanded there: fix by hand)")
 		}
+		if v.Optional {
+			b.WriteString(" (optional: has a default)")
+		}
 		b.WriteByte('\n')
 	}
 	for _, s := range res.Skipped {

@@ -54,6 +54,9 @@ type Var struct {
 	// variables (command, args, cwd, url): setting the variable does not
 	// help there, the config needs fixing by hand (Result.Notes say how).
 	Unexpanded bool `json:"unexpanded,omitempty"`
+	// Optional is set when every reference gives a default
+	// (${VAR:-default}), kept as written: mcpwarden starts without it.
+	Optional bool `json:"optional,omitempty"`
 }
 
 // A Result is a converted client config.
@@ -107,6 +110,8 @@ type converter struct {
 	opts  Options
 	notes []string
 	vars  map[string]*Var
+	// required are the variables referenced at least once without a default.
+	required map[string]bool
 }
 
 func (c *converter) notef(format string, args ...any) {
@@ -123,7 +128,7 @@ func (c *converter) notef(format string, args ...any) {
 // mcpwarden are skipped. Convert does not validate the result; the caller
 // loads it with config.Parse.
 func Convert(src *Source, opts *Options) (*Result, error) {
-	c := &converter{f: src.Format, vars: map[string]*Var{}}
+	c := &converter{f: src.Format, vars: map[string]*Var{}, required: map[string]bool{}}
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -159,7 +164,9 @@ func Convert(src *Source, opts *Options) (*Result, error) {
 	res.Workspace = c.confine(servers)
 	res.Rules, res.Skipped = c.permissions(src.Permissions, res.Names)
 	for _, name := range sortedKeys(c.vars) {
-		res.Vars = append(res.Vars, *c.vars[name])
+		v := *c.vars[name]
+		v.Optional = !c.required[name]
+		res.Vars = append(res.Vars, v)
 	}
 	res.Config = render(c.opts.SourceName, src.Format, servers, res.Rules, res.Vars)
 	res.Notes = c.notes
@@ -252,16 +259,16 @@ func (c *converter) refs(where, v string, expands bool) string {
 		case ref == "pathSeparator":
 			return "/"
 		}
-		name, client := ref, ""
+		name, client, def := ref, "", ""
 		switch {
 		case strings.HasPrefix(ref, "env:"):
 			name = strings.TrimPrefix(ref, "env:")
 		case strings.HasPrefix(ref, "input:"):
 			name, client = varName(strings.TrimPrefix(ref, "input:")), m
 		case strings.Contains(ref, ":-"):
-			var def string
+			// mcpwarden expands ${VAR:-default} as the client does: kept.
 			name, def, _ = strings.Cut(ref, ":-")
-			c.notef("%s: the default %q of ${%s} is dropped: mcpwarden requires %s to be set", where, def, ref, name)
+			def = ":-" + def
 		}
 		if !envName.MatchString(name) {
 			c.notef("%s: the client placeholder %s has no mcpwarden equivalent and is kept as written; replace it", where, m)
@@ -270,8 +277,12 @@ func (c *converter) refs(where, v string, expands bool) string {
 		if !expands {
 			c.notef("%s: mcpwarden does not expand ${%s} here (only in env and headers): replace it with the value, or pass it through env", where, name)
 		}
+		wasRequired := c.required[name]
 		c.use(name, where, "", client)
-		return "${" + name + "}"
+		if def != "" && expands {
+			c.required[name] = wasRequired // this reference needs no value
+		}
+		return "${" + name + def + "}"
 	})
 }
 
@@ -283,6 +294,7 @@ func (c *converter) use(name, where, secret, client string) {
 		c.vars[name] = v
 	}
 	v.Where = append(v.Where, where)
+	c.required[name] = true
 	if !strings.Contains(where, ".env.") && !strings.Contains(where, ".headers.") {
 		v.Unexpanded = true
 	}

@@ -75,7 +75,11 @@ func render(source string, f Format, servers []server, rules Permissions, vars [
 			width = max(width, len(v.Name))
 		}
 		for _, v := range vars {
-			w("#   %-*s  %s\n", width, v.Name, strings.Join(v.Where, ", "))
+			optional := ""
+			if v.Optional {
+				optional = " (optional: its default is used when it is not set)"
+			}
+			w("#   %-*s  %s%s\n", width, v.Name, strings.Join(v.Where, ", "), optional)
 		}
 	}
 	w("listen: stdio\n\n")
