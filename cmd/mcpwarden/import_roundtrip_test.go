@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +20,8 @@ var roundTripSamples = []struct {
 	{"cursor", ".cursor/mcp.json", clientconfig.Cursor},
 	{"vscode", ".vscode/mcp.json", clientconfig.VSCode},
 	{"opencode", "opencode.json", clientconfig.OpenCode},
+	{"gemini", ".gemini/settings.json", clientconfig.Gemini},
+	{"codex", ".codex/config.toml", clientconfig.Codex},
 }
 
 // TestImportRoundTripRunsTheOfflineCommandsWithoutTheSecrets follows the
@@ -55,5 +58,38 @@ func TestImportRoundTripRunsTheOfflineCommandsWithoutTheSecrets(t *testing.T) {
 				t.Error("a secret reached the output")
 			}
 		})
+	}
+}
+
+// TestImportedCodexPassesTheVariablesItsServersTook: Codex gives a server
+// only the variables its entry names (env and env_vars), not its whole
+// environment, so the mcpwarden entry must name every variable the
+// imported servers took from Codex's environment, or serve cannot start.
+func TestImportedCodexPassesTheVariablesItsServersTook(t *testing.T) {
+	t.Parallel()
+	dir, path := copySample(t, "codex", ".codex/config.toml")
+	out := filepath.Join(dir, "mcpwarden.yaml")
+	if code, _, stderr := run(t, "import", "--command", "mcpwarden", "--out", out, "--write", path); code != 0 {
+		t.Fatalf("import exited %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	codexEnv := map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_x", "LINEAR_API_KEY": "lin_x", "UNRELATED": "x"}
+	src, err := clientconfig.Parse(clientconfig.Codex, data)
+	if err != nil || len(src.Servers) != 1 {
+		t.Fatalf("rewritten Codex config: %v, %+v", err, src)
+	}
+	// What Codex gives mcpwarden: env as written, env_vars from its own.
+	var environ []string
+	for k, v := range src.Servers[0].Env {
+		if v == "${"+k+"}" {
+			v = codexEnv[k]
+		}
+		environ = append(environ, k+"="+v)
+	}
+	if _, err := config.Load(out, environ); err != nil {
+		t.Errorf("serve would not start with what Codex passes (%q): %v", environ, err)
 	}
 }

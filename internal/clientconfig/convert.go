@@ -163,6 +163,17 @@ func Convert(src *Source, opts *Options) (*Result, error) {
 	}
 	res.Workspace = c.confine(servers)
 	res.Rules, res.Skipped = c.permissions(src.Permissions, res.Names)
+	for _, s := range src.Servers {
+		for _, tool := range s.Excluded {
+			key, imported := res.Names[s.Name]
+			r := "mcp:" + key + ":" + tool
+			if !imported || strings.ContainsAny(tool, ":()*?[]{}") || slices.Contains(res.Rules.Deny, r) {
+				continue
+			}
+			res.Rules.Deny = append(res.Rules.Deny, r)
+			c.notef("%s: the client excludes the tool %q: denied (%s)", s.Name, tool, r)
+		}
+	}
 	for _, name := range sortedKeys(c.vars) {
 		v := *c.vars[name]
 		v.Optional = !c.required[name]
@@ -221,6 +232,8 @@ var (
 	openCodeRef  = regexp.MustCompile(`\{(env|file):([^}]*)\}`)
 	envName      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	upperEnvName = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
+	// bareRef matches Gemini CLI's unbraced $VAR.
+	bareRef = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
 )
 
 // expanded converts the client's references in a value that mcpwarden
@@ -248,6 +261,9 @@ func (c *converter) refs(where, v string, expands bool) string {
 			c.notef("%s: OpenCode reads {file:%s}; mcpwarden reads no files: set %s to that file's content", where, sub[2], name)
 			return "${" + name + "}"
 		})
+	}
+	if c.f == Gemini {
+		v = bareRef.ReplaceAllString(v, "$${$1}")
 	}
 	return refPattern.ReplaceAllStringFunc(v, func(m string) string {
 		ref := m[2 : len(m)-1]
@@ -304,6 +320,20 @@ func (c *converter) use(name, where, secret, client string) {
 	if client != "" {
 		v.ClientRef = client
 	}
+}
+
+// PassedVars are the variables the config takes from the environment the
+// client runs in, as the client config did: a client that passes its
+// environment on gives them to mcpwarden as they are, Codex only those its
+// entry names in env_vars (Entry.PassEnv).
+func PassedVars(vars []Var) []string {
+	var names []string
+	for _, v := range vars {
+		if v.Secret == "" && v.ClientRef == "" && !v.Unexpanded {
+			names = append(names, v.Name)
+		}
+	}
+	return names
 }
 
 // EntryEnv is the env of the client's mcpwarden entry: the variables a

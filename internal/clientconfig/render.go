@@ -128,6 +128,12 @@ func render(source string, f Format, servers []server, rules Permissions, vars [
 	writeList(&b, "deny", append(append([]string{}, SecretDenyRules...), rules.Deny...))
 	writeList(&b, "ask", rules.Ask)
 	writeList(&b, "allow", append(registries, rules.Allow...))
+	w("\n# An ask the client cannot show waits on the approvals page (its URL is\n")
+	w("# printed at start) and in `mcpwarden approvals`, instead of being refused.\n")
+	w("ask:\n  approvals: local\n")
+	if f == Codex {
+		w("  elicitation: false   # codex exec declines every question without showing it\n")
+	}
 	w("\naudit:\n  path: mcpwarden-audit.jsonl    # relative to this file\n")
 	return b.Bytes()
 }
