@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/knadh/koanf/parsers/toml/v2"
 )
 
 func TestCodexRewriteRefusesServersItCannotReplace(t *testing.T) {
@@ -84,4 +85,46 @@ func TestGeminiBareVariablesBecomeReferences(t *testing.T) {
 			t.Errorf("config lacks %s:\n%s", want, res.Config)
 		}
 	}
+}
+
+// FuzzCodexRewrite: whatever config.toml Codex has, a rewrite either is
+// refused or holds the mcpwarden entry as its only server and every other
+// top-level key of the file, with the same value.
+func FuzzCodexRewrite(f *testing.F) {
+	for _, seed := range []string{
+		"model = \"m\"\n[mcp_servers.fs]\ncommand = \"npx\"\n[profiles.p]\nmodel = \"n\"\n",
+		"[mcp_servers.a.env]\nX = \"1\"\n[[tools]]\nname = \"t\"\n",
+		"mcp_servers = { fs = { command = \"npx\" } }\n",
+		"x = \"\"\"\n[mcp_servers.fs]\n\"\"\"\n",
+		"[ 'mcp_servers' . fs ] # c\nurl = \"https://x\"\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	e := Entry{Command: "mcpwarden", Args: []string{"serve", "--config", "/c.yaml"}, Env: map[string]string{"K": "v"}, PassEnv: []string{"TOKEN"}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		before, err := toml.Parser().Unmarshal(data)
+		if err != nil {
+			return
+		}
+		out, err := Rewrite(Codex, data, e)
+		if err != nil {
+			return
+		}
+		after, err := toml.Parser().Unmarshal(out)
+		if err != nil {
+			t.Fatalf("the rewrite does not parse: %v\n%s", err, out)
+		}
+		src, err := Parse(Codex, out)
+		if err != nil || len(src.Servers) != 1 || src.Servers[0].Name != DefaultEntryName || src.Servers[0].Command != e.Command {
+			t.Fatalf("the rewrite's servers = %+v, %v; want the entry alone\n%s", src, err, out)
+		}
+		for k, v := range before {
+			if k == codexKey {
+				continue
+			}
+			if diff := cmp.Diff(v, after[k]); diff != "" {
+				t.Fatalf("top-level key %q changed (-before +after):\n%s\n%s", k, diff, out)
+			}
+		}
+	})
 }
