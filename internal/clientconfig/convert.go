@@ -232,7 +232,7 @@ var (
 	openCodeRef  = regexp.MustCompile(`\{(env|file):([^}]*)\}`)
 	envName      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	upperEnvName = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
-	// bareRef matches Gemini CLI's unbraced $VAR.
+	// bareRef matches Gemini CLI's unbraced $VAR, in env and headers.
 	bareRef = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
 )
 
@@ -262,7 +262,8 @@ func (c *converter) refs(where, v string, expands bool) string {
 			return "${" + name + "}"
 		})
 	}
-	if c.f == Gemini {
+	if c.f == Gemini && expands {
+		// Gemini CLI expands $VAR where mcpwarden expands ${VAR}.
 		v = bareRef.ReplaceAllString(v, "$${$1}")
 	}
 	return refPattern.ReplaceAllStringFunc(v, func(m string) string {
