@@ -72,7 +72,7 @@ func TestGeminiEntryIsTrustedWhenTheClientPromptIsSkipped(t *testing.T) {
 
 func TestGeminiBareVariablesBecomeReferences(t *testing.T) {
 	t.Parallel()
-	src, err := Parse(Gemini, []byte(`{"mcpServers": {"gh": {"command": "npx", "env": {"TOKEN": "$GH_TOKEN", "B": "x-$B-y"}}}}`))
+	src, err := Parse(Gemini, []byte(`{"mcpServers": {"gh": {"command": "npx", "args": ["--match", "^a$b"], "env": {"TOKEN": "$GH_TOKEN", "B": "x-$B-y"}}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestGeminiBareVariablesBecomeReferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`TOKEN: "${GH_TOKEN}"`, `B: "x-${B}-y"`} {
+	for _, want := range []string{`TOKEN: "${GH_TOKEN}"`, `B: "x-${B}-y"`, `"^a$b"`} {
 		if !strings.Contains(string(res.Config), want) {
 			t.Errorf("config lacks %s:\n%s", want, res.Config)
 		}
