@@ -177,10 +177,14 @@ func (a *asker) fallback(c *call) resolution {
 	if c.verdict.Gate != rules.GateFlow && c.policy.AskFallback(c.rulesCall()) == rules.FallbackAllow {
 		return resolution{forward: true, grantedBy: audit.GrantedByNoElicitation, reason: "no one answered; ask_fallback is allow"}
 	}
+	text := fmt.Sprintf("mcpwarden: %s needs approval (%s); no one approved it; not forwarded.", c.tool.Canonical, ruleName(c))
+	if len(a.resolvers) == 0 {
+		text += " No one could be asked: to approve asks, set ask.approvals: local in mcpwarden's config (an approvals page; its link is printed at start), or ask.resolver, or use a client that shows MCP elicitation forms."
+	}
 	return resolution{
 		grantedBy: audit.GrantedByNoElicitation,
 		reason:    "no one answered; ask_fallback is deny",
-		text:      fmt.Sprintf("mcpwarden: %s needs approval (%s); no one approved it; not forwarded.", c.tool.Canonical, ruleName(c)),
+		text:      text,
 	}
 }
 

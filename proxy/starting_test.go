@@ -19,8 +19,14 @@ import (
 
 // startingEnv is a proxy whose one upstream, "up", holds every request
 // until release is called (at the latest when the test ends), started in
-// the background as serve does it.
+// the background as serve does it, with a startup deadline 200ms away.
 func startingEnv(t *testing.T) (e *env, release func()) {
+	t.Helper()
+	return startingEnvFor(t, 200*time.Millisecond)
+}
+
+// startingEnvFor is startingEnv with the startup deadline wait away.
+func startingEnvFor(t *testing.T, wait time.Duration) (e *env, release func()) {
 	t.Helper()
 	held := make(chan struct{})
 	var once sync.Once
@@ -52,7 +58,7 @@ func startingEnv(t *testing.T) (e *env, release func()) {
 	}
 	sink := &memorySink{}
 	srv, err = New(Options{Upstream: pool, Policy: p, Audit: audit.New(sink, audit.Config{}),
-		Starting: pool.WaitStarted, StartupDeadline: time.Now().Add(200 * time.Millisecond)})
+		Starting: pool.WaitStarted, StartupDeadline: time.Now().Add(wait)})
 	if err != nil {
 		t.Fatal(err)
 	}

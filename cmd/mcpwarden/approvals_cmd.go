@@ -36,7 +36,7 @@ func (f *approvalFlags) client() (*approvals.Client, error) {
 	switch {
 	case path != "":
 	case f.config != "":
-		cfg, err := config.Load(f.config, os.Environ())
+		cfg, err := config.LoadOffline(f.config, os.Environ()) // the servers' secrets are not needed here
 		if err != nil {
 			return nil, &codeError{code: exitUsage, err: fmt.Errorf("%w (or give --token-file)", err)}
 		}

@@ -63,7 +63,7 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
   mcpwarden check --config mcpwarden.yaml mcp:mail:send_mail --over-limit`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, pos []string) error {
-			st, err := loadSetup(configPath)
+			st, err := loadOfflineSetup(configPath)
 			if err != nil {
 				return err
 			}

@@ -37,7 +37,7 @@ type importOptions struct {
 func newImportCmd() *cobra.Command {
 	var o importOptions
 	cmd := &cobra.Command{
-		Use:   "import [--from claude-desktop|claude-code|cursor|vscode|opencode] [FILE]",
+		Use:   "import [--from claude-desktop|claude-code|cursor|vscode|opencode|gemini|codex] [FILE]",
 		Short: "Turn a client's MCP config into an mcpwarden config and point the client at it",
 		Long: `import reads the MCP servers of a client config (FILE, or the client's usual
 file when only --from is given; the format is detected from FILE's name and
@@ -47,7 +47,15 @@ existing file is kept unless --force). It then prints the client config
 section that runs mcpwarden instead, a single stdio entry running
 "mcpwarden serve --config <absolute path>"; with --write it applies that to
 FILE, keeping every other key and a backup of the original (FILE.bak, or
-FILE.bak.N if that exists).
+FILE.bak.N if that exists). --out's folder is created if need be. The
+clients: Claude Desktop, Claude Code, Cursor, VS Code, OpenCode, Gemini CLI
+(~/.gemini/settings.json) and Codex (~/.codex/config.toml, whose other
+tables and comments are kept).
+
+Asks: the config sets ask.approvals: local, so that an ask the client
+cannot show waits on the approvals page (its URL is printed at start) and
+in mcpwarden approvals. For Codex it also sets ask.elicitation: false:
+codex exec declines every question without showing it.
 
 Confinement: every server on this machine gets a workspace, and a path
 outside it is asked about (outside_workspace: ask): a filesystem server
@@ -101,7 +109,7 @@ unreadable client config, an existing --out without --force).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.from, "from", "", "client format: claude-desktop, claude-code, cursor, vscode or opencode (default: detected)")
+	f.StringVar(&o.from, "from", "", "client format: claude-desktop, claude-code, cursor, vscode, opencode, gemini or codex (default: detected)")
 	f.StringVarP(&o.out, "out", "o", "mcpwarden.yaml", "mcpwarden config to write")
 	f.StringVar(&o.settings, "settings", "", "Claude Code settings file to convert permissions from (.claude/settings.json)")
 	f.StringVar(&o.command, "command", "", "mcpwarden executable for the client entry (default: mcpwarden on PATH, else this binary)")
@@ -231,8 +239,12 @@ func runImport(stdout, stderr io.Writer, o importOptions, args []string) error {
 	// was started in (Claude Desktop from the Dock sees no shell's), unless
 	// told otherwise.
 	inClient := !o.secretsEnv
-	printImportReport(stderr, res, secretsHow(inClient, o.write))
-	fmt.Fprintf(stderr, "\nnext: mcpwarden tools --config %s shows every tool and its decision\n", out)
+	envHow := "from the environment, as the client config had it: the client passes its environment on to mcpwarden"
+	if format == clientconfig.Codex {
+		envHow = "from the environment Codex runs in, as the client config had it: the env_vars of the mcpwarden entry pass it on"
+	}
+	printImportReport(stderr, res, secretsHow(inClient, o.write), envHow)
+	fmt.Fprintf(stderr, "\nnext: mcpwarden tools --offline --config %s shows each server's decision without starting it (no secrets needed); without --offline it starts the servers and lists every tool and its decision\n", out)
 
 	exe, note := mcpwardenCommand(o.command)
 	if note != "" {
@@ -242,6 +254,11 @@ func runImport(stdout, stderr io.Writer, o importOptions, args []string) error {
 		Command: exe,
 		Args:    []string{"serve", "--config", out},
 		Env:     clientconfig.EntryEnv(res.Vars, inClient && o.write),
+		// Gemini CLI's trust: its own confirmation lets mcpwarden's tools through.
+		Trusted: o.clientPrompt == clientconfig.PromptSkip,
+	}
+	if format == clientconfig.Codex {
+		entry.PassEnv = clientconfig.PassedVars(res.Vars)
 	}
 	settings := claudeSettingsFile(o.settings, absPath, project, home)
 	if !o.write {
@@ -284,7 +301,7 @@ func runImport(stdout, stderr io.Writer, o importOptions, args []string) error {
 	default:
 		reportClientPrompt(stderr, format, o, settings)
 	}
-	if clientconfig.HasComments(data) {
+	if format != clientconfig.Codex && clientconfig.HasComments(data) {
 		fmt.Fprintf(stderr, "note: the comments of %s are only in the backup\n", path)
 	}
 	fmt.Fprintln(stderr, "restart the client to pick it up")
@@ -336,7 +353,7 @@ func projectOf(f clientconfig.Format, path, home string) (string, error) {
 func workspaceOf(path string) string {
 	dir := filepath.Dir(path)
 	switch filepath.Base(dir) {
-	case ".vscode", ".cursor":
+	case ".vscode", ".cursor", ".gemini", ".codex":
 		return filepath.Dir(dir)
 	}
 	return dir
@@ -353,7 +370,10 @@ func secretsHow(inClient, write bool) string {
 	return "literal secret found in the client config, not copied (--secrets-in-env): set it in the environment mcpwarden runs in"
 }
 
-func printImportReport(w io.Writer, res *clientconfig.Result, secretHow string) {
+// printImportReport prints res's notes and variables; secretHow says what
+// became of a literal secret, envHow how one from the client's environment
+// reaches mcpwarden.
+func printImportReport(w io.Writer, res *clientconfig.Result, secretHow, envHow string) {
 	for _, n := range res.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}
@@ -365,10 +385,12 @@ func printImportReport(w io.Writer, res *clientconfig.Result, secretHow string) 
 	}
 	fmt.Fprintln(w, "\nmcpwarden needs these environment variables when it starts:")
 	for _, v := range res.Vars {
-		how := "from the environment, as the client config had it: the client passes its environment on to mcpwarden"
+		how := envHow
 		switch {
 		case v.Unexpanded:
 			how = "in args or url, where mcpwarden expands no variables: fix the config by hand, see the note"
+		case v.Optional:
+			how = "optional: its ${" + v.Name + ":-default} gives the value when it is not set"
 		case v.ClientRef != "":
 			how = "passed by the client from " + v.ClientRef
 		case v.Secret != "":

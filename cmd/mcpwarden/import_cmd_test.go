@@ -350,6 +350,8 @@ func TestEveryImportedClientStartsWithoutExtraSteps(t *testing.T) {
 		{"cursor", ".cursor/mcp.json", clientconfig.Cursor},
 		{"vscode", ".vscode/mcp.json", clientconfig.VSCode},
 		{"opencode", "opencode.json", clientconfig.OpenCode},
+		{"gemini", ".gemini/settings.json", clientconfig.Gemini},
+		{"codex", ".codex/config.toml", clientconfig.Codex},
 	}
 	for _, tt := range tests {
 		t.Run(tt.sample, func(t *testing.T) {

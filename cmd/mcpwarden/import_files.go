@@ -5,13 +5,18 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/mcpwarden/mcpwarden/internal/atomicfile"
 )
 
 // writeNew writes data to path (0600: it may name servers and variables),
-// refusing to replace an existing file unless force.
+// refusing to replace an existing file unless force. The folder is created
+// (0700) when it does not exist.
 func writeNew(path string, data []byte, force bool) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	if force {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC

@@ -15,11 +15,20 @@ import (
 
 // loadSetup loads and validates the config at path and compiles its
 // policy. Every failure is a usage error (exit 2) naming the file.
-func loadSetup(path string) (*app.Setup, error) {
+func loadSetup(path string) (*app.Setup, error) { return loadSetupWith(path, config.Load) }
+
+// loadOfflineSetup is loadSetup for the commands that start no server
+// (check, validate --offline, tools --offline): the servers' variables that
+// are not set are warnings, not errors (see config.LoadOffline).
+func loadOfflineSetup(path string) (*app.Setup, error) {
+	return loadSetupWith(path, config.LoadOffline)
+}
+
+func loadSetupWith(path string, load func(string, []string) (*config.Config, error)) (*app.Setup, error) {
 	if path == "" {
 		return nil, &codeError{code: exitUsage, err: fmt.Errorf("--config FILE is required")}
 	}
-	cfg, err := config.Load(path, os.Environ())
+	cfg, err := load(path, os.Environ())
 	if err != nil {
 		return nil, &codeError{code: exitUsage, err: err}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpwarden/mcpwarden/internal/app"
 	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -67,6 +68,7 @@ func newToolsCmd(g *globals) *cobra.Command {
 	var (
 		configPath string
 		asJSON     bool
+		offline    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "tools --config FILE",
@@ -84,13 +86,22 @@ may still be allowed or denied for particular arguments: ask mcpwarden check
 about a real call. Last come what confines each stdio server (sandbox:) and the
 protocol version each server is spoken to in (protocol:): 2026-07-28 for a
 server mcpwarden reached with server/discover, an earlier one for a server
-of the initialize handshake. --json prints {"tools": [...], "catalog": [...],
-"failed": [...], "sandboxes": [...], "protocols": [...]}.
+of the initialize handshake. --offline starts no server and needs none of
+their secrets: one row per server, tool "*", is the decision of a tool no
+rule names. --json prints {"tools": [...], "catalog": [...], "failed":
+[...], "sandboxes": [...], "protocols": [...]}.
 
 Exit status: 0 every upstream started, 1 one or more failed (they are
 listed with their error), 2 the config is invalid.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if offline {
+				st, err := loadOfflineSetup(configPath)
+				if err != nil {
+					return err
+				}
+				return printToolsReport(cmd.OutOrStdout(), offlineTools(st), asJSON)
+			}
 			st, err := loadSetup(configPath)
 			if err != nil {
 				return err
@@ -133,15 +144,8 @@ listed with their error), 2 the config is invalid.`,
 				}
 				rep.Catalog = append(rep.Catalog, catalogRows(cmd.Context(), listing.Pool, st.Policy, l.Server)...)
 			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(rep); err != nil {
-					return err
-				}
-			} else {
-				printToolsTable(out, rep)
+			if err := printToolsReport(cmd.OutOrStdout(), rep, asJSON); err != nil {
+				return err
 			}
 			if len(rep.Failed) > 0 {
 				return &codeError{code: exitError, err: fmt.Errorf("%d of %d upstream servers failed to start", len(rep.Failed), len(listing.Servers))}
@@ -151,7 +155,36 @@ listed with their error), 2 the config is invalid.`,
 	}
 	cmd.Flags().StringVarP(&configPath, "config", "c", "", "config file")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
+	cmd.Flags().BoolVar(&offline, "offline", false, "start no server: show, per server, the decision of a tool no rule names (needs none of the servers' secrets)")
 	return cmd
+}
+
+// offlineTools is the report of tools --offline: no server is started, so
+// each server has one row, tool "*", with the decision a call without
+// arguments to a tool that no rule names gets.
+func offlineTools(st *app.Setup) toolsReport {
+	rep := toolsReport{Tools: []toolRow{}, Catalog: []catalogRow{}, Failed: []failedServer{}, Sandboxes: []sandboxRow{}}
+	for _, server := range st.Config.ServerNames() {
+		call := rules.Call{Server: server, Tool: "*"}
+		v := st.Policy.Decide(call)
+		row := toolRow{Server: server, Tool: "*", Name: proxy.Canonical(server, "*"), Decision: v.Decision.String(), Rule: v.Rule, Gate: v.Gate}
+		if st.Policy.Hidden(call) {
+			row.Decision = "hidden"
+		}
+		rep.Tools = append(rep.Tools, row)
+	}
+	return rep
+}
+
+// printToolsReport prints rep as a table, or as JSON.
+func printToolsReport(w io.Writer, rep toolsReport, asJSON bool) error {
+	if !asJSON {
+		printToolsTable(w, rep)
+		return nil
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
 }
 
 func printToolsTable(w io.Writer, rep toolsReport) {

@@ -62,7 +62,11 @@ the exit status the same).`,
 				}
 				return err
 			}
-			st, err := loadSetup(configPath)
+			load := loadSetup
+			if offline {
+				load = loadOfflineSetup
+			}
+			st, err := load(configPath)
 			if err != nil {
 				rep.invalid(err)
 				return done(err)

@@ -218,6 +218,10 @@ func Start(ctx context.Context, st *Setup, o Options) (_ *App, err error) {
 	a.closers = append(a.closers, a.srv.Close)
 	// A SIGTERM does not cut the first attempts: calls may be waiting for
 	// them, and Close stops them.
+	logStarting(a.logger, cfg)
+	if w := askWarning(cfg); w != "" {
+		a.logger.Warn(w)
+	}
 	a.pool.Start(context.WithoutCancel(ctx), a.srv)
 	return a, nil
 }

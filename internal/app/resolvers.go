@@ -3,6 +3,7 @@ package app
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
@@ -63,10 +65,9 @@ func startResolvers(ctx context.Context, cfg *config.Config, shared state.Asks, 
 // startApprovalsPage listens on ask.approvals_listen and serves the
 // approvals page until stop is called.
 func startApprovalsPage(ctx context.Context, cfg *config.Config, shared state.Asks, stderr io.Writer, logger *slog.Logger) (*approvals.Broker, func(), error) {
-	addr := cmp.Or(cfg.Ask.ApprovalsListen, config.DefaultApprovalsListen)
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listenApprovals(cfg.Ask.ApprovalsListen, config.DefaultApprovalsListen, logger)
 	if err != nil {
-		return nil, nil, fmt.Errorf("ask.approvals_listen: %w", err)
+		return nil, nil, err
 	}
 	bound := ln.Addr().(*net.TCPAddr)
 	tf := approvals.TokenFile{URL: "http://" + bound.String() + "/", Token: approvals.NewToken(), PID: os.Getpid()}
@@ -103,6 +104,28 @@ func startApprovalsPage(ctx context.Context, cfg *config.Config, shared state.As
 		}
 	})
 	return broker, stop, nil
+}
+
+// listenApprovals listens on addr, the configured ask.approvals_listen,
+// else on def. When def is taken (another mcpwarden has its page there:
+// each stdio session of a client starts its own) it listens on a free
+// loopback port instead, with a warning, rather than not starting: the
+// page's link is printed at start and `mcpwarden approvals` finds it. An
+// address the config names must be had.
+func listenApprovals(addr, def string, logger *slog.Logger) (net.Listener, error) {
+	ln, err := net.Listen("tcp", cmp.Or(addr, def))
+	if err == nil || addr != "" || !errors.Is(err, syscall.EADDRINUSE) {
+		if err != nil {
+			return nil, fmt.Errorf("ask.approvals_listen: %w", err)
+		}
+		return ln, nil
+	}
+	host, _, _ := net.SplitHostPort(def)
+	if ln, err = net.Listen("tcp", net.JoinHostPort(host, "0")); err != nil {
+		return nil, fmt.Errorf("ask.approvals_listen: %w", err)
+	}
+	logger.Warn("the approvals page's usual address is taken (another mcpwarden?): it is on another port; set ask.approvals_listen to fix it", "usual", def, "now", ln.Addr().String())
+	return ln, nil
 }
 
 // privateTokenFile is where the approvals token goes: ask.token_file, or

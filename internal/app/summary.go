@@ -9,15 +9,20 @@ import (
 )
 
 // logSummary logs, once at start, what is being served: the servers up,
-// the tools exposed and hidden (per profile, when there are profiles), the
+// still starting and down, the tools exposed and hidden (per profile, when there are profiles), the
 // listen address and where the audit log goes.
 func (a *App) logSummary() {
 	st, pool, profile := a.setup(), a.pool, a.o.Profile
-	var up, down []string
+	// A server still on its first start (startup_wait passed first) is
+	// starting, not down: a package runner may be downloading it.
+	var up, starting, down []string
 	for _, name := range pool.Names() {
-		if pool.Err(name) == nil {
+		switch err := pool.Err(name); {
+		case err == nil:
 			up = append(up, name)
-		} else {
+		case startingNow(err):
+			starting = append(starting, name)
+		default:
 			down = append(down, name)
 		}
 	}
@@ -51,5 +56,5 @@ func (a *App) logSummary() {
 	if listen == "" {
 		listen = config.ListenStdio
 	}
-	a.logger.Info("mcpwarden ready", "servers_up", up, "servers_down", down, "listen", listen, "audit", where, "policy_sha256", st.Policy.SHA256())
+	a.logger.Info("mcpwarden ready", "servers_up", up, "servers_starting", starting, "servers_down", down, "listen", listen, "audit", where, "policy_sha256", st.Policy.SHA256())
 }

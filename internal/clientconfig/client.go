@@ -17,6 +17,14 @@ type Entry struct {
 	Args    []string
 	// Env is passed to mcpwarden by the client (nil = none).
 	Env map[string]string
+	// Trusted lets the entry's tools through the client's own prompt,
+	// where the entry itself says so (Gemini CLI's trust): mcpwarden
+	// decides every call and asks the human itself.
+	Trusted bool
+	// PassEnv names the variables of the client's own environment the
+	// client passes on, for a client that passes only those (Codex's
+	// env_vars); see PassedVars.
+	PassEnv []string
 }
 
 // DefaultEntryName is the key of the entry Rewrite writes when Entry.Name
@@ -32,6 +40,9 @@ const DefaultEntryName = "mcpwarden"
 func Rewrite(f Format, data []byte, e Entry) ([]byte, error) {
 	if f == Unknown || int(f) >= len(formatNames) {
 		return nil, fmt.Errorf("rewriting client config: unknown format")
+	}
+	if f == Codex {
+		return rewriteCodex(data, e)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		data = []byte("{}")
@@ -90,6 +101,14 @@ func entryValue(f Format, e Entry) any {
 			Env     map[string]string `json:"env,omitempty"`
 		}
 		return typed{Type: "stdio", Command: e.Command, Args: e.Args, Env: e.Env}
+	case Gemini:
+		type gemini struct {
+			Command string            `json:"command"`
+			Args    []string          `json:"args"`
+			Env     map[string]string `json:"env,omitempty"`
+			Trust   bool              `json:"trust,omitempty"`
+		}
+		return gemini{Command: e.Command, Args: e.Args, Env: e.Env, Trust: e.Trusted}
 	default:
 		type plain struct {
 			Command string            `json:"command"`

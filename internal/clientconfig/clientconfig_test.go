@@ -30,6 +30,8 @@ var samples = []struct {
 	{"cursor", ".cursor/mcp.json", Cursor, ""},
 	{"vscode", ".vscode/mcp.json", VSCode, ""},
 	{"opencode", "opencode.json", OpenCode, ""},
+	{"gemini", ".gemini/settings.json", Gemini, ""},
+	{"codex", ".codex/config.toml", Codex, ""},
 }
 
 // golden compares got with the golden file, or rewrites it with -update.
@@ -66,6 +68,9 @@ func report(res *Result) []byte {
 		}
 		if v.Unexpanded {
 			b.WriteString(" (not expanded there: fix by hand)")
+		}
+		if v.Optional {
+			b.WriteString(" (optional: has a default)")
 		}
 		b.WriteByte('\n')
 	}
@@ -127,6 +132,9 @@ func TestImportRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("generated config does not load: %v\n%s", err, res.Config)
 			}
+			if cfg.Ask.Approvals != config.ApprovalsLocal {
+				t.Errorf("ask.approvals = %q, want %q: an ask the client cannot show must reach someone", cfg.Ask.Approvals, config.ApprovalsLocal)
+			}
 			var keys []string
 			for _, k := range res.Names {
 				keys = append(keys, k)
@@ -147,7 +155,7 @@ func TestImportRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join(dir, "client.json.golden"), rewritten)
+			golden(t, filepath.Join(dir, "client"+filepath.Ext(s.file)+".golden"), rewritten)
 			again, err := Parse(f, rewritten)
 			if err != nil {
 				t.Fatalf("rewritten client config does not parse: %v", err)

@@ -54,6 +54,9 @@ type Var struct {
 	// variables (command, args, cwd, url): setting the variable does not
 	// help there, the config needs fixing by hand (Result.Notes say how).
 	Unexpanded bool `json:"unexpanded,omitempty"`
+	// Optional is set when every reference gives a default
+	// (${VAR:-default}), kept as written: mcpwarden starts without it.
+	Optional bool `json:"optional,omitempty"`
 }
 
 // A Result is a converted client config.
@@ -107,6 +110,8 @@ type converter struct {
 	opts  Options
 	notes []string
 	vars  map[string]*Var
+	// required are the variables referenced at least once without a default.
+	required map[string]bool
 }
 
 func (c *converter) notef(format string, args ...any) {
@@ -123,7 +128,7 @@ func (c *converter) notef(format string, args ...any) {
 // mcpwarden are skipped. Convert does not validate the result; the caller
 // loads it with config.Parse.
 func Convert(src *Source, opts *Options) (*Result, error) {
-	c := &converter{f: src.Format, vars: map[string]*Var{}}
+	c := &converter{f: src.Format, vars: map[string]*Var{}, required: map[string]bool{}}
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -158,8 +163,21 @@ func Convert(src *Source, opts *Options) (*Result, error) {
 	}
 	res.Workspace = c.confine(servers)
 	res.Rules, res.Skipped = c.permissions(src.Permissions, res.Names)
+	for _, s := range src.Servers {
+		for _, tool := range s.Excluded {
+			key, imported := res.Names[s.Name]
+			r := "mcp:" + key + ":" + tool
+			if !imported || strings.ContainsAny(tool, ":()*?[]{}") || slices.Contains(res.Rules.Deny, r) {
+				continue
+			}
+			res.Rules.Deny = append(res.Rules.Deny, r)
+			c.notef("%s: the client excludes the tool %q: denied (%s)", s.Name, tool, r)
+		}
+	}
 	for _, name := range sortedKeys(c.vars) {
-		res.Vars = append(res.Vars, *c.vars[name])
+		v := *c.vars[name]
+		v.Optional = !c.required[name]
+		res.Vars = append(res.Vars, v)
 	}
 	res.Config = render(c.opts.SourceName, src.Format, servers, res.Rules, res.Vars)
 	res.Notes = c.notes
@@ -214,6 +232,8 @@ var (
 	openCodeRef  = regexp.MustCompile(`\{(env|file):([^}]*)\}`)
 	envName      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	upperEnvName = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
+	// bareRef matches Gemini CLI's unbraced $VAR, in env and headers.
+	bareRef = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
 )
 
 // expanded converts the client's references in a value that mcpwarden
@@ -242,6 +262,10 @@ func (c *converter) refs(where, v string, expands bool) string {
 			return "${" + name + "}"
 		})
 	}
+	if c.f == Gemini && expands {
+		// Gemini CLI expands $VAR where mcpwarden expands ${VAR}.
+		v = bareRef.ReplaceAllString(v, "$${$1}")
+	}
 	return refPattern.ReplaceAllStringFunc(v, func(m string) string {
 		ref := m[2 : len(m)-1]
 		switch {
@@ -252,16 +276,16 @@ func (c *converter) refs(where, v string, expands bool) string {
 		case ref == "pathSeparator":
 			return "/"
 		}
-		name, client := ref, ""
+		name, client, def := ref, "", ""
 		switch {
 		case strings.HasPrefix(ref, "env:"):
 			name = strings.TrimPrefix(ref, "env:")
 		case strings.HasPrefix(ref, "input:"):
 			name, client = varName(strings.TrimPrefix(ref, "input:")), m
 		case strings.Contains(ref, ":-"):
-			var def string
+			// mcpwarden expands ${VAR:-default} as the client does: kept.
 			name, def, _ = strings.Cut(ref, ":-")
-			c.notef("%s: the default %q of ${%s} is dropped: mcpwarden requires %s to be set", where, def, ref, name)
+			def = ":-" + def
 		}
 		if !envName.MatchString(name) {
 			c.notef("%s: the client placeholder %s has no mcpwarden equivalent and is kept as written; replace it", where, m)
@@ -270,8 +294,12 @@ func (c *converter) refs(where, v string, expands bool) string {
 		if !expands {
 			c.notef("%s: mcpwarden does not expand ${%s} here (only in env and headers): replace it with the value, or pass it through env", where, name)
 		}
+		wasRequired := c.required[name]
 		c.use(name, where, "", client)
-		return "${" + name + "}"
+		if def != "" && expands {
+			c.required[name] = wasRequired // this reference needs no value
+		}
+		return "${" + name + def + "}"
 	})
 }
 
@@ -283,6 +311,7 @@ func (c *converter) use(name, where, secret, client string) {
 		c.vars[name] = v
 	}
 	v.Where = append(v.Where, where)
+	c.required[name] = true
 	if !strings.Contains(where, ".env.") && !strings.Contains(where, ".headers.") {
 		v.Unexpanded = true
 	}
@@ -292,6 +321,20 @@ func (c *converter) use(name, where, secret, client string) {
 	if client != "" {
 		v.ClientRef = client
 	}
+}
+
+// PassedVars are the variables the config takes from the environment the
+// client runs in, as the client config did: a client that passes its
+// environment on gives them to mcpwarden as they are, Codex only those its
+// entry names in env_vars (Entry.PassEnv).
+func PassedVars(vars []Var) []string {
+	var names []string
+	for _, v := range vars {
+		if v.Secret == "" && v.ClientRef == "" && !v.Unexpanded {
+			names = append(names, v.Name)
+		}
+	}
+	return names
 }
 
 // EntryEnv is the env of the client's mcpwarden entry: the variables a

@@ -1,5 +1,6 @@
 // Package clientconfig reads the MCP server configuration of MCP clients
-// (Claude Desktop, Claude Code, Cursor, VS Code, OpenCode), turns it into an
+// (Claude Desktop, Claude Code, Cursor, VS Code, OpenCode, Gemini CLI,
+// Codex), turns it into an
 // mcpwarden config with a safe starting policy, and rewrites the client's
 // file so that the client launches mcpwarden instead. It is pure: it reads
 // and returns bytes and never touches the file system or the environment,
@@ -26,6 +27,8 @@ const (
 	Cursor               // "cursor": .cursor/mcp.json, mcpServers
 	VSCode               // "vscode": .vscode/mcp.json, servers with type, inputs
 	OpenCode             // "opencode": opencode.json, mcp with type local|remote
+	Gemini               // "gemini": ~/.gemini/settings.json, mcpServers with httpUrl
+	Codex                // "codex": ~/.codex/config.toml, [mcp_servers.<name>] tables
 )
 
 var formatNames = [...]string{
@@ -34,10 +37,14 @@ var formatNames = [...]string{
 	Cursor:        "cursor",
 	VSCode:        "vscode",
 	OpenCode:      "opencode",
+	Gemini:        "gemini",
+	Codex:         "codex",
 }
 
 // Formats returns every known format, in a fixed order.
-func Formats() []Format { return []Format{ClaudeDesktop, ClaudeCode, Cursor, VSCode, OpenCode} }
+func Formats() []Format {
+	return []Format{ClaudeDesktop, ClaudeCode, Cursor, VSCode, OpenCode, Gemini, Codex}
+}
 
 // String returns the format's name, or "unknown".
 func (f Format) String() string {
@@ -66,7 +73,7 @@ func (f *Format) UnmarshalText(b []byte) error {
 }
 
 // ParseFormat returns the format named s ("claude-desktop", "claude-code",
-// "cursor", "vscode" or "opencode").
+// "cursor", "vscode", "opencode", "gemini" or "codex").
 func ParseFormat(s string) (Format, error) {
 	for _, f := range Formats() {
 		if f.String() == s {
@@ -87,6 +94,8 @@ func (f Format) mcpKey() string {
 		return "servers"
 	case OpenCode:
 		return "mcp"
+	case Codex:
+		return codexKey
 	default:
 		return "mcpServers"
 	}
@@ -95,7 +104,8 @@ func (f Format) mcpKey() string {
 // Detect guesses the format of a client config from its file name (path may
 // be just a base name) and its content. The name decides when it is
 // conclusive (claude_desktop_config.json, .mcp.json, .claude.json,
-// .cursor/mcp.json, .vscode/mcp.json, opencode.json[c]); otherwise the
+// .cursor/mcp.json, .vscode/mcp.json, opencode.json[c], .gemini/settings.json,
+// a .toml file, which is Codex's config.toml); otherwise the
 // top-level keys do: `servers` is VS Code, `mcp` OpenCode, and `mcpServers`
 // Claude Code when an entry has a `type` or the file has Claude Code keys,
 // else Claude Desktop (whose shape Cursor shares).
@@ -113,6 +123,10 @@ func Detect(path string, data []byte) (Format, error) {
 		return VSCode, nil
 	case base == "opencode.json" || base == "opencode.jsonc":
 		return OpenCode, nil
+	case base == "settings.json" && dir == ".gemini":
+		return Gemini, nil
+	case strings.EqualFold(filepath.Ext(base), ".toml"):
+		return Codex, nil
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(stripJSONC(data), &top); err != nil {
@@ -166,6 +180,10 @@ func DefaultPaths(f Format, goos, home, appData string) []string {
 		return []string{filepath.Join(".vscode", "mcp.json")}
 	case OpenCode:
 		return []string{"opencode.json", "opencode.jsonc", filepath.Join(home, ".config", "opencode", "opencode.json")}
+	case Gemini:
+		return []string{filepath.Join(".gemini", "settings.json"), filepath.Join(home, ".gemini", "settings.json")}
+	case Codex:
+		return []string{filepath.Join(".codex", "config.toml"), filepath.Join(home, ".codex", "config.toml")}
 	}
 	return nil
 }

@@ -26,6 +26,9 @@ type Server struct {
 	// Disabled is set for entries the client does not start (OpenCode
 	// enabled: false, disabled: true elsewhere).
 	Disabled bool
+	// Excluded are the tools the client keeps from the model (Gemini CLI's
+	// excludeTools, Codex's disabled_tools): denied in the mcpwarden config.
+	Excluded []string
 }
 
 // Permissions are Claude Code permission rules (settings.json
@@ -56,6 +59,9 @@ type Source struct {
 func Parse(f Format, data []byte) (*Source, error) {
 	if f == Unknown || int(f) >= len(formatNames) {
 		return nil, errors.New("parsing client config: unknown format")
+	}
+	if f == Codex {
+		return parseCodex(data)
 	}
 	top, _, err := topLevel(stripJSONC(data))
 	if err != nil {
@@ -159,6 +165,7 @@ var knownKeys = map[Format][]string{
 	Cursor:        {"command", "args", "env", "cwd", "url", "headers", "type", "transport", "disabled"},
 	VSCode:        {"command", "args", "env", "cwd", "url", "headers", "type", "disabled"},
 	OpenCode:      {"type", "command", "environment", "url", "headers", "enabled"},
+	Gemini:        {"command", "args", "env", "cwd", "url", "httpUrl", "headers", "type", "disabled", "excludeTools"},
 }
 
 func parseEntry(f Format, name string, raw json.RawMessage) (Server, []string, error) {
@@ -258,6 +265,15 @@ func parseEntry(f Format, name string, raw json.RawMessage) (Server, []string, e
 		}
 		if t := str("transport"); typ == "" {
 			typ = t
+		}
+		if f == Gemini {
+			s.Excluded = strs("excludeTools")
+			// Gemini CLI: httpUrl is streamable HTTP, url is SSE.
+			if u := str("httpUrl"); u != "" {
+				s.URL, typ = u, "http"
+			} else if s.URL != "" && typ == "" {
+				typ = "sse"
+			}
 		}
 		switch strings.ToLower(typ) {
 		case "":

@@ -141,7 +141,9 @@ func AllowInOpenCode(data []byte, name string) (out []byte, changed bool, err er
 
 // PromptAdvice says how to let the tools of the client entry name through
 // the prompt of a client whose settings import does not write (Claude
-// Desktop, Cursor, VS Code); "" for the others.
+// Desktop, Cursor, VS Code), or that the entry itself does it (Gemini
+// CLI), or how the client names the tools and where its asks go (Codex);
+// "" for the others.
 func PromptAdvice(f Format, name string) string {
 	name = cmp.Or(name, DefaultEntryName)
 	switch f {
@@ -151,6 +153,10 @@ func PromptAdvice(f Format, name string) string {
 		return fmt.Sprintf("Cursor asks before each MCP tool not on its allowlist: add %q to its MCP allowlist (Settings, or mcpAllowlist in ~/.cursor/permissions.json, which replaces the in-app list), since mcpwarden decides every call and asks you itself", name+":*")
 	case VSCode:
 		return fmt.Sprintf("VS Code asks before each MCP tool call: in its confirmation choose to always allow the tools of the %s server, since mcpwarden decides every call and asks you itself", name)
+	case Gemini:
+		return fmt.Sprintf("Gemini CLI asks before each tool of a server it does not trust: the %s entry has \"trust\": true (--client-prompt keep leaves it out), since mcpwarden decides every call and asks you itself", name)
+	case Codex:
+		return fmt.Sprintf("Codex shows mcpwarden's tools as mcp__%s__<server>__<tool>, with each - turned into _; mcpwarden's rules and asks name them mcp:<server>:<tool>. codex exec declines every question mcpwarden would ask it, so asks wait on the approvals page (ask.approvals: local, ask.elicitation: false)", claudeName(name))
 	}
 	return ""
 }

@@ -75,7 +75,11 @@ func render(source string, f Format, servers []server, rules Permissions, vars [
 			width = max(width, len(v.Name))
 		}
 		for _, v := range vars {
-			w("#   %-*s  %s\n", width, v.Name, strings.Join(v.Where, ", "))
+			optional := ""
+			if v.Optional {
+				optional = " (optional: its default is used when it is not set)"
+			}
+			w("#   %-*s  %s%s\n", width, v.Name, strings.Join(v.Where, ", "), optional)
 		}
 	}
 	w("listen: stdio\n\n")
@@ -124,6 +128,12 @@ func render(source string, f Format, servers []server, rules Permissions, vars [
 	writeList(&b, "deny", append(append([]string{}, SecretDenyRules...), rules.Deny...))
 	writeList(&b, "ask", rules.Ask)
 	writeList(&b, "allow", append(registries, rules.Allow...))
+	w("\n# An ask the client cannot show waits on the approvals page (its URL is\n")
+	w("# printed at start) and in `mcpwarden approvals`, instead of being refused.\n")
+	w("ask:\n  approvals: local\n")
+	if f == Codex {
+		w("  elicitation: false   # codex exec declines every question without showing it\n")
+	}
 	w("\naudit:\n  path: mcpwarden-audit.jsonl    # relative to this file\n")
 	return b.Bytes()
 }

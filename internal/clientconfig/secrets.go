@@ -11,11 +11,18 @@ import (
 )
 
 // literalSecrets returns the credentials in v that are written out rather
-// than referenced through a ${VAR}.
+// than referenced through a ${VAR}: in v outside its references, and in
+// the defaults of ${VAR:-default} (which are written out). Their offsets
+// are not into v.
 func literalSecrets(v string) []secrets.Match {
-	return slices.DeleteFunc(secrets.Find(v), func(m secrets.Match) bool {
-		return strings.Contains(v[m.Start:m.End], "${")
-	})
+	var out []secrets.Match
+	for _, m := range refPattern.FindAllStringSubmatch(v, -1) {
+		if _, def, ok := strings.Cut(m[1], ":-"); ok {
+			out = append(out, secrets.Find(def)...)
+		}
+	}
+	// A space where a reference was: its name joins no neighbour.
+	return append(out, secrets.Find(refPattern.ReplaceAllString(v, " "))...)
 }
 
 // isURLPassword reports whether m is the password of a URL.

@@ -40,6 +40,20 @@ const DefaultStartupWait = 10 * time.Second
 // each naming its source: the file and the key, or the environment
 // variable and the key it sets.
 func Load(path string, environ []string) (*Config, error) {
+	return load(path, environ, false)
+}
+
+// LoadOffline is Load for the commands that start no server (check,
+// validate --offline, tools --offline): a ${VAR} in server env or headers
+// whose variable is not set is kept as written, with a warning, instead of
+// failing the load, so that a policy can be checked on a machine, or in a
+// shell, without the servers' secrets (import --write moves them into the
+// client's file, which passes them to serve alone).
+func LoadOffline(path string, environ []string) (*Config, error) {
+	return load(path, environ, true)
+}
+
+func load(path string, environ []string, offline bool) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading config: %w", err)
@@ -48,7 +62,7 @@ func Load(path string, environ []string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
-	cfg, err := parse(data, filepath.Ext(path), filepath.Dir(abs), environ, "config "+path)
+	cfg, err := parse(data, filepath.Ext(path), filepath.Dir(abs), environ, "config "+path, offline)
 	if err != nil {
 		return nil, err
 	}
@@ -61,11 +75,12 @@ func Load(path string, environ []string) (*Config, error) {
 // what relative paths in the config are relative to. Errors about the
 // text name it "config".
 func Parse(data []byte, ext, dir string, environ []string) (*Config, error) {
-	return parse(data, ext, dir, environ, "config")
+	return parse(data, ext, dir, environ, "config", false)
 }
 
-// parse is Parse with the name errors give the text (source).
-func parse(data []byte, ext, dir string, environ []string, source string) (*Config, error) {
+// parse is Parse with the name errors give the text (source); offline is
+// LoadOffline's leniency about unset variables.
+func parse(data []byte, ext, dir string, environ []string, source string, offline bool) (*Config, error) {
 	var parser koanf.Parser
 	var format string
 	switch strings.ToLower(ext) {
@@ -97,9 +112,11 @@ func parse(data []byte, ext, dir string, environ []string, source string) (*Conf
 	cfg.Warnings = warnings
 	cfg.envSources = sources
 	cfg.source = src
-	if err := cfg.expand(env); err != nil {
+	unset, err := cfg.expand(env, offline)
+	if err != nil {
 		return nil, attribute(err, src, sources)
 	}
+	cfg.Warnings = append(cfg.Warnings, unset...)
 	if err := cfg.Validate(); err != nil {
 		return nil, attribute(err, src, sources)
 	}
@@ -249,42 +266,68 @@ var (
 	index  = regexp.MustCompile(`^\[[0-9]+\]$`)
 )
 
-// expand replaces ${VAR} in server env values and headers. A
-// variable that is not set is an error: a missing credential should stop the
-// start, not send an empty header.
-func (c *Config) expand(env map[string]string) error {
+// expand replaces ${VAR} and ${VAR:-default} in server env values and
+// headers. A variable that is not set, and has no default, is an error: a
+// missing credential should stop the start, not send an empty header. With
+// keepUnset, such a value is kept as written instead, and returned as a
+// warning.
+func (c *Config) expand(env map[string]string, keepUnset bool) ([]string, error) {
 	var errs []error
-	for name, s := range c.Servers {
+	var warnings []string
+	for _, name := range sortedNames(c.Servers) {
+		s := c.Servers[name]
 		for _, field := range []struct {
 			key string
 			m   map[string]string
 		}{{"env", s.Env}, {"headers", s.Headers}} {
-			for k, v := range field.m {
-				expanded, missing := expandVars(v, env)
-				if len(missing) > 0 {
-					errs = append(errs, fmt.Errorf("servers.%s.%s.%s: environment variable %s is not set", name, field.key, k, strings.Join(missing, ", ")))
-					continue
+			for _, k := range sortedNames(field.m) {
+				expanded, missing := expandVars(field.m[k], env)
+				switch {
+				case len(missing) == 0:
+					field.m[k] = expanded
+				case keepUnset:
+					warnings = append(warnings, fmt.Sprintf("servers.%s.%s.%s: environment variable %s is not set: kept as written here; serve needs it (or a default: ${%s:-value})", name, field.key, k, strings.Join(missing, ", "), missing[0]))
+				default:
+					errs = append(errs, fmt.Errorf("servers.%s.%s.%s: environment variable %s is not set: set it in the environment mcpwarden runs in, or give a default: ${%s:-value}", name, field.key, k, strings.Join(missing, ", "), missing[0]))
 				}
-				field.m[k] = expanded
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return warnings, errors.Join(errs...)
 }
 
-// varRef matches a ${VAR} reference. Only the braced form is expanded, so a
-// literal "$" in a value (a password, say) is left alone.
-var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+// varRef matches a ${VAR} or ${VAR:-default} reference. Only the braced
+// form is expanded, so a literal "$" in a value (a password, say) is left
+// alone.
+var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
 
+// expandVars expands the references in s from env. A ${VAR:-default} takes
+// the default when VAR is unset or empty, as in the shell (and in Claude
+// Code's and VS Code's configs); the names of unset variables without a
+// default are returned.
 func expandVars(s string, env map[string]string) (string, []string) {
 	var missing []string
 	out := varRef.ReplaceAllStringFunc(s, func(ref string) string {
-		name := ref[2 : len(ref)-1]
+		m := varRef.FindStringSubmatch(ref)
+		name, hasDefault := m[1], strings.Contains(ref, ":-")
 		v, ok := env[name]
-		if !ok {
+		switch {
+		case hasDefault && v == "":
+			return m[2]
+		case !ok:
 			missing = append(missing, name)
 		}
 		return v
 	})
 	return out, missing
+}
+
+// sortedNames are m's keys in order, so that messages come in a fixed order.
+func sortedNames[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -2,10 +2,14 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // TestQuickstartRefusesEtcPasswdLive runs the quickstart's filesystem
@@ -74,6 +78,17 @@ func TestImportedClaudeCodeConfigConfinesLive(t *testing.T) {
 		t.Errorf("import does not say it confined the servers:\n%s", report)
 	}
 
+	// The imported config has an approvals page (ask.approvals: local):
+	// on a free port, and an ask no one answers refused in a second.
+	imported, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := fmt.Sprintf("  approvals: local\n  approvals_listen: %q\n  timeout: 1s\n", testkit.FreeAddr(t))
+	if !strings.Contains(string(imported), "  approvals: local\n") {
+		t.Fatalf("the imported config sets no approvals page:\n%s", imported)
+	}
+	writeFile(t, out, strings.Replace(string(imported), "  approvals: local\n", page, 1))
 	f := &fixture{dir: project, sandbox: project, config: out, auditPath: filepath.Join(project, "mcpwarden-audit.jsonl")}
 	c := connectStdio(t, f)
 	if text, refused := tryTool(t, c, "fs__read_text_file", map[string]any{"path": "README.md"}); refused || text != "a readme\n" {

@@ -95,6 +95,12 @@ func liveExample(t *testing.T, rel, place string, p exampleProject) *fixture {
 	dir := t.TempDir()
 	f := &fixture{dir: dir, sandbox: p.dir, auditPath: filepath.Join(dir, "audit.jsonl")}
 	cfg["listen"] = "stdio"
+	// The examples' approvals page (ask.approvals: local) would hold each
+	// ask for ask.timeout: here an ask is refused at once, as the tests of
+	// the policy expect (the page has tests of its own).
+	if ask, ok := cfg["ask"].(map[string]any); ok {
+		ask["approvals"] = "off"
+	}
 	cfg["audit"] = map[string]any{"path": f.auditPath, "required": true}
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
