@@ -22,7 +22,16 @@ func literalSecrets(v string) []secrets.Match {
 		}
 	}
 	// A space where a reference was: its name joins no neighbour.
-	return append(out, secrets.Find(refPattern.ReplaceAllString(v, " "))...)
+	out = append(out, secrets.Find(refPattern.ReplaceAllString(v, " "))...)
+	return slices.DeleteFunc(out, func(m secrets.Match) bool { return isLoneKeyLine(v, m) })
+}
+
+// isLoneKeyLine reports whether m is only a private key's body line in a
+// value of one line: a key comes in lines (or with a BEGIN line), and a
+// single line of 64 base64 characters is as likely a long path
+// (/tmp/TestSomethingLong12345678/001) that must stay an argument.
+func isLoneKeyLine(v string, m secrets.Match) bool {
+	return m.Kind == secrets.PrivateKey && !strings.ContainsAny(v, "\r\n") && !strings.Contains(v, "-----") && !strings.HasPrefix(v, "PuTTY-")
 }
 
 // isURLPassword reports whether m is the password of a URL.
