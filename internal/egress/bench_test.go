@@ -153,13 +153,13 @@ func cpuTime(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// A way is one way to reach the download: its name, how to connect and
-// what to ask for it with.
+// A way is one way to reach a loopback "outside" host: its name, how to
+// connect and what to ask for a download with.
 type way struct {
 	name string
 	dial func() net.Conn
 	ask  []byte
-	wall []time.Duration // each download's
+	wall []time.Duration // each iteration's time
 	cpu  []time.Duration // the CPU each download cost the whole process
 }
 
@@ -168,9 +168,9 @@ type way struct {
 // one iteration to the next: directly; through a CONNECT tunnel of the
 // proxy on a loopback port (as a sandboxed server reaches it), and on a
 // unix socket (which shows what the client's loopback TCP leg costs);
-// through one to a TLS port, where the proxy reads
-// and checks the ClientHello before it relays; and through a bare splice
-// relay, the floor of one more hop. It reports each way's median throughput and CPU
+// through one to a TLS port, where the proxy reads and checks the
+// ClientHello before it relays; and through a bare splice relay, the
+// floor of one more hop. It reports each way's median throughput and CPU
 // per download (the whole process's: source, relay and client), the
 // median of the iterations' ratios to direct (the goal: at least 0.8)
 // with their quartiles, and the proxy's median ratio to the bare relay.
@@ -196,12 +196,15 @@ func BenchmarkDownloadThroughProxy(b *testing.B) {
 		}
 	}
 	one := []byte{1}
+	direct := &way{name: "direct", dial: dialer(target), ask: one}
+	proxied := &way{name: "proxied", dial: func() net.Conn { return tunnelTo(b, "tcp", proxy, target) }, ask: one}
+	floor := &way{name: "relay", dial: dialer(relay), ask: one}
 	ways := []*way{
-		{name: "direct", dial: dialer(target), ask: one},
-		{name: "proxied", dial: func() net.Conn { return tunnelTo(b, "tcp", proxy, target) }, ask: one},
+		direct,
+		proxied,
 		{name: "proxied-unix", dial: func() net.Conn { return tunnelTo(b, "unix", sock, target) }, ask: one},
 		{name: "proxied-tls", dial: func() net.Conn { return tunnelTo(b, "tcp", tlsProxy, fmt.Sprintf("example.com:%d", port)) }, ask: clientHello(b, "example.com")},
-		{name: "relay", dial: dialer(relay), ask: one},
+		floor,
 	}
 	i := 0
 	for b.Loop() {
@@ -219,14 +222,15 @@ func BenchmarkDownloadThroughProxy(b *testing.B) {
 	for _, w := range ways {
 		b.ReportMetric(mib/median(w.wall).Seconds(), w.name+"-MiB/s")
 		b.ReportMetric(float64(median(w.cpu).Microseconds())/1000, w.name+"-cpu-ms")
-	}
-	for _, w := range ways[1:] {
-		q := quartiles(ratios(ways[0].wall, w.wall))
+		if w == direct {
+			continue
+		}
+		q := quartiles(ratios(direct.wall, w.wall))
 		b.ReportMetric(q[1], w.name+"-ratio")
 		b.ReportMetric(q[0], w.name+"-ratio-q1")
 		b.ReportMetric(q[2], w.name+"-ratio-q3")
 	}
-	b.ReportMetric(quartiles(ratios(ways[len(ways)-1].wall, ways[1].wall))[1], "proxied-to-relay")
+	b.ReportMetric(quartiles(ratios(floor.wall, proxied.wall))[1], "proxied-to-relay")
 }
 
 // ratios returns, iteration by iteration, how fast a way was against a
@@ -265,39 +269,34 @@ func BenchmarkConnectionSetup(b *testing.B) {
 		}
 		return c
 	}
-	ways := []struct {
-		name string
-		open func() net.Conn
-	}{
-		{"direct", func() net.Conn { return dial(target) }},
-		{"proxied", func() net.Conn { return tunnelTo(b, "tcp", proxy, target) }},
-		{"relay", func() net.Conn { return dial(relay) }},
-	}
-	times := make([][]time.Duration, len(ways))
+	direct := &way{name: "direct", dial: func() net.Conn { return dial(target) }}
+	proxied := &way{name: "proxied", dial: func() net.Conn { return tunnelTo(b, "tcp", proxy, target) }}
+	floor := &way{name: "relay", dial: func() net.Conn { return dial(relay) }}
+	ways := []*way{direct, proxied, floor}
 	one := []byte{1}
 	i := 0
 	for b.Loop() {
 		for k := range ways {
-			j := (i + k) % len(ways)
+			w := ways[(i+k)%len(ways)]
 			start := time.Now()
-			c := ways[j].open()
+			c := w.dial()
 			if _, err := c.Write(one); err != nil {
 				b.Fatal(err)
 			}
 			if _, err := io.ReadFull(c, one); err != nil {
 				b.Fatal(err)
 			}
-			times[j] = append(times[j], time.Since(start))
+			w.wall = append(w.wall, time.Since(start))
 			c.Close()
 		}
 		i++
 	}
-	d := median(times[0])
-	for j, w := range ways {
-		b.ReportMetric(float64(median(times[j]).Microseconds()), w.name+"-p50-µs")
+	for _, w := range ways {
+		b.ReportMetric(float64(median(w.wall).Microseconds()), w.name+"-p50-µs")
 	}
-	b.ReportMetric(float64((median(times[1]) - d).Microseconds()), "added-p50-µs")
-	b.ReportMetric(float64((median(times[2]) - d).Microseconds()), "relay-added-p50-µs")
+	d := median(direct.wall)
+	b.ReportMetric(float64((median(proxied.wall) - d).Microseconds()), "added-p50-µs")
+	b.ReportMetric(float64((median(floor.wall) - d).Microseconds()), "relay-added-p50-µs")
 }
 
 func median(ds []time.Duration) time.Duration {
