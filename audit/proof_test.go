@@ -2,6 +2,8 @@ package audit
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +20,7 @@ import (
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
 )
 
 func TestProveALineAndCheckItWithThePublicKeyAlone(t *testing.T) {
@@ -267,5 +271,52 @@ func TestCheckpointIsWrittenEveryIntervalAndSentToAnHTTPWitness(t *testing.T) {
 	s.write(t, 0)
 	if lines := readLines(t, s.path); len(lines) != 4 || !strings.Contains(lines[3], `"event":"checkpoint"`) {
 		t.Errorf("the log holds %d lines, want the 3 events and their checkpoint", len(lines))
+	}
+}
+
+// TestAProofChecksWithNoteAndTlogAlone is what the README promises an
+// auditor without mcpwarden: a proof checks with sumdb/note and sumdb/tlog
+// alone, its leaf being tlog.RecordHash of the SHA-256 of the line (the
+// digest the next line names in prev_sha256), not of the line itself.
+func TestAProofChecksWithNoteAndTlogAlone(t *testing.T) {
+	t.Parallel()
+	s := newSignedLog(t)
+	s.write(t, 25)
+	files, _ := Files(s.path)
+	lines := readLines(t, s.path)
+	for _, n := range []int{1, 7, 20} {
+		p, err := Prove(files, s.path, n)
+		if err != nil {
+			t.Fatalf("line %d: %v", n, err)
+		}
+		signed, err := note.Open([]byte(p.Checkpoint), s.pub)
+		if err != nil {
+			t.Fatalf("line %d: %v", n, err)
+		}
+		text := strings.Split(signed.Text, "\n") // origin, size, root, ""
+		size, err := strconv.ParseInt(text[1], 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		root, err := tlog.ParseHash(text[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		rp := make(tlog.RecordProof, len(p.Hashes))
+		for i, h := range p.Hashes {
+			if rp[i], err = tlog.ParseHash(h); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sum := sha256.Sum256([]byte(p.Text))
+		if err := tlog.CheckRecord(rp, size, root, p.Index, tlog.RecordHash(sum[:])); err != nil {
+			t.Errorf("line %d: the record hash of the line's SHA-256 is not its leaf: %v", n, err)
+		}
+		if err := tlog.CheckRecord(rp, size, root, p.Index, tlog.RecordHash([]byte(p.Text))); err == nil {
+			t.Errorf("line %d: the record hash of the whole line checks too", n)
+		}
+		if next := lines[n]; !strings.Contains(next, `"prev_sha256":"`+hex.EncodeToString(sum[:])+`"`) {
+			t.Errorf("line %d: the leaf's digest is not the one line %d names in prev_sha256", n, n+1)
+		}
 	}
 }
