@@ -61,8 +61,15 @@ func setup(m *testing.M) (int, error) {
 	defer os.RemoveAll(dir)
 	// Every mcpwarden started makes its audit signing key in
 	// $XDG_STATE_HOME/mcpwarden: a directory of the tests', not the real
-	// ~/.local/state/mcpwarden of whoever runs them.
-	if err := os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state")); err != nil {
+	// ~/.local/state/mcpwarden of whoever runs them. Not inside dir: the
+	// stand-in servers are built there, so a sandbox grants it as their
+	// installation, and mcpwarden's own files must not be under a grant.
+	state, err := os.MkdirTemp("", "mcpwarden-e2e-state-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(state)
+	if err := os.Setenv("XDG_STATE_HOME", state); err != nil {
 		return 0, err
 	}
 	binary = filepath.Join(dir, "mcpwarden")

@@ -19,7 +19,10 @@ import (
 // relative to the server's directory, through symlinks and in a list.
 func TestOwnFilesAreOffLimits(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, "stdio", "  fs:\n    command: node\n    args: [SERVER, DIR, STATE]\n    cwd: DIR\n  nolinks:\n    command: node\n    args: [SERVER, DIR, STATE]\n    resolve_symlinks: false", `  default: allow
+	// The servers are granted mcpwarden's state directory itself, which
+	// no sandbox starts a server with: this is about the rules'
+	// self-protection of an unconfined server.
+	f := newFixture(t, "stdio", "  fs:\n    command: node\n    args: [SERVER, DIR, STATE]\n    cwd: DIR\n    sandbox: off\n  nolinks:\n    command: node\n    args: [SERVER, DIR, STATE]\n    resolve_symlinks: false\n    sandbox: off", `  default: allow
   allow: ["mcp:fs:*", "mcp:nolinks:*"]`)
 	f.appendConfig(t, fmt.Sprintf("ask:\n  approvals: local\n  approvals_listen: %q\n", testkit.FreeAddr(t)))
 	token := tokenPath(t, f)
