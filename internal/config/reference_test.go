@@ -2,7 +2,6 @@ package config
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"go/ast"
@@ -306,8 +305,9 @@ func (r *reference) walk(d docs, t reflect.Type, key, doc string) map[string]any
 			lastDoc = fdoc
 			full := join(key, name)
 			typ, schema := r.typeOf(d, f.Type, full, fdoc)
-			if schema["description"] == nil && fdoc != "" {
-				schema["description"] = fdoc
+			shown := userDoc(fdoc, t)
+			if schema["description"] == nil && shown != "" {
+				schema["description"] = shown
 			}
 			props[name] = schema
 			def := defaultFrom(segment(fdoc, f.Name, t), f.Name)
@@ -320,12 +320,73 @@ func (r *reference) walk(d docs, t reflect.Type, key, doc string) map[string]any
 			if def == "" {
 				def = "—"
 			}
-			rows = append(rows, row{key: full, typ: typ, def: def, doc: fdoc})
+			if shown == "" {
+				shown = "As described above."
+			}
+			rows = append(rows, row{key: full, typ: typ, def: def, doc: shown})
 		}
 	}
 	fields(t)
 	r.blocks[i].rows = rows
+	r.blocks[i].doc = userDoc(fieldNames(doc, t), t)
 	return map[string]any{"type": "object", "additionalProperties": false, "properties": props}
+}
+
+// goName is a Go identifier a doc comment may name: CamelCase with two
+// capitals or more, not an initialism (URL, HTTP).
+var goName = regexp.MustCompile(`\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b`)
+
+// userDoc is doc as a user reads it: the struct's Go field names as
+// their keys, named defaults as their values.
+func userDoc(doc string, t reflect.Type) string {
+	keys := map[string]string{}
+	var collect func(t reflect.Type)
+	collect = func(t reflect.Type) {
+		for f := range t.Fields() {
+			tag := f.Tag.Get("koanf")
+			if tag == ",squash" {
+				collect(f.Type)
+				continue
+			}
+			if name, _, _ := strings.Cut(tag, ","); name != "" && name != "-" {
+				keys[f.Name] = "`" + name + "`"
+			}
+		}
+	}
+	if t.Kind() == reflect.Struct {
+		collect(t)
+	}
+	if first, rest, ok := strings.Cut(doc, " "); ok && keys[first] != "" {
+		doc = keys[first] + " " + rest
+	}
+	return goName.ReplaceAllStringFunc(doc, func(w string) string {
+		if k, ok := keys[w]; ok {
+			return k
+		}
+		if c, ok := constants[w]; ok {
+			return c
+		}
+		return w
+	})
+}
+
+// fieldNames marks the fields a struct's own doc names by their Go names
+// alone (Sink, Path), so that userDoc turns them into keys too.
+func fieldNames(doc string, t reflect.Type) string {
+	if t.Kind() != reflect.Struct {
+		return doc
+	}
+	for f := range t.Fields() {
+		if strings.ToUpper(f.Name) == f.Name || goName.MatchString(f.Name) {
+			continue // an initialism, or already a goName
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("koanf"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		doc = regexp.MustCompile(`(^|[^.\w])`+f.Name+`\b`).ReplaceAllString(doc, "${1}`"+name+"`")
+	}
+	return doc
 }
 
 func join(key, name string) string {
@@ -401,65 +462,4 @@ func (r *reference) scalar(name string, types []any, key string) (string, map[st
 		name = strings.Join(shown, ", ")
 	}
 	return name, s
-}
-
-func (r *reference) schema() []byte {
-	b, err := json.MarshalIndent(r.root, "", "  ")
-	if err != nil {
-		panic(err)
-	}
-	return append(b, '\n')
-}
-
-func (r *reference) markdown() []byte {
-	var b bytes.Buffer
-	b.WriteString(`<!-- Generated from internal/config's types by go generate ./internal/config; do not edit. -->
-
-# Configuration reference
-
-Every key of mcpwarden's config file (YAML, JSON or TOML), with its type, its
-default and what it does, generated from the config types' doc comments; a
-test fails when this page or the [JSON Schema](mcpwarden.schema.json) drifts
-from them. Any key can also be set by an environment variable: ` + "`MCPWARDEN_`" + ` and the
-key in capitals with ` + "`__`" + ` between its parts (` + "`MCPWARDEN_LOG__LEVEL=debug`" + `). Durations look like
-` + "`30s`, `5m`, `1h`" + `; sizes like ` + "`512MiB`" + `. "—" in the default column means the zero
-value (empty, false, 0, none) or a default the description explains.
-
-## Editor support
-
-[docs/mcpwarden.schema.json](mcpwarden.schema.json) is a JSON Schema (draft
-2020-12) of the file. With the YAML language server (VS Code's YAML extension,
-Neovim, Helix, JetBrains), put this line at the top of ` + "`mcpwarden.yaml`" + `:
-
-` + "```yaml\n# yaml-language-server: $schema=" + schemaID + "\n```" + `
-
-or, from a clone, a relative path to ` + "`docs/mcpwarden.schema.json`" + `. For a JSON config, set
-` + "`\"$schema\"`" + ` in your editor's JSON schema settings (the file itself may not hold a
-` + "`$schema`" + ` key: mcpwarden refuses unknown keys). Every file in ` + "`examples/`" + ` is checked
-against the schema by the tests. The schema checks shapes, types and the fixed
-values of a key; rule grammar, paths, hosts and the rest are checked by
-` + "`mcpwarden validate`" + `.
-
-`)
-	for _, bl := range r.blocks {
-		title := "`" + bl.key + "`"
-		if bl.key == "" {
-			title = "Top level"
-		}
-		fmt.Fprintf(&b, "## %s\n\n", title)
-		if bl.doc != "" {
-			fmt.Fprintf(&b, "%s\n\n", bl.doc)
-		}
-		b.WriteString("| key | type | default | description |\n| --- | --- | --- | --- |\n")
-		for _, rw := range bl.rows {
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", rw.key, cell(rw.typ), cell(rw.def), cell(rw.doc))
-		}
-		b.WriteString("\n")
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
-
-// cell makes s safe in a table cell.
-func cell(s string) string {
-	return strings.ReplaceAll(s, "|", `\|`)
 }
