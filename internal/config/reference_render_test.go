@@ -39,7 +39,7 @@ Neovim, Helix, JetBrains), put this line at the top of ` + "`mcpwarden.yaml`" + 
 
 or, from a clone, a relative path to ` + "`docs/mcpwarden.schema.json`" + `. For a JSON config, set
 ` + "`\"$schema\"`" + ` in your editor's JSON schema settings (the file itself may not hold a
-` + "`$schema`" + ` key: mcpwarden refuses unknown keys). Every file in ` + "`examples/`" + ` is checked
+` + "`$schema`" + ` key: mcpwarden refuses unknown keys). Every mcpwarden config in ` + "`examples/`" + ` is checked
 against the schema by the tests. The schema checks shapes, types and the fixed
 values of a key; rule grammar, paths, hosts and the rest are checked by
 ` + "`mcpwarden validate`" + `.
@@ -52,7 +52,7 @@ values of a key; rule grammar, paths, hosts and the rest are checked by
 		}
 		fmt.Fprintf(&b, "## %s\n\n", title)
 		if bl.doc != "" {
-			fmt.Fprintf(&b, "%s\n\n", bl.doc)
+			fmt.Fprintf(&b, "%s\n\n", escapeHTML(bl.doc))
 		}
 		b.WriteString("| key | type | default | description |\n| --- | --- | --- | --- |\n")
 		for _, rw := range bl.rows {
@@ -65,5 +65,27 @@ values of a key; rule grammar, paths, hosts and the rest are checked by
 
 // cell makes s safe in a table cell.
 func cell(s string) string {
-	return strings.ReplaceAll(s, "|", `\|`)
+	return strings.ReplaceAll(escapeHTML(s), "|", `\|`)
+}
+
+// escapeHTML keeps a <placeholder> outside code from reading as an HTML
+// tag.
+func escapeHTML(s string) string {
+	parts := strings.Split(s, "`")
+	for i := 0; i < len(parts); i += 2 {
+		parts[i] = strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(parts[i])
+	}
+	return strings.Join(parts, "`")
+}
+
+// anchor is the #anchor of the section of key, whose heading is the key
+// in code: GitHub's, without the punctuation.
+func anchor(key string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(key) {
+		if r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

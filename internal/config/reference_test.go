@@ -440,7 +440,7 @@ func (r *reference) typeOf(d docs, t reflect.Type, key, doc string) (string, map
 		return "map of " + et, map[string]any{"type": "object", "additionalProperties": es}
 	case reflect.Struct:
 		s := r.walk(d, t, key, oneLine(d[t.PkgPath()+"."+t.Name()]))
-		return "map (below)", s
+		return "[map](#" + anchor(key) + ")", s
 	}
 	panic(fmt.Sprintf("config reference: no schema for %s (%s)", key, t))
 }
