@@ -196,10 +196,10 @@ var defaultOverrides = map[string]string{
 var extraDocs = map[string]string{
 	"Server.Command": "Command is the program of a stdio server, found on PATH; with Args it is the server mcpwarden starts.",
 	"Server.Args":    "Args are the command's arguments.",
-	"Server.Env":     "Env is the stdio server's environment, added to what the sandbox passes through; values may be ${VAR} from mcpwarden's environment.",
+	"Server.Env":     "Env are the stdio server's environment variables; a ${VAR} (or ${VAR:-default}) in a value is taken from mcpwarden's environment.",
 	"Server.Cwd":     "Cwd is the stdio server's working directory, relative to the config file's directory; it must exist.",
 	"Server.URL":     "URL is a remote server's address, reached over streamable HTTP, or legacy SSE with transport: sse.",
-	"Server.Headers": "Headers are sent with every request to a remote server; values may be ${VAR}.",
+	"Server.Headers": "Headers are sent with every request to a remote server; a ${VAR} in a value is taken from mcpwarden's environment.",
 }
 
 // segment is the part of doc about field when doc describes several
