@@ -1,7 +1,8 @@
 // Package config loads and validates an mcpwarden configuration: a YAML,
 // JSON or TOML file, overridden by MCPWARDEN_* environment variables, in the
-// shape the README's "Configuration" section shows. A Config that Load returns has been validated as a
-// whole; nothing in it is half-applied.
+// shape docs/configuration.md shows (every key: docs/config.md, which
+// go generate writes from these types). A Config that Load returns has been
+// validated as a whole; nothing in it is half-applied.
 package config
 
 import (

@@ -141,5 +141,5 @@ func unknownKey(key string) error {
 		}
 		msg += fmt.Sprintf("; the keys %s are %s", where, strings.Join(slices.Sorted(maps.Keys(parent.children)), ", "))
 	}
-	return &keyError{key: key, err: errors.New(msg + " (see README, \"Configuration\")")}
+	return &keyError{key: key, err: errors.New(msg + " (see docs/config.md)")}
 }

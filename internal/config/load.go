@@ -194,9 +194,9 @@ func applyEnv(k *koanf.Koanf, env map[string]string, text []byte) (envSources, [
 				if meant != nil {
 					msg += fmt.Sprintf("; did you mean %s (%s)?", envVarFor(meant), strings.Join(meant, "."))
 				}
-				errs = append(errs, errors.New(msg+" (see README, \"Configuration\")"))
+				errs = append(errs, errors.New(msg+" (see docs/config.md)"))
 			default:
-				warnings = append(warnings, fmt.Sprintf("environment variable %s is ignored: %q is not a config key (MCPWARDEN_<KEY>, with __ between levels, sets one: see README, \"Configuration\")", name, key))
+				warnings = append(warnings, fmt.Sprintf("environment variable %s is ignored: %q is not a config key (MCPWARDEN_<KEY>, with __ between levels, sets one: see docs/configuration.md)", name, key))
 			}
 			continue
 		}
