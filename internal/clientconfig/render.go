@@ -119,7 +119,7 @@ func render(source string, f Format, servers []server, rules Permissions, vars [
 	w("  # approves it), files that hold credentials are denied to every tool, and\n")
 	w("  # the servers on this machine are confined to their workspace above.\n")
 	w("  # Add allow rules for what is safe, e.g. \"mcp:%s:list_*\". Deny beats ask\n", example)
-	w("  # beats allow, whatever the order (README, \"Rules\").\n")
+	w("  # beats allow, whatever the order (docs/rules.md).\n")
 	if len(registries) > 0 {
 		w("  # npx and uvx download their server on first start: the network/connect\n")
 		w("  # rules allow their registry, and nothing else leaves the sandbox unasked.\n")
