@@ -260,7 +260,7 @@ func (s *server) instanceName(sess *session) string {
 	if sess.proc == nil || sess.proc.cmd.Process == nil {
 		return s.instance
 	}
-	return s.instance + " pid " + strconv.Itoa(sess.proc.cmd.Process.Pid)
+	return s.instance + " pid " + strconv.Itoa(sess.proc.pid)
 }
 
 // peerContext is ctx carrying, for an isolated child, the Route of the

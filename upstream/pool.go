@@ -154,7 +154,7 @@ func (p *Pool) PID(name string) (pid int, ok bool) {
 	if err != nil || sess.proc == nil || sess.proc.cmd.Process == nil {
 		return 0, false
 	}
-	return sess.proc.cmd.Process.Pid, true
+	return sess.proc.pid, true
 }
 
 // Close stops every supervisor, ends every session and stops every stdio

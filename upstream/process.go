@@ -34,6 +34,9 @@ type process struct {
 	// exposed are the files self-protection guards that the sandbox's
 	// grants reach all the same (see Sandbox.command).
 	exposed []string
+	// pid is the server's process ID as mcpwarden sees it: cmd's, or the
+	// one the sandbox reports when cmd is its supervisor.
+	pid int
 	// egress is the egress proxy of a server with network: proxy, closed
 	// once the process has exited; nil for any other.
 	egress io.Closer
@@ -125,6 +128,7 @@ func startProcess(ctx context.Context, spec Spec, logger *slog.Logger, sp *spawn
 		stderrR:    errR,
 		stderrDone: make(chan struct{}),
 		exited:     make(chan struct{}),
+		pid:        cmd.Process.Pid,
 	}
 	go func() {
 		defer close(p.stderrDone)
@@ -142,6 +146,9 @@ func startProcess(ctx context.Context, spec Spec, logger *slog.Logger, sp *spawn
 			return nil, err
 		}
 		p.sandbox, p.exposed = &rep, exposed
+		if rep.PID != 0 {
+			p.pid = rep.PID
+		}
 		if l := sbx.ProxyListener(); l != nil {
 			if spec.egress == nil {
 				l.Close() // nothing to serve it: the server reaches nothing

@@ -119,6 +119,11 @@ func writeReport(b []byte) error {
 func confine(sp spec) (Report, []rlimit) {
 	p := sp.Policy
 	rep := Report{Tier: sp.Tier, Network: p.Network, ProxyPort: sp.ProxyPort}
+	if sp.Supervised {
+		// No PID namespace: the launcher's PID is the server's, as
+		// mcpwarden sees it, once it executes it.
+		rep.PID = os.Getpid()
+	}
 	applied := func(c Confinement) { rep.Applied = append(rep.Applied, c) }
 	missing := func(c Confinement, why string) { rep.Missing = append(rep.Missing, Missing{c, why}) }
 	fail := func(err error) (Report, []rlimit) {

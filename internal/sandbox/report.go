@@ -59,6 +59,10 @@ type Report struct {
 	// ReadOnly are the files bound read-only (with
 	// ConfineReadOnlyOwnFiles).
 	ReadOnly []string `json:"read_only,omitempty"`
+	// PID is the server's process ID when it is not the process
+	// mcpwarden started: under tier landlock's supervisor, the server is
+	// the supervisor's child. 0 means the started process is the server.
+	PID int `json:"pid,omitempty"`
 	// Started is false when the launcher refused to execute the server.
 	Started bool `json:"started"`
 	// Error says why the launcher did not execute the server.
