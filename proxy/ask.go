@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -20,7 +19,9 @@ import (
 // sets none.
 const DefaultAskTimeout = 60 * time.Second
 
-// maxPendingAsks bounds the asks waiting for a multi round-trip retry.
+// maxPendingAsks bounds the asks waiting for a multi round-trip retry in
+// the embedded store (the shared state's are bounded by their time to
+// live).
 const maxPendingAsks = 1024
 
 // A resolution is how a call's decision came out: forwarded or refused,
@@ -62,15 +63,13 @@ type asker struct {
 	noElicit  bool // ask.elicitation: false
 	// kept is where the session grants are kept.
 	kept grantKeeper
-	// shared, when set, holds the multi round-trip request states for
-	// every replica (Options.State).
-	shared state.Store
+	// tokens keeps the multi round-trip request states: the shared state
+	// (Options.State), for every replica, or else the embedded store,
+	// which holds at most maxPendingAsks.
+	tokens state.Tokens
 	// schema returns a tool's inputSchema decoded from JSON, nil when it
 	// is not known; nil itself knows no schema.
 	schema func(t Tool) map[string]any
-
-	mu      sync.Mutex
-	pending map[string]*pendingAsk // by request state
 }
 
 // resolve runs the resolver chain for c.

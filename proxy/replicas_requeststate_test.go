@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 
+	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/proxy/streamable"
@@ -75,4 +77,22 @@ func TestRequestStateIsSingleUseAcrossReplicas(t *testing.T) {
 			t.Errorf("the state was taken again on the replica that issued it: %v, %v", again, err)
 		}
 	})
+}
+
+// TestFloodOfUnansweredRoundTripAsksIsBounded: a client that never
+// retries leaves a request state per ask; without shared state they are
+// kept in the embedded store, which stops at maxPendingAsks, and the ask
+// after them passes on to the next resolver instead of growing memory.
+func TestFloodOfUnansweredRoundTripAsksIsBounded(t *testing.T) {
+	t.Parallel()
+	srv := newEnv(t, askWrite, audit.Config{}, &memorySink{}).srv
+	p := &pendingAsk{session: "s", key: grantKey{principal: "alice", tool: "mcp:up:write"}, digest: "d", offered: []string{"deny"}, expires: time.Now().Add(time.Minute)}
+	for i := range maxPendingAsks {
+		if _, err := srv.asker.issueState(t.Context(), p); err != nil {
+			t.Fatalf("state %d: %v", i, err)
+		}
+	}
+	if _, err := srv.asker.issueState(t.Context(), p); !errors.Is(err, errTooManyPending) {
+		t.Errorf("state %d past the bound: %v, want errTooManyPending", maxPendingAsks+1, err)
+	}
 }

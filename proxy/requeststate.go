@@ -16,7 +16,7 @@ import (
 const requestStatePrefix = "requeststate:"
 
 // errTooManyPending refuses a new multi round-trip ask while
-// maxPendingAsks are waiting in this process.
+// maxPendingAsks are waiting in the embedded store.
 var errTooManyPending = errors.New("too many asks are waiting for the client's answer")
 
 // pendingJSON is a pendingAsk as the shared state keeps it.
@@ -31,6 +31,7 @@ type pendingJSON struct {
 	Paths     []string  `json:"paths,omitempty"`
 	Forms     []string  `json:"forms,omitempty"`
 	Folders   []string  `json:"folders,omitempty"`
+	Endpoint  string    `json:"endpoint,omitempty"`
 	Offered   []string  `json:"offered"`
 	Expires   time.Time `json:"expires"`
 }
@@ -38,7 +39,7 @@ type pendingJSON struct {
 func (p *pendingAsk) toJSON() pendingJSON {
 	return pendingJSON{
 		Session: p.session, Principal: p.key.principal, Tool: p.key.tool, Rule: p.key.rule, Digest: p.digest,
-		Pathless: p.t.pathless, Earns: p.t.earns, Paths: p.t.paths, Forms: p.t.forms, Folders: p.t.folders,
+		Pathless: p.t.pathless, Earns: p.t.earns, Paths: p.t.paths, Forms: p.t.forms, Folders: p.t.folders, Endpoint: p.t.endpoint,
 		Offered: p.offered, Expires: p.expires,
 	}
 }
@@ -46,70 +47,45 @@ func (p *pendingAsk) toJSON() pendingJSON {
 func (j pendingJSON) pending() *pendingAsk {
 	return &pendingAsk{
 		session: j.Session, key: grantKey{principal: j.Principal, tool: j.Tool, rule: j.Rule}, digest: j.Digest,
-		t:       target{pathless: j.Pathless, earns: j.Earns, paths: j.Paths, forms: j.Forms, folders: j.Folders},
+		t:       target{pathless: j.Pathless, earns: j.Earns, paths: j.Paths, forms: j.Forms, folders: j.Folders, endpoint: j.Endpoint},
 		offered: j.Offered, expires: j.Expires,
 	}
 }
 
 // issueState keeps p under a new unguessable request state, for the
-// client's retry, until it expires: in the shared state when there is
-// one (so that the retry may reach any replica), else in this process.
+// client's retry, until it expires: in the state store, so that with the
+// shared state the retry may reach any replica. A store at its bound is
+// errTooManyPending.
 func (a *asker) issueState(ctx context.Context, p *pendingAsk) (string, error) {
 	token := rand.Text()
-	if a.shared != nil {
-		raw, err := json.Marshal(p.toJSON())
-		if err != nil {
-			return "", fmt.Errorf("encoding a request state: %w", err)
-		}
-		if err := a.shared.IssueToken(ctx, requestStatePrefix+token, raw, time.Until(p.expires)); err != nil {
-			return "", fmt.Errorf("sharing a request state: %w", err)
-		}
-		return token, nil
+	raw, err := json.Marshal(p.toJSON())
+	if err != nil {
+		return "", fmt.Errorf("encoding a request state: %w", err)
 	}
-	now := time.Now()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.pending == nil {
-		a.pending = map[string]*pendingAsk{}
-	}
-	for s, q := range a.pending {
-		if now.After(q.expires) {
-			delete(a.pending, s)
-		}
-	}
-	if len(a.pending) >= maxPendingAsks {
+	switch err := a.tokens.IssueToken(ctx, requestStatePrefix+token, raw, time.Until(p.expires)); {
+	case errors.Is(err, state.ErrFull):
 		return "", errTooManyPending
+	case err != nil:
+		return "", fmt.Errorf("keeping a request state: %w", err)
 	}
-	a.pending[token] = p
 	return token, nil
 }
 
 // takeState returns the pending ask of a request state and forgets it:
 // a state is single use, on every replica at once. It returns nil for a
-// state that is not pending (never issued, used, or expired in the
-// shared state), and an error only when the shared state cannot be
-// reached.
+// state that is not pending (never issued, used, or expired), and an
+// error only when the shared state cannot be reached.
 func (a *asker) takeState(ctx context.Context, token string) (*pendingAsk, error) {
-	if a.shared != nil {
-		raw, err := a.shared.ConsumeToken(ctx, requestStatePrefix+token)
-		if errors.Is(err, state.ErrNotFound) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading a request state: %w", err)
-		}
-		var j pendingJSON
-		if err := json.Unmarshal(raw, &j); err != nil {
-			return nil, nil // not one this code wrote: no pending ask
-		}
-		return j.pending(), nil
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	p, ok := a.pending[token]
-	delete(a.pending, token)
-	if !ok {
+	raw, err := a.tokens.ConsumeToken(ctx, requestStatePrefix+token)
+	if errors.Is(err, state.ErrNotFound) {
 		return nil, nil
 	}
-	return p, nil
+	if err != nil {
+		return nil, fmt.Errorf("reading a request state: %w", err)
+	}
+	var j pendingJSON
+	if err := json.Unmarshal(raw, &j); err != nil {
+		return nil, nil // not one this code wrote: no pending ask
+	}
+	return j.pending(), nil
 }

@@ -173,7 +173,7 @@ func New(o Options) (*Server, error) {
 	// own, with one implementation either way.
 	store, own := o.State, false
 	if store == nil {
-		store, own = memory.New(), true
+		store, own = memory.New(memory.WithMaxTokens(maxPendingAsks)), true
 	}
 	s.armed, s.limits = policyKeepers(store, own)
 	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &Names{}, samplingDenied: o.SamplingDenied, resolveSymlinks: o.ResolveSymlinks})
@@ -232,7 +232,7 @@ func New(o Options) (*Server, error) {
 	if own {
 		kept.ttl, kept.own = ownGrantTTL, true
 	}
-	s.asker = &asker{mcp: s.mcp, timeout: timeout, resolvers: o.Resolvers, noElicit: o.SkipElicitation, schema: s.inputSchema, kept: kept, shared: o.State}
+	s.asker = &asker{mcp: s.mcp, timeout: timeout, resolvers: o.Resolvers, noElicit: o.SkipElicitation, schema: s.inputSchema, kept: kept, tokens: store}
 	return s, nil
 }
 
