@@ -11,7 +11,6 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
-	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -61,12 +60,9 @@ type asker struct {
 	grants    grantStore
 	resolvers []approvals.Resolver
 	noElicit  bool // ask.elicitation: false
-	// kept is where the session grants are kept.
-	kept grantKeeper
-	// tokens keeps the multi round-trip request states: the shared state
-	// (Options.State), for every replica, or else the embedded store,
-	// which holds at most maxPendingAsks.
-	tokens state.Tokens
+	// state keeps the session grants and the multi round-trip request
+	// states (the embedded store holds at most maxPendingAsks of those).
+	state sessionState
 	// schema returns a tool's inputSchema decoded from JSON, nil when it
 	// is not known; nil itself knows no schema.
 	schema func(t Tool) map[string]any

@@ -92,7 +92,7 @@ func TestConnectAskOfAModernClientGoesToTheApprovalsPage(t *testing.T) {
 	r.mu.Lock()
 	asked := len(r.reqs)
 	r.mu.Unlock()
-	pending := e.srv.asker.tokens.(*memory.Store).HeldTokens()
+	pending := e.srv.state.store.(*memory.Store).HeldTokens()
 	if asked != 1 || pending != 0 {
 		t.Errorf("the approvals page was asked %d times and %d round-trip asks are pending, want 1 and 0", asked, pending)
 	}

@@ -39,11 +39,7 @@ func BenchmarkStandingGrant(b *testing.B) {
 	}
 	for _, st := range stores {
 		b.Run(st.name, func(b *testing.B) {
-			kept := grantKeeper{store: st.open(b), ttl: DefaultSharedGrantTTL}
-			if kept.store == nil {
-				kept = grantKeeper{store: memory.New(), ttl: ownGrantTTL, own: true}
-			}
-			a := &asker{kept: kept}
+			a := &asker{state: newSessionState(st.open(b))} // nil: the embedded store
 			sess := a.grants.session("s1")
 			if err := a.remember(b.Context(), sess, "s1", key, answerAllowSession, sc); err != nil {
 				b.Fatal(err)

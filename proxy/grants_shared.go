@@ -21,28 +21,10 @@ const DefaultSharedGrantTTL = 24 * time.Hour
 // the proxy's own: as long as its session, which revokes it as it ends.
 const ownGrantTTL = 100 * 365 * 24 * time.Hour
 
-// Session grants are kept in a state store, with one implementation: the
-// shared state (Options.State), for every replica, or else the embedded
-// in-memory store of the proxy's own, whose grants end with their session
-// here (see grantKeeper).
-
-// A grantKeeper is where the session grants are kept, and for how long.
-type grantKeeper struct {
-	store state.Grants
-	ttl   time.Duration
-	// own is set for the embedded store, which no other replica reads:
-	// a session's grants are revoked as it ends here.
-	own bool
-}
-
-// end revokes an ended session's grants from the embedded store; the
-// shared state keeps them until a DELETE revokes them everywhere or they
-// expire, since the session may live on in another replica.
-func (gk grantKeeper) end(session string) {
-	if gk.own {
-		_ = gk.store.RevokeSession(context.Background(), session) // the embedded store does not fail
-	}
-}
+// Session grants are kept in the sessions' state store (sessionState),
+// with one implementation: the shared state (Options.State), for every
+// replica, or else the embedded in-memory store of the proxy's own, whose
+// grants end with their session here.
 
 var scopeKindNames = enumtext.Names[scopeKind]{
 	scopeNothing: "nothing", scopeTool: "tool", scopeExact: "exact", scopeUnder: "under", scopeAll: "all",
@@ -94,7 +76,7 @@ func (a *asker) standing(ctx context.Context, id string, key grantKey, t target)
 	if id == "" {
 		return answerNone, nil
 	}
-	grants, err := a.kept.store.FindGrants(ctx, sharedKey(id, key))
+	grants, err := a.state.store.FindGrants(ctx, sharedKey(id, key))
 	if err != nil {
 		return answerNone, fmt.Errorf("looking up the session grants: %w", err)
 	}
@@ -132,7 +114,7 @@ func (a *asker) remember(ctx context.Context, sess *session, id string, key gran
 	if ans == answerDenySession {
 		g.Effect = state.Deny
 	}
-	if err := a.kept.store.PutGrant(ctx, g, a.kept.ttl); err != nil {
+	if err := a.state.store.PutGrant(ctx, g, a.state.grantTTL()); err != nil {
 		return fmt.Errorf("sharing the session grant: %w", err)
 	}
 	return nil

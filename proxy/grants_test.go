@@ -14,7 +14,7 @@ import (
 
 func TestGrantIsBoundToPrincipal(t *testing.T) {
 	t.Parallel()
-	a := &asker{kept: grantKeeper{store: memory.New(), ttl: ownGrantTTL, own: true}} // the embedded store
+	a := &asker{state: newSessionState(nil)} // the embedded store
 	sess := a.grants.session("shared-session-id")
 	alice := grantKey{principal: "token:aaaa", tool: "mcp:fs:write_file", rule: "mcp:fs:write_file"}
 	mallory := alice
@@ -140,13 +140,13 @@ func TestSharedGrantsOutliveTheSessionsEndOnOneReplica(t *testing.T) {
 	t.Parallel()
 	store := memory.New()
 	t.Cleanup(func() { store.Close() })
-	a := &asker{kept: grantKeeper{store: store, ttl: DefaultSharedGrantTTL}}
+	a := &asker{state: newSessionState(store)}
 	key := grantKey{principal: "alice", tool: "mcp:up:write", rule: "mcp:up:write"}
 	call := target{pathless: true, earns: true}
 	if err := a.remember(t.Context(), a.grants.session("s1"), "s1", key, answerAllowSession, scopeFor(call, answerAllowSession)); err != nil {
 		t.Fatal(err)
 	}
-	a.kept.end("s1")
+	a.state.end("s1")
 	if ans, err := a.standing(t.Context(), "s1", key, call); err != nil || ans != answerAllowSession {
 		t.Errorf("shared grant after the session ended on one replica = %v, %v; want it kept", ans, err)
 	}

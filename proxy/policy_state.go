@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpwarden/mcpwarden/internal/state"
+	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -38,15 +39,65 @@ const ownLabelTTL = 100 * 365 * 24 * time.Hour
 // when the shared state cannot be read.
 const stateUnavailable = "(shared state unavailable)"
 
-// policyKeepers returns where the labels and the limits' counts are
-// kept: in ps, the state replicas share, or, with own, the embedded
-// in-memory store of the proxy's own, whose session labels end with the
-// session (no other replica serves it).
-func policyKeepers(ps state.PolicyState, own bool) (storedLabels, storedCounters) {
-	if own {
-		return storedLabels{l: ps, ttl: ownLabelTTL, own: true}, storedCounters{ps}
+// A sessionState is where what a session builds between requests is
+// kept — its grants, armed labels, limit counts and multi round-trip
+// request states — with one implementation: in store, either the state
+// replicas share (shared) or the embedded in-memory store, this
+// process's own, which no other replica reads.
+type sessionState struct {
+	store  state.Store
+	shared bool
+}
+
+// newSessionState keeps the sessions' state in shared, the state replicas
+// share (Options.State), or, when it is nil, in an embedded store holding
+// at most maxPendingAsks request states.
+func newSessionState(shared state.Store) sessionState {
+	if shared == nil {
+		return sessionState{store: memory.New(memory.WithMaxTokens(maxPendingAsks))}
 	}
-	return storedLabels{l: ps, ttl: sharedLabelTTL}, storedCounters{ps}
+	return sessionState{store: shared, shared: true}
+}
+
+// sharedStore is the state replicas share, nil when there is none.
+func (ss sessionState) sharedStore() state.Store {
+	if !ss.shared {
+		return nil
+	}
+	return ss.store
+}
+
+// grantTTL is how long a session grant is kept: as long as its session in
+// the embedded store, which revokes it as the session ends (see end).
+func (ss sessionState) grantTTL() time.Duration {
+	if ss.shared {
+		return DefaultSharedGrantTTL
+	}
+	return ownGrantTTL
+}
+
+// labels are where the flow labels are kept.
+func (ss sessionState) labels() storedLabels {
+	if ss.shared {
+		return storedLabels{l: ss.store, ttl: sharedLabelTTL}
+	}
+	return storedLabels{l: ss.store, ttl: ownLabelTTL}
+}
+
+// counters are where the limits' counts are kept.
+func (ss sessionState) counters() storedCounters { return storedCounters{ss.store} }
+
+// end drops an ended session's grants and armed labels from the embedded
+// store. The shared state keeps them, since the session may live on in
+// another replica: its grants until a DELETE revokes them everywhere or
+// they expire, its labels until they expire.
+func (ss sessionState) end(session string) {
+	if ss.shared || session == "" {
+		return
+	}
+	ctx := context.Background() // the embedded store does not fail
+	_ = ss.store.RevokeSession(ctx, session)
+	_ = ss.store.DisarmLabels(ctx, labelScope(session, ""))
 }
 
 // storedCounters count limits in a state store, keyed by limitKeyFor; the
@@ -63,12 +114,10 @@ func (sc storedCounters) tally(ctx context.Context, l *rules.Limit, session, pri
 
 // storedLabels keep armed labels in a state store, per session (per
 // principal for a request without one), each scope for ttl after its last
-// arming; a label already armed keeps its first arming call. own is set
-// for the embedded store, whose session labels end with the session.
+// arming; a label already armed keeps its first arming call.
 type storedLabels struct {
 	l   state.Labels
 	ttl time.Duration
-	own bool
 }
 
 // labelScope is the shared state's scope of the labels of a request of
@@ -104,14 +153,6 @@ func (sl storedLabels) keep(ctx context.Context, session, principal string, labe
 		armed[i] = state.ArmedLabel{Label: l, ID: id, Tool: tool}
 	}
 	return sl.l.ArmLabels(ctx, labelScope(session, principal), armed, sl.ttl)
-}
-
-// end drops an ended session's labels from the embedded store; the shared
-// state keeps them, since the session may live on in another replica.
-func (sl storedLabels) end(session string) {
-	if sl.own && session != "" {
-		_ = sl.l.DisarmLabels(context.Background(), labelScope(session, "")) // the embedded store does not fail
-	}
 }
 
 // everyLabelArmed is what a call whose session's labels cannot be read is

@@ -62,7 +62,7 @@ func (a *asker) issueState(ctx context.Context, p *pendingAsk) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("encoding a request state: %w", err)
 	}
-	switch err := a.tokens.IssueToken(ctx, requestStatePrefix+token, raw, time.Until(p.expires)); {
+	switch err := a.state.store.IssueToken(ctx, requestStatePrefix+token, raw, time.Until(p.expires)); {
 	case errors.Is(err, state.ErrFull):
 		return "", errTooManyPending
 	case err != nil:
@@ -76,7 +76,7 @@ func (a *asker) issueState(ctx context.Context, p *pendingAsk) (string, error) {
 // state that is not pending (never issued, used, or expired), and an
 // error only when the shared state cannot be reached.
 func (a *asker) takeState(ctx context.Context, token string) (*pendingAsk, error) {
-	raw, err := a.tokens.ConsumeToken(ctx, requestStatePrefix+token)
+	raw, err := a.state.store.ConsumeToken(ctx, requestStatePrefix+token)
 	if errors.Is(err, state.ErrNotFound) {
 		return nil, nil
 	}

@@ -21,7 +21,6 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/state"
-	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/proxy/wire"
@@ -126,6 +125,7 @@ type Server struct {
 	relay     relay
 	conns     connections // the egress connections allowed and not yet reported
 	sessions  clientSessions
+	state     sessionState   // grants, labels, counts, request states
 	armed     storedLabels   // the flow labels each session has armed
 	limits    storedCounters // the limits' counters
 	drain     drain
@@ -140,7 +140,6 @@ type Server struct {
 	inflight  *wire.Budget
 	starting  func(ctx context.Context) error // see Options.Starting; nil
 	startBy   time.Time                       // Options.StartupDeadline
-	shared    state.Store                     // Options.State; nil: this process only
 }
 
 // New builds the server. It does no I/O: it exposes no tools until it is
@@ -166,16 +165,9 @@ func New(o Options) (*Server, error) {
 		tel:       o.Telemetry,
 		starting:  o.Starting,
 		startBy:   o.StartupDeadline,
-		shared:    o.State,
+		state:     newSessionState(o.State),
 	}
-	// Session grants, limit counters and armed labels are kept in the
-	// shared state, or else in an embedded in-memory store of the proxy's
-	// own, with one implementation either way.
-	store, own := o.State, false
-	if store == nil {
-		store, own = memory.New(memory.WithMaxTokens(maxPendingAsks)), true
-	}
-	s.armed, s.limits = policyKeepers(store, own)
+	s.armed, s.limits = s.state.labels(), s.state.counters()
 	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &Names{}, samplingDenied: o.SamplingDenied, resolveSymlinks: o.ResolveSymlinks})
 
 	hooks := &server.Hooks{}
@@ -189,13 +181,7 @@ func New(o Options) (*Server, error) {
 	// if it was registered.
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.tel.SessionOpened() })
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
-		s.asker.grants.end(cs.SessionID())
-		s.asker.kept.end(cs.SessionID())
-		s.sessions.forget(cs.SessionID())
-		s.upstream.EndSession(cs.SessionID())
-		s.armed.end(cs.SessionID())
-		s.roots.end(cs.SessionID())
-		s.tel.SessionClosed()
+		s.endSession(cs.SessionID())
 	})
 	version := o.Version
 	if version == "" {
@@ -228,12 +214,21 @@ func New(o Options) (*Server, error) {
 	if timeout <= 0 {
 		timeout = DefaultAskTimeout
 	}
-	kept := grantKeeper{store: store, ttl: DefaultSharedGrantTTL}
-	if own {
-		kept.ttl, kept.own = ownGrantTTL, true
-	}
-	s.asker = &asker{mcp: s.mcp, timeout: timeout, resolvers: o.Resolvers, noElicit: o.SkipElicitation, schema: s.inputSchema, kept: kept, tokens: store}
+	s.asker = &asker{mcp: s.mcp, timeout: timeout, resolvers: o.Resolvers, noElicit: o.SkipElicitation, schema: s.inputSchema, state: s.state}
 	return s, nil
+}
+
+// endSession is the one place a client session ends: what this process
+// holds for it (waiting asks, the context upstream requests reach it by,
+// cached roots, the upstream children isolated for it) and what the
+// embedded store keeps of it (grants, armed labels) go.
+func (s *Server) endSession(id string) {
+	s.asker.grants.end(id)
+	s.sessions.forget(id)
+	s.roots.end(id)
+	s.state.end(id)
+	s.upstream.EndSession(id)
+	s.tel.SessionClosed()
 }
 
 // Close waits for the work the server started on its own (catalog
