@@ -114,7 +114,7 @@ func (a *asker) remember(ctx context.Context, sess *session, id string, key gran
 	if ans == answerDenySession {
 		g.Effect = state.Deny
 	}
-	if err := a.state.store.PutGrant(ctx, g, a.state.grantTTL()); err != nil {
+	if err := a.state.store.PutGrant(ctx, g, a.state.grantTTL); err != nil {
 		return fmt.Errorf("sharing the session grant: %w", err)
 	}
 	return nil

@@ -47,16 +47,20 @@ const stateUnavailable = "(shared state unavailable)"
 type sessionState struct {
 	store  state.Store
 	shared bool
+	// grantTTL and labelTTL are how long a session grant and a scope's
+	// armed labels are kept (see newSessionState).
+	grantTTL, labelTTL time.Duration
 }
 
 // newSessionState keeps the sessions' state in shared, the state replicas
 // share (Options.State), or, when it is nil, in an embedded store holding
-// at most maxPendingAsks request states.
+// at most maxPendingAsks request states, whose grants and labels live as
+// long as their session (see end) or the process.
 func newSessionState(shared state.Store) sessionState {
 	if shared == nil {
-		return sessionState{store: memory.New(memory.WithMaxTokens(maxPendingAsks))}
+		return sessionState{store: memory.New(memory.WithMaxTokens(maxPendingAsks)), grantTTL: ownGrantTTL, labelTTL: ownLabelTTL}
 	}
-	return sessionState{store: shared, shared: true}
+	return sessionState{store: shared, shared: true, grantTTL: DefaultSharedGrantTTL, labelTTL: sharedLabelTTL}
 }
 
 // sharedStore is the state replicas share, nil when there is none.
@@ -67,22 +71,8 @@ func (ss sessionState) sharedStore() state.Store {
 	return ss.store
 }
 
-// grantTTL is how long a session grant is kept: as long as its session in
-// the embedded store, which revokes it as the session ends (see end).
-func (ss sessionState) grantTTL() time.Duration {
-	if ss.shared {
-		return DefaultSharedGrantTTL
-	}
-	return ownGrantTTL
-}
-
 // labels are where the flow labels are kept.
-func (ss sessionState) labels() storedLabels {
-	if ss.shared {
-		return storedLabels{l: ss.store, ttl: sharedLabelTTL}
-	}
-	return storedLabels{l: ss.store, ttl: ownLabelTTL}
-}
+func (ss sessionState) labels() storedLabels { return storedLabels{l: ss.store, ttl: ss.labelTTL} }
 
 // counters are where the limits' counts are kept.
 func (ss sessionState) counters() storedCounters { return storedCounters{ss.store} }
