@@ -38,7 +38,7 @@ func (s *Server) decide(ctx context.Context, c *call) rules.Verdict {
 // decideForms is decide's verdict for rc, the call c as the rules see it;
 // it fills in rc.Physical where it reads the physical forms.
 func (s *Server) decideForms(c *call, rc *rules.Call) rules.Verdict {
-	if c.snap.resolveSymlinks[c.tool.Server] {
+	if c.snap.servers[c.tool.Server].ResolveSymlinks {
 		rc.Physical = physicalForms(c.policy, *rc, s.serverPID(c.tool.Server))
 		return c.policy.Decide(*rc)
 	}

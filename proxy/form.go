@@ -148,7 +148,7 @@ func decisionForm(message, description string, values, names []string) mcp.Elici
 // the other forms (NFC), and whether a location is unknown.
 func pathViews(c *call) []argview.Path {
 	rc := c.rulesCall()
-	if c.snap != nil && c.snap.resolveSymlinks[c.tool.Server] || c.policy.IsLocal(c.tool.Server) {
+	if c.snap != nil && c.snap.servers[c.tool.Server].ResolveSymlinks || c.policy.IsLocal(c.tool.Server) {
 		rc.Physical = PhysicalForms(c.policy, rc)
 	}
 	forms, _ := c.policy.PathForms(rc)

@@ -241,7 +241,7 @@ func TestFormNamesTheFileTheServerOpensThroughASymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := formCall(t, rules.ServerSpec{Root: app, Local: true}, map[string]any{"path": "l/../secret.txt"})
-	c.snap.resolveSymlinks = map[string]bool{"fs": true}
+	c.snap.servers = map[string]ServerOptions{"fs": {ResolveSymlinks: true}}
 	lines, _ := formLines(&asker{}, c)
 	wantForms(t, lines, `"path": "l/../secret.txt"`, `  which is "`+app+`/secret.txt"`, `  on disk: "`+dir+`/outside/secret.txt"`)
 }

@@ -59,13 +59,10 @@ type Options struct {
 	Naming Naming
 	// Version is reported to clients in initialize.
 	Version string
-	// SamplingDenied names the servers whose sampling requests to the
-	// client are refused (servers.<name>.policy.sampling: deny).
-	SamplingDenied map[string]bool
-	// ResolveSymlinks names the servers whose paths are on this machine:
-	// their path arguments are also decided with symlinks followed
-	// (servers.<name>.resolve_symlinks, on by default for stdio servers).
-	ResolveSymlinks map[string]bool
+	// Servers are the upstream servers' options, by name; a server not
+	// named has the zero ServerOptions. Policy, Naming and Servers are the
+	// first Settings, which Reload replaces.
+	Servers map[string]ServerOptions
 	// Pinning, when set, pins tool definitions and reacts to changed ones.
 	Pinning *Pinning
 	// Profile is the client profile of sessions whose requests carry none
@@ -168,7 +165,7 @@ func New(o Options) (*Server, error) {
 		state:     newSessionState(o.State),
 	}
 	s.armed, s.limits = s.state.labels(), s.state.counters()
-	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &Names{}, samplingDenied: o.SamplingDenied, resolveSymlinks: o.ResolveSymlinks})
+	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &Names{}, servers: o.Servers})
 
 	hooks := &server.Hooks{}
 	hooks.AddOnError(s.auditHiddenCall)

@@ -31,7 +31,7 @@ func (s *Server) target(c *call) target {
 		t.earns = false
 	}
 	t.paths, t.forms = paths, forms
-	local := c.snap.resolveSymlinks[c.tool.Server]
+	local := c.snap.servers[c.tool.Server].ResolveSymlinks
 	for _, p := range paths {
 		dir := filepath.Dir(p)
 		if info, err := os.Stat(p); local && err == nil && info.IsDir() {
@@ -51,7 +51,7 @@ func (s *Server) target(c *call) target {
 // on disk). known is false when any value's location cannot be known.
 func (s *Server) pathForms(c *call) (paths, forms []string, known bool) {
 	rc := c.rulesCall()
-	if c.snap.resolveSymlinks[c.tool.Server] {
+	if c.snap.servers[c.tool.Server].ResolveSymlinks {
 		rc.Physical = physicalForms(c.policy, rc, s.serverPID(c.tool.Server))
 	}
 	values, known := c.policy.PathForms(rc)

@@ -265,7 +265,7 @@ func fileURI(dir string) string {
 // the rules', unless the server's policy denies sampling, all read from
 // the call's one snapshot.
 func (s *Server) decideFromUpstream(ctx context.Context, c *call, server string, method mcp.MCPMethod) rules.Verdict {
-	if method == mcp.MethodSamplingCreateMessage && c.snap.samplingDenied[server] {
+	if method == mcp.MethodSamplingCreateMessage && c.snap.servers[server].Sampling == rules.SamplingDeny {
 		return rules.Verdict{Decision: rules.Deny, Rule: "servers." + server + ".policy.sampling: deny", Gate: "servers." + server + ".policy", Reason: "the server's policy denies sampling"}
 	}
 	return s.decide(ctx, c)

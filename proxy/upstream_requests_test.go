@@ -97,7 +97,7 @@ func TestDeniedUpstreamElicitationAndSamplingAreRefused(t *testing.T) {
 
 func TestSamplingDeniedByServerPolicyStillHolds(t *testing.T) {
 	t.Parallel()
-	e := newCatalogEnv(t, allowEverything, Options{SamplingDenied: map[string]bool{"fs": true}})
+	e := newCatalogEnv(t, allowEverything, Options{Servers: map[string]ServerOptions{"fs": {Sampling: rules.SamplingDeny}}})
 	e.client(t, client.WithSamplingHandler(samplerFunc(func() {})))
 	if _, err := e.srv.CreateMessage(t.Context(), "fs", samplingRequest); err == nil {
 		t.Error("sampling went through despite policy.sampling: deny")

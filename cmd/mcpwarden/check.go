@@ -80,7 +80,7 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 			// resolve_symlinks is on, and elsewhere self-protection on
 			// disk for a server on this machine.
 			call.UpstreamRoots, _ = st.Policy.Workspace(call.Server)
-			resolve := st.ResolveSymlinks()[call.Server]
+			resolve := st.ServerOptions()[call.Server].ResolveSymlinks
 			if resolve {
 				call.Physical = proxy.PhysicalForms(st.Policy, call)
 			}
