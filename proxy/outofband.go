@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,7 +54,7 @@ func (a *asker) outOfBand(ctx context.Context, c *call, req mcp.CallToolRequest,
 	select {
 	case rep := <-replies:
 		received = true
-		by := cmp.Or(audit.GrantedBy(rep.d.Via), audit.GrantedByResolver)
+		by := grantedByVia(rep.d.Via)
 		switch {
 		case ctx.Err() != nil:
 			return a.cancelled(c, by), nil
@@ -114,6 +113,19 @@ func viaText(v approvals.Via) string {
 	return "by the external resolver"
 }
 
+// grantedByVia is the audit event's granted_by of an answer that came
+// through channel v: the approvals page, the CLI, else the external
+// resolver.
+func grantedByVia(v approvals.Via) audit.GrantedBy {
+	switch v {
+	case approvals.ViaPage:
+		return audit.GrantedByApprovalPage
+	case approvals.ViaCLI:
+		return audit.GrantedByApprovalCLI
+	}
+	return audit.GrantedByResolver
+}
+
 // resolverName names the resolver behind a channel, for the audit reason.
 func resolverName(v approvals.Via) string {
 	switch v {
@@ -127,7 +139,7 @@ func resolverName(v approvals.Via) string {
 // session grant. granted_by names the channel; the reason names how and
 // who.
 func (a *asker) decided(ctx context.Context, c *call, sess *session, key grantKey, t target, d approvals.Decision) resolution {
-	by := cmp.Or(audit.GrantedBy(d.Via), audit.GrantedByResolver)
+	by := grantedByVia(d.Via)
 	how := viaText(d.Via)
 	who := ""
 	if d.Who != "" && !strings.Contains(how, d.Who) {

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -266,7 +265,7 @@ func (a *asker) resultOutOfBand(ctx context.Context, c *call, req mcp.CallToolRe
 	defer cancel()
 	defer a.progress(ctx, req, fmt.Sprintf("mcpwarden: the result of %s is waiting for approval %s", c.tool.Canonical, where))()
 	d, err := r.Resolve(rctx, areq)
-	by := cmp.Or(audit.GrantedBy(d.Via), audit.GrantedByResolver)
+	by := grantedByVia(d.Via)
 	switch {
 	case ctx.Err() != nil:
 		return resultAnswer{grantedBy: by, reason: "cancelled by the client while the result waited for approval"}, nil
