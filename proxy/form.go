@@ -173,14 +173,14 @@ func pathViews(c *call) []argview.Path {
 
 // inputSchema returns t's inputSchema as the upstream listed it, decoded
 // from JSON, or nil when the tool is not listed now.
-func (s *Server) inputSchema(t Tool) map[string]any {
-	s.tools.mu.Lock()
-	i := slices.IndexFunc(s.tools.byServer[t.Server], func(d mcp.Tool) bool { return d.Name == t.Name })
+func (ts *toolset) inputSchema(t Tool) map[string]any {
+	ts.mu.Lock()
+	i := slices.IndexFunc(ts.byServer[t.Server], func(d mcp.Tool) bool { return d.Name == t.Name })
 	var def mcp.Tool
 	if i >= 0 {
-		def = s.tools.byServer[t.Server][i]
+		def = ts.byServer[t.Server][i]
 	}
-	s.tools.mu.Unlock()
+	ts.mu.Unlock()
 	if i < 0 {
 		return nil
 	}

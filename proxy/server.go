@@ -201,7 +201,9 @@ func New(o Options) (*Server, error) {
 	// so a client's roots/list_changed only drops the roots cached for
 	// workspace_from_roots.
 	// A session can be reached by upstream requests once initialized.
-	s.mcp.AddNotificationHandler(string(mcp.MethodNotificationInitialized), func(ctx context.Context, _ mcp.JSONRPCNotification) { s.heard(ctx) })
+	s.mcp.AddNotificationHandler(string(mcp.MethodNotificationInitialized), func(ctx context.Context, _ mcp.JSONRPCNotification) {
+		s.sessions.heard(ctx, s.principalOf(ctx), s.profileOf(ctx))
+	})
 	s.mcp.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, func(ctx context.Context, _ mcp.JSONRPCNotification) {
 		if cs := server.ClientSessionFromContext(ctx); cs != nil {
 			s.roots.forget(cs.SessionID()) // asked again at the next call
@@ -211,7 +213,7 @@ func New(o Options) (*Server, error) {
 	if timeout <= 0 {
 		timeout = DefaultAskTimeout
 	}
-	s.asker = &asker{mcp: s.mcp, timeout: timeout, resolvers: o.Resolvers, noElicit: o.SkipElicitation, schema: s.inputSchema, state: s.state}
+	s.asker = &asker{mcp: s.mcp, timeout: timeout, resolvers: o.Resolvers, noElicit: o.SkipElicitation, schema: s.tools.inputSchema, state: s.state}
 	return s, nil
 }
 
