@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -57,7 +58,7 @@ type noAnswer struct {
 type asker struct {
 	mcp       *server.MCPServer
 	timeout   time.Duration
-	grants    grantStore
+	grants    ask.Sessions
 	resolvers []approvals.Resolver
 	noElicit  bool // ask.elicitation: false
 	// state keeps the session grants and the multi round-trip request
@@ -69,15 +70,15 @@ type asker struct {
 }
 
 // resolve runs the resolver chain for c.
-func (a *asker) resolve(ctx context.Context, c *call, req mcp.CallToolRequest, t target) resolution {
+func (a *asker) resolve(ctx context.Context, c *call, req mcp.CallToolRequest, t ask.Target) resolution {
 	key := c.grantKey()
-	sess := a.grants.session(c.session)
+	sess := a.grants.Session(c.session)
 	ans, err := a.standing(ctx, c.session, key, t)
 	if err != nil {
 		return a.unavailable(c, err)
 	}
 	switch ans {
-	case answerAllowSession, answerDenySession:
+	case ask.AllowSession, ask.DenySession:
 		return a.byGrant(c, ans)
 	}
 
@@ -141,14 +142,14 @@ func withSkipped(res resolution, skipped []noAnswer) resolution {
 
 // apply turns the human's answer on the form into a resolution,
 // remembering session-wide answers.
-func (a *asker) apply(ctx context.Context, c *call, sess *session, key grantKey, sc scope, ans answer) resolution {
+func (a *asker) apply(ctx context.Context, c *call, sess *ask.Waiting, key ask.GrantKey, sc ask.Scope, ans ask.Answer) resolution {
 	switch ans {
-	case answerAllowOnce:
+	case ask.AllowOnce:
 		return resolution{forward: true, grantedBy: audit.GrantedByUserOnce, reason: "allowed once on the client's form"}
-	case answerAllowSession, answerAllowFolder:
-		err := a.remember(ctx, sess, c.session, key, answerAllowSession, sc)
+	case ask.AllowSession, ask.AllowFolder:
+		err := a.remember(ctx, sess, c.session, key, ask.AllowSession, sc)
 		return withGrantFailure(resolution{forward: true, grantedBy: audit.GrantedByUserSession, reason: "allowed for the session on the client's form (" + sc.String() + ")"}, err)
-	case answerDenySession:
+	case ask.DenySession:
 		err := a.remember(ctx, sess, c.session, key, ans, sc)
 		return withGrantFailure(a.refused(c, audit.GrantedByUserDenied, "denied for the session on the client's form"), err)
 	default:
@@ -157,8 +158,8 @@ func (a *asker) apply(ctx context.Context, c *call, sess *session, key grantKey,
 }
 
 // byGrant is the resolution of a call a session grant covers.
-func (a *asker) byGrant(c *call, ans answer) resolution {
-	if ans == answerDenySession {
+func (a *asker) byGrant(c *call, ans ask.Answer) resolution {
+	if ans == ask.DenySession {
 		return a.refused(c, audit.GrantedByUserDenied, "denied for this session")
 	}
 	return resolution{forward: true, grantedBy: audit.GrantedByUserSession, reason: "covered by a session grant"}
@@ -238,6 +239,6 @@ func (c *call) rulesCall() rules.Call {
 }
 
 // grantKey is what a grant for c is bound to.
-func (c *call) grantKey() grantKey {
-	return grantKey{principal: c.principal, tool: c.tool.Canonical, rule: c.verdict.Rule}
+func (c *call) grantKey() ask.GrantKey {
+	return ask.GrantKey{Principal: c.principal, Tool: c.tool.Canonical, Rule: c.verdict.Rule}
 }

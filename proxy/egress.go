@@ -17,6 +17,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/argview"
 	"github.com/mcpwarden/mcpwarden/internal/egress"
 	"github.com/mcpwarden/mcpwarden/internal/hostport"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -309,8 +310,8 @@ func endpointOf(args map[string]any) string {
 
 // connectSummary says what an ask about a connection is about, attributed
 // to its server: "github wants to connect to api.github.com:443".
-func connectSummary(c *call, t target) string {
-	return argview.Escape(c.tool.Server) + " wants to connect to " + argview.Escape(t.endpoint)
+func connectSummary(c *call, t ask.Target) string {
+	return argview.Escape(c.tool.Server) + " wants to connect to " + argview.Escape(t.Endpoint)
 }
 
 // withCancelOf returns a context with the values of values (the session a

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 
 	"github.com/mcpwarden/mcpwarden/internal/textcut"
 )
@@ -23,9 +24,9 @@ const approvalID = "mcpwarden_approval"
 // call (protocol 2026-07-28 multi round-trip).
 type pendingAsk struct {
 	session string
-	key     grantKey
+	key     ask.GrantKey
 	digest  string // of the canonical arguments: the answer is for this call only
-	t       target
+	t       ask.Target
 	offered []string // the form's choices
 	expires time.Time
 }
@@ -34,10 +35,10 @@ type pendingAsk struct {
 // answer, or for a session grant given meanwhile to a concurrent call.
 // none is set when the client gave no answer (it cancelled, accepted
 // without a valid choice, or the request failed).
-func (a *asker) elicit(ctx context.Context, c *call, sess *session, key grantKey, t target) (res resolution, none *noAnswer) {
+func (a *asker) elicit(ctx context.Context, c *call, sess *ask.Waiting, key ask.GrantKey, t ask.Target) (res resolution, none *noAnswer) {
 	params, offered := a.form(c, t)
-	w := sess.wait(key, t)
-	defer sess.unwait(w)
+	w := sess.Wait(key, t)
+	defer sess.Unwait(w)
 	ectx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	type reply struct {
@@ -71,11 +72,11 @@ func (a *asker) elicit(ctx context.Context, c *call, sess *session, key grantKey
 			return resolution{}, &noAnswer{why: "asking the client failed", failure: fmt.Sprintf("elicitation: %v", r.err)}
 		}
 		ans, why := answerOf(r.res, offered)
-		if ans == answerNone {
+		if ans == ask.None {
 			return resolution{}, &noAnswer{why: why}
 		}
-		return a.apply(ctx, c, sess, key, scopeFor(t, ans), ans), nil
-	case ans := <-w.done:
+		return a.apply(ctx, c, sess, key, ask.ScopeFor(t, ans), ans), nil
+	case ans := <-w.Done():
 		return a.byGrant(c, ans), nil
 	}
 }
@@ -84,7 +85,7 @@ func (a *asker) elicit(ctx context.Context, c *call, sess *session, key grantKey
 // client retries the call with the answer and the state issued here. A
 // retry without a valid choice is no answer: the ask goes on to the next
 // resolver within the retried call.
-func (a *asker) roundTrip(ctx context.Context, c *call, req mcp.CallToolRequest, sess *session, key grantKey, t target) (res resolution, none *noAnswer) {
+func (a *asker) roundTrip(ctx context.Context, c *call, req mcp.CallToolRequest, sess *ask.Waiting, key ask.GrantKey, t ask.Target) (res resolution, none *noAnswer) {
 	digest := argsDigest(c.canonical)
 	if rs := req.Params.RequestState; rs != "" {
 		p, err := a.takeState(ctx, rs) // single use
@@ -98,10 +99,10 @@ func (a *asker) roundTrip(ctx context.Context, c *call, req mcp.CallToolRequest,
 			return a.timedOutAt(c, ""), nil
 		}
 		ans, why := answerOf(server.ElicitationResponse(req.Params.InputResponses, approvalID), p.offered)
-		if ans == answerNone {
+		if ans == ask.None {
 			return resolution{}, &noAnswer{why: why}
 		}
-		return a.apply(ctx, c, sess, key, scopeFor(p.t, ans), ans), nil
+		return a.apply(ctx, c, sess, key, ask.ScopeFor(p.t, ans), ans), nil
 	}
 	params, offered := a.form(c, t)
 	state, err := a.issueState(ctx, &pendingAsk{session: c.session, key: key, digest: digest, t: t, offered: offered, expires: time.Now().Add(a.timeout)})
@@ -121,28 +122,28 @@ func (a *asker) roundTrip(ctx context.Context, c *call, req mcp.CallToolRequest,
 // answerOf reads the form's answer. Only an accept with one of the offered
 // choices decides, and a decline is a deny; anything else (cancel, an
 // empty accept, a value not offered) is no answer, with why saying which.
-func answerOf(res *mcp.ElicitationResult, offered []string) (ans answer, why string) {
+func answerOf(res *mcp.ElicitationResult, offered []string) (ans ask.Answer, why string) {
 	switch {
 	case res == nil:
-		return answerNone, "the client returned no answer"
+		return ask.None, "the client returned no answer"
 	case res.Action == mcp.ElicitationResponseActionDecline:
-		return answerDeny, ""
+		return ask.Deny, ""
 	case res.Action == mcp.ElicitationResponseActionCancel:
-		return answerNone, "the client cancelled the form"
+		return ask.None, "the client cancelled the form"
 	case res.Action != mcp.ElicitationResponseActionAccept:
-		return answerNone, fmt.Sprintf("the client answered the form with action %q", res.Action)
+		return ask.None, fmt.Sprintf("the client answered the form with action %q", res.Action)
 	}
 	content, _ := res.Content.(map[string]any)
 	s, _ := content["decision"].(string)
 	if s == "" {
-		return answerNone, "the client accepted the form without a choice"
+		return ask.None, "the client accepted the form without a choice"
 	}
 	for _, o := range offered {
 		if o == s {
-			return answerValues[s], ""
+			return ask.Choice(s), ""
 		}
 	}
-	return answerNone, fmt.Sprintf("the client answered %q, which is not a choice of the form", textcut.Tail(s, 40))
+	return ask.None, fmt.Sprintf("the client answered %q, which is not a choice of the form", textcut.Tail(s, 40))
 }
 
 func argsDigest(canonical []byte) string {

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -267,7 +268,7 @@ func TestFlowFormTellsTheHumanWhatArmedIt(t *testing.T) {
 		args:  map[string]any{"to": "attacker@evil.test"},
 	}
 	c.verdict = p.Decide(c.rulesCall())
-	params, _ := (&asker{}).form(c, target{})
+	params, _ := (&asker{}).form(c, ask.Target{})
 	for _, want := range []string{`Asked by: rule "flow[0]: after untrusted_input then ask on egress" in flow`, "Because: ", "armed by mcp:web:fetch (call id-fetch)", `"to": "attacker@evil.test"`} {
 		if !strings.Contains(params.Message, want) {
 			t.Errorf("the form lacks %q:\n%s", want, params.Message)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/argview"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -36,9 +37,9 @@ const maxValueShown = 2000
 // human who wants to approve it cancels the form, which is no answer and
 // passes the ask on to the approvals page when that is on (it shows the
 // whole call), and the form says so, or how to turn the page on.
-func (a *asker) form(c *call, t target) (params mcp.ElicitationParams, offered []string) {
+func (a *asker) form(c *call, t ask.Target) (params mcp.ElicitationParams, offered []string) {
 	var b strings.Builder
-	if t.endpoint != "" {
+	if t.Endpoint != "" {
 		fmt.Fprintf(&b, "%s %s. Allow it?\n\nRequest: %s\nServer: %s\n", formTitle, connectSummary(c, t), argview.Escape(c.tool.Canonical), argview.Escape(c.tool.Server))
 	} else {
 		fmt.Fprintf(&b, "%s allow this call?\n\nTool: %s\nServer: %s\n", formTitle, argview.Escape(c.tool.Canonical), argview.Escape(c.tool.Server))
@@ -75,16 +76,16 @@ func (a *asker) form(c *call, t target) (params mcp.ElicitationParams, offered [
 	offered = []string{"allow_once"}
 	names := []string{"Allow once"}
 	switch {
-	case t.earns && t.endpoint != "":
+	case t.Earns && t.Endpoint != "":
 		offered = append(offered, "allow_session")
-		names = append(names, "Allow connections to "+argview.Escape(t.endpoint)+" for this session")
-	case t.earns && t.pathless:
+		names = append(names, "Allow connections to "+argview.Escape(t.Endpoint)+" for this session")
+	case t.Earns && t.Pathless:
 		offered = append(offered, "allow_session")
 		names = append(names, "Allow "+canonical+" with any arguments (calls without paths) for this session")
-	case t.earns:
+	case t.Earns:
 		offered = append(offered, "allow_session", "allow_session_folder")
-		names = append(names, "Allow exactly "+quoteAll(t.paths)+" for this session",
-			"Allow anything under "+quoteAll(t.folders)+" for this session")
+		names = append(names, "Allow exactly "+quoteAll(t.Paths)+" for this session",
+			"Allow anything under "+quoteAll(t.Folders)+" for this session")
 	}
 	offered = append(offered, "deny", "deny_session")
 	names = append(names, "Deny", "Deny "+canonical+" for this session")

@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/mcpwarden/mcpwarden/internal/argview"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -38,7 +39,7 @@ func FuzzFormLayout(f *testing.F) {
 			tool: Tool{Canonical: "mcp:fs:write_file", Server: "fs", Name: "write_file"}, policy: p, principal: "local",
 			snap: &snapshot{policy: p}, verdict: rules.Verdict{Rule: "default", Gate: "policy"}, args: args,
 		}
-		params, offered := (&asker{schema: schema}).form(c, target{})
+		params, offered := (&asker{schema: schema}).form(c, ask.Target{})
 
 		for i, r := range params.Message {
 			if r != '\n' && r != ' ' && (!unicode.IsPrint(r) || unicode.Is(unicode.Cf, r) || r >= 0xFE00 && r <= 0xFE0F || r >= 0xE0000) {

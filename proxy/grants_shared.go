@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/mcpwarden/mcpwarden/audit"
-	"github.com/mcpwarden/mcpwarden/internal/enumtext"
 	"github.com/mcpwarden/mcpwarden/internal/state"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 )
 
 // DefaultSharedGrantTTL is how long a session grant lives in the shared
@@ -26,70 +26,33 @@ const ownGrantTTL = 100 * 365 * 24 * time.Hour
 // replica, or else the embedded in-memory store of the proxy's own, whose
 // grants end with their session here.
 
-var scopeKindNames = enumtext.Names[scopeKind]{
-	scopeNothing: "nothing", scopeTool: "tool", scopeExact: "exact", scopeUnder: "under", scopeAll: "all",
-	scopeEndpoint: "endpoint",
-}
-
-// MarshalText returns the scope kind's name.
-func (k scopeKind) MarshalText() ([]byte, error) { return scopeKindNames.Marshal(k, "scope kind") }
-
-// UnmarshalText reads a scope kind's name; anything else is an error and
-// leaves scopeNothing, which covers no call.
-func (k *scopeKind) UnmarshalText(b []byte) error {
-	if !scopeKindNames.Set(k, string(b)) {
-		return fmt.Errorf("unknown grant scope kind %q", b)
-	}
-	return nil
-}
-
-// scopeJSON is a scope as the shared state keeps it.
-type scopeJSON struct {
-	Kind  scopeKind `json:"kind"`
-	Paths []string  `json:"paths,omitempty"`
-}
-
-func (s scope) MarshalJSON() ([]byte, error) {
-	return json.Marshal(scopeJSON{Kind: s.kind, Paths: s.paths})
-}
-
-func (s *scope) UnmarshalJSON(b []byte) error {
-	var j scopeJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		*s = scope{}
-		return err
-	}
-	*s = scope{kind: j.Kind, paths: j.Paths}
-	return nil
-}
-
 // sharedKey is the shared state's key of a grant of session.
-func sharedKey(session string, key grantKey) state.GrantKey {
-	return state.GrantKey{Session: session, Principal: key.principal, Tool: key.tool, Rule: key.rule}
+func sharedKey(session string, key ask.GrantKey) state.GrantKey {
+	return state.GrantKey{Session: session, Principal: key.Principal, Tool: key.Tool, Rule: key.Rule}
 }
 
 // standing returns the standing answer of session id's grants for a call.
 // A call without a session id has none: nothing it grants outlives it. A
 // session deny wins over a session allow. A grant whose scope cannot be
 // read covers nothing.
-func (a *asker) standing(ctx context.Context, id string, key grantKey, t target) (answer, error) {
+func (a *asker) standing(ctx context.Context, id string, key ask.GrantKey, t ask.Target) (ask.Answer, error) {
 	if id == "" {
-		return answerNone, nil
+		return ask.None, nil
 	}
 	grants, err := a.state.store.FindGrants(ctx, sharedKey(id, key))
 	if err != nil {
-		return answerNone, fmt.Errorf("looking up the session grants: %w", err)
+		return ask.None, fmt.Errorf("looking up the session grants: %w", err)
 	}
-	ans := answerNone
+	ans := ask.None
 	for _, g := range grants {
-		var sc scope
-		if json.Unmarshal(g.Scope, &sc) != nil || !sc.covers(t) {
+		var sc ask.Scope
+		if json.Unmarshal(g.Scope, &sc) != nil || !sc.Covers(t) {
 			continue
 		}
 		if g.Effect == state.Deny {
-			return answerDenySession, nil
+			return ask.DenySession, nil
 		}
-		ans = answerAllowSession
+		ans = ask.AllowSession
 	}
 	return ans, nil
 }
@@ -98,11 +61,11 @@ func (a *asker) standing(ctx context.Context, id string, key grantKey, t target)
 // waiting here that it covers, and is kept in the state store (for every
 // replica, when it is the shared state). A scope that covers nothing is
 // not kept, nor a grant of a call without a session id.
-func (a *asker) remember(ctx context.Context, sess *session, id string, key grantKey, ans answer, sc scope) error {
-	if sc.kind == scopeNothing {
+func (a *asker) remember(ctx context.Context, sess *ask.Waiting, id string, key ask.GrantKey, ans ask.Answer, sc ask.Scope) error {
+	if sc.Kind == ask.ScopeNothing {
 		return nil
 	}
-	sess.wake(key, ans, sc)
+	sess.Wake(key, ans, sc)
 	if id == "" {
 		return nil
 	}
@@ -111,7 +74,7 @@ func (a *asker) remember(ctx context.Context, sess *session, id string, key gran
 		return fmt.Errorf("encoding a grant's scope: %w", err)
 	}
 	g := state.Grant{Key: sharedKey(id, key), Effect: state.Allow, Scope: raw}
-	if ans == answerDenySession {
+	if ans == ask.DenySession {
 		g.Effect = state.Deny
 	}
 	if err := a.state.store.PutGrant(ctx, g, a.state.grantTTL); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/argview"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 )
 
 // progressEvery is how often a call waiting for an out-of-band answer
@@ -22,15 +23,15 @@ const progressEvery = 5 * time.Second
 // that asked for progress where to answer. A session grant given
 // meanwhile (to a concurrent call) settles it too. none is set when r gave
 // no answer (it failed).
-func (a *asker) outOfBand(ctx context.Context, c *call, req mcp.CallToolRequest, r approvals.Resolver, sess *session, key grantKey, t target) (res resolution, none *noAnswer) {
+func (a *asker) outOfBand(ctx context.Context, c *call, req mcp.CallToolRequest, r approvals.Resolver, sess *ask.Waiting, key ask.GrantKey, t ask.Target) (res resolution, none *noAnswer) {
 	areq := a.request(c, t)
 	where := "by the external resolver"
 	if l, ok := r.(approvals.Locator); ok {
 		where = l.Where(areq.ID)
 	}
 
-	w := sess.wait(key, t)
-	defer sess.unwait(w)
+	w := sess.Wait(key, t)
+	defer sess.Unwait(w)
 	rctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	type reply struct {
@@ -64,7 +65,7 @@ func (a *asker) outOfBand(ctx context.Context, c *call, req mcp.CallToolRequest,
 			return resolution{}, &noAnswer{why: resolverName(rep.d.Via) + " gave no answer", failure: rep.err.Error()}
 		}
 		return a.decided(ctx, c, sess, key, t, rep.d), nil
-	case ans := <-w.done:
+	case ans := <-w.Done():
 		return a.byGrant(c, ans), nil
 	}
 }
@@ -74,7 +75,7 @@ func (a *asker) outOfBand(ctx context.Context, c *call, req mcp.CallToolRequest,
 // form's lines in full, and the texts that come from the client, the
 // upstream or the config (client, tool, principal, rule) with hidden
 // characters escaped (argview.Escape), as the form shows them.
-func (a *asker) request(c *call, t target) approvals.Request {
+func (a *asker) request(c *call, t ask.Target) approvals.Request {
 	areq := approvals.Request{
 		ID:        approvals.NewID(),
 		Tool:      argview.Escape(c.tool.Canonical),
@@ -88,10 +89,10 @@ func (a *asker) request(c *call, t target) approvals.Request {
 		Lines:     argview.Render(a.viewOf(c), 0).Lines,
 		AskedAt:   time.Now(),
 	}
-	if t.earns && !t.pathless {
-		areq.Folders = t.folders
+	if t.Earns && !t.Pathless {
+		areq.Folders = t.Folders
 	}
-	if t.endpoint != "" {
+	if t.Endpoint != "" {
 		// What the request is, first: the page and the resolvers show
 		// the lines as the form does.
 		areq.Lines = append([]string{connectSummary(c, t)}, areq.Lines...)
@@ -138,7 +139,7 @@ func resolverName(v approvals.Via) string {
 // decided turns an out-of-band decision into a resolution, remembering a
 // session grant. granted_by names the channel; the reason names how and
 // who.
-func (a *asker) decided(ctx context.Context, c *call, sess *session, key grantKey, t target, d approvals.Decision) resolution {
+func (a *asker) decided(ctx context.Context, c *call, sess *ask.Waiting, key ask.GrantKey, t ask.Target, d approvals.Decision) resolution {
 	by := grantedByVia(d.Via)
 	how := viaText(d.Via)
 	who := ""
@@ -149,11 +150,11 @@ func (a *asker) decided(ctx context.Context, c *call, sess *session, key grantKe
 	case approvals.AllowOnce:
 		return resolution{forward: true, grantedBy: by, reason: "allowed once " + how + who}
 	case approvals.AllowSession, approvals.AllowFolder:
-		sc := scopeFor(t, answerAllowSession)
+		sc := ask.ScopeFor(t, ask.AllowSession)
 		if d.Answer == approvals.AllowFolder {
-			sc = scopeFor(t, answerAllowFolder)
+			sc = ask.ScopeFor(t, ask.AllowFolder)
 		}
-		err := a.remember(ctx, sess, c.session, key, answerAllowSession, sc)
+		err := a.remember(ctx, sess, c.session, key, ask.AllowSession, sc)
 		return withGrantFailure(resolution{forward: true, grantedBy: by, reason: "allowed for the session (" + sc.String() + ") " + how + who}, err)
 	default:
 		if d.Via == approvals.ViaCLI {

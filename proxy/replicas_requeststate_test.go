@@ -13,6 +13,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 )
 
@@ -44,8 +45,8 @@ func TestRequestStateIsSingleUseAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, store state.Store) {
 		rs := newReplicas(t, 3, store, askWrite, streamable.Options{}, nil)
-		p := &pendingAsk{session: "s", key: grantKey{principal: "alice", tool: "mcp:up:write", rule: "r"}, digest: "d",
-			t: target{earns: true, paths: []string{"/tmp/x"}, forms: []string{"/tmp/x"}, folders: []string{"/tmp"}}, offered: []string{"allow_once", "deny"}, expires: time.Now().Add(time.Minute)}
+		p := &pendingAsk{session: "s", key: ask.GrantKey{Principal: "alice", Tool: "mcp:up:write", Rule: "r"}, digest: "d",
+			t: ask.Target{Earns: true, Paths: []string{"/tmp/x"}, Forms: []string{"/tmp/x"}, Folders: []string{"/tmp"}}, offered: []string{"allow_once", "deny"}, expires: time.Now().Add(time.Minute)}
 		token, err := rs.srvs[0].asker.issueState(t.Context(), p)
 		if err != nil {
 			t.Fatal(err)
@@ -70,7 +71,7 @@ func TestRequestStateIsSingleUseAcrossReplicas(t *testing.T) {
 		if q == nil {
 			q = got[1]
 		}
-		if q.session != p.session || q.key != p.key || q.digest != p.digest || strings.Join(q.t.forms, ",") != "/tmp/x" || !q.t.earns || len(q.offered) != 2 {
+		if q.session != p.session || q.key != p.key || q.digest != p.digest || strings.Join(q.t.Forms, ",") != "/tmp/x" || !q.t.Earns || len(q.offered) != 2 {
 			t.Errorf("the state came back as %+v, want %+v", q, p)
 		}
 		if again, err := rs.srvs[0].asker.takeState(t.Context(), token); again != nil || err != nil {
@@ -86,7 +87,7 @@ func TestRequestStateIsSingleUseAcrossReplicas(t *testing.T) {
 func TestFloodOfUnansweredRoundTripAsksIsBounded(t *testing.T) {
 	t.Parallel()
 	srv := newEnv(t, askWrite, audit.Config{}, &memorySink{}).srv
-	p := &pendingAsk{session: "s", key: grantKey{principal: "alice", tool: "mcp:up:write"}, digest: "d", offered: []string{"deny"}, expires: time.Now().Add(time.Minute)}
+	p := &pendingAsk{session: "s", key: ask.GrantKey{Principal: "alice", Tool: "mcp:up:write"}, digest: "d", offered: []string{"deny"}, expires: time.Now().Add(time.Minute)}
 	for i := range maxPendingAsks {
 		if _, err := srv.asker.issueState(t.Context(), p); err != nil {
 			t.Fatalf("state %d: %v", i, err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpwarden/mcpwarden/internal/state"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 )
 
 // requestStatePrefix starts the shared state's token of a multi
@@ -38,16 +39,16 @@ type pendingJSON struct {
 
 func (p *pendingAsk) toJSON() pendingJSON {
 	return pendingJSON{
-		Session: p.session, Principal: p.key.principal, Tool: p.key.tool, Rule: p.key.rule, Digest: p.digest,
-		Pathless: p.t.pathless, Earns: p.t.earns, Paths: p.t.paths, Forms: p.t.forms, Folders: p.t.folders, Endpoint: p.t.endpoint,
+		Session: p.session, Principal: p.key.Principal, Tool: p.key.Tool, Rule: p.key.Rule, Digest: p.digest,
+		Pathless: p.t.Pathless, Earns: p.t.Earns, Paths: p.t.Paths, Forms: p.t.Forms, Folders: p.t.Folders, Endpoint: p.t.Endpoint,
 		Offered: p.offered, Expires: p.expires,
 	}
 }
 
 func (j pendingJSON) pending() *pendingAsk {
 	return &pendingAsk{
-		session: j.Session, key: grantKey{principal: j.Principal, tool: j.Tool, rule: j.Rule}, digest: j.Digest,
-		t:       target{pathless: j.Pathless, earns: j.Earns, paths: j.Paths, forms: j.Forms, folders: j.Folders, endpoint: j.Endpoint},
+		session: j.Session, key: ask.GrantKey{Principal: j.Principal, Tool: j.Tool, Rule: j.Rule}, digest: j.Digest,
+		t:       ask.Target{Pathless: j.Pathless, Earns: j.Earns, Paths: j.Paths, Forms: j.Forms, Folders: j.Folders, Endpoint: j.Endpoint},
 		offered: j.Offered, expires: j.Expires,
 	}
 }

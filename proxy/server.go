@@ -222,7 +222,7 @@ func New(o Options) (*Server, error) {
 // cached roots, the upstream children isolated for it) and what the
 // embedded store keeps of it (grants, armed labels) go.
 func (s *Server) endSession(id string) {
-	s.asker.grants.end(id)
+	s.asker.grants.End(id)
 	s.sessions.forget(id)
 	s.roots.end(id)
 	s.state.end(id)

@@ -5,40 +5,41 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
 // target is c as grants see it (see target): whether it has path-like
 // keys, whether it may earn a session grant, and every form of each path;
 // for a connection, its endpoint.
-func (s *Server) target(c *call) target {
+func (s *Server) target(c *call) ask.Target {
 	if c.method == methodConnect {
 		e := endpointOf(c.args)
-		return target{earns: e != "", endpoint: e}
+		return ask.Target{Earns: e != "", Endpoint: e}
 	}
-	t := target{pathless: true, earns: true}
+	t := ask.Target{Pathless: true, Earns: true}
 	eachPathValue(c.policy, c.args, func(_ string, v any) {
-		t.pathless = false
+		t.Pathless = false
 		if !stringsOnly(v) {
-			t.earns = false // `[]`, 5, {}: nothing a grant could be scoped to
+			t.Earns = false // `[]`, 5, {}: nothing a grant could be scoped to
 		}
 	})
-	if t.pathless {
+	if t.Pathless {
 		return t
 	}
 	paths, forms, known := s.pathForms(c)
 	if !known || len(paths) == 0 {
-		t.earns = false
+		t.Earns = false
 	}
-	t.paths, t.forms = paths, forms
+	t.Paths, t.Forms = paths, forms
 	local := c.snap.servers[c.tool.Server].ResolveSymlinks
 	for _, p := range paths {
 		dir := filepath.Dir(p)
 		if info, err := os.Stat(p); local && err == nil && info.IsDir() {
 			dir = p
 		}
-		if !slices.Contains(t.folders, dir) {
-			t.folders = append(t.folders, dir)
+		if !slices.Contains(t.Folders, dir) {
+			t.Folders = append(t.Folders, dir)
 		}
 	}
 	return t

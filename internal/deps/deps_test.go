@@ -140,6 +140,8 @@ func TestLeavesOfProxyImportOnlyLeaves(t *testing.T) {
 			"a transport runs in front of mcp-go's server and knows nothing of policy"},
 		{"proxy/httpguard", []string{"internal/hostport", "proxy/wire", "internal/rawjson"},
 			"the HTTP listener's defences run before any MCP processing and know nothing of policy"},
+		{"proxy/ask", []string{"rules", "internal/enumtext", "internal/hostport", "internal/keyfold", "internal/textcut"},
+			"the vocabulary of asking knows the rules' path containment and nothing of proxy, the state store or approvals"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {
@@ -171,7 +173,7 @@ func TestMustNotArrows(t *testing.T) {
 			"rules parses, compiles and decides: no MCP SDK, no I/O, nothing of what serves"},
 		{[]string{"audit/..."}, []string{"proxy/...", "upstream/...", "rules/...", "internal/app", "internal/state/..."},
 			"audit records what was decided and never decides anything"},
-		{[]string{"proxy/scan", "proxy/wire", "proxy/stdio", "proxy/httpguard", "proxy/sessiontable", "proxy/streamable"}, []string{"proxy"},
+		{[]string{"proxy/ask", "proxy/scan", "proxy/wire", "proxy/stdio", "proxy/httpguard", "proxy/sessiontable", "proxy/streamable"}, []string{"proxy"},
 			"proxy imports its leaves, nothing back"},
 		{[]string{"upstream/..."}, []string{"proxy/...", "internal/app"},
 			"upstream owns the upstream sessions; proxy calls it, not the other way"},
