@@ -14,7 +14,6 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
 
-	"github.com/mcpwarden/mcpwarden/internal/textcut"
 )
 
 // approvalID keys the approval form in a multi round-trip input request.
@@ -71,7 +70,7 @@ func (a *asker) elicit(ctx context.Context, c *call, sess *ask.Waiting, key ask.
 		case r.err != nil:
 			return resolution{}, &noAnswer{why: "asking the client failed", failure: fmt.Sprintf("elicitation: %v", r.err)}
 		}
-		ans, why := answerOf(r.res, offered)
+		ans, why := ask.AnswerOf(r.res, offered)
 		if ans == ask.None {
 			return resolution{}, &noAnswer{why: why}
 		}
@@ -98,7 +97,7 @@ func (a *asker) roundTrip(ctx context.Context, c *call, req mcp.CallToolRequest,
 		if time.Now().After(p.expires) {
 			return a.timedOutAt(c, ""), nil
 		}
-		ans, why := answerOf(server.ElicitationResponse(req.Params.InputResponses, approvalID), p.offered)
+		ans, why := ask.AnswerOf(server.ElicitationResponse(req.Params.InputResponses, approvalID), p.offered)
 		if ans == ask.None {
 			return resolution{}, &noAnswer{why: why}
 		}
@@ -117,33 +116,6 @@ func (a *asker) roundTrip(ctx context.Context, c *call, req mcp.CallToolRequest,
 		b.Roots(rootsInputID) // the retry is decided again, with the roots
 	}
 	return resolution{pending: b.ToolResult()}, nil
-}
-
-// answerOf reads the form's answer. Only an accept with one of the offered
-// choices decides, and a decline is a deny; anything else (cancel, an
-// empty accept, a value not offered) is no answer, with why saying which.
-func answerOf(res *mcp.ElicitationResult, offered []string) (ans ask.Answer, why string) {
-	switch {
-	case res == nil:
-		return ask.None, "the client returned no answer"
-	case res.Action == mcp.ElicitationResponseActionDecline:
-		return ask.Deny, ""
-	case res.Action == mcp.ElicitationResponseActionCancel:
-		return ask.None, "the client cancelled the form"
-	case res.Action != mcp.ElicitationResponseActionAccept:
-		return ask.None, fmt.Sprintf("the client answered the form with action %q", res.Action)
-	}
-	content, _ := res.Content.(map[string]any)
-	s, _ := content["decision"].(string)
-	if s == "" {
-		return ask.None, "the client accepted the form without a choice"
-	}
-	for _, o := range offered {
-		if o == s {
-			return ask.Choice(s), ""
-		}
-	}
-	return ask.None, fmt.Sprintf("the client answered %q, which is not a choice of the form", textcut.Tail(s, 40))
 }
 
 func argsDigest(canonical []byte) string {

@@ -70,7 +70,7 @@ func (a *asker) form(c *call, t ask.Target) (params mcp.ElicitationParams, offer
 			b.WriteString("To approve calls this long, turn on the approvals page (ask.approvals: local), which shows them whole.\n")
 		}
 		offered = []string{"deny", "deny_session"}
-		return decisionForm(b.String(), "Deny "+canonical, offered, []string{"Deny", "Deny " + canonical + " for this session"}), offered
+		return ask.DecisionForm(b.String(), "Deny "+canonical, offered, []string{"Deny", "Deny " + canonical + " for this session"}), offered
 	}
 
 	offered = []string{"allow_once"}
@@ -89,7 +89,7 @@ func (a *asker) form(c *call, t ask.Target) (params mcp.ElicitationParams, offer
 	}
 	offered = append(offered, "deny", "deny_session")
 	names = append(names, "Deny", "Deny "+canonical+" for this session")
-	return decisionForm(b.String(), "Allow or deny "+canonical, offered, names), offered
+	return ask.DecisionForm(b.String(), "Allow or deny "+canonical, offered, names), offered
 }
 
 // quoteAll is paths quoted and escaped (argview.Quote), comma-separated.
@@ -120,27 +120,6 @@ func (a *asker) viewOf(c *call) argview.Call {
 		v.Schema = a.schema(c.tool)
 	}
 	return v
-}
-
-// decisionForm is an approval form: message, and one required "decision"
-// field whose choices are values, shown as names.
-func decisionForm(message, description string, values, names []string) mcp.ElicitationParams {
-	return mcp.ElicitationParams{
-		Message: message,
-		RequestedSchema: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"decision": map[string]any{
-					"type":        "string",
-					"title":       "Decision",
-					"description": description,
-					"enum":        values,
-					"enumNames":   names,
-				},
-			},
-			"required": []string{"decision"},
-		},
-	}
 }
 
 // pathViews are c's path-like values with every form the rules decide

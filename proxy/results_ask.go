@@ -16,6 +16,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
 	"github.com/mcpwarden/mcpwarden/internal/secrets"
 	"github.com/mcpwarden/mcpwarden/internal/textcut"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/proxy/scan"
 )
 
@@ -176,7 +177,7 @@ func (a *asker) resultForm(c *call, findings scan.Findings, args map[string]any,
 	if hidden > 0 {
 		fmt.Fprintf(&b, "… (%d more characters hidden)\n", hidden)
 	}
-	return decisionForm(b.String(), "What the client gets of the result of "+c.tool.Canonical,
+	return ask.DecisionForm(b.String(), "What the client gets of the result of "+c.tool.Canonical,
 		[]string{resultChoiceAsSent, resultChoiceRedacted, resultChoiceDeny},
 		[]string{"Pass the result on as sent, credentials included", "Pass the result on with the credentials masked", "Withhold the result"})
 }
