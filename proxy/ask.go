@@ -61,9 +61,9 @@ type asker struct {
 	grants    ask.Sessions
 	resolvers []approvals.Resolver
 	noElicit  bool // ask.elicitation: false
-	// state keeps the session grants and the multi round-trip request
+	// keep keeps the session grants and the multi round-trip request
 	// states (the embedded store holds at most maxPendingAsks of those).
-	state sessionState
+	keep ask.Keeper
 	// schema returns a tool's inputSchema decoded from JSON, nil when it
 	// is not known; nil itself knows no schema.
 	schema func(t Tool) map[string]any
@@ -73,7 +73,7 @@ type asker struct {
 func (a *asker) resolve(ctx context.Context, c *call, req mcp.CallToolRequest, t ask.Target) resolution {
 	key := c.grantKey()
 	sess := a.grants.Session(c.session)
-	ans, err := a.standing(ctx, c.session, key, t)
+	ans, err := a.keep.Standing(ctx, c.session, key, t)
 	if err != nil {
 		return a.unavailable(c, err)
 	}
@@ -147,10 +147,10 @@ func (a *asker) apply(ctx context.Context, c *call, sess *ask.Waiting, key ask.G
 	case ask.AllowOnce:
 		return resolution{forward: true, grantedBy: audit.GrantedByUserOnce, reason: "allowed once on the client's form"}
 	case ask.AllowSession, ask.AllowFolder:
-		err := a.remember(ctx, sess, c.session, key, ask.AllowSession, sc)
+		err := a.keep.Remember(ctx, sess, c.session, key, ask.AllowSession, sc)
 		return withGrantFailure(resolution{forward: true, grantedBy: audit.GrantedByUserSession, reason: "allowed for the session on the client's form (" + sc.String() + ")"}, err)
 	case ask.DenySession:
-		err := a.remember(ctx, sess, c.session, key, ans, sc)
+		err := a.keep.Remember(ctx, sess, c.session, key, ans, sc)
 		return withGrantFailure(a.refused(c, audit.GrantedByUserDenied, "denied for the session on the client's form"), err)
 	default:
 		return a.refused(c, audit.GrantedByUserDenied, "denied on the client's form")
@@ -241,4 +241,30 @@ func (c *call) rulesCall() rules.Call {
 // grantKey is what a grant for c is bound to.
 func (c *call) grantKey() ask.GrantKey {
 	return ask.GrantKey{Principal: c.principal, Tool: c.tool.Canonical, Rule: c.verdict.Rule}
+}
+
+// unavailable is the refusal of a call that needs the shared state to be
+// decided (its session grants) while it cannot be reached.
+func (a *asker) unavailable(c *call, err error) resolution {
+	return resolution{
+		grantedBy: audit.GrantedByRule,
+		reason:    "the shared state cannot be reached: refused rather than decided from one replica's memory",
+		failure:   err.Error(),
+		text:      fmt.Sprintf("mcpwarden: %s needs approval (%s); mcpwarden cannot reach its shared state (state.url) to decide it; not forwarded.", c.tool.Canonical, ruleName(c)),
+	}
+}
+
+// withGrantFailure notes on res that the session grant it gave could not
+// be shared: the call itself goes on as the human answered, and other
+// replicas ask again.
+func withGrantFailure(res resolution, err error) resolution {
+	if err == nil {
+		return res
+	}
+	res.reason += "; the session grant could not be shared, so other replicas will ask again"
+	if res.failure != "" {
+		res.failure += "; "
+	}
+	res.failure += err.Error()
+	return res
 }

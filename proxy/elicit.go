@@ -13,22 +13,10 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
-
 )
 
 // approvalID keys the approval form in a multi round-trip input request.
 const approvalID = "mcpwarden_approval"
-
-// A pendingAsk is an ask sent to a client that answers by retrying the
-// call (protocol 2026-07-28 multi round-trip).
-type pendingAsk struct {
-	session string
-	key     ask.GrantKey
-	digest  string // of the canonical arguments: the answer is for this call only
-	t       ask.Target
-	offered []string // the form's choices
-	expires time.Time
-}
 
 // elicit asks a legacy client with elicitation/create and waits for the
 // answer, or for a session grant given meanwhile to a concurrent call.
@@ -87,26 +75,26 @@ func (a *asker) elicit(ctx context.Context, c *call, sess *ask.Waiting, key ask.
 func (a *asker) roundTrip(ctx context.Context, c *call, req mcp.CallToolRequest, sess *ask.Waiting, key ask.GrantKey, t ask.Target) (res resolution, none *noAnswer) {
 	digest := argsDigest(c.canonical)
 	if rs := req.Params.RequestState; rs != "" {
-		p, err := a.takeState(ctx, rs) // single use
+		p, err := a.keep.Take(ctx, rs) // single use
 		if err != nil {
 			return a.unavailable(c, err), nil
 		}
-		if p == nil || p.session != c.session || p.key != key || p.digest != digest {
+		if p == nil || p.Session != c.session || p.Key != key || p.Digest != digest {
 			return a.refused(c, audit.GrantedByUserDenied, "answered with a state that does not match a pending ask for this exact call"), nil
 		}
-		if time.Now().After(p.expires) {
+		if time.Now().After(p.Expires) {
 			return a.timedOutAt(c, ""), nil
 		}
-		ans, why := ask.AnswerOf(server.ElicitationResponse(req.Params.InputResponses, approvalID), p.offered)
+		ans, why := ask.AnswerOf(server.ElicitationResponse(req.Params.InputResponses, approvalID), p.Offered)
 		if ans == ask.None {
 			return resolution{}, &noAnswer{why: why}
 		}
-		return a.apply(ctx, c, sess, key, ask.ScopeFor(p.t, ans), ans), nil
+		return a.apply(ctx, c, sess, key, ask.ScopeFor(p.Target, ans), ans), nil
 	}
 	params, offered := a.form(c, t)
-	state, err := a.issueState(ctx, &pendingAsk{session: c.session, key: key, digest: digest, t: t, offered: offered, expires: time.Now().Add(a.timeout)})
+	state, err := a.keep.Issue(ctx, &ask.Pending{Session: c.session, Key: key, Digest: digest, Target: t, Offered: offered, Expires: time.Now().Add(a.timeout)})
 	switch {
-	case errors.Is(err, errTooManyPending):
+	case errors.Is(err, ask.ErrTooManyPending):
 		return resolution{}, &noAnswer{why: err.Error()}
 	case err != nil:
 		return a.unavailable(c, err), nil

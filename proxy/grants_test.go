@@ -15,18 +15,18 @@ import (
 
 func TestGrantIsBoundToPrincipal(t *testing.T) {
 	t.Parallel()
-	a := &asker{state: newSessionState(nil)} // the embedded store
+	a := &asker{keep: newSessionState(nil).keeper()} // the embedded store
 	sess := a.grants.Session("shared-session-id")
 	alice := ask.GrantKey{Principal: "token:aaaa", Tool: "mcp:fs:write_file", Rule: "mcp:fs:write_file"}
 	mallory := alice
 	mallory.Principal = "token:bbbb"
 	call := ask.Target{Paths: []string{"/srv/app/a.txt"}, Forms: []string{"/srv/app/a.txt"}, Folders: []string{"/srv/app"}, Earns: true}
-	if err := a.remember(t.Context(), sess, "shared-session-id", alice, ask.AllowSession, ask.ScopeFor(call, ask.AllowFolder)); err != nil {
+	if err := a.keep.Remember(t.Context(), sess, "shared-session-id", alice, ask.AllowSession, ask.ScopeFor(call, ask.AllowFolder)); err != nil {
 		t.Fatal(err)
 	}
 	standing := func(id string, key ask.GrantKey) ask.Answer {
 		t.Helper()
-		ans, err := a.standing(t.Context(), id, key, call)
+		ans, err := a.keep.Standing(t.Context(), id, key, call)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,17 +78,17 @@ func TestSessionGrantsEndWithTheSessionWithoutSharedState(t *testing.T) {
 	a := e.srv.asker
 	key := ask.GrantKey{Principal: PrincipalLocal, Tool: "mcp:up:write", Rule: "mcp:up:write"}
 	call := ask.Target{Pathless: true, Earns: true}
-	if err := a.remember(t.Context(), a.grants.Session("s1"), "s1", key, ask.AllowSession, ask.ScopeFor(call, ask.AllowSession)); err != nil {
+	if err := a.keep.Remember(t.Context(), a.grants.Session("s1"), "s1", key, ask.AllowSession, ask.ScopeFor(call, ask.AllowSession)); err != nil {
 		t.Fatal(err)
 	}
-	if ans, err := a.standing(t.Context(), "s1", key, call); err != nil || ans != ask.AllowSession {
+	if ans, err := a.keep.Standing(t.Context(), "s1", key, call); err != nil || ans != ask.AllowSession {
 		t.Fatalf("standing before the session ended = %v, %v; want the grant", ans, err)
 	}
 	if err := e.srv.MCP().RegisterSession(t.Context(), idSession("s1")); err != nil {
 		t.Fatal(err)
 	}
 	e.srv.MCP().UnregisterSession(t.Context(), "s1")
-	if ans, err := a.standing(t.Context(), "s1", key, call); err != nil || ans != ask.None {
+	if ans, err := a.keep.Standing(t.Context(), "s1", key, call); err != nil || ans != ask.None {
 		t.Errorf("standing after the session ended = %v, %v; want none", ans, err)
 	}
 }
@@ -100,14 +100,15 @@ func TestSharedGrantsOutliveTheSessionsEndOnOneReplica(t *testing.T) {
 	t.Parallel()
 	store := memory.New()
 	t.Cleanup(func() { store.Close() })
-	a := &asker{state: newSessionState(store)}
+	ss := newSessionState(store)
+	a := &asker{keep: ss.keeper()}
 	key := ask.GrantKey{Principal: "alice", Tool: "mcp:up:write", Rule: "mcp:up:write"}
 	call := ask.Target{Pathless: true, Earns: true}
-	if err := a.remember(t.Context(), a.grants.Session("s1"), "s1", key, ask.AllowSession, ask.ScopeFor(call, ask.AllowSession)); err != nil {
+	if err := a.keep.Remember(t.Context(), a.grants.Session("s1"), "s1", key, ask.AllowSession, ask.ScopeFor(call, ask.AllowSession)); err != nil {
 		t.Fatal(err)
 	}
-	a.state.end("s1")
-	if ans, err := a.standing(t.Context(), "s1", key, call); err != nil || ans != ask.AllowSession {
+	ss.end("s1")
+	if ans, err := a.keep.Standing(t.Context(), "s1", key, call); err != nil || ans != ask.AllowSession {
 		t.Errorf("shared grant after the session ended on one replica = %v, %v; want it kept", ans, err)
 	}
 }

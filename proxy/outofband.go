@@ -154,7 +154,7 @@ func (a *asker) decided(ctx context.Context, c *call, sess *ask.Waiting, key ask
 		if d.Answer == approvals.AllowFolder {
 			sc = ask.ScopeFor(t, ask.AllowFolder)
 		}
-		err := a.remember(ctx, sess, c.session, key, ask.AllowSession, sc)
+		err := a.keep.Remember(ctx, sess, c.session, key, ask.AllowSession, sc)
 		return withGrantFailure(resolution{forward: true, grantedBy: by, reason: "allowed for the session (" + sc.String() + ") " + how + who}, err)
 	default:
 		if d.Via == approvals.ViaCLI {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/state/memory"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -23,6 +24,16 @@ import (
 // cannot be counted is denied, a session whose labels cannot be read is
 // taken to have armed every label, and a result whose labels cannot be
 // recorded is withheld.
+
+// DefaultSharedGrantTTL is how long a session grant lives in the shared
+// state. A grant dies with its session everywhere when the session is
+// ended (DELETE revokes it); one whose session expired instead outlives
+// it harmlessly until then, since a session ID is never issued twice.
+const DefaultSharedGrantTTL = 24 * time.Hour
+
+// ownGrantTTL is how long a session grant lives in the embedded store,
+// the proxy's own: as long as its session, which revokes it as it ends.
+const ownGrantTTL = 100 * 365 * 24 * time.Hour
 
 // sharedLabelTTL is how long the labels of a session (or principal) live
 // in the shared state after they were last armed. A session's labels are
@@ -70,6 +81,10 @@ func (ss sessionState) sharedStore() state.Store {
 	}
 	return ss.store
 }
+
+// keeper is where the session grants and the multi round-trip request
+// states are kept.
+func (ss sessionState) keeper() ask.Keeper { return ask.Keeper{Store: ss.store, GrantTTL: ss.grantTTL} }
 
 // labels are where the flow labels are kept.
 func (ss sessionState) labels() storedLabels { return storedLabels{l: ss.store, ttl: ss.labelTTL} }

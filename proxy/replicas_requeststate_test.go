@@ -45,18 +45,18 @@ func TestRequestStateIsSingleUseAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, store state.Store) {
 		rs := newReplicas(t, 3, store, askWrite, streamable.Options{}, nil)
-		p := &pendingAsk{session: "s", key: ask.GrantKey{Principal: "alice", Tool: "mcp:up:write", Rule: "r"}, digest: "d",
-			t: ask.Target{Earns: true, Paths: []string{"/tmp/x"}, Forms: []string{"/tmp/x"}, Folders: []string{"/tmp"}}, offered: []string{"allow_once", "deny"}, expires: time.Now().Add(time.Minute)}
-		token, err := rs.srvs[0].asker.issueState(t.Context(), p)
+		p := &ask.Pending{Session: "s", Key: ask.GrantKey{Principal: "alice", Tool: "mcp:up:write", Rule: "r"}, Digest: "d",
+			Target: ask.Target{Earns: true, Paths: []string{"/tmp/x"}, Forms: []string{"/tmp/x"}, Folders: []string{"/tmp"}}, Offered: []string{"allow_once", "deny"}, Expires: time.Now().Add(time.Minute)}
+		token, err := rs.srvs[0].asker.keep.Issue(t.Context(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Two replicas take the same state at once: one gets the ask.
 		var wg sync.WaitGroup
-		got := make([]*pendingAsk, 2)
+		got := make([]*ask.Pending, 2)
 		for i := range got {
 			wg.Go(func() {
-				q, err := rs.srvs[i+1].asker.takeState(t.Context(), token)
+				q, err := rs.srvs[i+1].asker.keep.Take(t.Context(), token)
 				if err != nil {
 					t.Error(err)
 				}
@@ -71,10 +71,10 @@ func TestRequestStateIsSingleUseAcrossReplicas(t *testing.T) {
 		if q == nil {
 			q = got[1]
 		}
-		if q.session != p.session || q.key != p.key || q.digest != p.digest || strings.Join(q.t.Forms, ",") != "/tmp/x" || !q.t.Earns || len(q.offered) != 2 {
+		if q.Session != p.Session || q.Key != p.Key || q.Digest != p.Digest || strings.Join(q.Target.Forms, ",") != "/tmp/x" || !q.Target.Earns || len(q.Offered) != 2 {
 			t.Errorf("the state came back as %+v, want %+v", q, p)
 		}
-		if again, err := rs.srvs[0].asker.takeState(t.Context(), token); again != nil || err != nil {
+		if again, err := rs.srvs[0].asker.keep.Take(t.Context(), token); again != nil || err != nil {
 			t.Errorf("the state was taken again on the replica that issued it: %v, %v", again, err)
 		}
 	})
@@ -87,13 +87,13 @@ func TestRequestStateIsSingleUseAcrossReplicas(t *testing.T) {
 func TestFloodOfUnansweredRoundTripAsksIsBounded(t *testing.T) {
 	t.Parallel()
 	srv := newEnv(t, askWrite, audit.Config{}, &memorySink{}).srv
-	p := &pendingAsk{session: "s", key: ask.GrantKey{Principal: "alice", Tool: "mcp:up:write"}, digest: "d", offered: []string{"deny"}, expires: time.Now().Add(time.Minute)}
+	p := &ask.Pending{Session: "s", Key: ask.GrantKey{Principal: "alice", Tool: "mcp:up:write"}, Digest: "d", Offered: []string{"deny"}, Expires: time.Now().Add(time.Minute)}
 	for i := range maxPendingAsks {
-		if _, err := srv.asker.issueState(t.Context(), p); err != nil {
+		if _, err := srv.asker.keep.Issue(t.Context(), p); err != nil {
 			t.Fatalf("state %d: %v", i, err)
 		}
 	}
-	if _, err := srv.asker.issueState(t.Context(), p); !errors.Is(err, errTooManyPending) {
-		t.Errorf("state %d past the bound: %v, want errTooManyPending", maxPendingAsks+1, err)
+	if _, err := srv.asker.keep.Issue(t.Context(), p); !errors.Is(err, ask.ErrTooManyPending) {
+		t.Errorf("state %d past the bound: %v, want ErrTooManyPending", maxPendingAsks+1, err)
 	}
 }

@@ -213,7 +213,7 @@ func New(o Options) (*Server, error) {
 	if timeout <= 0 {
 		timeout = DefaultAskTimeout
 	}
-	s.asker = &asker{mcp: s.mcp, timeout: timeout, resolvers: o.Resolvers, noElicit: o.SkipElicitation, schema: s.tools.inputSchema, state: s.state}
+	s.asker = &asker{mcp: s.mcp, timeout: timeout, resolvers: o.Resolvers, noElicit: o.SkipElicitation, schema: s.tools.inputSchema, keep: s.state.keeper()}
 	return s, nil
 }
 

@@ -123,7 +123,8 @@ func matchesAny(patterns []string, pkg string) bool {
 
 // TestLeavesOfProxyImportOnlyLeaves pins proxy's leaf packages: what they
 // may import of the module, directly or not. Nothing in them reaches back
-// to proxy, upstream, audit or the state store.
+// to proxy, upstream or audit, nor (but proxy/ask, which keeps grants in
+// one) the state store's interfaces.
 func TestLeavesOfProxyImportOnlyLeaves(t *testing.T) {
 	t.Parallel()
 	g := loadGraph(t)
@@ -140,8 +141,8 @@ func TestLeavesOfProxyImportOnlyLeaves(t *testing.T) {
 			"a transport runs in front of mcp-go's server and knows nothing of policy"},
 		{"proxy/httpguard", []string{"internal/hostport", "proxy/wire", "internal/rawjson"},
 			"the HTTP listener's defences run before any MCP processing and know nothing of policy"},
-		{"proxy/ask", []string{"rules", "internal/enumtext", "internal/hostport", "internal/keyfold", "internal/textcut"},
-			"the vocabulary of asking knows the rules' path containment and nothing of proxy, the state store or approvals"},
+		{"proxy/ask", []string{"rules", "internal/state", "internal/enumtext", "internal/hostport", "internal/keyfold", "internal/textcut"},
+			"the asking knows the rules' path containment and the state store's interfaces (not a store), nothing of proxy or approvals"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {

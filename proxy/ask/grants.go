@@ -1,7 +1,9 @@
 // Package ask is the vocabulary of asking a human about a call: the
-// answers, what a session grant is bound to (GrantKey) and which later
-// calls it covers (Target, Scope), and the asks of a session waiting for
-// a grant given meanwhile (Waiting). The asker in package proxy speaks it.
+// answers (and reading them off the approval form), what a session grant
+// is bound to (GrantKey) and which later calls it covers (Target, Scope),
+// the asks of a session waiting for a grant given meanwhile (Waiting),
+// and keeping grants and pending multi round-trip asks in a state store
+// (Keeper). The asker in package proxy speaks it.
 package ask
 
 import (
