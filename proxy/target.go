@@ -9,7 +9,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
-// target is c as grants see it (see target): whether it has path-like
+// target is c as grants see it (see ask.Target): whether it has path-like
 // keys, whether it may earn a session grant, and every form of each path;
 // for a connection, its endpoint.
 func (s *Server) target(c *call) ask.Target {
