@@ -268,7 +268,7 @@ func TestFlowFormTellsTheHumanWhatArmedIt(t *testing.T) {
 		args:  map[string]any{"to": "attacker@evil.test"},
 	}
 	c.verdict = p.Decide(c.rulesCall())
-	params, _ := (&asker{}).form(c, ask.Target{})
+	params, _ := (&ask.Asker{}).Form(questionOf(c, ask.Target{}, nil), ask.Target{})
 	for _, want := range []string{`Asked by: rule "flow[0]: after untrusted_input then ask on egress" in flow`, "Because: ", "armed by mcp:web:fetch (call id-fetch)", `"to": "attacker@evil.test"`} {
 		if !strings.Contains(params.Message, want) {
 			t.Errorf("the form lacks %q:\n%s", want, params.Message)

@@ -16,7 +16,7 @@ func TestSecretNamedPathKeyIsShownOnTheForm(t *testing.T) {
 	c := formCallSpec(t, rules.Spec{PathKeys: []string{"path", "keyfile"}}, map[string]any{
 		"keyfile": "/etc/ssh/ssh_host_ed25519_key", "api_key": token, "nested": map[string]any{"password": token, "path": "/x/" + token},
 	})
-	params, _ := (&asker{}).form(c, ask.Target{})
+	params, _ := (&ask.Asker{}).Form(questionOf(c, ask.Target{}, nil), ask.Target{})
 	for _, want := range []string{
 		`"keyfile": "/etc/ssh/ssh_host_ed25519_key"`,
 		`"api_key": <hidden: token, 27 characters>`,
@@ -52,8 +52,8 @@ func TestFormShowsEveryPathNormalised(t *testing.T) {
 		verdict: rules.Verdict{Rule: "default", Gate: "policy"},
 		args:    map[string]any{"path": "notes/../run.sh", "paths": []any{"/srv/app/a/../../../etc/shadow", "/srv/app/ok.txt"}},
 	}
-	a := &asker{}
-	params, offered := a.form(c, ask.Target{Earns: true, Paths: []string{"/etc/shadow", "/srv/app/ok.txt", "/srv/app/run.sh"}, Folders: []string{"/etc", "/srv/app"}})
+	a := &ask.Asker{}
+	params, offered := a.Form(questionOf(c, ask.Target{Earns: true, Paths: []string{"/etc/shadow", "/srv/app/ok.txt", "/srv/app/run.sh"}, Folders: []string{"/etc", "/srv/app"}}, nil), ask.Target{Earns: true, Paths: []string{"/etc/shadow", "/srv/app/ok.txt", "/srv/app/run.sh"}, Folders: []string{"/etc", "/srv/app"}})
 	for _, want := range []string{
 		"mcpwarden approval:", `"path": "notes/../run.sh"`, `  which is "/srv/app/run.sh"`,
 		"Other paths, as mcpwarden decided on them:", "\"/srv/app/a/../../../etc/shadow\"\n  which is \"/etc/shadow\"",

@@ -40,14 +40,14 @@ func BenchmarkStandingGrant(b *testing.B) {
 	}
 	for _, st := range stores {
 		b.Run(st.name, func(b *testing.B) {
-			a := &asker{keep: newSessionState(st.open(b)).keeper()} // nil: the embedded store
-			sess := a.grants.Session("s1")
-			if err := a.keep.Remember(b.Context(), sess, "s1", key, ask.AllowSession, sc); err != nil {
+			a := &ask.Asker{Keep: newSessionState(st.open(b)).keeper()} // nil: the embedded store
+			sess := a.Waiting.Session("s1")
+			if err := a.Keep.Remember(b.Context(), sess, "s1", key, ask.AllowSession, sc); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if ans, err := a.keep.Standing(b.Context(), "s1", key, t); err != nil || ans != ask.AllowSession {
+				if ans, err := a.Keep.Standing(b.Context(), "s1", key, t); err != nil || ans != ask.AllowSession {
 					b.Fatalf("standing = %v, %v", ans, err)
 				}
 			}

@@ -15,18 +15,18 @@ import (
 
 func TestGrantIsBoundToPrincipal(t *testing.T) {
 	t.Parallel()
-	a := &asker{keep: newSessionState(nil).keeper()} // the embedded store
-	sess := a.grants.Session("shared-session-id")
+	a := &ask.Asker{Keep: newSessionState(nil).keeper()} // the embedded store
+	sess := a.Waiting.Session("shared-session-id")
 	alice := ask.GrantKey{Principal: "token:aaaa", Tool: "mcp:fs:write_file", Rule: "mcp:fs:write_file"}
 	mallory := alice
 	mallory.Principal = "token:bbbb"
 	call := ask.Target{Paths: []string{"/srv/app/a.txt"}, Forms: []string{"/srv/app/a.txt"}, Folders: []string{"/srv/app"}, Earns: true}
-	if err := a.keep.Remember(t.Context(), sess, "shared-session-id", alice, ask.AllowSession, ask.ScopeFor(call, ask.AllowFolder)); err != nil {
+	if err := a.Keep.Remember(t.Context(), sess, "shared-session-id", alice, ask.AllowSession, ask.ScopeFor(call, ask.AllowFolder)); err != nil {
 		t.Fatal(err)
 	}
 	standing := func(id string, key ask.GrantKey) ask.Answer {
 		t.Helper()
-		ans, err := a.keep.Standing(t.Context(), id, key, call)
+		ans, err := a.Keep.Standing(t.Context(), id, key, call)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +58,7 @@ func FuzzFormCuts(f *testing.F) {
 		if !utf8.ValidString(s) {
 			return
 		}
-		if got := argview.Cut(s, maxValueShown); !utf8.ValidString(got) || utf8.RuneCountInString(s) > maxValueShown && !strings.Contains(got, "more characters)") {
+		if got := argview.Cut(s, ask.MaxValueShown); !utf8.ValidString(got) || utf8.RuneCountInString(s) > ask.MaxValueShown && !strings.Contains(got, "more characters)") {
 			t.Fatalf("argview.Cut(%d runes) = %q", utf8.RuneCountInString(s), got)
 		}
 		got := textcut.Tail(s, 40)
@@ -78,17 +78,17 @@ func TestSessionGrantsEndWithTheSessionWithoutSharedState(t *testing.T) {
 	a := e.srv.asker
 	key := ask.GrantKey{Principal: PrincipalLocal, Tool: "mcp:up:write", Rule: "mcp:up:write"}
 	call := ask.Target{Pathless: true, Earns: true}
-	if err := a.keep.Remember(t.Context(), a.grants.Session("s1"), "s1", key, ask.AllowSession, ask.ScopeFor(call, ask.AllowSession)); err != nil {
+	if err := a.Keep.Remember(t.Context(), a.Waiting.Session("s1"), "s1", key, ask.AllowSession, ask.ScopeFor(call, ask.AllowSession)); err != nil {
 		t.Fatal(err)
 	}
-	if ans, err := a.keep.Standing(t.Context(), "s1", key, call); err != nil || ans != ask.AllowSession {
+	if ans, err := a.Keep.Standing(t.Context(), "s1", key, call); err != nil || ans != ask.AllowSession {
 		t.Fatalf("standing before the session ended = %v, %v; want the grant", ans, err)
 	}
 	if err := e.srv.MCP().RegisterSession(t.Context(), idSession("s1")); err != nil {
 		t.Fatal(err)
 	}
 	e.srv.MCP().UnregisterSession(t.Context(), "s1")
-	if ans, err := a.keep.Standing(t.Context(), "s1", key, call); err != nil || ans != ask.None {
+	if ans, err := a.Keep.Standing(t.Context(), "s1", key, call); err != nil || ans != ask.None {
 		t.Errorf("standing after the session ended = %v, %v; want none", ans, err)
 	}
 }
@@ -101,14 +101,14 @@ func TestSharedGrantsOutliveTheSessionsEndOnOneReplica(t *testing.T) {
 	store := memory.New()
 	t.Cleanup(func() { store.Close() })
 	ss := newSessionState(store)
-	a := &asker{keep: ss.keeper()}
+	a := &ask.Asker{Keep: ss.keeper()}
 	key := ask.GrantKey{Principal: "alice", Tool: "mcp:up:write", Rule: "mcp:up:write"}
 	call := ask.Target{Pathless: true, Earns: true}
-	if err := a.keep.Remember(t.Context(), a.grants.Session("s1"), "s1", key, ask.AllowSession, ask.ScopeFor(call, ask.AllowSession)); err != nil {
+	if err := a.Keep.Remember(t.Context(), a.Waiting.Session("s1"), "s1", key, ask.AllowSession, ask.ScopeFor(call, ask.AllowSession)); err != nil {
 		t.Fatal(err)
 	}
 	ss.end("s1")
-	if ans, err := a.keep.Standing(t.Context(), "s1", key, call); err != nil || ans != ask.AllowSession {
+	if ans, err := a.Keep.Standing(t.Context(), "s1", key, call); err != nil || ans != ask.AllowSession {
 		t.Errorf("shared grant after the session ended on one replica = %v, %v; want it kept", ans, err)
 	}
 }

@@ -144,7 +144,7 @@ func sessionTables(e *sessionEnv, hs *streamable.Sessions) map[string]int {
 	e.srv.sessions.mu.Lock()
 	known := len(e.srv.sessions.byID)
 	e.srv.sessions.mu.Unlock()
-	grants := e.srv.asker.grants.Len()
+	grants := e.srv.asker.Waiting.Len()
 	e.srv.roots.mu.Lock()
 	roots := len(e.srv.roots.sessions) + len(e.srv.roots.changes)
 	e.srv.roots.mu.Unlock()

@@ -47,7 +47,7 @@ func TestRequestStateIsSingleUseAcrossReplicas(t *testing.T) {
 		rs := newReplicas(t, 3, store, askWrite, streamable.Options{}, nil)
 		p := &ask.Pending{Session: "s", Key: ask.GrantKey{Principal: "alice", Tool: "mcp:up:write", Rule: "r"}, Digest: "d",
 			Target: ask.Target{Earns: true, Paths: []string{"/tmp/x"}, Forms: []string{"/tmp/x"}, Folders: []string{"/tmp"}}, Offered: []string{"allow_once", "deny"}, Expires: time.Now().Add(time.Minute)}
-		token, err := rs.srvs[0].asker.keep.Issue(t.Context(), p)
+		token, err := rs.srvs[0].asker.Keep.Issue(t.Context(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func TestRequestStateIsSingleUseAcrossReplicas(t *testing.T) {
 		got := make([]*ask.Pending, 2)
 		for i := range got {
 			wg.Go(func() {
-				q, err := rs.srvs[i+1].asker.keep.Take(t.Context(), token)
+				q, err := rs.srvs[i+1].asker.Keep.Take(t.Context(), token)
 				if err != nil {
 					t.Error(err)
 				}
@@ -74,7 +74,7 @@ func TestRequestStateIsSingleUseAcrossReplicas(t *testing.T) {
 		if q.Session != p.Session || q.Key != p.Key || q.Digest != p.Digest || strings.Join(q.Target.Forms, ",") != "/tmp/x" || !q.Target.Earns || len(q.Offered) != 2 {
 			t.Errorf("the state came back as %+v, want %+v", q, p)
 		}
-		if again, err := rs.srvs[0].asker.keep.Take(t.Context(), token); again != nil || err != nil {
+		if again, err := rs.srvs[0].asker.Keep.Take(t.Context(), token); again != nil || err != nil {
 			t.Errorf("the state was taken again on the replica that issued it: %v, %v", again, err)
 		}
 	})
@@ -89,11 +89,11 @@ func TestFloodOfUnansweredRoundTripAsksIsBounded(t *testing.T) {
 	srv := newEnv(t, askWrite, audit.Config{}, &memorySink{}).srv
 	p := &ask.Pending{Session: "s", Key: ask.GrantKey{Principal: "alice", Tool: "mcp:up:write"}, Digest: "d", Offered: []string{"deny"}, Expires: time.Now().Add(time.Minute)}
 	for i := range maxPendingAsks {
-		if _, err := srv.asker.keep.Issue(t.Context(), p); err != nil {
+		if _, err := srv.asker.Keep.Issue(t.Context(), p); err != nil {
 			t.Fatalf("state %d: %v", i, err)
 		}
 	}
-	if _, err := srv.asker.keep.Issue(t.Context(), p); !errors.Is(err, ask.ErrTooManyPending) {
+	if _, err := srv.asker.Keep.Issue(t.Context(), p); !errors.Is(err, ask.ErrTooManyPending) {
 		t.Errorf("state %d past the bound: %v, want ErrTooManyPending", maxPendingAsks+1, err)
 	}
 }

@@ -55,8 +55,8 @@ func (s *Server) admitAndForward(ctx context.Context, c *call, ask asking, do fu
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("%w: %v", errRefused, err)
-	case !res.forward:
-		return nil, fmt.Errorf("%w: %s", errRefused, res.text)
+	case !res.Forward:
+		return nil, fmt.Errorf("%w: %s", errRefused, res.Text)
 	}
 	return s.forwardRequest(ctx, c, do)
 }

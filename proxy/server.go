@@ -22,6 +22,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/proxy/wire"
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -131,7 +132,7 @@ type Server struct {
 	principal string
 	tools     toolset
 	mcp       *server.MCPServer
-	asker     *asker
+	asker     *ask.Asker
 	roots     rootCache
 	tel       *telemetry.Telemetry // nil: no telemetry
 	inflight  *wire.Budget
@@ -213,7 +214,7 @@ func New(o Options) (*Server, error) {
 	if timeout <= 0 {
 		timeout = DefaultAskTimeout
 	}
-	s.asker = &asker{mcp: s.mcp, timeout: timeout, resolvers: o.Resolvers, noElicit: o.SkipElicitation, schema: s.tools.inputSchema, keep: s.state.keeper()}
+	s.asker = &ask.Asker{MCP: s.mcp, Timeout: timeout, Resolvers: o.Resolvers, NoElicit: o.SkipElicitation, Keep: s.state.keeper()}
 	return s, nil
 }
 
@@ -222,7 +223,7 @@ func New(o Options) (*Server, error) {
 // cached roots, the upstream children isolated for it) and what the
 // embedded store keeps of it (grants, armed labels) go.
 func (s *Server) endSession(id string) {
-	s.asker.grants.End(id)
+	s.asker.Waiting.End(id)
 	s.sessions.forget(id)
 	s.roots.end(id)
 	s.state.end(id)

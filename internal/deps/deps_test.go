@@ -123,8 +123,8 @@ func matchesAny(patterns []string, pkg string) bool {
 
 // TestLeavesOfProxyImportOnlyLeaves pins proxy's leaf packages: what they
 // may import of the module, directly or not. Nothing in them reaches back
-// to proxy, upstream or audit, nor (but proxy/ask, which keeps grants in
-// one) the state store's interfaces.
+// to proxy or upstream; only proxy/ask, the asker, reaches audit (what it
+// records), the approvals and the state store's interfaces.
 func TestLeavesOfProxyImportOnlyLeaves(t *testing.T) {
 	t.Parallel()
 	g := loadGraph(t)
@@ -141,8 +141,9 @@ func TestLeavesOfProxyImportOnlyLeaves(t *testing.T) {
 			"a transport runs in front of mcp-go's server and knows nothing of policy"},
 		{"proxy/httpguard", []string{"internal/hostport", "proxy/wire", "internal/rawjson"},
 			"the HTTP listener's defences run before any MCP processing and know nothing of policy"},
-		{"proxy/ask", []string{"rules", "internal/state", "internal/enumtext", "internal/hostport", "internal/keyfold", "internal/textcut"},
-			"the asking knows the rules' path containment and the state store's interfaces (not a store), nothing of proxy or approvals"},
+		{"proxy/ask", []string{"rules", "audit", "proxy/scan", "internal/approvals", "internal/argview", "internal/state",
+			"internal/secrets", "internal/textcut", "internal/atomicfile", "internal/enumtext", "internal/httpserve", "internal/hostport", "internal/keyfold"},
+			"the asker puts a Question to the human through the client and the resolvers, and keeps grants in the state store's interfaces (not a store): nothing of proxy, upstream or the transports"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {
