@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -176,4 +177,80 @@ func everyLabelArmed(p *rules.Policy) []rules.Arming {
 func uncounted(l *rules.Limit, err error) rules.Verdict {
 	return rules.Verdict{Decision: rules.Deny, Rule: l.Text, Gate: rules.GateLimit,
 		Reason: fmt.Sprintf("limit %q cannot be counted: %v", l.Text, err)}
+}
+
+// errLabelsNotKept is wrapped by the error of a call whose labels could
+// not be recorded: its result is withheld, since a later call could not
+// be escalated for what it carried.
+var errLabelsNotKept = errors.New("the labels its result arms could not be recorded")
+
+// armBy arms the labels of c, which has returned, in its session. It arms
+// them even when the client has gone: the upstream has answered.
+func (s *Server) armBy(ctx context.Context, c *call) error {
+	if len(c.labels) == 0 {
+		return nil
+	}
+	if err := s.armed.keep(context.WithoutCancel(ctx), c.session, c.principal, c.labels, c.decision, c.tool.Canonical); err != nil {
+		s.logger.Warn("recording armed labels", "tool", c.tool.Canonical, "labels", c.labels, "err", err)
+		return fmt.Errorf("%w: %w", errLabelsNotKept, err)
+	}
+	return nil
+}
+
+// armedFor returns the labels armed in c's session: every label, when
+// they cannot be read (fail closed).
+func (s *Server) armedFor(ctx context.Context, c *call) []rules.Arming {
+	armed, err := s.armed.armedOf(ctx, c.session, c.principal)
+	if err != nil {
+		s.logger.Warn("reading armed labels; taking every label as armed", "tool", c.tool.Canonical, "err", err)
+		return everyLabelArmed(c.policy)
+	}
+	return armed
+}
+
+// The requests of each limit (docs/design.md, "Deciding a request") are
+// counted in fixed windows in the state store (sessionState), per
+// session, principal or globally. A request without a session (one an
+// ephemeral HTTP session serves) is counted with its principal's, as
+// armed labels are.
+
+// A limitKey is one limit's counter for one session, principal or all.
+type limitKey struct {
+	limit string // rules.Limit.Text
+	scope rules.LimitScope
+	who   string // the session id or principal; "" for a global limit
+}
+
+// limitKeyFor is the counter of l that a request of session by principal
+// counts against.
+func limitKeyFor(l *rules.Limit, session, principal string) limitKey {
+	key := limitKey{limit: l.Text, scope: l.Per}
+	switch {
+	case l.Per == rules.ScopeSession && session != "":
+		key.who = session
+	case l.Per != rules.ScopeGlobal:
+		key.scope, key.who = rules.ScopePrincipal, principal
+	}
+	return key
+}
+
+// overLimits counts c against each limit its request matches, as rc, and
+// escalates v by those it exceeds. A call already denied is not counted:
+// it cannot reach the upstream. A call that cannot be counted (the shared
+// state is unavailable) is denied.
+func (s *Server) overLimits(ctx context.Context, c *call, rc rules.Call, v rules.Verdict) rules.Verdict {
+	if v.Decision == rules.Deny {
+		return v
+	}
+	for _, l := range c.policy.Limits(rc) {
+		n, err := s.limits.tally(ctx, l, c.session, c.principal)
+		switch {
+		case err != nil:
+			s.logger.Warn("counting a limit", "limit", l.Text, "err", err)
+			return uncounted(l, err)
+		case n > l.Max:
+			v = rules.OverLimit(v, l, n)
+		}
+	}
+	return v
 }
