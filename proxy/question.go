@@ -15,6 +15,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
 	"github.com/mcpwarden/mcpwarden/internal/secrets"
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
+	"github.com/mcpwarden/mcpwarden/proxy/ondisk"
 	"github.com/mcpwarden/mcpwarden/proxy/scan"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -83,7 +84,7 @@ const maxPendingAsks = 1024
 func pathViews(c *call) []argview.Path {
 	rc := c.rulesCall()
 	if c.snap != nil && c.snap.servers[c.tool.Server].ResolveSymlinks || c.policy.IsLocal(c.tool.Server) {
-		rc.Physical = PhysicalForms(c.policy, rc)
+		rc.Physical = ondisk.PhysicalForms(c.policy, rc)
 	}
 	forms, _ := c.policy.PathForms(rc)
 	out := make([]argview.Path, 0, len(forms))

@@ -20,6 +20,17 @@ import (
 // would let the path through the link be allowed under X's allow: a call
 // that sees that mix is what this test catches, reloading X and Y in turn
 // while calls are decided.
+// physicalDir returns a temporary directory with its own symlinks resolved,
+// so that test paths are physical.
+func physicalDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 func TestCallDuringReloadNeverSeesAMixedSnapshot(t *testing.T) {
 	t.Parallel()
 	dir := physicalDir(t)

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
+	"github.com/mcpwarden/mcpwarden/proxy/ondisk"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -53,7 +54,7 @@ func (s *Server) target(c *call) ask.Target {
 func (s *Server) pathForms(c *call) (paths, forms []string, known bool) {
 	rc := c.rulesCall()
 	if c.snap.servers[c.tool.Server].ResolveSymlinks {
-		rc.Physical = physicalForms(c.policy, rc, s.serverPID(c.tool.Server))
+		rc.Physical = ondisk.PhysicalFormsIn(c.policy, rc, s.serverPID(c.tool.Server))
 	}
 	values, known := c.policy.PathForms(rc)
 	for _, v := range values {

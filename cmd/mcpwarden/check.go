@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
 	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/proxy/ondisk"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -82,11 +83,11 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 			call.UpstreamRoots, _ = st.Policy.Workspace(call.Server)
 			resolve := st.ServerOptions()[call.Server].ResolveSymlinks
 			if resolve {
-				call.Physical = proxy.PhysicalForms(st.Policy, call)
+				call.Physical = ondisk.PhysicalForms(st.Policy, call)
 			}
 			ex := st.Policy.Explain(call)
 			if !resolve {
-				ex.Verdict = proxy.SelfProtectionOnDisk(st.Policy, &call, ex.Verdict)
+				ex.Verdict = ondisk.SelfProtectionOnDisk(st.Policy, &call, ex.Verdict)
 			}
 			ex = explainLimits(st.Policy, call, ex, overLimit)
 			if call.Tool == rules.ToolConnect && ex.Verdict.Decision != rules.Deny {
