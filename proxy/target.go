@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
+	"github.com/mcpwarden/mcpwarden/proxy/connect"
 	"github.com/mcpwarden/mcpwarden/proxy/ondisk"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -15,7 +16,7 @@ import (
 // for a connection, its endpoint.
 func (s *Server) target(c *call) ask.Target {
 	if c.method == methodConnect {
-		e := endpointOf(c.args)
+		e := connect.Endpoint(c.args)
 		return ask.Target{Earns: e != "", Endpoint: e}
 	}
 	t := ask.Target{Pathless: true, Earns: true}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
 	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/proxy/connect"
 	"github.com/mcpwarden/mcpwarden/proxy/ondisk"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -91,7 +92,7 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 			}
 			ex = explainLimits(st.Policy, call, ex, overLimit)
 			if call.Tool == rules.ToolConnect && ex.Verdict.Decision != rules.Deny {
-				if why := proxy.AddressRefusal(st.Policy, call.Server, call.Arguments); why != "" {
+				if why := connect.AddressRefusal(st.Policy, call.Server, call.Arguments); why != "" {
 					ex.Verdict = rules.Verdict{Decision: rules.Deny, Gate: "egress proxy", Reason: why}
 				}
 			}
@@ -171,7 +172,7 @@ func parseCheckCall(pos, kv []string) (rules.Call, error) {
 		args[k] = v
 	}
 	if tool == rules.ToolConnect {
-		if args, err = proxy.ConnectArgs(args); err != nil {
+		if args, err = connect.Args(args); err != nil {
 			return rules.Call{}, err
 		}
 	}
