@@ -107,7 +107,7 @@ func (s *Server) handler(t Tool, schema *argschema.Schema) server.ToolHandlerFun
 		// what they hold is given back however the call ends.
 		l := wire.TakeLifted(ctx, req.Params.RawArguments)
 		defer l.Release()
-		ctx, leave, ok := s.drain.enterAs(ctx, passKey(ctx, t.Wire))
+		ctx, leave, ok := s.drain.EnterAs(ctx, passKey(ctx, t.Wire))
 		if !ok {
 			return mcp.NewToolResultError(fmt.Sprintf("%v; %s was not forwarded", ErrShuttingDown, t.Canonical)), nil
 		}

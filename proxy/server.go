@@ -23,6 +23,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
+	"github.com/mcpwarden/mcpwarden/proxy/drain"
 	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/proxy/wire"
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -126,7 +127,7 @@ type Server struct {
 	state     sessionState   // grants, labels, counts, request states
 	armed     storedLabels   // the flow labels each session has armed
 	limits    storedCounters // the limits' counters
-	drain     drain
+	drain     drain.Tracker
 	catalog   catalog
 	profile   string
 	principal string
@@ -230,6 +231,16 @@ func (s *Server) endSession(id string) {
 	s.upstream.EndSession(id)
 	s.tel.SessionClosed()
 }
+
+// ErrShuttingDown is the cause of the context of a request that shutdown
+// cancelled, and what a request refused during shutdown is refused with.
+var ErrShuttingDown = drain.ErrShuttingDown
+
+// Drain refuses new requests and waits until the requests in progress
+// have finished or ctx ends (the grace period), whichever is first; then
+// it cancels those still in progress with ErrShuttingDown (see
+// drain.Tracker.Drain). It is safe to call more than once.
+func (s *Server) Drain(ctx context.Context) { s.drain.Drain(ctx, s.logger) }
 
 // Close waits for the work the server started on its own (catalog
 // refreshes after an upstream's list_changed). It is idempotent.
