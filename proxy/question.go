@@ -52,6 +52,8 @@ func questionOf(c *call, t ask.Target, schema func(Tool) map[string]any) *ask.Qu
 	return q
 }
 
+// argsDigest is the digest of a call's canonical arguments, which binds
+// an answer by retry to that exact call.
 func argsDigest(canonical []byte) string {
 	sum := sha256.Sum256(canonical)
 	return hex.EncodeToString(sum[:])
