@@ -7,6 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -37,42 +38,42 @@ const (
 // returned unrecorded: the call is decided when the client retries. The
 // error, when set, is why nothing may be forwarded although the decision
 // was to: the audit log cannot be written and audit.required is true.
-func (s *Server) admit(ctx context.Context, c *call, req mcp.CallToolRequest, ask asking) (resolution, error) {
+func (s *Server) admit(ctx context.Context, c *call, req mcp.CallToolRequest, mode asking) (ask.Resolution, error) {
 	dctx, dspan := s.tel.StartDecision(ctx, c.tool.Server, c.tool.Name)
-	var res resolution
+	var res ask.Resolution
 	switch {
 	case c.argsErr != nil:
 		c.verdict = rules.Verdict{Decision: rules.Deny, Reason: c.argsErr.Error()}
-		res = resolution{grantedBy: audit.GrantedByRule, reason: argsReason(c.argsErr), text: fmt.Sprintf("mcpwarden refused %s: %v", c.tool.Canonical, c.argsErr)}
+		res = ask.Resolution{GrantedBy: audit.GrantedByRule, Reason: argsReason(c.argsErr), Text: fmt.Sprintf("mcpwarden refused %s: %v", c.tool.Canonical, c.argsErr)}
 	default:
 		c.verdict = s.pinVerdict(c.tool, s.decide(dctx, c))
 		switch c.verdict.Decision {
 		case rules.Allow:
-			res = resolution{forward: true, grantedBy: audit.GrantedByRule}
+			res = ask.Resolution{Forward: true, GrantedBy: audit.GrantedByRule}
 		case rules.Ask:
-			if ask == askNever {
-				res = resolution{grantedBy: audit.GrantedByRule, reason: "not asked: only an allow rule forwards " + string(c.method), text: fmt.Sprintf("mcpwarden did not forward %s: it needs approval (%s), and it is never asked; allow it with a rule.", c.tool.Canonical, ruleName(c))}
+			if mode == askNever {
+				res = ask.Resolution{GrantedBy: audit.GrantedByRule, Reason: "not asked: only an allow rule forwards " + string(c.method), Text: fmt.Sprintf("mcpwarden did not forward %s: it needs approval (%s), and it is never asked; allow it with a rule.", c.tool.Canonical, ruleName(c))}
 				break
 			}
 			res = s.resolveAsk(dctx, c, req)
 			switch {
-			case res.pending != nil && ask == askWithRetry:
+			case res.Pending != nil && mode == askWithRetry:
 				dspan.End(c.verdict, "")
 				return res, nil // asked; decided when the client retries
-			case res.pending != nil:
+			case res.Pending != nil:
 				res = retryOnly(c)
 			}
 		default:
-			res = resolution{grantedBy: audit.GrantedByRule, reason: c.verdict.Reason, text: denyText(c)}
+			res = ask.Resolution{GrantedBy: audit.GrantedByRule, Reason: c.verdict.Reason, Text: denyText(c)}
 		}
 	}
-	c.grantedBy, c.reason, c.failure = res.grantedBy, res.reason, res.failure
+	c.grantedBy, c.reason, c.failure = res.GrantedBy, res.Reason, res.Failure
 	if c.verdict.Decision == rules.Ask {
-		c.outcome = audit.OutcomeOf(res.forward)
+		c.outcome = audit.OutcomeOf(res.Forward)
 	}
 	dspan.End(c.verdict, c.grantedBy)
 	s.tel.Decision(c.profile, c.tool.Server, c.tool.Name, c.verdict.Decision)
-	if err := s.writeAudit(ctx, c.decisionEvent()); err != nil && s.audit.Required() && res.forward {
+	if err := s.writeAudit(ctx, c.decisionEvent()); err != nil && s.audit.Required() && res.Forward {
 		return res, fmt.Errorf("%s: the audit log cannot be written (%v), and audit.required is true, so nothing was forwarded", c.tool.Canonical, err)
 	}
 	return res, nil
@@ -81,6 +82,6 @@ func (s *Server) admit(ctx context.Context, c *call, req mcp.CallToolRequest, as
 // retryOnly is the refusal of c, asked, when its client can answer only
 // with a multi round-trip input request: that answer comes with a retried
 // tools/call, and c is not one.
-func retryOnly(c *call) resolution {
-	return resolution{grantedBy: audit.GrantedByNoElicitation, reason: "the client answers asks only by retrying a tool call", text: fmt.Sprintf("mcpwarden: %s needs approval (%s), and this client can only be asked during a tool call; nothing was forwarded.", c.tool.Canonical, ruleName(c))}
+func retryOnly(c *call) ask.Resolution {
+	return ask.Resolution{GrantedBy: audit.GrantedByNoElicitation, Reason: "the client answers asks only by retrying a tool call", Text: fmt.Sprintf("mcpwarden: %s needs approval (%s), and this client can only be asked during a tool call; nothing was forwarded.", c.tool.Canonical, ruleName(c))}
 }

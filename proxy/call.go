@@ -18,6 +18,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/argschema"
 	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/proxy/scan"
 	"github.com/mcpwarden/mcpwarden/proxy/wire"
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -106,7 +107,7 @@ func (s *Server) handler(t Tool, schema *argschema.Schema) server.ToolHandlerFun
 		// what they hold is given back however the call ends.
 		l := wire.TakeLifted(ctx, req.Params.RawArguments)
 		defer l.Release()
-		ctx, leave, ok := s.drain.enterAs(ctx, passKey(ctx, t.Wire))
+		ctx, leave, ok := s.drain.EnterAs(ctx, passKey(ctx, t.Wire))
 		if !ok {
 			return mcp.NewToolResultError(fmt.Sprintf("%v; %s was not forwarded", ErrShuttingDown, t.Canonical)), nil
 		}
@@ -144,11 +145,11 @@ func (s *Server) handler(t Tool, schema *argschema.Schema) server.ToolHandlerFun
 		switch {
 		case err != nil:
 			return mcp.NewToolResultError("mcpwarden refused " + err.Error()), nil
-		case res.pending != nil:
-			return res.pending, nil // asked; decided when the client retries
-		case !res.forward:
+		case res.Pending != nil:
+			return res.Pending, nil // asked; decided when the client retries
+		case !res.Forward:
 			s.logRefusal(c)
-			return mcp.NewToolResultError(res.text), nil
+			return mcp.NewToolResultError(res.Text), nil
 		}
 		return s.forward(ctx, c, req)
 	}
@@ -158,10 +159,11 @@ func (s *Server) handler(t Tool, schema *argschema.Schema) server.ToolHandlerFun
 // while it runs. The count covers every resolution, including those a
 // standing session grant answers at once and multi round-trip asks that
 // return pending at once: the asker does not say which it was.
-func (s *Server) resolveAsk(ctx context.Context, c *call, req mcp.CallToolRequest) resolution {
+func (s *Server) resolveAsk(ctx context.Context, c *call, req mcp.CallToolRequest) ask.Resolution {
 	s.tel.AskStarted()
 	defer s.tel.AskEnded()
-	return s.asker.resolve(ctx, c, req, s.target(c))
+	t := s.target(c)
+	return s.asker.Resolve(ctx, s.question(c, t), req, t)
 }
 
 // forward sends the call upstream and records its result, which the
@@ -236,12 +238,12 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 		if action == rules.ResultAsk {
 			// Held, in its budget, while a human is asked about it.
 			ans := s.askAboutResult(ctx, c, req, findings, text)
-			ev.Detail, ev.GrantedBy, ev.Reason, ev.Error = ans.detail(findings), ans.grantedBy, ans.reason, ans.failure
-			ev.Outcome = ans.auditOutcome()
-			switch ans.outcome {
-			case resultWithheld:
-				withhold, refusal = true, ans.refusal(c.tool.Canonical, findings)
-			case resultRedacted:
+			ev.Detail, ev.GrantedBy, ev.Reason, ev.Error = ans.Detail(findings), ans.GrantedBy, ans.Reason, ans.Failure
+			ev.Outcome = ans.AuditOutcome()
+			switch ans.Outcome {
+			case ask.ResultWithheld:
+				withhold, refusal = true, ans.Refusal(c.tool.Canonical, findings)
+			case ask.ResultRedacted:
 				raw, _ = scan.JSON(raw, true)
 				if res, text, err = decodeResult(raw); err != nil {
 					withhold, refusal = true, findings.Withheld(c.tool.Canonical, action) // cannot be: redacting keeps valid JSON

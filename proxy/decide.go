@@ -3,7 +3,9 @@ package proxy
 import (
 	"context"
 
+	"github.com/mcpwarden/mcpwarden/proxy/ondisk"
 	"github.com/mcpwarden/mcpwarden/rules"
+	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
 // decide is the rules' verdict for a call, with its principal and, when a
@@ -38,32 +40,28 @@ func (s *Server) decide(ctx context.Context, c *call) rules.Verdict {
 // decideForms is decide's verdict for rc, the call c as the rules see it;
 // it fills in rc.Physical where it reads the physical forms.
 func (s *Server) decideForms(c *call, rc *rules.Call) rules.Verdict {
-	if c.snap.resolveSymlinks[c.tool.Server] {
-		rc.Physical = physicalForms(c.policy, *rc, s.serverPID(c.tool.Server))
+	if c.snap.servers[c.tool.Server].ResolveSymlinks {
+		rc.Physical = ondisk.PhysicalFormsIn(c.policy, *rc, s.serverPID(c.tool.Server))
 		return c.policy.Decide(*rc)
 	}
-	return selfProtectionOnDisk(c.policy, rc, c.policy.Decide(*rc), s.serverPID(c.tool.Server))
+	return ondisk.SelfProtectionOnDiskIn(c.policy, rc, c.policy.Decide(*rc), s.serverPID(c.tool.Server))
 }
 
-// SelfProtectionOnDisk is v, the rules' verdict for rc on a server without
-// resolve_symlinks, as the proxy settles it: unless v denies, a call to a
-// server on this machine is also tried against the built-in
-// self-protection with symlinks followed (rc.Physical filled in), whose
-// deny then stands. `check` calls it to decide as the proxy does.
-func SelfProtectionOnDisk(p *rules.Policy, rc *rules.Call, v rules.Verdict) rules.Verdict {
-	return selfProtectionOnDisk(p, rc, v, 0)
+// A processes is an Upstream that knows the process serving a server on
+// this machine (upstream.Pool does).
+type processes interface {
+	PID(server string) (int, bool)
 }
 
-// selfProtectionOnDisk is SelfProtectionOnDisk with the serving process
-// pid (0 = unknown; see physicalForms).
-func selfProtectionOnDisk(p *rules.Policy, rc *rules.Call, v rules.Verdict, pid int) rules.Verdict {
-	if v.Decision == rules.Deny || !p.IsLocal(rc.Server) {
-		return v
+var _ processes = (*upstream.Pool)(nil)
+
+// serverPID is the process id of the process serving server's calls, or 0
+// when it is not known (a stand-in upstream, an isolated server).
+func (s *Server) serverPID(server string) int {
+	if up, ok := s.upstream.(processes); ok {
+		if pid, ok := up.PID(server); ok {
+			return pid
+		}
 	}
-	rc.Physical = physicalForms(p, *rc, pid)
-	if r, hit := p.SelfProtection(*rc); hit {
-		r.Reason += " (with symlinks followed)"
-		return r
-	}
-	return v
+	return 0
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/drain"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -147,7 +148,7 @@ func TestDrainCancelsCallsStillRunningAfterGrace(t *testing.T) {
 		}
 		select {
 		case <-drained:
-		case <-time.After(grace + cancelWait + time.Second):
+		case <-time.After(grace + drain.CancelWait + time.Second):
 			t.Fatal("Drain did not return after the grace period")
 		}
 		if took := time.Since(start); took < grace {
@@ -170,7 +171,7 @@ func TestDrainLetsCallsFinishWithinGrace(t *testing.T) {
 	if !ok {
 		t.Fatal("up__echo is not exposed")
 	}
-	ctx, leave, ok := e.srv.drain.enter(t.Context())
+	ctx, leave, ok := e.srv.drain.Enter(t.Context())
 	if !ok {
 		t.Fatal("entering before Drain was refused")
 	}

@@ -2,13 +2,9 @@ package proxy
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -17,6 +13,8 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/argview"
 	"github.com/mcpwarden/mcpwarden/internal/egress"
 	"github.com/mcpwarden/mcpwarden/internal/hostport"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
+	"github.com/mcpwarden/mcpwarden/proxy/connect"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -134,7 +132,7 @@ func (s *Server) DecideConnect(ctx context.Context, server string, from *upstrea
 		sctx, stop = withCancelOf(sctx, ctx)
 		defer stop()
 	}
-	c := s.newRequest(sctx, server, methodConnect, server, connectArgs(host, r.Port))
+	c := s.newRequest(sctx, server, methodConnect, server, connect.ArgsOf(host, r.Port))
 	if !ok || r.Port == 0 {
 		c.argsErr = fmt.Errorf("the host %q and port %d are not an endpoint mcpwarden can decide", r.Host, r.Port)
 	}
@@ -165,7 +163,7 @@ func (s *Server) ReportConnect(server string, from *upstream.Route, rep egress.R
 	ctx := context.Background()
 	if rep.Verdict.Decision != egress.Allow {
 		if rep.Outcome == egress.BadRequest {
-			c := s.newRequest(ctx, server, methodConnect, server, connectArgs(rep.Request.Host, rep.Request.Port))
+			c := s.newRequest(ctx, server, methodConnect, server, connect.ArgsOf(rep.Request.Host, rep.Request.Port))
 			c.verdict = rules.Verdict{Decision: rules.Deny, Reason: "the egress proxy cannot carry the request"}
 			c.grantedBy, c.reason = audit.GrantedByRule, c.verdict.Reason
 			if rep.Err != nil {
@@ -184,7 +182,7 @@ func (s *Server) ReportConnect(server string, from *upstream.Route, rep egress.R
 	}
 	c := s.conns.take(connKey{server: server, instance: instanceOf(from), host: host, port: rep.Request.Port})
 	if c == nil { // not decided here (cannot be), or dropped (maxUnreported)
-		c = s.newRequest(ctx, server, methodConnect, server, connectArgs(rep.Request.Host, rep.Request.Port))
+		c = s.newRequest(ctx, server, methodConnect, server, connect.ArgsOf(rep.Request.Host, rep.Request.Port))
 	}
 	ev := c.event(audit.KindResult)
 	ev.Instance = instanceOf(from)
@@ -215,102 +213,13 @@ func reportDetail(rep egress.Report) string {
 // NamesAddress, with the policy in force. The host is not read: a rule
 // naming it does not name the addresses its DNS gives.
 func (s *Server) NamesAddress(server, _ string, addr netip.Addr, port uint16) bool {
-	return NamesAddress(s.current().policy, server, addr, port)
-}
-
-// NamesAddress reports whether p lets server's egress proxy dial addr, a
-// special address, on port: an
-// allow rule of the global or the server's policy for
-// mcp:<server>:network/connect names addr itself with a literal `host=`
-// pattern (`host=169.254.169.254`, `host=127.0.0.1:port=8080`), and the
-// connection to addr is allowed. `host=*`, `host=10.*` and rules without
-// a host name no address: a wildcard that opens the internet does not
-// open the machine or its cloud's metadata service. Nor does a rule
-// naming the host: `host=registry.example` allows that name wherever it
-// points, and whoever controls its DNS could point it at 127.0.0.1 or
-// 169.254.169.254; reaching an internal address by name takes a rule for
-// the name and one for each address.
-func NamesAddress(p *rules.Policy, server string, addr netip.Addr, port uint16) bool {
-	rc := rules.Call{Server: server, Tool: string(methodConnect), Arguments: connectArgs(addr.Unmap().WithZone("").String(), port)}
-	return p.NamesExactly(rc, "host") && p.Decide(rc).Decision == rules.Allow
-}
-
-// ConnectArgs returns the arguments of a network/connect request written
-// by hand (to check) as the proxy decides them: the host normalised as a
-// URL host (hostport.NormalizeHost), the port a number from 1 to 65535 (a
-// string of digits, as check's --arg gives, is read as one), and nothing
-// else. Its error says what to write instead.
-func ConnectArgs(args map[string]any) (map[string]any, error) {
-	const want = `want {"host": "api.github.com", "port": 443}`
-	for k := range args {
-		if k != "host" && k != "port" {
-			return nil, fmt.Errorf("%s takes host and port only, not %q; %s", methodConnect, k, want)
-		}
-	}
-	raw, _ := args["host"].(string)
-	host, ok := hostport.NormalizeHost(strings.Trim(raw, "[]"))
-	if !ok {
-		return nil, fmt.Errorf("%s: host %q is not a host name or address; %s", methodConnect, raw, want)
-	}
-	var text, shown string
-	switch v := args["port"].(type) {
-	case json.Number:
-		text, shown = v.String(), v.String()
-	case string:
-		text, shown = v, strconv.Quote(v)
-	case nil:
-		shown = "(missing)"
-	default:
-		shown = fmt.Sprintf("%v", v)
-	}
-	port, err := strconv.ParseUint(text, 10, 16)
-	if err != nil || port == 0 {
-		return nil, fmt.Errorf("%s: port %s is not a number from 1 to 65535; %s", methodConnect, shown, want)
-	}
-	return connectArgs(host, uint16(port)), nil
-}
-
-// AddressRefusal says why server's egress proxy would refuse a connection
-// with args (as ConnectArgs returns them) whatever the rules decide: its
-// host is a special address (egress.Classify) that no rule names
-// (NamesAddress). It is "" for a public address, an address a rule names,
-// and a name, whose addresses only the lookup the proxy makes tells.
-func AddressRefusal(p *rules.Policy, server string, args map[string]any) string {
-	host, _ := args["host"].(string)
-	addr, err := netip.ParseAddr(host)
-	if err != nil {
-		return ""
-	}
-	port, _ := strconv.ParseUint(fmt.Sprint(args["port"]), 10, 16)
-	class := egress.Classify(addr)
-	if class == egress.ClassPublic || NamesAddress(p, server, addr, uint16(port)) {
-		return ""
-	}
-	return fmt.Sprintf("%s is a %s address, which the egress proxy dials only when an allow rule names it literally: %s",
-		host, class, Canonical(server, string(methodConnect))+":host="+host+":port="+strconv.FormatUint(port, 10))
-}
-
-// connectArgs are a connection's arguments as the rules, the human and
-// the audit log see them.
-func connectArgs(host string, port uint16) map[string]any {
-	return map[string]any{"host": host, "port": json.Number(strconv.FormatUint(uint64(port), 10))}
-}
-
-// endpointOf is the host:port of a connection's arguments, "" when they
-// are not a host and a port.
-func endpointOf(args map[string]any) string {
-	host, _ := args["host"].(string)
-	port, ok := args["port"].(json.Number)
-	if host == "" || !ok {
-		return ""
-	}
-	return net.JoinHostPort(host, port.String())
+	return connect.NamesAddress(s.current().policy, server, addr, port)
 }
 
 // connectSummary says what an ask about a connection is about, attributed
 // to its server: "github wants to connect to api.github.com:443".
-func connectSummary(c *call, t target) string {
-	return argview.Escape(c.tool.Server) + " wants to connect to " + argview.Escape(t.endpoint)
+func connectSummary(c *call, t ask.Target) string {
+	return argview.Escape(c.tool.Server) + " wants to connect to " + argview.Escape(t.Endpoint)
 }
 
 // withCancelOf returns a context with the values of values (the session a

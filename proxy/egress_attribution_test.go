@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/egress"
+	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
@@ -91,9 +92,7 @@ func TestConnectAskOfAModernClientGoesToTheApprovalsPage(t *testing.T) {
 	r.mu.Lock()
 	asked := len(r.reqs)
 	r.mu.Unlock()
-	e.srv.asker.mu.Lock()
-	pending := len(e.srv.asker.pending)
-	e.srv.asker.mu.Unlock()
+	pending := e.srv.state.store.(*memory.Store).HeldTokens()
 	if asked != 1 || pending != 0 {
 		t.Errorf("the approvals page was asked %d times and %d round-trip asks are pending, want 1 and 0", asked, pending)
 	}

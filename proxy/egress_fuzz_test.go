@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpwarden/mcpwarden/internal/hostport"
+	"github.com/mcpwarden/mcpwarden/proxy/connect"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -25,7 +26,7 @@ func FuzzConnectArgsDecideAsTheProxyDoes(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, host, port string) {
-		args, err := ConnectArgs(map[string]any{"host": host, "port": json.Number(port)})
+		args, err := connect.Args(map[string]any{"host": host, "port": json.Number(port)})
 		if err != nil {
 			return
 		}
@@ -34,9 +35,9 @@ func FuzzConnectArgsDecideAsTheProxyDoes(f *testing.F) {
 			t.Fatalf("host %q reads as %q, which the proxy would decide as %q (%v)", host, h, n, ok)
 		}
 		pn, _ := args["port"].(json.Number)
-		if v, err := strconv.ParseUint(string(pn), 10, 16); err != nil || v == 0 || connectArgs(h, uint16(v))["port"] != pn {
+		if v, err := strconv.ParseUint(string(pn), 10, 16); err != nil || v == 0 || connect.ArgsOf(h, uint16(v))["port"] != pn {
 			t.Fatalf("port %q reads as %q", port, pn)
 		}
-		_ = AddressRefusal(p, "fs", args)
+		_ = connect.AddressRefusal(p, "fs", args)
 	})
 }

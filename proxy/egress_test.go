@@ -16,6 +16,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/egress"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -158,7 +159,7 @@ func TestConnectAskReachesTheClientFormAndTheGrantCoversOnlyThatHost(t *testing.
 		t.Fatalf("the human allowed it for the session, but it was refused: %s", got.Reason)
 	}
 	forms := h.seen()
-	if len(forms) != 1 || !strings.HasPrefix(forms[0], formTitle+" fs wants to connect to api.github.com:443.") {
+	if len(forms) != 1 || !strings.HasPrefix(forms[0], ask.FormTitle+" fs wants to connect to api.github.com:443.") {
 		t.Fatalf("forms shown %q, want one saying fs wants to connect to api.github.com:443", forms)
 	}
 	if got := e.connect(t, "API.github.com.", 443); got.Decision != egress.Allow || len(h.seen()) != 1 {

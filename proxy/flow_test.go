@@ -14,6 +14,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -197,7 +198,8 @@ func TestArmedLabelsStayInTheirSession(t *testing.T) {
 
 func TestArmedLabelsEndWithTheSession(t *testing.T) {
 	t.Parallel()
-	a, _ := policyKeepers(memory.New(), true) // the embedded store, as without state:
+	ss := newSessionState(nil) // the embedded store, as without state:
+	a := ss.labels()
 	arm := func(session, principal string, labels []string, id, tool string) {
 		t.Helper()
 		if err := a.keep(t.Context(), session, principal, labels, id, tool); err != nil {
@@ -226,7 +228,7 @@ func TestArmedLabelsEndWithTheSession(t *testing.T) {
 	if got := of("", "bob"); len(got) != 1 || got[0].ID != "id-3" {
 		t.Errorf("bob without a session = %+v, want his sessionless fetch", got)
 	}
-	a.end("s1")
+	ss.end("s1")
 	if got := of("s1", "alice"); got != nil {
 		t.Errorf("armed after the session ended = %+v, want none", got)
 	}
@@ -243,11 +245,12 @@ func TestSharedLabelsOutliveTheSessionsEndOnOneReplica(t *testing.T) {
 	t.Parallel()
 	store := memory.New()
 	t.Cleanup(func() { store.Close() })
-	a, _ := policyKeepers(store, false)
+	ss := newSessionState(store)
+	a := ss.labels()
 	if err := a.keep(t.Context(), "s1", "alice", []string{"untrusted_input"}, "id-1", "mcp:web:fetch"); err != nil {
 		t.Fatal(err)
 	}
-	a.end("s1")
+	ss.end("s1")
 	if got, err := a.armedOf(t.Context(), "s1", "alice"); err != nil || len(got) != 1 {
 		t.Errorf("shared labels after the session ended on one replica = %+v, %v; want them kept", got, err)
 	}
@@ -265,7 +268,7 @@ func TestFlowFormTellsTheHumanWhatArmedIt(t *testing.T) {
 		args:  map[string]any{"to": "attacker@evil.test"},
 	}
 	c.verdict = p.Decide(c.rulesCall())
-	params, _ := (&asker{}).form(c, target{})
+	params, _ := (&ask.Asker{}).Form(questionOf(c, ask.Target{}, nil), ask.Target{})
 	for _, want := range []string{`Asked by: rule "flow[0]: after untrusted_input then ask on egress" in flow`, "Because: ", "armed by mcp:web:fetch (call id-fetch)", `"to": "attacker@evil.test"`} {
 		if !strings.Contains(params.Message, want) {
 			t.Errorf("the form lacks %q:\n%s", want, params.Message)

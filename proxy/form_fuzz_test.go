@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/mcpwarden/mcpwarden/internal/argview"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -38,7 +39,7 @@ func FuzzFormLayout(f *testing.F) {
 			tool: Tool{Canonical: "mcp:fs:write_file", Server: "fs", Name: "write_file"}, policy: p, principal: "local",
 			snap: &snapshot{policy: p}, verdict: rules.Verdict{Rule: "default", Gate: "policy"}, args: args,
 		}
-		params, offered := (&asker{schema: schema}).form(c, target{})
+		params, offered := (&ask.Asker{}).Form(questionOf(c, ask.Target{}, schema), ask.Target{})
 
 		for i, r := range params.Message {
 			if r != '\n' && r != ' ' && (!unicode.IsPrint(r) || unicode.Is(unicode.Cf, r) || r >= 0xFE00 && r <= 0xFE0F || r >= 0xE0000) {
@@ -113,7 +114,7 @@ func FuzzFormLayout(f *testing.F) {
 				t.Fatalf("%s has %d argument lines, want %d:\n%s", s.name, len(got[s.name]), len(s.keys), params.Message)
 			}
 			for i, k := range s.keys {
-				if q := argview.Quote(k); len(q) < maxValueShown && !strings.HasPrefix(got[s.name][i], q+": ") {
+				if q := argview.Quote(k); len(q) < ask.MaxValueShown && !strings.HasPrefix(got[s.name][i], q+": ") {
 					t.Fatalf("line %q does not start with the key %s:\n%s", got[s.name][i], q, params.Message)
 				}
 			}

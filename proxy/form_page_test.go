@@ -11,6 +11,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/argview"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -67,7 +68,7 @@ func TestClientNameCannotReverseTheApprovalsPage(t *testing.T) {
 	c := formCall(t, rules.ServerSpec{Root: "/srv/app"}, map[string]any{"path": "/srv/app/a"})
 	c.client = &audit.Client{Name: "claude\u202e\r\n\x1b[2J", Version: "1.0\u2066"}
 	c.principal = "token:\u202eeve"
-	req := (&asker{}).request(c, target{})
+	req := (&ask.Asker{}).Request(questionOf(c, ask.Target{}, nil), ask.Target{})
 	for _, s := range []string{req.Client, req.Principal, req.Tool, req.Rule} {
 		if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x202e || r == 0x2066 }) {
 			t.Errorf("the page gets %q with hidden characters", s)

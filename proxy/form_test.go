@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/rules"
 
 	"github.com/mcpwarden/mcpwarden/internal/textcut"
@@ -15,7 +16,7 @@ func TestSecretNamedPathKeyIsShownOnTheForm(t *testing.T) {
 	c := formCallSpec(t, rules.Spec{PathKeys: []string{"path", "keyfile"}}, map[string]any{
 		"keyfile": "/etc/ssh/ssh_host_ed25519_key", "api_key": token, "nested": map[string]any{"password": token, "path": "/x/" + token},
 	})
-	params, _ := (&asker{}).form(c, target{})
+	params, _ := (&ask.Asker{}).Form(questionOf(c, ask.Target{}, nil), ask.Target{})
 	for _, want := range []string{
 		`"keyfile": "/etc/ssh/ssh_host_ed25519_key"`,
 		`"api_key": <hidden: token, 27 characters>`,
@@ -51,8 +52,8 @@ func TestFormShowsEveryPathNormalised(t *testing.T) {
 		verdict: rules.Verdict{Rule: "default", Gate: "policy"},
 		args:    map[string]any{"path": "notes/../run.sh", "paths": []any{"/srv/app/a/../../../etc/shadow", "/srv/app/ok.txt"}},
 	}
-	a := &asker{}
-	params, offered := a.form(c, target{earns: true, paths: []string{"/etc/shadow", "/srv/app/ok.txt", "/srv/app/run.sh"}, folders: []string{"/etc", "/srv/app"}})
+	a := &ask.Asker{}
+	params, offered := a.Form(questionOf(c, ask.Target{Earns: true, Paths: []string{"/etc/shadow", "/srv/app/ok.txt", "/srv/app/run.sh"}, Folders: []string{"/etc", "/srv/app"}}, nil), ask.Target{Earns: true, Paths: []string{"/etc/shadow", "/srv/app/ok.txt", "/srv/app/run.sh"}, Folders: []string{"/etc", "/srv/app"}})
 	for _, want := range []string{
 		"mcpwarden approval:", `"path": "notes/../run.sh"`, `  which is "/srv/app/run.sh"`,
 		"Other paths, as mcpwarden decided on them:", "\"/srv/app/a/../../../etc/shadow\"\n  which is \"/etc/shadow\"",

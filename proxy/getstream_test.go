@@ -213,7 +213,7 @@ func TestReloadChangingTheWorkspaceTellsTheUpstreamItsRootsChanged(t *testing.T)
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv.Reload(t.Context(), Reload{Policy: p})
+		srv.Reload(t.Context(), Settings{Policy: p}, nil)
 	}
 	// The same workspace: nothing to tell.
 	reload("/srv/app")

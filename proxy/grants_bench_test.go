@@ -8,15 +8,16 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	stateredis "github.com/mcpwarden/mcpwarden/internal/state/redis"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 )
 
 // BenchmarkStandingGrant measures the lookup of a session grant that
 // covers a call: in the embedded store (no state: block), and in a shared
 // state in memory and in Redis.
 func BenchmarkStandingGrant(b *testing.B) {
-	key := grantKey{principal: "alice", tool: "mcp:fs:write_file", rule: "mcp:fs:write_*"}
-	t := target{earns: true, paths: []string{"/srv/app/a.txt"}, forms: []string{"/srv/app/a.txt"}, folders: []string{"/srv/app"}}
-	sc := scopeFor(t, answerAllowFolder)
+	key := ask.GrantKey{Principal: "alice", Tool: "mcp:fs:write_file", Rule: "mcp:fs:write_*"}
+	t := ask.Target{Earns: true, Paths: []string{"/srv/app/a.txt"}, Forms: []string{"/srv/app/a.txt"}, Folders: []string{"/srv/app"}}
+	sc := ask.ScopeFor(t, ask.AllowFolder)
 	stores := []struct {
 		name string
 		open func(b *testing.B) state.Store
@@ -39,18 +40,14 @@ func BenchmarkStandingGrant(b *testing.B) {
 	}
 	for _, st := range stores {
 		b.Run(st.name, func(b *testing.B) {
-			kept := grantKeeper{store: st.open(b), ttl: DefaultSharedGrantTTL}
-			if kept.store == nil {
-				kept = grantKeeper{store: memory.New(), ttl: ownGrantTTL, own: true}
-			}
-			a := &asker{kept: kept}
-			sess := a.grants.session("s1")
-			if err := a.remember(b.Context(), sess, "s1", key, answerAllowSession, sc); err != nil {
+			a := &ask.Asker{Keep: newSessionState(st.open(b)).keeper()} // nil: the embedded store
+			sess := a.Waiting.Session("s1")
+			if err := a.Keep.Remember(b.Context(), sess, "s1", key, ask.AllowSession, sc); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if ans, err := a.standing(b.Context(), "s1", key, t); err != nil || ans != answerAllowSession {
+				if ans, err := a.Keep.Standing(b.Context(), "s1", key, t); err != nil || ans != ask.AllowSession {
 					b.Fatalf("standing = %v, %v", ans, err)
 				}
 			}

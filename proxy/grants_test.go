@@ -9,82 +9,42 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/argview"
 	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	"github.com/mcpwarden/mcpwarden/internal/textcut"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
 func TestGrantIsBoundToPrincipal(t *testing.T) {
 	t.Parallel()
-	a := &asker{kept: grantKeeper{store: memory.New(), ttl: ownGrantTTL, own: true}} // the embedded store
-	sess := a.grants.session("shared-session-id")
-	alice := grantKey{principal: "token:aaaa", tool: "mcp:fs:write_file", rule: "mcp:fs:write_file"}
+	a := &ask.Asker{Keep: newSessionState(nil).keeper()} // the embedded store
+	sess := a.Waiting.Session("shared-session-id")
+	alice := ask.GrantKey{Principal: "token:aaaa", Tool: "mcp:fs:write_file", Rule: "mcp:fs:write_file"}
 	mallory := alice
-	mallory.principal = "token:bbbb"
-	call := target{paths: []string{"/srv/app/a.txt"}, forms: []string{"/srv/app/a.txt"}, folders: []string{"/srv/app"}, earns: true}
-	if err := a.remember(t.Context(), sess, "shared-session-id", alice, answerAllowSession, scopeFor(call, answerAllowFolder)); err != nil {
+	mallory.Principal = "token:bbbb"
+	call := ask.Target{Paths: []string{"/srv/app/a.txt"}, Forms: []string{"/srv/app/a.txt"}, Folders: []string{"/srv/app"}, Earns: true}
+	if err := a.Keep.Remember(t.Context(), sess, "shared-session-id", alice, ask.AllowSession, ask.ScopeFor(call, ask.AllowFolder)); err != nil {
 		t.Fatal(err)
 	}
-	standing := func(id string, key grantKey) answer {
+	standing := func(id string, key ask.GrantKey) ask.Answer {
 		t.Helper()
-		ans, err := a.standing(t.Context(), id, key, call)
+		ans, err := a.Keep.Standing(t.Context(), id, key, call)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return ans
 	}
-	if got := standing("shared-session-id", alice); got != answerAllowSession {
+	if got := standing("shared-session-id", alice); got != ask.AllowSession {
 		t.Fatalf("the principal who was granted: %v, want the grant", got)
 	}
-	if got := standing("shared-session-id", mallory); got != answerNone {
+	if got := standing("shared-session-id", mallory); got != ask.None {
 		t.Errorf("another principal on the same session id: %v, want no grant", got)
 	}
 	other := alice
-	other.rule = "mcp:fs:*"
-	if got := standing("shared-session-id", other); got != answerNone {
+	other.Rule = "mcp:fs:*"
+	if got := standing("shared-session-id", other); got != ask.None {
 		t.Errorf("another rule: %v, want no grant", got)
 	}
-	if got := standing("other-session", alice); got != answerNone {
+	if got := standing("other-session", alice); got != ask.None {
 		t.Errorf("another session: %v, want no grant", got)
-	}
-}
-
-func TestScopeCoversOnlyWhatWasGranted(t *testing.T) {
-	t.Parallel()
-	file := func(forms ...string) target {
-		return target{earns: true, paths: forms[:1], forms: forms, folders: []string{"/srv/app/docs"}}
-	}
-	pathless := target{pathless: true, earns: true}
-	malformed := target{earns: false}
-	tests := []struct {
-		name    string
-		granted target
-		answer  answer
-		later   target
-		want    bool
-	}{
-		{"a pathless grant covers a pathless call", pathless, answerAllowSession, pathless, true},
-		{"a pathless grant does not cover a call with a path", pathless, answerAllowSession, file("/srv/app/docs/a.txt"), false},
-		{"a pathless grant does not cover a malformed path", pathless, answerAllowSession, malformed, false},
-		{"a malformed path earns no grant", malformed, answerAllowSession, malformed, false},
-		{"a malformed path earns no folder grant", malformed, answerAllowFolder, pathless, false},
-		{"an exact grant covers the same path", file("/srv/app/docs/a.txt"), answerAllowSession, file("/srv/app/docs/a.txt"), true},
-		{"an exact grant does not cover a sibling", file("/srv/app/docs/a.txt"), answerAllowSession, file("/srv/app/docs/b.txt"), false},
-		{"an exact grant does not cover a path beneath it", file("/srv/app/docs"), answerAllowSession, file("/srv/app/docs/x"), false},
-		{"an exact grant does not cover the path once it is a link out", file("/srv/app/docs/a.txt"), answerAllowSession, file("/srv/app/docs/a.txt", "/etc/passwd"), false},
-		{"a folder grant covers a sibling", file("/srv/app/docs/a.txt"), answerAllowFolder, file("/srv/app/docs/b.txt"), true},
-		{"a folder grant covers a file deeper down", file("/srv/app/docs/a.txt"), answerAllowFolder, file("/srv/app/docs/x/y.txt"), true},
-		{"a folder grant does not cover a link out of it", file("/srv/app/docs/a.txt"), answerAllowFolder, file("/srv/app/docs/link/s.txt", "/srv/secret/s.txt"), false},
-		{"a folder grant does not cover a neighbour with the same prefix", file("/srv/app/docs/a.txt"), answerAllowFolder, file("/srv/app/docsx/a.txt"), false},
-		{"a folder grant does not cover a pathless call", file("/srv/app/docs/a.txt"), answerAllowFolder, pathless, false},
-		{"a folder grant does not cover a malformed path", file("/srv/app/docs/a.txt"), answerAllowFolder, malformed, false},
-		{"a session deny covers every call of the tool", file("/srv/app/docs/a.txt"), answerDenySession, pathless, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			if got := scopeFor(tt.granted, tt.answer).covers(tt.later); got != tt.want {
-				t.Errorf("covers = %v, want %v", got, tt.want)
-			}
-		})
 	}
 }
 
@@ -98,7 +58,7 @@ func FuzzFormCuts(f *testing.F) {
 		if !utf8.ValidString(s) {
 			return
 		}
-		if got := argview.Cut(s, maxValueShown); !utf8.ValidString(got) || utf8.RuneCountInString(s) > maxValueShown && !strings.Contains(got, "more characters)") {
+		if got := argview.Cut(s, ask.MaxValueShown); !utf8.ValidString(got) || utf8.RuneCountInString(s) > ask.MaxValueShown && !strings.Contains(got, "more characters)") {
 			t.Fatalf("argview.Cut(%d runes) = %q", utf8.RuneCountInString(s), got)
 		}
 		got := textcut.Tail(s, 40)
@@ -116,19 +76,19 @@ func TestSessionGrantsEndWithTheSessionWithoutSharedState(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, rules.PolicySpec{Ask: []string{"mcp:up:write"}}, audit.Config{}, &memorySink{})
 	a := e.srv.asker
-	key := grantKey{principal: PrincipalLocal, tool: "mcp:up:write", rule: "mcp:up:write"}
-	call := target{pathless: true, earns: true}
-	if err := a.remember(t.Context(), a.grants.session("s1"), "s1", key, answerAllowSession, scopeFor(call, answerAllowSession)); err != nil {
+	key := ask.GrantKey{Principal: PrincipalLocal, Tool: "mcp:up:write", Rule: "mcp:up:write"}
+	call := ask.Target{Pathless: true, Earns: true}
+	if err := a.Keep.Remember(t.Context(), a.Waiting.Session("s1"), "s1", key, ask.AllowSession, ask.ScopeFor(call, ask.AllowSession)); err != nil {
 		t.Fatal(err)
 	}
-	if ans, err := a.standing(t.Context(), "s1", key, call); err != nil || ans != answerAllowSession {
+	if ans, err := a.Keep.Standing(t.Context(), "s1", key, call); err != nil || ans != ask.AllowSession {
 		t.Fatalf("standing before the session ended = %v, %v; want the grant", ans, err)
 	}
 	if err := e.srv.MCP().RegisterSession(t.Context(), idSession("s1")); err != nil {
 		t.Fatal(err)
 	}
 	e.srv.MCP().UnregisterSession(t.Context(), "s1")
-	if ans, err := a.standing(t.Context(), "s1", key, call); err != nil || ans != answerNone {
+	if ans, err := a.Keep.Standing(t.Context(), "s1", key, call); err != nil || ans != ask.None {
 		t.Errorf("standing after the session ended = %v, %v; want none", ans, err)
 	}
 }
@@ -140,14 +100,15 @@ func TestSharedGrantsOutliveTheSessionsEndOnOneReplica(t *testing.T) {
 	t.Parallel()
 	store := memory.New()
 	t.Cleanup(func() { store.Close() })
-	a := &asker{kept: grantKeeper{store: store, ttl: DefaultSharedGrantTTL}}
-	key := grantKey{principal: "alice", tool: "mcp:up:write", rule: "mcp:up:write"}
-	call := target{pathless: true, earns: true}
-	if err := a.remember(t.Context(), a.grants.session("s1"), "s1", key, answerAllowSession, scopeFor(call, answerAllowSession)); err != nil {
+	ss := newSessionState(store)
+	a := &ask.Asker{Keep: ss.keeper()}
+	key := ask.GrantKey{Principal: "alice", Tool: "mcp:up:write", Rule: "mcp:up:write"}
+	call := ask.Target{Pathless: true, Earns: true}
+	if err := a.Keep.Remember(t.Context(), a.Waiting.Session("s1"), "s1", key, ask.AllowSession, ask.ScopeFor(call, ask.AllowSession)); err != nil {
 		t.Fatal(err)
 	}
-	a.kept.end("s1")
-	if ans, err := a.standing(t.Context(), "s1", key, call); err != nil || ans != answerAllowSession {
+	ss.end("s1")
+	if ans, err := a.Keep.Standing(t.Context(), "s1", key, call); err != nil || ans != ask.AllowSession {
 		t.Errorf("shared grant after the session ended on one replica = %v, %v; want it kept", ans, err)
 	}
 }

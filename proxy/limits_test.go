@@ -11,7 +11,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/audit"
-	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -135,7 +134,7 @@ func TestLimitWindowStartsAfreshOnceItEnds(t *testing.T) {
 	t.Parallel()
 	const window = 2 * time.Second
 	l := &rules.Limit{Text: "l", Max: 2, Window: window, Per: rules.ScopeSession}
-	_, lc := policyKeepers(memory.New(), true) // the embedded store, as without state:
+	lc := newSessionState(nil).counters() // the embedded store, as without state:
 	count := func(session, principal string) int {
 		t.Helper()
 		n, err := lc.tally(t.Context(), l, session, principal)

@@ -83,7 +83,7 @@ func (s *Server) gateRequest(ctx context.Context, _ any, message any) error {
 	// initialize would turn that answer into an event stream without the
 	// Mcp-Session-Id header.
 	if req.Method != mcp.MethodInitialize {
-		s.heard(ctx)
+		s.sessions.heard(ctx, s.principalOf(ctx), s.profileOf(ctx))
 	}
 	if err := s.awaitStarting(ctx, req.Method, req.Params.Name); err != nil {
 		return err

@@ -11,56 +11,65 @@ import (
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
-// A Reload is a new configuration for a running Server.
-type Reload struct {
-	Policy         *rules.Policy
-	Naming         Naming
-	SamplingDenied map[string]bool
-	// ResolveSymlinks names the local servers whose path arguments are also
-	// decided with their symlinks followed.
-	ResolveSymlinks map[string]bool
-	// Removed are servers no longer configured: their tools, resources and
-	// prompts are withdrawn. Added or changed servers announce themselves
-	// through UpstreamChanged when they are up.
-	Removed []string
+// Settings are what a reload of the configuration replaces in a running
+// Server (see Options for each).
+type Settings struct {
+	Policy  *rules.Policy
+	Naming  Naming
+	Servers map[string]ServerOptions
 }
 
-// Reload swaps in a new configuration, in one step: a call sees the old
-// policy, naming and options, or the new ones, never some of each. Calls
+// ServerOptions are what the proxy applies to one upstream server besides
+// its rules. The zero value forwards the server's sampling requests and
+// decides its paths as written.
+type ServerOptions struct {
+	// Sampling is the server's policy.sampling: rules.SamplingDeny
+	// refuses its sampling requests to the client.
+	Sampling rules.Sampling
+	// ResolveSymlinks is set for a server whose paths are on this
+	// machine: its path arguments are also decided with symlinks followed
+	// (servers.<name>.resolve_symlinks, on by default for stdio servers).
+	ResolveSymlinks bool
+}
+
+// Reload swaps in the settings next, in one step: a call sees the old
+// policy, naming and server options, or the new ones, never some of each. Calls
 // in flight finish under the snapshot they started with; calls after it
 // use the new one. Tools are
 // re-registered under the new naming, clients are told the tool list
 // changed (what is hidden may differ), and the new policy's hash is
-// audited.
-func (s *Server) Reload(ctx context.Context, r Reload) {
+// audited. removed are the servers no longer configured: their tools,
+// resources and prompts are withdrawn. Added or changed servers announce
+// themselves through UpstreamChanged when they are up.
+func (s *Server) Reload(ctx context.Context, next Settings, removed []string) {
 	s.tools.mu.Lock()
 	cur := s.current()
 	// Every server's tools are staged under the new naming against the
 	// names registered now, then the new snapshot is swapped in once.
-	base := &snapshot{policy: r.Policy, naming: r.Naming, names: cur.names, samplingDenied: r.SamplingDenied, resolveSymlinks: r.ResolveSymlinks}
-	next := base
+	base := &snapshot{policy: next.Policy, naming: next.Naming, names: cur.names, servers: next.Servers}
+	staged := base
 	var regs []registration
 	stage := func(name string, tools []mcp.Tool, remove bool, failure string) {
-		staged, reg, _, _, _, err := s.stageTools(base, name, tools, remove)
+		snap, reg, _, _, _, err := s.stageTools(base, name, tools, remove)
 		if err != nil {
 			s.logger.Error(failure, "server", name, "err", err)
 			return
 		}
-		next = staged
+		staged = snap
 		regs = append(regs, reg)
 	}
-	for _, name := range r.Removed {
+	for _, name := range removed {
 		stage(name, nil, true, "withdrawing a removed server's tools")
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.tools.byServer)) {
 		stage(name, s.tools.byServer[name], false, "re-registering tools after a reload; keeping the previous names")
 	}
-	s.snap.Store(next)
+	s.snap.Store(staged)
 	s.register(merge(regs))
 	s.tools.mu.Unlock()
 
 	s.catalog.mu.Lock()
-	for _, name := range r.Removed {
+	for _, name := range removed {
 		delete(s.catalog.resources, name)
 		delete(s.catalog.templates, name)
 		delete(s.catalog.prompts, name)
@@ -71,9 +80,9 @@ func (s *Server) Reload(ctx context.Context, r Reload) {
 	s.catalog.mu.Unlock()
 
 	s.mcp.SendNotificationToAllClients("notifications/tools/list_changed", nil)
-	s.rootsChanged(ctx, cur.policy, r.Policy)
-	s.writeAudit(ctx, audit.Event{Event: audit.KindToolsChanged, Detail: "config reloaded", PolicySHA256: r.Policy.SHA256()})
-	s.logger.Info("config reloaded", "policy_sha256", r.Policy.SHA256(), "removed_servers", r.Removed)
+	s.rootsChanged(ctx, cur.policy, next.Policy)
+	s.writeAudit(ctx, audit.Event{Event: audit.KindToolsChanged, Detail: "config reloaded", PolicySHA256: next.Policy.SHA256()})
+	s.logger.Info("config reloaded", "policy_sha256", next.Policy.SHA256(), "removed_servers", removed)
 }
 
 // rootsChanged tells each upstream whose workspace differs between the

@@ -28,7 +28,7 @@ func TestReloadSwapsPolicyAndNames(t *testing.T) {
 	}
 
 	deny := compile(t, rules.PolicySpec{Deny: []string{"mcp:up:echo"}, Allow: []string{"mcp:up:*"}})
-	e.srv.Reload(t.Context(), Reload{Policy: deny, Naming: Naming{Separator: "-"}})
+	e.srv.Reload(t.Context(), Settings{Policy: deny, Naming: Naming{Separator: "-"}}, nil)
 
 	if got, want := listNames(t, e), []string{"up-rich", "up-write"}; !slices.Equal(got, want) {
 		t.Errorf("tools after the reload = %v, want %v (echo hidden, new separator)", got, want)
@@ -53,7 +53,7 @@ func TestReloadSwapsPolicyAndNames(t *testing.T) {
 func TestReloadWithdrawsARemovedServer(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, allowAll, audit.Config{}, &memorySink{})
-	e.srv.Reload(t.Context(), Reload{Policy: compile(t, allowAll), Removed: []string{"up"}})
+	e.srv.Reload(t.Context(), Settings{Policy: compile(t, allowAll)}, []string{"up"})
 	if got := listNames(t, e); len(got) != 0 {
 		t.Errorf("tools after removing the only server = %v, want none", got)
 	}

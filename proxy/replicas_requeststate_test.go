@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -9,8 +10,10 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 
+	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 )
 
@@ -42,18 +45,18 @@ func TestRequestStateIsSingleUseAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, store state.Store) {
 		rs := newReplicas(t, 3, store, askWrite, streamable.Options{}, nil)
-		p := &pendingAsk{session: "s", key: grantKey{principal: "alice", tool: "mcp:up:write", rule: "r"}, digest: "d",
-			t: target{earns: true, paths: []string{"/tmp/x"}, forms: []string{"/tmp/x"}, folders: []string{"/tmp"}}, offered: []string{"allow_once", "deny"}, expires: time.Now().Add(time.Minute)}
-		token, err := rs.srvs[0].asker.issueState(t.Context(), p)
+		p := &ask.Pending{Session: "s", Key: ask.GrantKey{Principal: "alice", Tool: "mcp:up:write", Rule: "r"}, Digest: "d",
+			Target: ask.Target{Earns: true, Paths: []string{"/tmp/x"}, Forms: []string{"/tmp/x"}, Folders: []string{"/tmp"}}, Offered: []string{"allow_once", "deny"}, Expires: time.Now().Add(time.Minute)}
+		token, err := rs.srvs[0].asker.Keep.Issue(t.Context(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Two replicas take the same state at once: one gets the ask.
 		var wg sync.WaitGroup
-		got := make([]*pendingAsk, 2)
+		got := make([]*ask.Pending, 2)
 		for i := range got {
 			wg.Go(func() {
-				q, err := rs.srvs[i+1].asker.takeState(t.Context(), token)
+				q, err := rs.srvs[i+1].asker.Keep.Take(t.Context(), token)
 				if err != nil {
 					t.Error(err)
 				}
@@ -68,11 +71,29 @@ func TestRequestStateIsSingleUseAcrossReplicas(t *testing.T) {
 		if q == nil {
 			q = got[1]
 		}
-		if q.session != p.session || q.key != p.key || q.digest != p.digest || strings.Join(q.t.forms, ",") != "/tmp/x" || !q.t.earns || len(q.offered) != 2 {
+		if q.Session != p.Session || q.Key != p.Key || q.Digest != p.Digest || strings.Join(q.Target.Forms, ",") != "/tmp/x" || !q.Target.Earns || len(q.Offered) != 2 {
 			t.Errorf("the state came back as %+v, want %+v", q, p)
 		}
-		if again, err := rs.srvs[0].asker.takeState(t.Context(), token); again != nil || err != nil {
+		if again, err := rs.srvs[0].asker.Keep.Take(t.Context(), token); again != nil || err != nil {
 			t.Errorf("the state was taken again on the replica that issued it: %v, %v", again, err)
 		}
 	})
+}
+
+// TestFloodOfUnansweredRoundTripAsksIsBounded: a client that never
+// retries leaves a request state per ask; without shared state they are
+// kept in the embedded store, which stops at maxPendingAsks, and the ask
+// after them passes on to the next resolver instead of growing memory.
+func TestFloodOfUnansweredRoundTripAsksIsBounded(t *testing.T) {
+	t.Parallel()
+	srv := newEnv(t, askWrite, audit.Config{}, &memorySink{}).srv
+	p := &ask.Pending{Session: "s", Key: ask.GrantKey{Principal: "alice", Tool: "mcp:up:write"}, Digest: "d", Offered: []string{"deny"}, Expires: time.Now().Add(time.Minute)}
+	for i := range maxPendingAsks {
+		if _, err := srv.asker.Keep.Issue(t.Context(), p); err != nil {
+			t.Fatalf("state %d: %v", i, err)
+		}
+	}
+	if _, err := srv.asker.Keep.Issue(t.Context(), p); !errors.Is(err, ask.ErrTooManyPending) {
+		t.Errorf("state %d past the bound: %v, want ErrTooManyPending", maxPendingAsks+1, err)
+	}
 }

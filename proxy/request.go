@@ -36,7 +36,7 @@ func (s *Server) newRequest(ctx context.Context, server string, method mcp.MCPMe
 // error wrapping errRefused and naming the rule; nothing reaches the
 // upstream.
 func (s *Server) request(ctx context.Context, c *call, ask asking, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
-	ctx, leave, ok := s.drain.enter(ctx)
+	ctx, leave, ok := s.drain.Enter(ctx)
 	if !ok {
 		return nil, fmt.Errorf("%w: %w; %s was not forwarded", errRefused, ErrShuttingDown, c.tool.Canonical)
 	}
@@ -55,8 +55,8 @@ func (s *Server) admitAndForward(ctx context.Context, c *call, ask asking, do fu
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("%w: %v", errRefused, err)
-	case !res.forward:
-		return nil, fmt.Errorf("%w: %s", errRefused, res.text)
+	case !res.Forward:
+		return nil, fmt.Errorf("%w: %s", errRefused, res.Text)
 	}
 	return s.forwardRequest(ctx, c, do)
 }

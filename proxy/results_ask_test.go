@@ -15,6 +15,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/proxy/scan"
 )
 
@@ -78,9 +79,9 @@ func TestResultWithSecretsIsHeldUntilAHumanAllowsIt(t *testing.T) {
 		wantBy    audit.GrantedBy
 		detail    string
 	}{
-		{"an allow as sent passes the credentials on", choose(resultChoiceAsSent), true, githubPAT, audit.GrantedByUserOnce, "passed on as sent after an allow"},
-		{"an allow masked passes the result on redacted", choose(resultChoiceRedacted), false, scan.Mask, audit.GrantedByUserOnce, "redacted after an allow"},
-		{"a deny withholds the result", choose(resultChoiceDeny), false, "withheld on the client's form", audit.GrantedByUserDenied, "(withheld, results: ask)"},
+		{"an allow as sent passes the credentials on", choose(ask.ResultChoiceAsSent), true, githubPAT, audit.GrantedByUserOnce, "passed on as sent after an allow"},
+		{"an allow masked passes the result on redacted", choose(ask.ResultChoiceRedacted), false, scan.Mask, audit.GrantedByUserOnce, "redacted after an allow"},
+		{"a deny withholds the result", choose(ask.ResultChoiceDeny), false, "withheld on the client's form", audit.GrantedByUserDenied, "(withheld, results: ask)"},
 		{"a decline withholds the result", &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, false, "withheld on the client's form", audit.GrantedByUserDenied, "withheld"},
 		{"a cancel with no one else to ask withholds the result", &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionCancel}}, false, "no one answered", audit.GrantedByNoElicitation, "withheld"},
 		{"a choice the form did not offer withholds the result", choose("allow_session"), false, "no one answered", audit.GrantedByNoElicitation, "withheld"},
@@ -195,7 +196,7 @@ func TestResultAskWithholdsTheResultOnTimeout(t *testing.T) {
 func TestResourceWithSecretsIsHeldUntilAHumanAllowsIt(t *testing.T) {
 	t.Parallel()
 	srv, sink := leakEnvWith(t, "ask", Options{})
-	form := &formRecorder{answer: choose(resultChoiceRedacted)}
+	form := &formRecorder{answer: choose(ask.ResultChoiceRedacted)}
 	c := legacyClient(t, srv, form)
 	res, err := c.ReadResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///creds"}})
 	if err != nil {
@@ -214,7 +215,7 @@ func TestResourceWithSecretsIsHeldUntilAHumanAllowsIt(t *testing.T) {
 		t.Errorf("result detail %q", ev.Detail)
 	}
 	form.mu.Lock()
-	form.answer = choose(resultChoiceDeny)
+	form.answer = choose(ask.ResultChoiceDeny)
 	form.mu.Unlock()
 	if _, err := c.ReadResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///creds"}}); err == nil || !strings.Contains(err.Error(), "withheld") {
 		t.Errorf("a read the human withheld: %v", err)
@@ -224,7 +225,7 @@ func TestResourceWithSecretsIsHeldUntilAHumanAllowsIt(t *testing.T) {
 func TestPromptWithSecretsIsHeldUntilAHumanAllowsIt(t *testing.T) {
 	t.Parallel()
 	srv, sink := leakEnvWith(t, "ask", Options{})
-	form := &formRecorder{answer: choose(resultChoiceRedacted)}
+	form := &formRecorder{answer: choose(ask.ResultChoiceRedacted)}
 	c := legacyClient(t, srv, form)
 	res, err := c.GetPrompt(t.Context(), mcp.GetPromptRequest{Params: mcp.GetPromptParams{Name: "vault__creds"}})
 	if err != nil {

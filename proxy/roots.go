@@ -9,13 +9,12 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 )
 
 // rootsTimeout bounds asking a client for its roots.
 const rootsTimeout = 5 * time.Second
-
-// rootsInputID keys the roots request in a multi round-trip input request.
-const rootsInputID = "mcpwarden_roots"
 
 // A rootCache keeps each client session's MCP roots as local directories,
 // for workspace_from_roots: fetched from the client (roots/list) at the
@@ -35,16 +34,16 @@ type rootCache struct {
 // the roots capability has none. A client on protocol 2025-11-25 or
 // earlier is sent roots/list; one on 2026-07-28, which takes no
 // server-to-client request within a call, is answered with an input
-// request for its roots (ask), and its retry carries them.
-func (s *Server) rootsFor(ctx context.Context, c *call, req mcp.CallToolRequest) (roots []string, ask *mcp.CallToolResult) {
-	caps, modern := clientCapabilities(ctx)
+// request for its roots (input), and its retry carries them.
+func (s *Server) rootsFor(ctx context.Context, c *call, req mcp.CallToolRequest) (roots []string, input *mcp.CallToolResult) {
+	caps, modern := ask.ClientCapabilities(ctx)
 	if caps == nil || caps.Roots == nil {
 		return nil, nil
 	}
 	if !modern {
 		return s.rootsOf(ctx, c.session), nil
 	}
-	if res := server.RootsResponse(req.Params.InputResponses, rootsInputID); res != nil {
+	if res := server.RootsResponse(req.Params.InputResponses, ask.RootsInputID); res != nil {
 		c.rootsByInput = true
 		roots = localRoots(res.Roots)
 		s.roots.store(c.session, roots, s.roots.generation(c.session))
@@ -53,7 +52,7 @@ func (s *Server) rootsFor(ctx context.Context, c *call, req mcp.CallToolRequest)
 	if roots, ok := s.roots.cached(c.session); ok {
 		return roots, nil
 	}
-	return nil, server.NewInputRequestBuilder(req.Params.RequestState).Roots(rootsInputID).ToolResult()
+	return nil, server.NewInputRequestBuilder(req.Params.RequestState).Roots(ask.RootsInputID).ToolResult()
 }
 
 // rootsOf returns a legacy client's roots, asking it with roots/list when

@@ -30,7 +30,7 @@ func (s *Server) httpHost() streamable.Host {
 		MCP:         s.mcp,
 		Logger:      s.logger,
 		Telemetry:   s.tel,
-		State:       s.shared,
+		State:       s.state.sharedStore(),
 		Budget:      s.inflight,
 		PrincipalOf: s.principalOf,
 		ProfileOf:   s.profileOf,

@@ -21,8 +21,9 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/state"
-	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
+	"github.com/mcpwarden/mcpwarden/proxy/drain"
 	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/proxy/wire"
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -63,13 +64,10 @@ type Options struct {
 	Naming Naming
 	// Version is reported to clients in initialize.
 	Version string
-	// SamplingDenied names the servers whose sampling requests to the
-	// client are refused (servers.<name>.policy.sampling: deny).
-	SamplingDenied map[string]bool
-	// ResolveSymlinks names the servers whose paths are on this machine:
-	// their path arguments are also decided with symlinks followed
-	// (servers.<name>.resolve_symlinks, on by default for stdio servers).
-	ResolveSymlinks map[string]bool
+	// Servers are the upstream servers' options, by name; a server not
+	// named has the zero ServerOptions. Policy, Naming and Servers are the
+	// first Settings, which Reload replaces.
+	Servers map[string]ServerOptions
 	// Pinning, when set, pins tool definitions and reacts to changed ones.
 	Pinning *Pinning
 	// Profile is the client profile of sessions whose requests carry none
@@ -129,21 +127,21 @@ type Server struct {
 	relay     relay
 	conns     connections // the egress connections allowed and not yet reported
 	sessions  clientSessions
+	state     sessionState   // grants, labels, counts, request states
 	armed     storedLabels   // the flow labels each session has armed
 	limits    storedCounters // the limits' counters
-	drain     drain
+	drain     drain.Tracker
 	catalog   catalog
 	profile   string
 	principal string
 	tools     toolset
 	mcp       *server.MCPServer
-	asker     *asker
+	asker     *ask.Asker
 	roots     rootCache
 	tel       *telemetry.Telemetry // nil: no telemetry
 	inflight  *wire.Budget
 	starting  func(ctx context.Context) error // see Options.Starting; nil
 	startBy   time.Time                       // Options.StartupDeadline
-	shared    state.Store                     // Options.State; nil: this process only
 }
 
 // New builds the server. It does no I/O: it exposes no tools until it is
@@ -169,17 +167,10 @@ func New(o Options) (*Server, error) {
 		tel:       o.Telemetry,
 		starting:  o.Starting,
 		startBy:   o.StartupDeadline,
-		shared:    o.State,
+		state:     newSessionState(o.State),
 	}
-	// Session grants, limit counters and armed labels are kept in the
-	// shared state, or else in an embedded in-memory store of the proxy's
-	// own, with one implementation either way.
-	store, own := o.State, false
-	if store == nil {
-		store, own = memory.New(), true
-	}
-	s.armed, s.limits = policyKeepers(store, own)
-	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &Names{}, samplingDenied: o.SamplingDenied, resolveSymlinks: o.ResolveSymlinks})
+	s.armed, s.limits = s.state.labels(), s.state.counters()
+	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &Names{}, servers: o.Servers})
 
 	hooks := &server.Hooks{}
 	hooks.AddOnError(s.auditHiddenCall)
@@ -192,13 +183,7 @@ func New(o Options) (*Server, error) {
 	// if it was registered.
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.tel.SessionOpened() })
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
-		s.asker.grants.end(cs.SessionID())
-		s.asker.kept.end(cs.SessionID())
-		s.sessions.forget(cs.SessionID())
-		s.upstream.EndSession(cs.SessionID())
-		s.armed.end(cs.SessionID())
-		s.roots.end(cs.SessionID())
-		s.tel.SessionClosed()
+		s.endSession(cs.SessionID())
 	})
 	version := o.Version
 	if version == "" {
@@ -221,7 +206,9 @@ func New(o Options) (*Server, error) {
 	// so a client's roots/list_changed only drops the roots cached for
 	// workspace_from_roots.
 	// A session can be reached by upstream requests once initialized.
-	s.mcp.AddNotificationHandler(string(mcp.MethodNotificationInitialized), func(ctx context.Context, _ mcp.JSONRPCNotification) { s.heard(ctx) })
+	s.mcp.AddNotificationHandler(string(mcp.MethodNotificationInitialized), func(ctx context.Context, _ mcp.JSONRPCNotification) {
+		s.sessions.heard(ctx, s.principalOf(ctx), s.profileOf(ctx))
+	})
 	s.mcp.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, func(ctx context.Context, _ mcp.JSONRPCNotification) {
 		if cs := server.ClientSessionFromContext(ctx); cs != nil {
 			s.roots.forget(cs.SessionID()) // asked again at the next call
@@ -231,13 +218,32 @@ func New(o Options) (*Server, error) {
 	if timeout <= 0 {
 		timeout = DefaultAskTimeout
 	}
-	kept := grantKeeper{store: store, ttl: DefaultSharedGrantTTL}
-	if own {
-		kept.ttl, kept.own = ownGrantTTL, true
-	}
-	s.asker = &asker{mcp: s.mcp, timeout: timeout, resolvers: o.Resolvers, noElicit: o.SkipElicitation, schema: s.inputSchema, kept: kept, shared: o.State}
+	s.asker = &ask.Asker{MCP: s.mcp, Timeout: timeout, Resolvers: o.Resolvers, NoElicit: o.SkipElicitation, Keep: s.state.keeper()}
 	return s, nil
 }
+
+// endSession is the one place a client session ends: what this process
+// holds for it (waiting asks, the context upstream requests reach it by,
+// cached roots, the upstream children isolated for it) and what the
+// embedded store keeps of it (grants, armed labels) go.
+func (s *Server) endSession(id string) {
+	s.asker.Waiting.End(id)
+	s.sessions.forget(id)
+	s.roots.end(id)
+	s.state.end(id)
+	s.upstream.EndSession(id)
+	s.tel.SessionClosed()
+}
+
+// ErrShuttingDown is the cause of the context of a request that shutdown
+// cancelled, and what a request refused during shutdown is refused with.
+var ErrShuttingDown = drain.ErrShuttingDown
+
+// Drain refuses new requests and waits until the requests in progress
+// have finished or ctx ends (the grace period), whichever is first; then
+// it cancels those still in progress with ErrShuttingDown (see
+// drain.Tracker.Drain). It is safe to call more than once.
+func (s *Server) Drain(ctx context.Context) { s.drain.Drain(ctx, s.logger) }
 
 // Close waits for the work the server started on its own (catalog
 // refreshes after an upstream's list_changed). It is idempotent.

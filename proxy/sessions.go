@@ -27,16 +27,16 @@ type clientSessions struct {
 	byID map[string]knownSession
 }
 
-// heard records that the session in ctx sent a request. A request
-// without a session ID (protocol 2026-07-28 over HTTP, served by an
-// ephemeral session that ends with it) leaves no session to reach later.
-func (s *Server) heard(ctx context.Context) {
+// heard records that the session in ctx, of principal under profile,
+// sent a request. A request without a session ID (protocol 2026-07-28
+// over HTTP, served by an ephemeral session that ends with it) leaves no
+// session to reach later.
+func (m *clientSessions) heard(ctx context.Context, principal, profile string) {
 	cs := server.ClientSessionFromContext(ctx)
 	if cs == nil || cs.SessionID() == "" {
 		return
 	}
-	k := knownSession{id: cs.SessionID(), ctx: context.WithoutCancel(ctx), principal: s.principalOf(ctx), profile: s.profileOf(ctx)}
-	m := &s.sessions
+	k := knownSession{id: cs.SessionID(), ctx: context.WithoutCancel(ctx), principal: principal, profile: profile}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.byID == nil {

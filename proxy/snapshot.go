@@ -10,11 +10,10 @@ import (
 // and swaps it in whole, so that a request, which loads it once, never
 // sees the new policy with the old options or the old names.
 type snapshot struct {
-	policy          *rules.Policy
-	naming          Naming
-	names           *Names
-	samplingDenied  map[string]bool // servers whose policy.sampling is deny
-	resolveSymlinks map[string]bool // servers whose path arguments are also decided with symlinks followed
+	policy  *rules.Policy
+	naming  Naming
+	names   *Names
+	servers map[string]ServerOptions
 }
 
 // withNames returns a copy of s with names in place of its own.

@@ -20,6 +20,17 @@ import (
 // would let the path through the link be allowed under X's allow: a call
 // that sees that mix is what this test catches, reloading X and Y in turn
 // while calls are decided.
+// physicalDir returns a temporary directory with its own symlinks resolved,
+// so that test paths are physical.
+func physicalDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 func TestCallDuringReloadNeverSeesAMixedSnapshot(t *testing.T) {
 	t.Parallel()
 	dir := physicalDir(t)
@@ -42,9 +53,9 @@ func TestCallDuringReloadNeverSeesAMixedSnapshot(t *testing.T) {
 		}
 		return p
 	}
-	x := Reload{Policy: compileFS("mcp:fs:*:path=" + app + "/**"), ResolveSymlinks: map[string]bool{"fs": true}}
-	y := Reload{Policy: compileFS("mcp:fs:*"), ResolveSymlinks: map[string]bool{}}
-	srv, err := New(Options{Upstream: noUpstream{}, Policy: y.Policy, ResolveSymlinks: y.ResolveSymlinks, Audit: audit.New(&memorySink{}, audit.Config{})})
+	x := Settings{Policy: compileFS("mcp:fs:*:path=" + app + "/**"), Servers: map[string]ServerOptions{"fs": {ResolveSymlinks: true}}}
+	y := Settings{Policy: compileFS("mcp:fs:*")}
+	srv, err := New(Options{Upstream: noUpstream{}, Policy: y.Policy, Servers: y.Servers, Audit: audit.New(&memorySink{}, audit.Config{})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +73,7 @@ func TestCallDuringReloadNeverSeesAMixedSnapshot(t *testing.T) {
 
 // reloadWhileDeciding reloads a and b in turn while deciding with decide,
 // which reports a call that saw a mixed snapshot.
-func reloadWhileDeciding(t *testing.T, srv *Server, a, b Reload, decide func() (mixed string)) {
+func reloadWhileDeciding(t *testing.T, srv *Server, a, b Settings, decide func() (mixed string)) {
 	t.Helper()
 	const reloads = 2000
 	var wg sync.WaitGroup
@@ -70,7 +81,7 @@ func reloadWhileDeciding(t *testing.T, srv *Server, a, b Reload, decide func() (
 	wg.Go(func() {
 		defer close(done)
 		for i := range reloads {
-			srv.Reload(t.Context(), []Reload{a, b}[i%2])
+			srv.Reload(t.Context(), []Settings{a, b}[i%2], nil)
 		}
 	})
 	wg.Go(func() {
@@ -99,9 +110,9 @@ func reloadWhileDeciding(t *testing.T, srv *Server, a, b Reload, decide func() (
 // through.
 func TestSamplingDuringReloadNeverSeesAMixedSnapshot(t *testing.T) {
 	t.Parallel()
-	x := Reload{Policy: compile(t, rules.PolicySpec{Allow: []string{"mcp:up:*"}}), SamplingDenied: map[string]bool{"up": true}}
-	y := Reload{Policy: compile(t, rules.PolicySpec{Allow: []string{"mcp:up:*", "mcp:other:*"}}), SamplingDenied: map[string]bool{}}
-	srv, err := New(Options{Upstream: noUpstream{}, Policy: y.Policy, SamplingDenied: y.SamplingDenied, Audit: audit.New(&memorySink{}, audit.Config{})})
+	x := Settings{Policy: compile(t, rules.PolicySpec{Allow: []string{"mcp:up:*"}}), Servers: map[string]ServerOptions{"up": {Sampling: rules.SamplingDeny}}}
+	y := Settings{Policy: compile(t, rules.PolicySpec{Allow: []string{"mcp:up:*", "mcp:other:*"}})}
+	srv, err := New(Options{Upstream: noUpstream{}, Policy: y.Policy, Servers: y.Servers, Audit: audit.New(&memorySink{}, audit.Config{})})
 	if err != nil {
 		t.Fatal(err)
 	}

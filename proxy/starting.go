@@ -42,7 +42,7 @@ func (s *Server) awaitStarting(ctx context.Context, method mcp.MCPMethod, tool s
 		if _, ok := s.lookup(tool); ok {
 			return nil
 		}
-		wctx, handOver, leave, ok := s.drain.enterWaiting(ctx)
+		wctx, handOver, leave, ok := s.drain.EnterWaiting(ctx)
 		if !ok {
 			return nil // refused by the handler, or not found
 		}

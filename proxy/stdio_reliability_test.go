@@ -157,9 +157,7 @@ func TestSigtermWithANonReadingClientWaitingOnAnAskEndsAtTheGrace(t *testing.T) 
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs__echo","arguments":{"text":"hi"}}}`)
 	testkit.Eventually(t, 10*time.Second, "the call in progress", func() bool {
-		e.srv.drain.mu.Lock()
-		defer e.srv.drain.mu.Unlock()
-		return len(e.srv.drain.active) == 1
+		return e.srv.drain.Active() == 1
 	})
 
 	const grace = 300 * time.Millisecond

@@ -5,40 +5,43 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
+	"github.com/mcpwarden/mcpwarden/proxy/connect"
+	"github.com/mcpwarden/mcpwarden/proxy/ondisk"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
-// target is c as grants see it (see target): whether it has path-like
+// target is c as grants see it (see ask.Target): whether it has path-like
 // keys, whether it may earn a session grant, and every form of each path;
 // for a connection, its endpoint.
-func (s *Server) target(c *call) target {
+func (s *Server) target(c *call) ask.Target {
 	if c.method == methodConnect {
-		e := endpointOf(c.args)
-		return target{earns: e != "", endpoint: e}
+		e := connect.Endpoint(c.args)
+		return ask.Target{Earns: e != "", Endpoint: e}
 	}
-	t := target{pathless: true, earns: true}
+	t := ask.Target{Pathless: true, Earns: true}
 	eachPathValue(c.policy, c.args, func(_ string, v any) {
-		t.pathless = false
+		t.Pathless = false
 		if !stringsOnly(v) {
-			t.earns = false // `[]`, 5, {}: nothing a grant could be scoped to
+			t.Earns = false // `[]`, 5, {}: nothing a grant could be scoped to
 		}
 	})
-	if t.pathless {
+	if t.Pathless {
 		return t
 	}
 	paths, forms, known := s.pathForms(c)
 	if !known || len(paths) == 0 {
-		t.earns = false
+		t.Earns = false
 	}
-	t.paths, t.forms = paths, forms
-	local := c.snap.resolveSymlinks[c.tool.Server]
+	t.Paths, t.Forms = paths, forms
+	local := c.snap.servers[c.tool.Server].ResolveSymlinks
 	for _, p := range paths {
 		dir := filepath.Dir(p)
 		if info, err := os.Stat(p); local && err == nil && info.IsDir() {
 			dir = p
 		}
-		if !slices.Contains(t.folders, dir) {
-			t.folders = append(t.folders, dir)
+		if !slices.Contains(t.Folders, dir) {
+			t.Folders = append(t.Folders, dir)
 		}
 	}
 	return t
@@ -51,8 +54,8 @@ func (s *Server) target(c *call) target {
 // on disk). known is false when any value's location cannot be known.
 func (s *Server) pathForms(c *call) (paths, forms []string, known bool) {
 	rc := c.rulesCall()
-	if c.snap.resolveSymlinks[c.tool.Server] {
-		rc.Physical = physicalForms(c.policy, rc, s.serverPID(c.tool.Server))
+	if c.snap.servers[c.tool.Server].ResolveSymlinks {
+		rc.Physical = ondisk.PhysicalFormsIn(c.policy, rc, s.serverPID(c.tool.Server))
 	}
 	values, known := c.policy.PathForms(rc)
 	for _, v := range values {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/proxy/scan"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
@@ -67,16 +68,16 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 		ev.Detail = findings.Detail(action)
 		if action == rules.ResultAsk {
 			// Held while a human is asked about it.
-			ans := s.askAboutResult(ctx, c, mcp.CallToolRequest{}, findings, replyText(res))
-			ev.Detail, ev.GrantedBy, ev.Reason = ans.detail(findings), ans.grantedBy, ans.reason
-			ev.Outcome = ans.auditOutcome()
-			if ans.failure != "" {
-				ev.Error = ans.failure
+			ans := s.askAboutResult(ctx, c, mcp.CallToolRequest{}, findings, ask.ReplyText(res))
+			ev.Detail, ev.GrantedBy, ev.Reason = ans.Detail(findings), ans.GrantedBy, ans.Reason
+			ev.Outcome = ans.AuditOutcome()
+			if ans.Failure != "" {
+				ev.Error = ans.Failure
 			}
-			switch ans.outcome {
-			case resultWithheld:
-				refusal = ans.refusal(c.tool.Canonical, findings)
-			case resultRedacted:
+			switch ans.Outcome {
+			case ask.ResultWithheld:
+				refusal = ans.Refusal(c.tool.Canonical, findings)
+			case ask.ResultRedacted:
 				var serr error
 				if res, _, serr = scan.Reply(res, true); serr != nil {
 					ev.Error = serr.Error()

@@ -135,19 +135,19 @@ func (s *Server) settleFromUpstream(ctx context.Context, c *call, from *upstream
 	case c.verdict.Decision == rules.Ask && c.method == mcp.MethodElicitationCreate:
 		c.reason = "let through: the elicitation itself goes to the human"
 		c.outcome = audit.OutcomeAllowed
-	case c.verdict.Decision == rules.Ask && nobody != nil && len(s.asker.resolvers) == 0:
+	case c.verdict.Decision == rules.Ask && nobody != nil && len(s.asker.Resolvers) == 0:
 		c.grantedBy, c.reason, c.outcome = audit.GrantedByNoElicitation, nobody.Error(), audit.OutcomeRefused
 		refusal = fmt.Sprintf("mcpwarden: %s needs approval (%s), and %v; not forwarded.", c.tool.Canonical, ruleName(c), nobody)
 	case c.verdict.Decision == rules.Ask:
 		c.notAsked = nobody
 		res := s.resolveAsk(ctx, c, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: c.tool.Wire, Arguments: c.args}})
-		if res.pending != nil {
+		if res.Pending != nil {
 			res = retryOnly(c)
 		}
-		c.grantedBy, c.reason, c.failure = res.grantedBy, res.reason, res.failure
-		c.outcome = audit.OutcomeOf(res.forward)
-		if !res.forward {
-			refusal = res.text
+		c.grantedBy, c.reason, c.failure = res.GrantedBy, res.Reason, res.Failure
+		c.outcome = audit.OutcomeOf(res.Forward)
+		if !res.Forward {
+			refusal = res.Text
 		}
 	}
 	s.tel.Decision(c.profile, c.tool.Server, string(c.method), c.verdict.Decision)
@@ -265,7 +265,7 @@ func fileURI(dir string) string {
 // the rules', unless the server's policy denies sampling, all read from
 // the call's one snapshot.
 func (s *Server) decideFromUpstream(ctx context.Context, c *call, server string, method mcp.MCPMethod) rules.Verdict {
-	if method == mcp.MethodSamplingCreateMessage && c.snap.samplingDenied[server] {
+	if method == mcp.MethodSamplingCreateMessage && c.snap.servers[server].Sampling == rules.SamplingDeny {
 		return rules.Verdict{Decision: rules.Deny, Rule: "servers." + server + ".policy.sampling: deny", Gate: "servers." + server + ".policy", Reason: "the server's policy denies sampling"}
 	}
 	return s.decide(ctx, c)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -97,7 +98,7 @@ func TestDeniedUpstreamElicitationAndSamplingAreRefused(t *testing.T) {
 
 func TestSamplingDeniedByServerPolicyStillHolds(t *testing.T) {
 	t.Parallel()
-	e := newCatalogEnv(t, allowEverything, Options{SamplingDenied: map[string]bool{"fs": true}})
+	e := newCatalogEnv(t, allowEverything, Options{Servers: map[string]ServerOptions{"fs": {Sampling: rules.SamplingDeny}}})
 	e.client(t, client.WithSamplingHandler(samplerFunc(func() {})))
 	if _, err := e.srv.CreateMessage(t.Context(), "fs", samplingRequest); err == nil {
 		t.Error("sampling went through despite policy.sampling: deny")
@@ -306,7 +307,7 @@ func TestSamplingThePolicyAsksIsAskedByMcpwarden(t *testing.T) {
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if asked != 1 || !strings.HasPrefix(shown[0], formTitle) || !strings.Contains(shown[0], "mcp:fs:sampling/createMessage") || !strings.Contains(shown[0], `"hi"`) {
+			if asked != 1 || !strings.HasPrefix(shown[0], ask.FormTitle) || !strings.Contains(shown[0], "mcp:fs:sampling/createMessage") || !strings.Contains(shown[0], `"hi"`) {
 				t.Fatalf("mcpwarden asked %d times, shown %q; want its own form naming the request and showing its messages", asked, shown)
 			}
 			if sampled != tt.wantSampled {

@@ -333,7 +333,7 @@ func (c *compiler) gate(g *gate, name, where string, spec PolicySpec) {
 		c.errorf("%s.ask_fallback: %q is not deny or allow", where, spec.AskFallback)
 	}
 	switch spec.Sampling {
-	case "", "allow", "deny":
+	case SamplingDefault, SamplingAllow, SamplingDeny:
 	default:
 		c.errorf("%s.sampling: %q is not allow or deny", where, spec.Sampling)
 	}

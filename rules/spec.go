@@ -24,12 +24,23 @@ type PolicySpec struct {
 	// AskFallback is "", "deny" or "allow"; it is validated and stored here
 	// and used by the ask resolver.
 	AskFallback Fallback `koanf:"ask_fallback"`
-	// Sampling is "" (= allow), "allow" or "deny": whether the server may
-	// ask the client for LLM sampling (sampling/createMessage). It is
-	// validated and stored here and enforced by the proxy, for a server's
-	// policy.
-	Sampling string `koanf:"sampling"`
+	// Sampling is whether the server may ask the client for LLM sampling
+	// (sampling/createMessage). It is validated and stored here and
+	// enforced by the proxy, for a server's policy.
+	Sampling Sampling `koanf:"sampling"`
 }
+
+// A Sampling is a server's policy.sampling: whether the server may ask the
+// client for LLM sampling.
+type Sampling string
+
+// The sampling policies. SamplingDefault (not set) allows, as
+// SamplingAllow does.
+const (
+	SamplingDefault Sampling = ""
+	SamplingAllow   Sampling = "allow"
+	SamplingDeny    Sampling = "deny"
+)
 
 // A ServerSpec is what the rules need to know about one upstream server.
 type ServerSpec struct {

@@ -13,6 +13,8 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
 	"github.com/mcpwarden/mcpwarden/internal/spelling"
 	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/proxy/connect"
+	"github.com/mcpwarden/mcpwarden/proxy/ondisk"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -94,17 +96,17 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 			// resolve_symlinks is on, and elsewhere self-protection on
 			// disk for a server on this machine.
 			call.UpstreamRoots, _ = st.Policy.Workspace(call.Server)
-			resolve := st.ResolveSymlinks()[call.Server]
+			resolve := st.ServerOptions()[call.Server].ResolveSymlinks
 			if resolve {
-				call.Physical = proxy.PhysicalForms(st.Policy, call)
+				call.Physical = ondisk.PhysicalForms(st.Policy, call)
 			}
 			ex := st.Policy.Explain(call)
 			if !resolve {
-				ex.Verdict = proxy.SelfProtectionOnDisk(st.Policy, &call, ex.Verdict)
+				ex.Verdict = ondisk.SelfProtectionOnDisk(st.Policy, &call, ex.Verdict)
 			}
 			ex = explainLimits(st.Policy, call, ex, overLimit)
 			if call.Tool == rules.ToolConnect && ex.Verdict.Decision != rules.Deny {
-				if why := proxy.AddressRefusal(st.Policy, call.Server, call.Arguments); why != "" {
+				if why := connect.AddressRefusal(st.Policy, call.Server, call.Arguments); why != "" {
 					ex.Verdict = rules.Verdict{Decision: rules.Deny, Gate: "egress proxy", Reason: why}
 				}
 			}
@@ -211,7 +213,7 @@ func parseCheckCall(pos, kv []string) (rules.Call, error) {
 		args[k] = v
 	}
 	if tool == rules.ToolConnect {
-		if args, err = proxy.ConnectArgs(args); err != nil {
+		if args, err = connect.Args(args); err != nil {
 			return rules.Call{}, err
 		}
 	}

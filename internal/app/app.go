@@ -190,20 +190,19 @@ func Start(ctx context.Context, st *Setup, o Options) (_ *App, err error) {
 	})
 	a.closers = append(a.closers, stopResolvers)
 	a.srv, err = proxy.New(proxy.Options{
-		Upstream:        a.pool,
-		Policy:          st.Policy,
-		Audit:           a.audit,
-		Logger:          a.logger,
-		Naming:          st.Naming(),
-		Pinning:         pinning,
-		SamplingDenied:  st.SamplingDenied(),
-		ResolveSymlinks: st.ResolveSymlinks(),
-		Profile:         o.Profile,
-		Principal:       principal,
-		Version:         o.Version,
-		AskTimeout:      cfg.Ask.Timeout,
-		Resolvers:       resolvers,
-		Telemetry:       tel,
+		Upstream:   a.pool,
+		Policy:     st.Policy,
+		Audit:      a.audit,
+		Logger:     a.logger,
+		Naming:     st.Naming(),
+		Pinning:    pinning,
+		Servers:    st.ServerOptions(),
+		Profile:    o.Profile,
+		Principal:  principal,
+		Version:    o.Version,
+		AskTimeout: cfg.Ask.Timeout,
+		Resolvers:  resolvers,
+		Telemetry:  tel,
 		// ask.elicitation: false skips elicitation; unset asks as usual.
 		SkipElicitation: cfg.Ask.Elicitation != nil && !*cfg.Ask.Elicitation,
 		// max_inflight_mb bounds the bytes held by calls in flight.

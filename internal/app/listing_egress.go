@@ -10,7 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/internal/egress"
-	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/proxy/connect"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -45,7 +45,7 @@ func (listingPeer) ListRoots(context.Context, string, mcp.ListRootsRequest) (*mc
 
 // DecideConnect allows a connection the rules allow and refuses the rest.
 func (l listingPeer) DecideConnect(_ context.Context, server string, _ *upstream.Route, r egress.Request) egress.Verdict {
-	args, err := proxy.ConnectArgs(map[string]any{"host": r.Host, "port": json.Number(strconv.Itoa(int(r.Port)))})
+	args, err := connect.Args(map[string]any{"host": r.Host, "port": json.Number(strconv.Itoa(int(r.Port)))})
 	if err != nil {
 		return egress.Verdict{Reason: err.Error()}
 	}
@@ -61,5 +61,5 @@ func (listingPeer) ReportConnect(string, *upstream.Route, egress.Report) {}
 
 // NamesAddress is the proxy's: a special address only when a rule names it.
 func (l listingPeer) NamesAddress(server, _ string, addr netip.Addr, port uint16) bool {
-	return proxy.NamesAddress(l.policy, server, addr, port)
+	return connect.NamesAddress(l.policy, server, addr, port)
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/mcpwarden/mcpwarden/internal/config"
-	"github.com/mcpwarden/mcpwarden/proxy"
 )
 
 // Reload applies next, a changed config, to the running App. The whole
@@ -35,18 +34,12 @@ func (a *App) Reload(ctx context.Context, next *Setup) error {
 	if changed := restartOnly(a.current.Config, next.Config); len(changed) > 0 {
 		return fmt.Errorf("%s changed, which takes a restart of mcpwarden", strings.Join(changed, ", "))
 	}
-	naming := next.Naming()
-	if err := a.srv.CheckNaming(naming); err != nil {
+	settings := next.Settings()
+	if err := a.srv.CheckNaming(settings.Naming); err != nil {
 		return err
 	}
 	added, removed, restarted := a.pool.Reconcile(ctx, next.Specs(a.headerFunc))
-	a.srv.Reload(ctx, proxy.Reload{
-		Policy:          next.Policy,
-		Naming:          naming,
-		SamplingDenied:  next.SamplingDenied(),
-		ResolveSymlinks: next.ResolveSymlinks(),
-		Removed:         removed,
-	})
+	a.srv.Reload(ctx, settings, removed)
 	for _, name := range append(added, restarted...) {
 		a.srv.UpstreamChanged(ctx, name)
 	}

@@ -60,7 +60,6 @@ func newSetup(cfg *config.Config, workDir string, h host) (*Setup, error) {
 // none.
 func (s *Setup) Specs(headerFunc func(context.Context) map[string]string) map[string]upstream.Spec {
 	specs := make(map[string]upstream.Spec, len(s.Config.Servers))
-	samplingDenied := s.SamplingDenied()
 	for name, srv := range s.Config.Servers {
 		spec := upstream.Spec{
 			Command:     srv.Command,
@@ -80,7 +79,7 @@ func (s *Setup) Specs(headerFunc func(context.Context) map[string]string) map[st
 			IsolationIdleTimeout: srv.IsolationIdleTimeout,
 			IsolationMax:         srv.IsolationMax,
 			OAuth:                oauthlogin.UpstreamOAuth(name, srv, os.Getenv),
-			NoSampling:           samplingDenied[name],
+			NoSampling:           srv.Policy.Sampling == rules.SamplingDeny,
 		}
 		switch srv.EffectiveTransport() {
 		case config.TransportHTTP:
@@ -134,32 +133,25 @@ func (s *Setup) Pinning() (*proxy.Pinning, error) {
 	return p, nil
 }
 
-// SamplingDenied names the servers whose policy denies sampling.
-func (s *Setup) SamplingDenied() map[string]bool {
-	out := map[string]bool{}
+// ServerOptions are each server's options as the proxy applies them: its
+// policy.sampling, and whether its paths are decided with symlinks
+// followed too: resolve_symlinks where it is set (true for a remote server
+// that runs on this machine), else for every stdio server.
+func (s *Setup) ServerOptions() map[string]proxy.ServerOptions {
+	out := make(map[string]proxy.ServerOptions, len(s.Config.Servers))
 	for name, srv := range s.Config.Servers {
-		if srv.Policy.Sampling == "deny" {
-			out[name] = true
+		resolve := srv.EffectiveTransport() == config.TransportStdio
+		if srv.ResolveSymlinks != nil {
+			resolve = *srv.ResolveSymlinks
 		}
+		out[name] = proxy.ServerOptions{Sampling: srv.Policy.Sampling, ResolveSymlinks: resolve}
 	}
 	return out
 }
 
-// ResolveSymlinks names the servers whose paths are decided with symlinks
-// followed too: resolve_symlinks where it is set (true for a remote server
-// that runs on this machine), else every stdio server.
-func (s *Setup) ResolveSymlinks() map[string]bool {
-	out := map[string]bool{}
-	for name, srv := range s.Config.Servers {
-		on := srv.EffectiveTransport() == config.TransportStdio
-		if srv.ResolveSymlinks != nil {
-			on = *srv.ResolveSymlinks
-		}
-		if on {
-			out[name] = true
-		}
-	}
-	return out
+// Settings are what a reload replaces in the proxy.
+func (s *Setup) Settings() proxy.Settings {
+	return proxy.Settings{Policy: s.Policy, Naming: s.Naming(), Servers: s.ServerOptions()}
 }
 
 // Naming is how the config names tools on the wire.

@@ -123,7 +123,8 @@ func matchesAny(patterns []string, pkg string) bool {
 
 // TestLeavesOfProxyImportOnlyLeaves pins proxy's leaf packages: what they
 // may import of the module, directly or not. Nothing in them reaches back
-// to proxy, upstream, audit or the state store.
+// to proxy or upstream; only proxy/ask, the asker, reaches audit (what it
+// records), the approvals and the state store's interfaces.
 func TestLeavesOfProxyImportOnlyLeaves(t *testing.T) {
 	t.Parallel()
 	g := loadGraph(t)
@@ -140,6 +141,15 @@ func TestLeavesOfProxyImportOnlyLeaves(t *testing.T) {
 			"a transport runs in front of mcp-go's server and knows nothing of policy"},
 		{"proxy/httpguard", []string{"internal/hostport", "proxy/wire", "internal/rawjson"},
 			"the HTTP listener's defences run before any MCP processing and know nothing of policy"},
+		{"proxy/drain", nil,
+			"counting the requests in progress for shutdown knows nothing of MCP or policy"},
+		{"proxy/connect", []string{"rules", "internal/egress", "internal/enumtext", "internal/hostport", "internal/keyfold", "internal/textcut"},
+			"a connection's vocabulary is the rules' and the egress proxy's address classes, nothing of proxy"},
+		{"proxy/ondisk", []string{"rules", "internal/enumtext", "internal/hostport", "internal/keyfold", "internal/textcut"},
+			"reading paths on disk is a leaf: the rules' path forms and the file system, nothing of proxy"},
+		{"proxy/ask", []string{"rules", "audit", "proxy/scan", "internal/approvals", "internal/argview", "internal/state",
+			"internal/secrets", "internal/textcut", "internal/atomicfile", "internal/enumtext", "internal/httpserve", "internal/hostport", "internal/keyfold"},
+			"the asker puts a Question to the human through the client and the resolvers, and keeps grants in the state store's interfaces (not a store): nothing of proxy, upstream or the transports"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {
@@ -171,7 +181,7 @@ func TestMustNotArrows(t *testing.T) {
 			"rules parses, compiles and decides: no MCP SDK, no I/O, nothing of what serves"},
 		{[]string{"audit/..."}, []string{"proxy/...", "upstream/...", "rules/...", "internal/app", "internal/state/..."},
 			"audit records what was decided and never decides anything"},
-		{[]string{"proxy/scan", "proxy/wire", "proxy/stdio", "proxy/httpguard", "proxy/sessiontable", "proxy/streamable"}, []string{"proxy"},
+		{[]string{"proxy/ask", "proxy/connect", "proxy/drain", "proxy/ondisk", "proxy/scan", "proxy/wire", "proxy/stdio", "proxy/httpguard", "proxy/sessiontable", "proxy/streamable"}, []string{"proxy"},
 			"proxy imports its leaves, nothing back"},
 		{[]string{"upstream/..."}, []string{"proxy/...", "internal/app"},
 			"upstream owns the upstream sessions; proxy calls it, not the other way"},

@@ -3,7 +3,6 @@ package state
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 )
 
@@ -65,51 +64,6 @@ func (NopObserver) Observe(Op, time.Duration, error) {}
 
 // Resubscribed does nothing.
 func (NopObserver) Resubscribed() {}
-
-// Counts is an Observer that counts operations and failures (errors other
-// than ErrNotFound and ErrExists) per Op, for mcpwarden_state_operations_total
-// and mcpwarden_state_errors_total. The zero value is ready; it is safe
-// for concurrent use.
-type Counts struct {
-	ops    [numOps]atomic.Uint64
-	errs   [numOps]atomic.Uint64
-	resubs atomic.Uint64
-}
-
-var _ Observer = (*Counts)(nil)
-
-// Observe counts op, and err if it is a failure.
-func (c *Counts) Observe(op Op, _ time.Duration, err error) {
-	if op >= numOps {
-		return
-	}
-	c.ops[op].Add(1)
-	if IsFailure(err) {
-		c.errs[op].Add(1)
-	}
-}
-
-// Resubscribed counts one resubscription.
-func (c *Counts) Resubscribed() { c.resubs.Add(1) }
-
-// Resubscriptions returns how many times the subscription came back.
-func (c *Counts) Resubscriptions() uint64 { return c.resubs.Load() }
-
-// Ops returns how many times op was performed.
-func (c *Counts) Ops(op Op) uint64 {
-	if op >= numOps {
-		return 0
-	}
-	return c.ops[op].Load()
-}
-
-// Errors returns how many times op failed.
-func (c *Counts) Errors(op Op) uint64 {
-	if op >= numOps {
-		return 0
-	}
-	return c.errs[op].Load()
-}
 
 // AllOps returns every operation, for a metrics exporter to range over.
 func AllOps() []Op {

@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/mcpwarden/mcpwarden/internal/state"
+	"github.com/mcpwarden/mcpwarden/internal/state/statetest"
 )
 
 func TestCountsTellFailuresFromExpectedOutcomes(t *testing.T) {
 	t.Parallel()
-	var c state.Counts
+	var c statetest.Counts
 	c.Observe(state.OpConsumeToken, time.Millisecond, nil)
 	c.Observe(state.OpConsumeToken, time.Millisecond, fmt.Errorf("consuming a token: %w", state.ErrNotFound))
 	c.Observe(state.OpConsumeToken, time.Millisecond, fmt.Errorf("consuming a token: %w: %w", state.ErrUnavailable, errors.New("connection refused")))

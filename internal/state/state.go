@@ -37,6 +37,10 @@ var (
 	ErrUnavailable = errors.New("shared state unavailable")
 	// ErrClosed is returned by a Store after Close.
 	ErrClosed = errors.New("state store closed")
+	// ErrFull is returned by a store that holds as many values of a kind
+	// as it may (the embedded store's bound on tokens); the caller
+	// refuses what it wanted to keep, or passes it on.
+	ErrFull = errors.New("state store full")
 )
 
 // A Store is the state replicas share. Implementations are safe for
@@ -144,7 +148,7 @@ type Asks interface {
 // round-trip request. Consuming one is atomic across replicas.
 type Tokens interface {
 	// IssueToken keeps value under token for ttl; a token already there
-	// is ErrExists.
+	// is ErrExists, and a store at its bound on tokens returns ErrFull.
 	IssueToken(ctx context.Context, token string, value json.RawMessage, ttl time.Duration) error
 	// ConsumeToken returns the value and removes the token; of concurrent
 	// consumers exactly one gets it, the others ErrNotFound.

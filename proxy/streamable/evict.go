@@ -17,7 +17,7 @@ func (hs *Sessions) reserve(ctx context.Context, principal string) (*sessiontabl
 		hs.logger.Info("evicted an idle HTTP session to make room for a new one",
 			"session", ev.ID, "owner", ev.Owner, "principal", principal, "cap", ev.Cap.String())
 		hs.tel.SessionEvicted(ev.Cap)
-		if err := hs.endShared(ctx, ev.ID); err != nil {
+		if err := hs.peers.endEverywhere(ctx, ev.ID); err != nil {
 			hs.logger.Warn("ending an evicted HTTP session in the shared state; it ends there when it expires", "session", ev.ID, "err", err)
 		}
 		hs.end(ctx, ev.ID)

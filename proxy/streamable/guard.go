@@ -1,7 +1,6 @@
 package streamable
 
 import (
-	"context"
 	"errors"
 	"net/http"
 
@@ -59,7 +58,7 @@ func (hs *Sessions) guard(next http.Handler) http.Handler {
 			hs.serveIssuing(w, r, "", res, principal, next)
 			return
 		}
-		if err := hs.refresh(r.Context(), id); err != nil {
+		if err := hs.peers.refresh(r.Context(), id); err != nil {
 			hs.refuseShared(w, err)
 			return
 		}
@@ -90,29 +89,24 @@ func (hs *Sessions) guard(next http.Handler) http.Handler {
 		if owned && r.Method == http.MethodDelete {
 			// Ended everywhere before it is ended here: a DELETE that
 			// cannot reach the shared state leaves the session whole.
-			if err := hs.endShared(r.Context(), id); err != nil {
+			if err := hs.peers.endEverywhere(r.Context(), id); err != nil {
 				hs.refuseShared(w, err)
 				return
 			}
 		}
-		if owned && hs.shared != nil && !modern(r) {
-			if r.Method == http.MethodPost {
-				handled, err := hs.relayResponse(r.Context(), w, r, id)
-				if err != nil {
-					hs.refuseShared(w, err)
-					return
-				}
-				if handled {
-					return
-				}
-			}
+		if owned && !modern(r) {
 			// Requests to the client that this response carries are
 			// claimed, so that their answers find their way here.
-			ctx, cancel := context.WithCancel(r.Context())
-			rl := &relayed{hs: hs, session: id, header: r.Header, ctx: ctx}
-			defer rl.done()
-			defer cancel()
-			w = &relayWriter{ResponseWriter: w, rl: rl}
+			rw, done, handled, err := hs.peers.relaying(w, r, id)
+			if err != nil {
+				hs.refuseShared(w, err)
+				return
+			}
+			if handled {
+				return
+			}
+			defer done()
+			w = rw
 		}
 		hs.serveIssuing(w, r, id, nil, principal, next)
 	})
@@ -155,22 +149,9 @@ func sessionLimitStatus(err error) int {
 // is done with the request.
 func (hs *Sessions) serveIssuing(w http.ResponseWriter, r *http.Request, current string, res *sessiontable.Reservation, principal string, next http.Handler) {
 	var over string
-	var held *issuing
-	if hs.shared != nil {
-		r, held = withIssuing(r)
-	}
 	// share saves the record of a session claimed here, before its ID is
 	// sent; a record that cannot be saved refuses the session.
-	share := func(issued string) error {
-		if held == nil {
-			return nil
-		}
-		if err := hs.save(r.Context(), issued, principal, hs.profileOf(r.Context()), held.session()); err != nil {
-			hs.logger.Error("refusing a new HTTP session: shared state", "err", err)
-			return errSharedState
-		}
-		return nil
-	}
+	r, share := hs.peers.issuing(r, principal)
 	bw := &bindingWriter{ResponseWriter: w, bind: func(issued string) error {
 		if issued == current {
 			return nil

@@ -4,13 +4,11 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
-	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
 )
@@ -24,9 +22,9 @@ type Sessions struct {
 	ids    *sessiontable.Table
 	stream *server.StreamableHTTPServer
 	logger *slog.Logger
-	// shared, when set, is where the sessions live for every replica
-	// (see shared.go); nil keeps them here.
-	shared state.Store
+	// peers keeps the sessions in step with the other replicas (see
+	// shared.go).
+	peers peering
 	// tel counts evictions; nil counts nothing.
 	tel *telemetry.Telemetry
 	// principalOf and profileOf are who a request's context comes from
@@ -35,9 +33,6 @@ type Sessions struct {
 	profileOf   func(ctx context.Context) string
 	// audit records a refusal (Host.Audit).
 	audit func(ctx context.Context, e audit.Event)
-
-	relayMu sync.Mutex
-	relays  map[string]struct{} // request IDs claimed here (see relay.go)
 }
 
 // reapInterval is how often Reap looks for idle sessions: a quarter of
@@ -62,7 +57,7 @@ func (hs *Sessions) Reap(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-tick.C:
-			hs.touchBusy(ctx)
+			hs.peers.touchBusy(ctx)
 			expired := hs.ids.Expire(now)
 			for _, id := range expired {
 				hs.end(ctx, id)

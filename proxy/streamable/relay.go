@@ -46,7 +46,7 @@ func relayID(session string, id int64) string {
 // relayed are the request IDs the server→client requests of one HTTP
 // request claimed, and the goroutines waiting for their answers.
 type relayed struct {
-	hs      *Sessions
+	rp      *replicated
 	session string
 	header  http.Header // the client request's, for the protocol version
 	ctx     context.Context
@@ -91,40 +91,40 @@ func (rl *relayed) claimAll(p []byte) bool {
 // answer relayed from another replica.
 func (rl *relayed) claim(id int64) bool {
 	name := relayID(rl.session, id)
-	hs := rl.hs
-	err := hs.shared.PublishAsk(rl.ctx, state.Ask{ID: name, AskedAt: time.Now(), Body: json.RawMessage(`{"relay":true}`)}, DefaultRelayTTL)
+	rp := rl.rp
+	err := rp.store.PublishAsk(rl.ctx, state.Ask{ID: name, AskedAt: time.Now(), Body: json.RawMessage(`{"relay":true}`)}, DefaultRelayTTL)
 	if err != nil {
-		hs.logger.Warn("withholding a request to the client: its ID is not this replica's to claim", "session", rl.session, "id", id, "err", err)
+		rp.hs.logger.Warn("withholding a request to the client: its ID is not this replica's to claim", "session", rl.session, "id", id, "err", err)
 		return false
 	}
-	hs.relayMu.Lock()
-	hs.relays[name] = struct{}{}
-	hs.relayMu.Unlock()
+	rp.mu.Lock()
+	rp.relays[name] = struct{}{}
+	rp.mu.Unlock()
 	rl.mu.Lock()
 	rl.claimed = append(rl.claimed, name)
 	rl.mu.Unlock()
 	rl.wg.Go(func() {
-		raw, err := hs.shared.WaitAnswer(rl.ctx, name)
+		raw, err := rp.store.WaitAnswer(rl.ctx, name)
 		if err != nil {
 			return // the request ended, or the answer came here
 		}
-		hs.deliver(rl.ctx, rl.session, rl.header, raw)
-		hs.release(rl.ctx, name) // answered: the ID is free again
+		rp.deliver(rl.ctx, rl.session, rl.header, raw)
+		rp.release(rl.ctx, name) // answered: the ID is free again
 	})
 	return true
 }
 
 // release gives up the claim name, if this replica still holds it.
-func (hs *Sessions) release(ctx context.Context, name string) {
-	hs.relayMu.Lock()
-	_, held := hs.relays[name]
-	delete(hs.relays, name)
-	hs.relayMu.Unlock()
+func (rp *replicated) release(ctx context.Context, name string) {
+	rp.mu.Lock()
+	_, held := rp.relays[name]
+	delete(rp.relays, name)
+	rp.mu.Unlock()
 	if !held {
 		return
 	}
-	if _, _, err := hs.shared.WithdrawAsk(context.WithoutCancel(ctx), name); err != nil {
-		hs.logger.Warn("withdrawing a claim on a request ID", "claim", name, "err", err)
+	if _, _, err := rp.store.WithdrawAsk(context.WithoutCancel(ctx), name); err != nil {
+		rp.hs.logger.Warn("withdrawing a claim on a request ID", "claim", name, "err", err)
 	}
 }
 
@@ -135,13 +135,14 @@ func (rl *relayed) done() {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
 	for _, name := range rl.claimed {
-		rl.hs.release(rl.ctx, name)
+		rl.rp.release(rl.ctx, name)
 	}
 }
 
 // deliver hands the client's response raw to this replica's mcp-go, as
 // if the client had posted it here.
-func (hs *Sessions) deliver(ctx context.Context, session string, header http.Header, raw []byte) {
+func (rp *replicated) deliver(ctx context.Context, session string, header http.Header, raw []byte) {
+	hs := rp.hs
 	req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodPost, EndpointPath, bytes.NewReader(raw))
 	if err != nil {
 		hs.logger.Error("delivering a relayed response", "session", session, "err", err)
@@ -156,11 +157,25 @@ func (hs *Sessions) deliver(ctx context.Context, session string, header http.Hea
 	hs.stream.ServeHTTP(rec, req)
 }
 
+// relaying claims the requests to the client that the response to r
+// carries and, for a POST, first hands on a response of the client that
+// another replica claimed (relayResponse).
+func (rp *replicated) relaying(w http.ResponseWriter, r *http.Request, id string) (http.ResponseWriter, func(), bool, error) {
+	if r.Method == http.MethodPost {
+		if handled, err := rp.relayResponse(r.Context(), w, r, id); err != nil || handled {
+			return w, func() {}, handled, err
+		}
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	rl := &relayed{rp: rp, session: id, header: r.Header, ctx: ctx}
+	return &relayWriter{ResponseWriter: w, rl: rl}, func() { cancel(); rl.done() }, false, nil
+}
+
 // relayResponse hands on a JSON-RPC response the client posted on
 // session, when another replica claimed its request ID, and reports
 // whether it did (the request is then answered). A response this replica
 // claimed, or that no one claimed, is left to mcp-go here.
-func (hs *Sessions) relayResponse(ctx context.Context, w http.ResponseWriter, r *http.Request, session string) (handled bool, err error) {
+func (rp *replicated) relayResponse(ctx context.Context, w http.ResponseWriter, r *http.Request, session string) (handled bool, err error) {
 	bb, ok := r.Body.(*wire.Body)
 	if !ok {
 		return false, nil
@@ -175,14 +190,14 @@ func (hs *Sessions) relayResponse(ctx context.Context, w http.ResponseWriter, r 
 		return false, nil
 	}
 	name := relayID(session, *msg.ID)
-	hs.relayMu.Lock()
-	_, mine := hs.relays[name]
-	hs.relayMu.Unlock()
+	rp.mu.Lock()
+	_, mine := rp.relays[name]
+	rp.mu.Unlock()
 	if mine {
-		hs.release(ctx, name) // answered here: mcp-go delivers it, and the ID is free again
+		rp.release(ctx, name) // answered here: mcp-go delivers it, and the ID is free again
 		return false, nil
 	}
-	switch err := hs.shared.AnswerAsk(ctx, name, bytes.Clone(bb.Bytes())); {
+	switch err := rp.store.AnswerAsk(ctx, name, bytes.Clone(bb.Bytes())); {
 	case errors.Is(err, state.ErrNotFound):
 		return false, nil
 	case err != nil:

@@ -157,7 +157,8 @@ func NewHandler(h Host, addr string, o Options) (http.Handler, *Sessions, error)
 		}
 	}
 	ids := sessiontable.New(o.Sessions)
-	sessions := &Sessions{ids: ids, logger: h.Logger, tel: h.Telemetry, principalOf: h.PrincipalOf, profileOf: h.ProfileOf, audit: h.Audit, shared: h.State, relays: map[string]struct{}{}}
+	sessions := &Sessions{ids: ids, logger: h.Logger, tel: h.Telemetry, principalOf: h.PrincipalOf, profileOf: h.ProfileOf, audit: h.Audit}
+	sessions.peers = peeringOf(sessions, h.State)
 	sessions.stream = server.NewStreamableHTTPServer(h.MCP,
 		server.WithEndpointPath(EndpointPath),
 		server.WithStreamableHTTPLogger(h.Logger),

@@ -26,7 +26,7 @@ const principalLocal = "local"
 // from principalLocal, without shared state; refusals are dropped.
 func localSessions(ids *sessiontable.Table) *Sessions {
 	return &Sessions{
-		ids: ids, logger: slog.New(slog.DiscardHandler), relays: map[string]struct{}{},
+		ids: ids, logger: slog.New(slog.DiscardHandler), peers: alone{},
 		principalOf: func(context.Context) string { return principalLocal },
 		profileOf:   func(context.Context) string { return "" },
 		audit:       func(context.Context, audit.Event) {},
@@ -99,14 +99,14 @@ func TestUnownedLiveSessionIsRefused(t *testing.T) {
 func TestRequestIDClaimedByOneReplicaIsWithheldByAnother(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, store state.Store) {
-		replica := func() *Sessions {
-			return &Sessions{shared: store, relays: map[string]struct{}{}, logger: slog.New(slog.DiscardHandler)}
+		replica := func() *replicated {
+			return newReplicated(&Sessions{logger: slog.New(slog.DiscardHandler)}, store)
 		}
 		a, b := replica(), replica()
 		chunk := []byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"elicitation/create\",\"params\":{}}\n\n")
 		ctx, cancel := context.WithCancel(t.Context())
-		ra := &relayed{hs: a, session: "s1", header: http.Header{}, ctx: ctx}
-		rb := &relayed{hs: b, session: "s1", header: http.Header{}, ctx: ctx}
+		ra := &relayed{rp: a, session: "s1", header: http.Header{}, ctx: ctx}
+		rb := &relayed{rp: b, session: "s1", header: http.Header{}, ctx: ctx}
 		if !ra.claimAll(chunk) {
 			t.Fatal("the first replica could not claim request 7")
 		}
@@ -114,7 +114,7 @@ func TestRequestIDClaimedByOneReplicaIsWithheldByAnother(t *testing.T) {
 			t.Error("a second replica claimed request 7 of the same session: the client's answer could reach the wrong request")
 		}
 		// Another session's request 7 is another request.
-		rc := &relayed{hs: b, session: "s2", header: http.Header{}, ctx: ctx}
+		rc := &relayed{rp: b, session: "s2", header: http.Header{}, ctx: ctx}
 		if !rc.claimAll(chunk) {
 			t.Error("request 7 of another session could not be claimed")
 		}
@@ -128,7 +128,7 @@ func TestRequestIDClaimedByOneReplicaIsWithheldByAnother(t *testing.T) {
 		rc.done()
 		// Withdrawn with the request that made it: the ID is free again.
 		ctx, cancel = context.WithCancel(t.Context())
-		rd := &relayed{hs: b, session: "s1", header: http.Header{}, ctx: ctx}
+		rd := &relayed{rp: b, session: "s1", header: http.Header{}, ctx: ctx}
 		if !rd.claimAll(chunk) {
 			t.Error("request 7 stayed claimed after the request that claimed it ended")
 		}

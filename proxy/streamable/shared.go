@@ -32,6 +32,70 @@ import (
 // reached refuses the request (errSharedState); nothing falls back to
 // this replica's memory.
 
+// A peering is how this replica's HTTP sessions are kept in step with the
+// other replicas': alone, when it is the only one (no Host.State), or
+// replicated, through the shared state. NewHandler chooses once; nothing
+// else asks whether there is shared state.
+type peering interface {
+	// refresh brings session id up to date with the other replicas
+	// before a request of it is served.
+	refresh(ctx context.Context, id string) error
+	// endEverywhere ends session id for every replica, its grants with
+	// it, as a DELETE does.
+	endEverywhere(ctx context.Context, id string) error
+	// touchBusy keeps the sessions with a request in progress here alive
+	// for every replica.
+	touchBusy(ctx context.Context)
+	// issuing readies r, a request that may issue a session for
+	// principal; share keeps the record of a session it issued, before
+	// the ID is sent, and refuses the session when it cannot.
+	issuing(r *http.Request, principal string) (_ *http.Request, share func(issued string) error)
+	// relaying carries the requests to the client and the client's
+	// answers of request r of owned session id across replicas. handled
+	// is set when r was answered here (a response handed on to the
+	// replica that claimed it); else the response is written to rw, and
+	// done is called once it is.
+	relaying(w http.ResponseWriter, r *http.Request, id string) (rw http.ResponseWriter, done func(), handled bool, err error)
+}
+
+// alone is the peering of the only replica: there is no one to keep in
+// step with.
+type alone struct{}
+
+func (alone) refresh(context.Context, string) error       { return nil }
+func (alone) endEverywhere(context.Context, string) error { return nil }
+func (alone) touchBusy(context.Context)                   {}
+func (alone) issuing(r *http.Request, _ string) (*http.Request, func(string) error) {
+	return r, func(string) error { return nil }
+}
+func (alone) relaying(w http.ResponseWriter, _ *http.Request, _ string) (http.ResponseWriter, func(), bool, error) {
+	return w, func() {}, false, nil
+}
+
+// replicated is the peering of one of several replicas, through the
+// shared state store.
+type replicated struct {
+	hs    *Sessions
+	store state.Store
+
+	mu     sync.Mutex
+	relays map[string]struct{} // request IDs claimed here (see relay.go)
+}
+
+// newReplicated is the peering of hs through store.
+func newReplicated(hs *Sessions, store state.Store) *replicated {
+	return &replicated{hs: hs, store: store, relays: map[string]struct{}{}}
+}
+
+// peeringOf is the peering of hs: replicated through store, or alone when
+// store is nil.
+func peeringOf(hs *Sessions, store state.Store) peering {
+	if store == nil {
+		return alone{}
+	}
+	return newReplicated(hs, store)
+}
+
 // errSharedState refuses a request that needs the shared state while it
 // cannot be reached.
 var errSharedState = errors.New("mcpwarden cannot reach its shared state (state.url); the request is refused rather than served from one replica's memory")
@@ -48,15 +112,15 @@ func (hs *Sessions) refuseShared(w http.ResponseWriter, err error) {
 // request of it is served: a session known here has its idle clock
 // restarted, and is ended here when the shared state no longer has it; a
 // session unknown here is adopted from its record. An ID the shared state
-// does not know is left unknown (the request gets 404). Without shared
-// state refresh does nothing.
-func (hs *Sessions) refresh(ctx context.Context, id string) error {
-	if hs.shared == nil || !strings.HasPrefix(id, sessiontable.IDPrefix) {
+// does not know is left unknown (the request gets 404).
+func (rp *replicated) refresh(ctx context.Context, id string) error {
+	if !strings.HasPrefix(id, sessiontable.IDPrefix) {
 		return nil
 	}
+	hs := rp.hs
 	idle := hs.ids.Limits().IdleTimeout
 	if hs.ids.Known(id) {
-		err := hs.shared.TouchSession(ctx, id, idle)
+		err := rp.store.TouchSession(ctx, id, idle)
 		if errors.Is(err, state.ErrNotFound) {
 			// Ended on another replica, or expired: end it here too.
 			hs.ids.Terminate(id)
@@ -65,14 +129,14 @@ func (hs *Sessions) refresh(ctx context.Context, id string) error {
 		}
 		return err
 	}
-	rec, err := hs.shared.LoadSession(ctx, id)
+	rec, err := rp.store.LoadSession(ctx, id)
 	if errors.Is(err, state.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if err := hs.shared.TouchSession(ctx, id, idle); err != nil {
+	if err := rp.store.TouchSession(ctx, id, idle); err != nil {
 		if errors.Is(err, state.ErrNotFound) {
 			return nil
 		}
@@ -82,24 +146,31 @@ func (hs *Sessions) refresh(ctx context.Context, id string) error {
 	return nil
 }
 
-// endShared ends session id in the shared state, its grants with it, as
-// a DELETE does on any replica.
-func (hs *Sessions) endShared(ctx context.Context, id string) error {
-	if hs.shared == nil {
-		return nil
-	}
-	if err := hs.shared.RevokeSession(ctx, id); err != nil {
+// endEverywhere ends session id in the shared state, its grants with it,
+// as a DELETE does on any replica.
+func (rp *replicated) endEverywhere(ctx context.Context, id string) error {
+	if err := rp.store.RevokeSession(ctx, id); err != nil {
 		return err
 	}
-	return hs.shared.EndSession(ctx, id)
+	return rp.store.EndSession(ctx, id)
+}
+
+// issuing notes the client session that serves r, so that share can save
+// its record.
+func (rp *replicated) issuing(r *http.Request, principal string) (*http.Request, func(string) error) {
+	r, held := withIssuing(r)
+	return r, func(issued string) error {
+		if err := rp.save(r.Context(), issued, principal, rp.hs.profileOf(r.Context()), held.session()); err != nil {
+			rp.hs.logger.Error("refusing a new HTTP session: shared state", "err", err)
+			return errSharedState
+		}
+		return nil
+	}
 }
 
 // save writes the shared record of session id, which principal (with
 // profile) opens with the initialize that cs served.
-func (hs *Sessions) save(ctx context.Context, id, principal, profile string, cs server.ClientSession) error {
-	if hs.shared == nil {
-		return nil
-	}
+func (rp *replicated) save(ctx context.Context, id, principal, profile string, cs server.ClientSession) error {
 	rec := state.Session{ID: id, Principal: principal, Profile: profile}
 	if ci, ok := cs.(server.SessionWithClientInfo); ok {
 		info := ci.GetClientInfo()
@@ -113,7 +184,7 @@ func (hs *Sessions) save(ctx context.Context, id, principal, profile string, cs 
 	if pv, ok := cs.(protocolVersioned); ok {
 		rec.Protocol = pv.ProtocolVersion()
 	}
-	return hs.shared.SaveSession(ctx, rec, hs.ids.Limits().IdleTimeout)
+	return rp.store.SaveSession(ctx, rec, rp.hs.ids.Limits().IdleTimeout)
 }
 
 // protocolVersioned is a session that records the protocol version
@@ -160,13 +231,10 @@ func (hs *Sessions) restore(ctx context.Context) {
 // touchBusy restarts the shared idle clock of the sessions with a request
 // in progress here (a long call, an open GET stream), which keep their
 // session alive however long they take.
-func (hs *Sessions) touchBusy(ctx context.Context) {
-	if hs.shared == nil {
-		return
-	}
-	for _, id := range hs.ids.BusyIDs() {
-		if err := hs.shared.TouchSession(ctx, id, hs.ids.Limits().IdleTimeout); err != nil && !errors.Is(err, state.ErrNotFound) {
-			hs.logger.Warn("keeping a busy session alive in the shared state", "session", id, "err", err)
+func (rp *replicated) touchBusy(ctx context.Context) {
+	for _, id := range rp.hs.ids.BusyIDs() {
+		if err := rp.store.TouchSession(ctx, id, rp.hs.ids.Limits().IdleTimeout); err != nil && !errors.Is(err, state.ErrNotFound) {
+			rp.hs.logger.Warn("keeping a busy session alive in the shared state", "session", id, "err", err)
 		}
 	}
 }

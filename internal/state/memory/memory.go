@@ -23,7 +23,8 @@ var _ state.Store = (*Store)(nil)
 type Store struct {
 	PolicyState // limit counters and armed labels
 
-	done chan struct{} // closed by Close
+	done      chan struct{} // closed by Close
+	maxTokens int           // 0: no bound (see WithMaxTokens)
 
 	mu       sync.Mutex
 	closed   bool
@@ -55,9 +56,20 @@ type sessionEntry struct {
 	expires time.Time
 }
 
+// An Option configures a Store.
+type Option func(*Store)
+
+// WithMaxTokens bounds the tokens a Store holds at once to n: IssueToken
+// returns state.ErrFull while n unexpired tokens are held, so that tokens
+// issued to whoever asks (a multi round-trip ask's request state) cannot
+// fill the process's memory. n <= 0 sets no bound.
+func WithMaxTokens(n int) Option {
+	return func(s *Store) { s.maxTokens = n }
+}
+
 // New returns an empty Store.
-func New() *Store {
-	return &Store{
+func New(opts ...Option) *Store {
+	s := &Store{
 		done:     make(chan struct{}),
 		grants:   map[state.GrantKey][]grantEntry{},
 		asks:     map[string]askEntry{},
@@ -66,6 +78,10 @@ func New() *Store {
 		tokens:   map[string]tokenEntry{},
 		sessions: map[string]sessionEntry{},
 	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Close ends every WaitAnswer in progress and refuses later calls. It is
@@ -288,6 +304,9 @@ func (s *Store) IssueToken(_ context.Context, token string, value json.RawMessag
 	if _, ok := s.tokens[token]; ok {
 		return fmt.Errorf("issuing a token: %w", state.ErrExists)
 	}
+	if s.maxTokens > 0 && len(s.tokens) >= s.maxTokens {
+		return fmt.Errorf("issuing a token: %d are held: %w", len(s.tokens), state.ErrFull)
+	}
 	s.tokens[token] = tokenEntry{value: slices.Clone(value), expires: now.Add(ttl)}
 	return nil
 }
@@ -304,6 +323,21 @@ func (s *Store) ConsumeToken(_ context.Context, token string) (json.RawMessage, 
 		return nil, fmt.Errorf("consuming a token: %w", state.ErrNotFound)
 	}
 	return e.value, nil
+}
+
+// HeldTokens returns how many tokens the Store holds, expired ones not
+// counted.
+func (s *Store) HeldTokens() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	n := 0
+	for _, e := range s.tokens {
+		if now.Before(e.expires) {
+			n++
+		}
+	}
+	return n
 }
 
 // SaveSession implements state.Sessions.

@@ -47,3 +47,31 @@ func TestCloseEndsWaitAndRefusesCalls(t *testing.T) {
 		t.Errorf("Close again: %v", err)
 	}
 }
+
+func TestFloodOfTokensStopsAtTheStoresBound(t *testing.T) {
+	t.Parallel()
+	s := memory.New(memory.WithMaxTokens(2))
+	t.Cleanup(func() { _ = s.Close() })
+	for _, tok := range []string{"a", "b"} {
+		if err := s.IssueToken(t.Context(), tok, []byte(`1`), time.Minute); err != nil {
+			t.Fatalf("IssueToken %s: %v", tok, err)
+		}
+	}
+	if err := s.IssueToken(t.Context(), "c", []byte(`1`), time.Minute); !errors.Is(err, state.ErrFull) {
+		t.Fatalf("a third token past a bound of 2: %v, want ErrFull", err)
+	}
+	if n := s.HeldTokens(); n != 2 {
+		t.Errorf("HeldTokens = %d, want 2", n)
+	}
+	// A consumed token frees its place, and so does an expired one.
+	if _, err := s.ConsumeToken(t.Context(), "a"); err != nil {
+		t.Fatalf("ConsumeToken: %v", err)
+	}
+	if err := s.IssueToken(t.Context(), "c", []byte(`1`), time.Millisecond); err != nil {
+		t.Fatalf("a token after one was consumed: %v", err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	if err := s.IssueToken(t.Context(), "d", []byte(`1`), time.Minute); err != nil {
+		t.Errorf("a token after one expired: %v", err)
+	}
+}

@@ -84,7 +84,7 @@ func TestOpenRefusesABadURL(t *testing.T) {
 func TestRedisKilledFailsClosedAndRecovers(t *testing.T) {
 	t.Parallel()
 	srv := testkit.StartRedis(t)
-	var counts state.Counts
+	var counts statetest.Counts
 	s := open(t, srv, redis.Options{Namespace: "kill", Observer: &counts})
 	ctx := t.Context()
 	g := state.Grant{Key: state.GrantKey{Session: "s1", Principal: "alice", Tool: "mcp:fs:write"}, Effect: state.Allow, Scope: json.RawMessage(`{}`)}

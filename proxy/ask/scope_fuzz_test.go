@@ -1,4 +1,4 @@
-package proxy
+package ask
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// FuzzSharedGrantScope feeds the scope of a grant read from the shared
+// FuzzSharedGrantScope feeds the Scope of a grant read from the shared
 // state, which another replica (or anyone with access to Redis) wrote:
 // reading never panics, a kind it does not know covers nothing, and what
 // it reads it writes back the same.
@@ -20,10 +20,10 @@ func FuzzSharedGrantScope(f *testing.F) {
 	f.Add([]byte(`{"kind":"everything","paths":["/"]}`))
 	f.Add([]byte(`{"kind":3}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var sc scope
+		var sc Scope
 		if err := json.Unmarshal(data, &sc); err != nil {
-			if sc.kind != scopeNothing {
-				t.Fatalf("a scope that could not be read has kind %v", sc.kind)
+			if sc.Kind != ScopeNothing {
+				t.Fatalf("a Scope that could not be read has kind %v", sc.Kind)
 			}
 			return
 		}
@@ -31,19 +31,19 @@ func FuzzSharedGrantScope(f *testing.F) {
 		if err != nil {
 			t.Fatalf("writing back %+v: %v", sc, err)
 		}
-		var again scope
-		if err := json.Unmarshal(raw, &again); err != nil || again.kind != sc.kind || !slices.Equal(again.paths, sc.paths) {
+		var again Scope
+		if err := json.Unmarshal(raw, &again); err != nil || again.Kind != sc.Kind || !slices.Equal(again.Paths, sc.Paths) {
 			t.Fatalf("%s read back as %+v (%v), want %+v", raw, again, err, sc)
 		}
 		// A pathless call is covered only by the tool and all scopes.
-		if sc.covers(target{pathless: true, earns: true}) != (sc.kind == scopeTool || sc.kind == scopeAll) {
-			t.Fatalf("scope %+v covers a pathless call wrongly", sc)
+		if sc.Covers(Target{Pathless: true, Earns: true}) != (sc.Kind == ScopeTool || sc.Kind == ScopeAll) {
+			t.Fatalf("Scope %+v covers a pathless call wrongly", sc)
 		}
 		// A connection is covered only by a deny of the whole request or
 		// a grant of exactly its endpoint.
-		conn := target{earns: true, endpoint: "evil.test:443"}
-		if sc.covers(conn) != (sc.kind == scopeAll || sc.kind == scopeEndpoint && slices.Contains(sc.paths, conn.endpoint)) {
-			t.Fatalf("scope %+v covers a connection to %s wrongly", sc, conn.endpoint)
+		conn := Target{Earns: true, Endpoint: "evil.test:443"}
+		if sc.Covers(conn) != (sc.Kind == ScopeAll || sc.Kind == ScopeEndpoint && slices.Contains(sc.Paths, conn.Endpoint)) {
+			t.Fatalf("Scope %+v covers a connection to %s wrongly", sc, conn.Endpoint)
 		}
 	})
 }

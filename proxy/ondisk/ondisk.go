@@ -1,4 +1,9 @@
-package proxy
+// Package ondisk reads a call's path arguments as they lead on this
+// machine: each raw reading resolved with its symlinks followed (in the
+// view of the server's process, for /proc/self), for the rules' physical
+// forms, and the built-in self-protection tried against them. The proxy
+// decides with it, and so does `check`.
+package ondisk
 
 import (
 	"os"
@@ -7,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/mcpwarden/mcpwarden/rules"
-	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
 // PhysicalForms resolves on disk every raw reading of every path-like value
@@ -17,33 +21,14 @@ import (
 // no server process: a path through /proc/self (or /dev/fd, …) is left
 // there, and the rules only guess where it leads.
 func PhysicalForms(p *rules.Policy, c rules.Call) map[string]string {
-	return physicalForms(p, c, 0)
+	return PhysicalFormsIn(p, c, 0)
 }
 
-// A processes is an Upstream that knows the process serving a server on
-// this machine (upstream.Pool does).
-type processes interface {
-	PID(server string) (int, bool)
-}
-
-var _ processes = (*upstream.Pool)(nil)
-
-// serverPID is the process id of the process serving server's calls, or 0
-// when it is not known (a stand-in upstream, an isolated server).
-func (s *Server) serverPID(server string) int {
-	if up, ok := s.upstream.(processes); ok {
-		if pid, ok := up.PID(server); ok {
-			return pid
-		}
-	}
-	return 0
-}
-
-// physicalForms is PhysicalForms in the view of the server process pid
+// PhysicalFormsIn is PhysicalForms in the view of the server process pid
 // (0 = unknown): /proc/self and /proc/thread-self, wherever a path or a
 // link on it reaches them, are that process's, so /proc/self/cwd/x is x
 // in the server's working directory, not in mcpwarden's.
-func physicalForms(p *rules.Policy, c rules.Call, pid int) map[string]string {
+func PhysicalFormsIn(p *rules.Policy, c rules.Call, pid int) map[string]string {
 	forms, _ := p.PathForms(c)
 	var m map[string]string
 	for _, f := range forms {
@@ -122,4 +107,27 @@ func resolvePhysical(raw string, pid int) string {
 		rest = target + "/" + rest
 	}
 	return resolved
+}
+
+// SelfProtectionOnDisk is v, the rules' verdict for rc on a server without
+// resolve_symlinks, as the proxy settles it: unless v denies, a call to a
+// server on this machine is also tried against the built-in
+// self-protection with symlinks followed (rc.Physical filled in), whose
+// deny then stands. `check` calls it to decide as the proxy does.
+func SelfProtectionOnDisk(p *rules.Policy, rc *rules.Call, v rules.Verdict) rules.Verdict {
+	return SelfProtectionOnDiskIn(p, rc, v, 0)
+}
+
+// SelfProtectionOnDiskIn is SelfProtectionOnDisk with the serving process
+// pid (0 = unknown; see PhysicalFormsIn).
+func SelfProtectionOnDiskIn(p *rules.Policy, rc *rules.Call, v rules.Verdict, pid int) rules.Verdict {
+	if v.Decision == rules.Deny || !p.IsLocal(rc.Server) {
+		return v
+	}
+	rc.Physical = PhysicalFormsIn(p, *rc, pid)
+	if r, hit := p.SelfProtection(*rc); hit {
+		r.Reason += " (with symlinks followed)"
+		return r
+	}
+	return v
 }

@@ -1,7 +1,6 @@
-package proxy
+package ask
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,16 +22,16 @@ const progressEvery = 5 * time.Second
 // that asked for progress where to answer. A session grant given
 // meanwhile (to a concurrent call) settles it too. none is set when r gave
 // no answer (it failed).
-func (a *asker) outOfBand(ctx context.Context, c *call, req mcp.CallToolRequest, r approvals.Resolver, sess *session, key grantKey, t target) (res resolution, none *noAnswer) {
-	areq := a.request(c, t)
+func (a *Asker) outOfBand(ctx context.Context, q *Question, req mcp.CallToolRequest, r approvals.Resolver, sess *Waiting, key GrantKey, t Target) (res Resolution, none *noAnswer) {
+	areq := a.Request(q, t)
 	where := "by the external resolver"
 	if l, ok := r.(approvals.Locator); ok {
 		where = l.Where(areq.ID)
 	}
 
-	w := sess.wait(key, t)
-	defer sess.unwait(w)
-	rctx, cancel := context.WithTimeout(ctx, a.timeout)
+	w := sess.Wait(key, t)
+	defer sess.Unwait(w)
+	rctx, cancel := context.WithTimeout(ctx, a.Timeout)
 	defer cancel()
 	type reply struct {
 		d   approvals.Decision
@@ -50,55 +49,55 @@ func (a *asker) outOfBand(ctx context.Context, c *call, req mcp.CallToolRequest,
 		d, err := r.Resolve(rctx, areq)
 		replies <- reply{d, err}
 	}()
-	defer a.progress(ctx, req, fmt.Sprintf("mcpwarden: %s is waiting for approval %s", c.tool.Canonical, where))()
+	defer a.progress(ctx, req, fmt.Sprintf("mcpwarden: %s is waiting for approval %s", q.Tool, where))()
 
 	select {
 	case rep := <-replies:
 		received = true
-		by := cmp.Or(audit.GrantedBy(rep.d.Via), audit.GrantedByResolver)
+		by := grantedByVia(rep.d.Via)
 		switch {
 		case ctx.Err() != nil:
-			return a.cancelled(c, by), nil
+			return a.cancelled(q, by), nil
 		case rep.err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
-			return a.timedOutAt(c, where), nil
+			return a.timedOutAt(q, where), nil
 		case rep.err != nil:
-			return resolution{}, &noAnswer{why: resolverName(rep.d.Via) + " gave no answer", failure: rep.err.Error()}
+			return Resolution{}, &noAnswer{why: resolverName(rep.d.Via) + " gave no answer", failure: rep.err.Error()}
 		}
-		return a.decided(ctx, c, sess, key, t, rep.d), nil
-	case ans := <-w.done:
-		return a.byGrant(c, ans), nil
+		return a.decided(ctx, q, sess, key, t, rep.d), nil
+	case ans := <-w.Done():
+		return a.byGrant(q, ans), nil
 	}
 }
 
-// request is the ask about c as the approvals page and the resolvers get
+// Request is the ask q (about t) as the approvals page and the resolvers get
 // it: the arguments with credentials hidden, every form of every path, the
 // form's lines in full, and the texts that come from the client, the
 // upstream or the config (client, tool, principal, rule) with hidden
 // characters escaped (argview.Escape), as the form shows them.
-func (a *asker) request(c *call, t target) approvals.Request {
+func (a *Asker) Request(q *Question, t Target) approvals.Request {
 	areq := approvals.Request{
 		ID:        approvals.NewID(),
-		Tool:      argview.Escape(c.tool.Canonical),
-		Server:    argview.Escape(c.tool.Server),
-		Session:   c.session,
-		Principal: argview.Escape(c.principal),
-		Rule:      argview.Escape(c.verdict.Rule),
-		Gate:      c.verdict.Gate,
-		Arguments: argview.Hide(c.args, c.policy.IsPathKey),
-		Paths:     pathViews(c),
-		Lines:     argview.Render(a.viewOf(c), 0).Lines,
+		Tool:      argview.Escape(q.Tool),
+		Server:    argview.Escape(q.Server),
+		Session:   q.Session,
+		Principal: argview.Escape(q.Principal),
+		Rule:      argview.Escape(q.Verdict.Rule),
+		Gate:      q.Verdict.Gate,
+		Arguments: argview.Hide(q.Args, q.IsPathKey),
+		Paths:     q.View().Paths,
+		Lines:     argview.Render(q.View(), 0).Lines,
 		AskedAt:   time.Now(),
 	}
-	if t.earns && !t.pathless {
-		areq.Folders = t.folders
+	if t.Earns && !t.Pathless {
+		areq.Folders = t.Folders
 	}
-	if t.endpoint != "" {
+	if t.Endpoint != "" {
 		// What the request is, first: the page and the resolvers show
 		// the lines as the form does.
-		areq.Lines = append([]string{connectSummary(c, t)}, areq.Lines...)
+		areq.Lines = append([]string{q.Summary}, areq.Lines...)
 	}
-	if c.client != nil {
-		areq.Client = argview.Escape(strings.TrimSpace(c.client.Name + " " + c.client.Version))
+	if q.Client != nil {
+		areq.Client = argview.Escape(strings.TrimSpace(q.Client.Name + " " + q.Client.Version))
 	}
 	return areq
 }
@@ -114,6 +113,19 @@ func viaText(v approvals.Via) string {
 	return "by the external resolver"
 }
 
+// grantedByVia is the audit event's granted_by of an answer that came
+// through channel v: the approvals page, the CLI, else the external
+// resolver.
+func grantedByVia(v approvals.Via) audit.GrantedBy {
+	switch v {
+	case approvals.ViaPage:
+		return audit.GrantedByApprovalPage
+	case approvals.ViaCLI:
+		return audit.GrantedByApprovalCLI
+	}
+	return audit.GrantedByResolver
+}
+
 // resolverName names the resolver behind a channel, for the audit reason.
 func resolverName(v approvals.Via) string {
 	switch v {
@@ -123,11 +135,11 @@ func resolverName(v approvals.Via) string {
 	return "the external resolver"
 }
 
-// decided turns an out-of-band decision into a resolution, remembering a
+// decided turns an out-of-band decision into a Resolution, remembering a
 // session grant. granted_by names the channel; the reason names how and
 // who.
-func (a *asker) decided(ctx context.Context, c *call, sess *session, key grantKey, t target, d approvals.Decision) resolution {
-	by := cmp.Or(audit.GrantedBy(d.Via), audit.GrantedByResolver)
+func (a *Asker) decided(ctx context.Context, q *Question, sess *Waiting, key GrantKey, t Target, d approvals.Decision) Resolution {
+	by := grantedByVia(d.Via)
 	how := viaText(d.Via)
 	who := ""
 	if d.Who != "" && !strings.Contains(how, d.Who) {
@@ -135,20 +147,20 @@ func (a *asker) decided(ctx context.Context, c *call, sess *session, key grantKe
 	}
 	switch d.Answer {
 	case approvals.AllowOnce:
-		return resolution{forward: true, grantedBy: by, reason: "allowed once " + how + who}
+		return Resolution{Forward: true, GrantedBy: by, Reason: "allowed once " + how + who}
 	case approvals.AllowSession, approvals.AllowFolder:
-		sc := scopeFor(t, answerAllowSession)
+		sc := ScopeFor(t, AllowSession)
 		if d.Answer == approvals.AllowFolder {
-			sc = scopeFor(t, answerAllowFolder)
+			sc = ScopeFor(t, AllowFolder)
 		}
-		err := a.remember(ctx, sess, c.session, key, answerAllowSession, sc)
-		return withGrantFailure(resolution{forward: true, grantedBy: by, reason: "allowed for the session (" + sc.String() + ") " + how + who}, err)
+		err := a.Keep.Remember(ctx, sess, q.Session, key, AllowSession, sc)
+		return withGrantFailure(Resolution{Forward: true, GrantedBy: by, Reason: "allowed for the session (" + sc.String() + ") " + how + who}, err)
 	default:
 		if d.Via == approvals.ViaCLI {
 			how = "with mcpwarden deny"
 		}
-		res := a.refused(c, by, "denied "+how)
-		res.reason += who
+		res := a.refused(q, by, "denied "+how)
+		res.Reason += who
 		return res
 	}
 }
@@ -156,7 +168,7 @@ func (a *asker) decided(ctx context.Context, c *call, sess *session, key grantKe
 // progress sends the client progress notifications with msg, now and
 // every progressEvery, if the call carries a progress token. The returned
 // func stops them and waits until they have stopped.
-func (a *asker) progress(ctx context.Context, req mcp.CallToolRequest, msg string) (stop func()) {
+func (a *Asker) progress(ctx context.Context, req mcp.CallToolRequest, msg string) (stop func()) {
 	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
 		return func() {}
 	}
@@ -170,10 +182,10 @@ func (a *asker) progress(ctx context.Context, req mcp.CallToolRequest, msg strin
 		start := time.Now()
 		for {
 			// Best effort: a client that cannot take it still gets its answer.
-			_ = a.mcp.SendNotificationToClient(pctx, string(mcp.MethodNotificationProgress), map[string]any{
+			_ = a.MCP.SendNotificationToClient(pctx, string(mcp.MethodNotificationProgress), map[string]any{
 				"progressToken": token,
 				"progress":      time.Since(start).Seconds(),
-				"total":         a.timeout.Seconds(),
+				"total":         a.Timeout.Seconds(),
 				"message":       msg,
 			})
 			select {

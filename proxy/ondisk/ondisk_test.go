@@ -1,4 +1,4 @@
-package proxy
+package ondisk
 
 import (
 	"os"
@@ -173,7 +173,7 @@ func TestProcSelfCwdFollowsLinksInTheServersDirWhenItsProcessIsUnknown(t *testin
 	}
 	for _, path := range []string{"/proc/self/cwd/cfglink", "/dev/fd/../cwd/cfglink", "/proc/thread-self/cwd/./cfglink", "/proc/self/root" + cwd + "/cfglink"} {
 		c := rules.Call{Server: "fs", Tool: "read_file", Arguments: map[string]any{"path": path}}
-		c.Physical = physicalForms(p, c, 0)
+		c.Physical = PhysicalFormsIn(p, c, 0)
 		if v := p.Decide(c); v.Rule != rules.RuleSelfProtection {
 			t.Errorf("%q: decision = %v by %q (physical %v), want deny by %s", path, v.Decision, v.Rule, c.Physical, rules.RuleSelfProtection)
 		}

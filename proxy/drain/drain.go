@@ -1,9 +1,13 @@
-package proxy
+// Package drain counts the requests in progress, so that shutdown can let
+// them finish, and ends those still running when the grace period is
+// over; once draining, new requests are refused.
+package drain
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -13,21 +17,22 @@ import (
 var ErrShuttingDown = errors.New("mcpwarden is shutting down")
 
 // Bounds of the end of Drain. Once the grace period is over and the
-// requests still in progress are cancelled, they have cancelWait to
+// requests still in progress are cancelled, they have CancelWait to
 // return (the upstream call ends at once; its notifications/cancelled is
 // sent off the caller's path), then cancelSettle more for those
 // notifications to reach their upstreams before serving stops and the
 // upstreams are closed.
 const (
-	cancelWait   = 5 * time.Second
+	CancelWait   = 5 * time.Second
 	cancelSettle = 200 * time.Millisecond
 )
 
-// A drain counts the requests in progress, so that shutdown can let them
-// finish, and holds their cancel functions, so that it can end those
+// A Tracker counts the requests in progress, so that shutdown can let
+// them finish, and holds their cancel functions, so that it can end those
 // still running when the grace period is over; once draining, new
-// requests are refused. It is safe for concurrent use.
-type drain struct {
+// requests are refused. The zero value is ready; it is safe for
+// concurrent use.
+type Tracker struct {
 	mu       sync.Mutex
 	next     uint64
 	active   map[uint64]context.CancelCauseFunc
@@ -37,7 +42,7 @@ type drain struct {
 }
 
 // passTTL bounds how long a request that waited before its handler (see
-// drain.pass) stays in progress for a handler that does not come.
+// Tracker.pass) stays in progress for a handler that does not come.
 const passTTL = 2 * time.Second
 
 // A pass is the entry of a request that waited before its handler ran,
@@ -48,11 +53,11 @@ type pass struct {
 	expiry *time.Timer
 }
 
-// enter registers a request whose context is ctx and returns the context
+// Enter registers a request whose context is ctx and returns the context
 // to run it with, which shutdown cancels with ErrShuttingDown, and the
 // function to call when it is over. ok false means the server is shutting
 // down and the request must be refused.
-func (d *drain) enter(ctx context.Context) (_ context.Context, leave func(), ok bool) {
+func (d *Tracker) Enter(ctx context.Context) (_ context.Context, leave func(), ok bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.draining {
@@ -63,7 +68,7 @@ func (d *drain) enter(ctx context.Context) (_ context.Context, leave func(), ok 
 }
 
 // registerLocked adds a request in progress whose context is ctx.
-func (d *drain) registerLocked(ctx context.Context) (context.Context, uint64) {
+func (d *Tracker) registerLocked(ctx context.Context) (context.Context, uint64) {
 	if d.active == nil {
 		d.active = map[uint64]context.CancelCauseFunc{}
 	}
@@ -73,14 +78,14 @@ func (d *drain) registerLocked(ctx context.Context) (context.Context, uint64) {
 	return ctx, d.next
 }
 
-// enterWaiting registers a request that waits before its handler runs (a
+// EnterWaiting registers a request that waits before its handler runs (a
 // tools/call waiting for its upstream's first start, see awaitStarting),
-// as enter does. When the wait is over, leave ends it, or handOver keeps it in
-// progress for the handler that enterAs with the same key, which takes it
+// as Enter does. When the wait is over, leave ends it, or handOver keeps it in
+// progress for the handler that EnterAs with the same key, which takes it
 // over even once shutdown has begun: a request that was in progress when
 // it began is drained, not refused. A pass no handler takes within passTTL
 // is over.
-func (d *drain) enterWaiting(ctx context.Context) (_ context.Context, handOver func(passKey string), leave func(), ok bool) {
+func (d *Tracker) EnterWaiting(ctx context.Context) (_ context.Context, handOver func(passKey string), leave func(), ok bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.draining {
@@ -107,10 +112,10 @@ func (d *drain) enterWaiting(ctx context.Context) (_ context.Context, handOver f
 	}, func() { d.leave(key) }, true
 }
 
-// enterAs is enter for a handler whose request may have waited before it
-// (see enterWaiting): it takes over the oldest pass with passKey, if there
+// EnterAs is Enter for a handler whose request may have waited before it
+// (see EnterWaiting): it takes over the oldest pass with passKey, if there
 // is one, draining or not.
-func (d *drain) enterAs(ctx context.Context, passKey string) (_ context.Context, leave func(), ok bool) {
+func (d *Tracker) EnterAs(ctx context.Context, passKey string) (_ context.Context, leave func(), ok bool) {
 	d.mu.Lock()
 	if ps := d.passes[passKey]; len(ps) > 0 {
 		p := ps[0]
@@ -126,17 +131,17 @@ func (d *drain) enterAs(ctx context.Context, passKey string) (_ context.Context,
 		return ctx, func() { d.leave(p.key) }, true
 	}
 	d.mu.Unlock()
-	return d.enter(ctx)
+	return d.Enter(ctx)
 }
 
 // takePass removes p if it is still waiting for its handler.
-func (d *drain) takePass(passKey string, p *pass) bool {
+func (d *Tracker) takePass(passKey string, p *pass) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.removePassLocked(passKey, p)
 }
 
-func (d *drain) removePassLocked(passKey string, p *pass) bool {
+func (d *Tracker) removePassLocked(passKey string, p *pass) bool {
 	ps := d.passes[passKey]
 	for i, q := range ps {
 		if q == p {
@@ -151,7 +156,7 @@ func (d *drain) removePassLocked(passKey string, p *pass) bool {
 	return false
 }
 
-func (d *drain) leave(key uint64) {
+func (d *Tracker) leave(key uint64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if cancel, ok := d.active[key]; ok {
@@ -169,10 +174,9 @@ func (d *drain) leave(key uint64) {
 // end of the grace period it cancels the requests still in progress with
 // ErrShuttingDown — each upstream is sent notifications/cancelled and each
 // client gets "mcpwarden is shutting down" — and waits for them to return,
-// up to cancelWait, and then cancelSettle for the notifications to go out.
+// up to CancelWait, and then cancelSettle for the notifications to go out.
 // It is safe to call more than once.
-func (s *Server) Drain(ctx context.Context) {
-	d := &s.drain
+func (d *Tracker) Drain(ctx context.Context, logger *slog.Logger) {
 	d.mu.Lock()
 	d.draining = true
 	if len(d.active) == 0 {
@@ -185,7 +189,7 @@ func (s *Server) Drain(ctx context.Context) {
 	idle := d.idle
 	n := len(d.active)
 	d.mu.Unlock()
-	s.logger.Info("shutting down: waiting for requests in progress", "requests", n)
+	logger.Info("shutting down: waiting for requests in progress", "requests", n)
 	select {
 	case <-idle:
 		return
@@ -198,14 +202,21 @@ func (s *Server) Drain(ctx context.Context) {
 		cancel(cause)
 	}
 	d.mu.Unlock()
-	s.logger.Warn("shutting down: grace period over, cancelled the requests still in progress", "requests", n)
-	timer := time.NewTimer(cancelWait)
+	logger.Warn("shutting down: grace period over, cancelled the requests still in progress", "requests", n)
+	timer := time.NewTimer(CancelWait)
 	defer timer.Stop()
 	select {
 	case <-idle:
 	case <-timer.C:
-		s.logger.Warn("shutting down: requests still in progress after they were cancelled; stopping anyway", "waited", cancelWait)
+		logger.Warn("shutting down: requests still in progress after they were cancelled; stopping anyway", "waited", CancelWait)
 		return
 	}
 	time.Sleep(cancelSettle)
+}
+
+// Active returns how many requests are in progress.
+func (d *Tracker) Active() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.active)
 }
