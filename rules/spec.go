@@ -24,9 +24,10 @@ type PolicySpec struct {
 	// AskFallback is "", "deny" or "allow"; it is validated and stored here
 	// and used by the ask resolver.
 	AskFallback Fallback `koanf:"ask_fallback"`
-	// Sampling is whether the server may ask the client for LLM sampling
-	// (sampling/createMessage). It is validated and stored here and
-	// enforced by the proxy, for a server's policy.
+	// Sampling is "" (= allow), "allow" or "deny": whether the server may
+	// ask the client for LLM sampling (sampling/createMessage). It is
+	// validated and stored here and enforced by the proxy, for a server's
+	// policy.
 	Sampling Sampling `koanf:"sampling"`
 }
 

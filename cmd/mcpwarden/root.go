@@ -62,7 +62,6 @@ written to an audit log.
 ` + exitCodes + `
 
 Shell completion: mcpwarden completion bash|zsh|fish|powershell --help.`,
-		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -71,7 +70,6 @@ Shell completion: mcpwarden completion bash|zsh|fish|powershell --help.`,
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "", "log level: debug, info, warn, error (default from config, else info)")
 	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "", "log format on stderr: text or json (default from config, else text)")
-	root.SetVersionTemplate("mcpwarden {{.Version}}\n")
 	// Groups keep --help in the order of use, not the alphabet's.
 	root.AddGroup(
 		&cobra.Group{ID: "run", Title: "Running the proxy:"},
@@ -101,5 +99,18 @@ Shell completion: mcpwarden completion bash|zsh|fish|powershell --help.`,
 		root.AddCommand(c.cmd)
 	}
 	keepUsageContract(root)
+	// --version is a flag of ours, not cobra's Version: cobra prints that
+	// through text/template, and a template executed anywhere makes the
+	// linker keep every exported method (bench's
+	// TestShippedBuildPrunesUnusedMethods).
+	showVersion := root.Flags().Bool("version", false, "print mcpwarden's version")
+	help := root.RunE
+	root.RunE = func(c *cobra.Command, args []string) error {
+		if *showVersion {
+			_, err := fmt.Fprintln(c.OutOrStdout(), "mcpwarden "+version())
+			return err
+		}
+		return help(c, args)
+	}
 	return root
 }
