@@ -219,3 +219,38 @@ func TestModernUpstreamThatRefusesTheFirstVersionIsAskedAgain(t *testing.T) {
 		t.Errorf("the upstream got %v, want no initialize", methods)
 	}
 }
+
+// TestHandshakeUpstreamThatAnswersDiscoverWithAnEmptyResultGetsTheHandshake
+// is the variant the other way: a server of the handshake that answers
+// every method it does not know, server/discover included, with an empty
+// result (the conformance suite's sse-retry server) is not taken for one
+// of 2026-07-28: it gets the handshake and its GET stream.
+func TestHandshakeUpstreamThatAnswersDiscoverWithAnEmptyResultGetsTheHandshake(t *testing.T) {
+	t.Parallel()
+	h := mcpserver.NewStreamableHTTPServer(newStandIn(1))
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(body, &msg) == nil && msg.Method == string(mcp.MethodServerDiscover) {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, msg.ID)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	pool := Start(t.Context(), map[string]Spec{"legacy": {Transport: TransportHTTP, URL: hs.URL + "/mcp"}}, nil)
+	t.Cleanup(func() { pool.Close() })
+	if err := pool.Err("legacy"); err != nil {
+		t.Fatal(err)
+	}
+	if got := pool.Protocol("legacy"); got != mcp.LATEST_LEGACY_PROTOCOL_VERSION {
+		t.Errorf("protocol = %q, want %s", got, mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+	}
+}

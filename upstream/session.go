@@ -66,9 +66,9 @@ type session struct {
 // client falls back to it when server/discover fails), so the handshake is
 // opened on a session of its own, with its GET stream.
 type eraProbe struct {
-	mu        sync.Mutex
-	handshake bool // the upstream listed a version of the handshake
-	refused   bool // the upstream refused the version asked for with 2026-07-28's error, naming one of 2026-07-28 or later
+	mu         sync.Mutex
+	modernOnly bool // server/discover listed versions, all of 2026-07-28 or later
+	refused    bool // the upstream refused the version asked for with 2026-07-28's error, naming one of 2026-07-28 or later
 }
 
 // errSpeaksHandshake is why a probing session was given up: the upstream
@@ -79,7 +79,9 @@ var errSpeaksHandshake = errors.New("the upstream speaks the initialize handshak
 // refused server/discover's protocol version in the terms of 2026-07-28.
 var errDiscoverRefused = errors.New("the upstream refused server/discover's protocol version")
 
-// note records the supported versions of a server/discover result.
+// note records the supported versions of a server/discover result. An
+// answer that lists none is not taken for 2026-07-28's (a server of the
+// handshake may answer any method it does not know with an empty result).
 func (p *eraProbe) note(result json.RawMessage) {
 	var r struct {
 		SupportedVersions []string `json:"supportedVersions"`
@@ -87,13 +89,13 @@ func (p *eraProbe) note(result json.RawMessage) {
 	if json.Unmarshal(result, &r) != nil {
 		return
 	}
+	modernOnly := len(r.SupportedVersions) > 0
+	for _, v := range r.SupportedVersions {
+		modernOnly = modernOnly && mcp.IsModernProtocol(v)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, v := range r.SupportedVersions {
-		if v != "" && !mcp.IsModernProtocol(v) {
-			p.handshake = true
-		}
-	}
+	p.modernOnly = modernOnly
 }
 
 // noteRefusal records server/discover refused with the error of an
@@ -127,10 +129,12 @@ func (p *eraProbe) refusedModern() bool {
 	return p.refused
 }
 
+// speaksHandshake reports whether the upstream is to be opened with the
+// handshake: its server/discover answer did not list 2026-07-28 alone.
 func (p *eraProbe) speaksHandshake() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.handshake
+	return !p.modernOnly
 }
 
 // A generation is how dialGeneration opens a session.
