@@ -26,7 +26,7 @@ type session struct {
 	info   mcp.Implementation
 	// protocol is the version the session speaks (see Pool.Protocol).
 	protocol string
-	probe    *eraProbe // set while a streamable HTTP session probes the upstream's generation
+	probe    *eraProbe // a streamable HTTP session opened by asking server/discover first; else nil
 	tools    []mcp.Tool
 	cancel   context.CancelFunc // ends the session's context
 
