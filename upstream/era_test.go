@@ -1,11 +1,18 @@
 package upstream
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -101,5 +108,149 @@ func TestNoMCPEndpointIsNotCalledALegacySSEServer(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "likely a legacy SSE server") || !strings.Contains(err.Error(), "server/discover") || !strings.Contains(err.Error(), "transport: sse") {
 		t.Errorf("err = %v, want it to say both generations were refused and what to write for an SSE server", err)
+	}
+}
+
+// methodsSeen wraps h, recording the JSON-RPC method of every POST it
+// gets, in order.
+type methodsSeen struct {
+	h       http.Handler
+	mu      sync.Mutex
+	methods []string
+}
+
+func (m *methodsSeen) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(body, &msg)
+		m.mu.Lock()
+		m.methods = append(m.methods, msg.Method)
+		m.mu.Unlock()
+	}
+	m.h.ServeHTTP(w, r)
+}
+
+func (m *methodsSeen) seen() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.methods)
+}
+
+// TestModernOnlyUpstreamThatAlsoAnswersInitializeIsSpokenToInModern: a
+// server that advertises only 2026-07-28 through server/discover but
+// still answers initialize (the conformance suite's scenario servers,
+// mcp-go's server restricted to that version) is not opened with the
+// handshake, whose requests carry none of 2026-07-28's headers or _meta:
+// server/discover comes first, and the session speaks 2026-07-28.
+func TestModernOnlyUpstreamThatAlsoAnswersInitializeIsSpokenToInModern(t *testing.T) {
+	t.Parallel()
+	seen := &methodsSeen{h: mcpserver.NewStreamableHTTPServer(newStandIn(1), mcpserver.WithStreamableHTTPProtocolVersions(mcp.ProtocolVersion20260728))}
+	hs := httptest.NewServer(seen)
+	t.Cleanup(hs.Close)
+	pool := Start(t.Context(), map[string]Spec{"modern": {Transport: TransportHTTP, URL: hs.URL + "/mcp"}}, nil)
+	t.Cleanup(func() { pool.Close() })
+	if err := pool.Err("modern"); err != nil {
+		t.Fatal(err)
+	}
+	if got := pool.Protocol("modern"); got != mcp.ProtocolVersion20260728 {
+		t.Errorf("protocol = %q, want %s", got, mcp.ProtocolVersion20260728)
+	}
+	methods := seen.seen()
+	if len(methods) == 0 || methods[0] != string(mcp.MethodServerDiscover) || slices.Contains(methods, string(mcp.MethodInitialize)) {
+		t.Errorf("the upstream got %v, want server/discover first and no initialize", methods)
+	}
+}
+
+// TestUpstreamOfBothGenerationsIsSpokenToWithTheHandshake is the other
+// side: a server that also speaks 2025-11-25 is spoken to with the
+// handshake, on which it may ask the client for elicitation or sampling
+// in the middle of a call, and it gets its GET stream.
+func TestUpstreamOfBothGenerationsIsSpokenToWithTheHandshake(t *testing.T) {
+	t.Parallel()
+	seen := &methodsSeen{h: mcpserver.NewStreamableHTTPServer(newStandIn(1))}
+	hs := httptest.NewServer(seen)
+	t.Cleanup(hs.Close)
+	pool := Start(t.Context(), map[string]Spec{"both": {Transport: TransportHTTP, URL: hs.URL + "/mcp"}}, nil)
+	t.Cleanup(func() { pool.Close() })
+	if err := pool.Err("both"); err != nil {
+		t.Fatal(err)
+	}
+	if got := pool.Protocol("both"); got != mcp.LATEST_LEGACY_PROTOCOL_VERSION {
+		t.Errorf("protocol = %q, want %s", got, mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+	}
+	if _, err := pool.Call(t.Context(), "both", mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "x"}}); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestModernUpstreamThatRefusesTheFirstVersionIsAskedAgain is the next
+// variant: a server of 2026-07-28 alone that refuses the first
+// server/discover with the error of an unsupported version (naming
+// 2026-07-28 as the one it supports) is asked again, not opened with the
+// handshake.
+func TestModernUpstreamThatRefusesTheFirstVersionIsAskedAgain(t *testing.T) {
+	t.Parallel()
+	h := mcpserver.NewStreamableHTTPServer(newStandIn(1), mcpserver.WithStreamableHTTPProtocolVersions(mcp.ProtocolVersion20260728))
+	var refused atomic.Bool
+	seen := &methodsSeen{h: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && !refused.Swap(true) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2026-07-28"}}}`)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})}
+	hs := httptest.NewServer(seen)
+	t.Cleanup(hs.Close)
+	pool := Start(t.Context(), map[string]Spec{"modern": {Transport: TransportHTTP, URL: hs.URL + "/mcp"}}, nil)
+	t.Cleanup(func() { pool.Close() })
+	if err := pool.Err("modern"); err != nil {
+		t.Fatal(err)
+	}
+	if got := pool.Protocol("modern"); got != mcp.ProtocolVersion20260728 {
+		t.Errorf("protocol = %q, want %s", got, mcp.ProtocolVersion20260728)
+	}
+	if methods := seen.seen(); slices.Contains(methods, string(mcp.MethodInitialize)) {
+		t.Errorf("the upstream got %v, want no initialize", methods)
+	}
+}
+
+// TestHandshakeUpstreamThatAnswersDiscoverWithAnEmptyResultGetsTheHandshake
+// is the variant the other way: a server of the handshake that answers
+// every method it does not know, server/discover included, with an empty
+// result (the conformance suite's sse-retry server) is not taken for one
+// of 2026-07-28: it gets the handshake and its GET stream.
+func TestHandshakeUpstreamThatAnswersDiscoverWithAnEmptyResultGetsTheHandshake(t *testing.T) {
+	t.Parallel()
+	h := mcpserver.NewStreamableHTTPServer(newStandIn(1))
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(body, &msg) == nil && msg.Method == string(mcp.MethodServerDiscover) {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, msg.ID)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	pool := Start(t.Context(), map[string]Spec{"legacy": {Transport: TransportHTTP, URL: hs.URL + "/mcp"}}, nil)
+	t.Cleanup(func() { pool.Close() })
+	if err := pool.Err("legacy"); err != nil {
+		t.Fatal(err)
+	}
+	if got := pool.Protocol("legacy"); got != mcp.LATEST_LEGACY_PROTOCOL_VERSION {
+		t.Errorf("protocol = %q, want %s", got, mcp.LATEST_LEGACY_PROTOCOL_VERSION)
 	}
 }

@@ -1,7 +1,9 @@
 package upstream
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -23,7 +25,7 @@ type forgetful struct {
 	seen      []string
 	forgotten map[string]bool
 	always    bool // forget every session at once
-	fresh     int  // requests without a session: initializations
+	fresh     int  // initialize requests
 }
 
 func (f *forgetful) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -31,7 +33,13 @@ func (f *forgetful) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	gone := f.forgotten[id] || f.always && id != ""
 	if id == "" && r.Method == http.MethodPost {
-		f.fresh++
+		// A request without a session is an initialize, or the
+		// server/discover that comes before it.
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"method":"initialize"`)) {
+			f.fresh++
+		}
 	}
 	if id != "" && !slices.Contains(f.seen, id) {
 		f.seen = append(f.seen, id)

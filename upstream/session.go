@@ -26,6 +26,7 @@ type session struct {
 	info   mcp.Implementation
 	// protocol is the version the session speaks (see Pool.Protocol).
 	protocol string
+	probe    *eraProbe // a streamable HTTP session opened by asking server/discover first; else nil
 	tools    []mcp.Tool
 	cancel   context.CancelFunc // ends the session's context
 
@@ -41,15 +42,109 @@ type session struct {
 }
 
 // mcpwarden is a client of both protocol generations, choosing per
-// upstream and per session: it first opens the initialize handshake
-// (2025-11-25 and older), and only an upstream that refuses it is dialled
-// again, afresh, with server/discover (2026-07-28, stateless). The
-// handshake comes first because one upstream session serves every client,
-// and most clients, like the servers that speak both, are of that
-// generation: on it a server may ask the client for sampling or
-// elicitation in the middle of a call, or outside any, where on
-// 2026-07-28 a server that speaks both refuses such requests (the
-// conformance suite's reference server does). See Pool.Protocol.
+// upstream and per session. One upstream session serves every client, and
+// most clients are of the initialize handshake (2025-11-25 and older): on
+// it a server may ask the client for sampling or elicitation in the middle
+// of a call, or outside any, where on 2026-07-28 a server that speaks both
+// refuses such requests (the conformance suite's reference server does).
+// So the handshake is preferred whenever the upstream speaks it, and
+// 2026-07-28 is spoken to an upstream that speaks only that:
+//   - a streamable HTTP upstream is first asked server/discover (see
+//     eraProbe): if it lists only 2026-07-28 and later, that session is
+//     kept, and no request of the handshake is ever sent to it (a server of
+//     2026-07-28 that still answers initialize would otherwise be spoken to
+//     without the per-request _meta and headers it needs); if it lists an
+//     older version too, or refuses server/discover, it is dialled again,
+//     afresh, with the handshake;
+//   - any other upstream is opened with the handshake, and only one that
+//     refuses it is dialled again with server/discover.
+// See Pool.Protocol.
+
+// An eraProbe is what the first, server/discover, request to a streamable
+// HTTP upstream found out: whether the upstream also speaks the handshake.
+// While a session probes, its transport refuses to send initialize (mcp-go's
+// client falls back to it when server/discover fails), so the handshake is
+// opened on a session of its own, with its GET stream.
+type eraProbe struct {
+	mu         sync.Mutex
+	modernOnly bool // server/discover listed versions, all of 2026-07-28 or later
+	refused    bool // the upstream refused the version asked for with 2026-07-28's error, naming one of 2026-07-28 or later
+}
+
+// errSpeaksHandshake is why a probing session was given up: the upstream
+// speaks the initialize handshake.
+var errSpeaksHandshake = errors.New("the upstream speaks the initialize handshake")
+
+// errDiscoverRefused is why a probing session was given up: the upstream
+// refused server/discover's protocol version in the terms of 2026-07-28.
+var errDiscoverRefused = errors.New("the upstream refused server/discover's protocol version")
+
+// note records the supported versions of a server/discover result. An
+// answer that lists none is not taken for 2026-07-28's (a server of the
+// handshake may answer any method it does not know with an empty result).
+func (p *eraProbe) note(result json.RawMessage) {
+	var r struct {
+		SupportedVersions []string `json:"supportedVersions"`
+	}
+	if json.Unmarshal(result, &r) != nil {
+		return
+	}
+	modernOnly := len(r.SupportedVersions) > 0
+	for _, v := range r.SupportedVersions {
+		modernOnly = modernOnly && mcp.IsModernProtocol(v)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.modernOnly = modernOnly
+}
+
+// noteRefusal records server/discover refused with the error of an
+// unsupported protocol version, whose data lists the versions the upstream
+// supports.
+func (p *eraProbe) noteRefusal(data any) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return
+	}
+	var d mcp.UnsupportedProtocolVersionData
+	if json.Unmarshal(b, &d) != nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, v := range d.Supported {
+		if mcp.IsModernProtocol(v) {
+			p.refused = true
+		}
+	}
+}
+
+// refusedModern reports whether the upstream refused server/discover in
+// the terms of 2026-07-28 (an upstream that is not of that generation
+// knows no server/discover to refuse that way), so it is to be asked
+// again rather than opened with the handshake.
+func (p *eraProbe) refusedModern() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refused
+}
+
+// speaksHandshake reports whether the upstream is to be opened with the
+// handshake: its server/discover answer did not list 2026-07-28 alone.
+func (p *eraProbe) speaksHandshake() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.modernOnly
+}
+
+// A generation is how dialGeneration opens a session.
+type generation int
+
+const (
+	genHandshake generation = iota // the initialize handshake only
+	genDiscover                    // server/discover, with mcp-go's fallback to the handshake
+	genProbe                       // server/discover, kept only for an upstream of 2026-07-28 alone (see eraProbe)
+)
 
 // errHandshakeRefused is why a session of the initialize handshake could
 // not be opened with a server that answered: it refused initialize.
@@ -73,22 +168,35 @@ func refusesHandshake(err error) bool {
 func dial(ctx context.Context, spec Spec, info mcp.Implementation, logger *slog.Logger, sp *spawner, onNotify func(mcp.JSONRPCNotification), opts ...client.ClientOption) (*session, error) {
 	ctx, cancel := context.WithTimeout(ctx, spec.initTimeout())
 	defer cancel()
-	s, err := dialGeneration(ctx, spec, true, info, logger, sp, onNotify, opts...)
+	if spec.Transport == TransportHTTP {
+		s, err := dialGeneration(ctx, spec, genProbe, info, logger, sp, onNotify, opts...)
+		if errors.Is(err, errDiscoverRefused) {
+			logger.Info("the upstream refused the protocol version of server/discover; asking it again", "err", err)
+			return dialGeneration(ctx, spec, genDiscover, info, logger, sp, onNotify, opts...)
+		}
+		if !errors.Is(err, errSpeaksHandshake) {
+			return s, err
+		}
+	}
+	s, err := dialGeneration(ctx, spec, genHandshake, info, logger, sp, onNotify, opts...)
 	if !errors.Is(err, errHandshakeRefused) {
 		return s, err
 	}
 	logger.Info("the upstream refused the initialize handshake; trying protocol 2026-07-28 (server/discover)", "err", err)
-	return dialGeneration(ctx, spec, false, info, logger, sp, onNotify, opts...)
+	return dialGeneration(ctx, spec, genDiscover, info, logger, sp, onNotify, opts...)
 }
 
-// dialGeneration is dial in one generation: the initialize handshake
-// (legacy), or server/discover first with mcp-go's fallback.
-func dialGeneration(ctx context.Context, spec Spec, legacy bool, info mcp.Implementation, logger *slog.Logger, sp *spawner, onNotify func(mcp.JSONRPCNotification), opts ...client.ClientOption) (*session, error) {
+// dialGeneration is dial in one generation.
+func dialGeneration(ctx context.Context, spec Spec, gen generation, info mcp.Implementation, logger *slog.Logger, sp *spawner, onNotify func(mcp.JSONRPCNotification), opts ...client.ClientOption) (*session, error) {
 	timeout := spec.initTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
+	legacy := gen == genHandshake
 	s := &session{lost: make(chan struct{})}
+	if gen == genProbe {
+		s.probe = &eraProbe{}
+	}
 	t, err := s.newTransport(ctx, spec, legacy, logger, sp)
 	if err != nil {
 		return nil, err
@@ -149,7 +257,16 @@ func dialGeneration(ctx context.Context, spec Spec, legacy bool, info mcp.Implem
 	}
 	init, err := s.client.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ClientInfo: info}})
 	switch {
+	case err == nil && s.probe != nil && s.probe.speaksHandshake():
+		s.stop()
+		return nil, errSpeaksHandshake
 	case err == nil:
+	case s.probe != nil && errors.Is(err, errSpeaksHandshake):
+		s.stop()
+		if s.probe.refusedModern() {
+			return nil, errDiscoverRefused
+		}
+		return nil, err
 	case legacy && refusesHandshake(err):
 		s.stop()
 		return nil, fmt.Errorf("%w: %w", errHandshakeRefused, err)
@@ -244,7 +361,7 @@ func (s *session) newTransport(ctx context.Context, spec Spec, legacy bool, logg
 		if err != nil {
 			return nil, err
 		}
-		return rawStreamableHTTP{t}, nil
+		return rawStreamableHTTP{t, s.probe}, nil
 	case TransportSSE:
 		oauth, err := sseOAuthOptions(ctx, spec)
 		if err != nil {

@@ -179,7 +179,12 @@ func (s *resultStash) take(id string) ([]byte, bool) {
 // for the rawCall this puts in the context of the HTTP request, and only
 // takes a result whose id is that call's, so no other request the
 // transport makes with the same context (a re-initialize) is touched.
-type rawStreamableHTTP struct{ *transport.StreamableHTTP }
+// While the session probes the upstream's generation (probe is not nil),
+// the server/discover answer is noted, and initialize is not sent.
+type rawStreamableHTTP struct {
+	*transport.StreamableHTTP
+	probe *eraProbe
+}
 
 // A rawCall is a tools/call whose HTTP answer's result goes to dst.
 type rawCall struct {
@@ -196,6 +201,9 @@ func rawCallOf(ctx context.Context) *rawCall {
 }
 
 func (t rawStreamableHTTP) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	if t.probe != nil && req.Method == string(mcp.MethodInitialize) {
+		return nil, errSpeaksHandshake
+	}
 	hctx := ctx
 	if dst := rawResultDst(ctx); dst != nil && req.Method == string(mcp.MethodToolsCall) && !req.ID.IsNil() {
 		if id, err := idText(req.ID); err == nil {
@@ -205,6 +213,12 @@ func (t rawStreamableHTTP) SendRequest(ctx context.Context, req transport.JSONRP
 	resp, err := t.StreamableHTTP.SendRequest(hctx, req)
 	if err != nil {
 		cancelOverHTTP(ctx, t, req)
+	} else if t.probe != nil && req.Method == string(mcp.MethodServerDiscover) && resp != nil {
+		if resp.Error == nil {
+			t.probe.note(resp.Result)
+		} else if resp.Error.Code == mcp.UNSUPPORTED_PROTOCOL_VERSION {
+			t.probe.noteRefusal(resp.Error.Data)
+		}
 	}
 	return finishCall(ctx, req, resp, err)
 }
