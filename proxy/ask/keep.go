@@ -120,9 +120,15 @@ type pendingJSON struct {
 	Expires   time.Time `json:"expires"`
 }
 
+// lateAnswerGrace is how long a request state is kept past its ask's
+// expiry, so that a retry answering too late is refused as timed out (and
+// audited so), not as a state no ask ever issued.
+const lateAnswerGrace = time.Minute
+
 // Issue keeps p under a new unguessable request state, for the client's
-// retry, until it expires: with the shared state the retry may reach any
-// replica. A store at its bound is ErrTooManyPending.
+// retry, until it expires and a grace after (lateAnswerGrace): with the
+// shared state the retry may reach any replica. A store at its bound is
+// ErrTooManyPending.
 func (k Keeper) Issue(ctx context.Context, p *Pending) (string, error) {
 	token := rand.Text()
 	raw, err := json.Marshal(pendingJSON{
@@ -133,7 +139,7 @@ func (k Keeper) Issue(ctx context.Context, p *Pending) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("encoding a request state: %w", err)
 	}
-	switch err := k.Store.IssueToken(ctx, requestStatePrefix+token, raw, time.Until(p.Expires)); {
+	switch err := k.Store.IssueToken(ctx, requestStatePrefix+token, raw, time.Until(p.Expires)+lateAnswerGrace); {
 	case errors.Is(err, state.ErrFull):
 		return "", ErrTooManyPending
 	case err != nil:
