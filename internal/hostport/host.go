@@ -40,6 +40,21 @@ func NormalizeHost(h string) (host string, ok bool) {
 		return "", false
 	}
 	a = strings.TrimRight(strings.ToLower(a), ".")
+	if a == "" { // nothing but characters IDNA maps away (U+FE01, U+00AD)
+		return "", false
+	}
+	// What is decided must be a host name as DNS and the normaliser read
+	// it again (a fixed point): letters, digits, '-', '_' and dots. A
+	// control character or a label IDNA takes once but not twice is no
+	// host.
+	for i := 0; i < len(a); i++ {
+		if c := a[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return "", false
+		}
+	}
+	if again, err := lookupProfile.ToASCII(a); err != nil || strings.TrimRight(strings.ToLower(again), ".") != a {
+		return "", false
+	}
 	if ip, ok := ParseIPv4(a); ok {
 		return ip.String(), true
 	}

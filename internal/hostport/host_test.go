@@ -20,6 +20,11 @@ func TestNormalizeHost(t *testing.T) {
 		{"a long IPv6 spelling", "0:0:0:0:0:0:0:1", "::1", true},
 		{"an empty host", "", "", false},
 		{"only dots", "..", "", false},
+		// IDNA maps these away: the host would be decided as "", no host.
+		{"only a variation selector", "\ufe01", "", false},
+		{"only soft hyphens and a dot", "\u00ad\u00ad.", "", false},
+		{"a control character", "ex\fample.com", "", false},
+		{"a label IDNA takes once but not twice", "\u00fc0\f\f", "", false},
 		{"a bad IPv6 address", "1::2::3", "", false},
 		{"an IPv4 part out of range", "256.1.1.1", "256.1.1.1", true},
 	}
