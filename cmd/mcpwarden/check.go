@@ -177,7 +177,15 @@ func armedFor(p *rules.Policy, labels []string) ([]rules.Arming, error) {
 	var out []rules.Arming
 	for _, l := range labels {
 		if !p.HasLabel(l) {
-			return nil, fmt.Errorf("--after %q: the config defines no such label under labels", l)
+			err := fmt.Errorf("--after %q: the config defines no such label under labels", l)
+			names := p.LabelNames()
+			switch meant := spelling.Closest(l, names); {
+			case meant != "":
+				err = fmt.Errorf("%w; did you mean %q?", err, meant)
+			case len(names) > 0:
+				err = fmt.Errorf("%w; its labels are %s", err, strings.Join(names, ", "))
+			}
+			return nil, err
 		}
 		out = append(out, rules.Arming{Label: l})
 	}

@@ -85,6 +85,8 @@ func TestMisconfigurationsSayWhereAndWhatToWrite(t *testing.T) {
 			[]string{"ALLOW", "mcpwarden.yaml:5:3", "policy.outside_workspace", "has no effect"}},
 		{"check for a misspelt profile", "mcpwarden.yaml", fs + "profiles:\n  ci: {}\n", []string{"check", "mcp:fs:read_file", "--profile", "cj"}, exitUsage,
 			[]string{`--profile "cj": the config has no such profile; profiles: ci`, `did you mean "ci"?`}},
+		{"check after a misspelt label", "mcpwarden.yaml", fs + "labels:\n  untrusted_input: [\"mcp:fs:*\"]\n", []string{"check", "mcp:fs:read_file", "--after", "untrusted_inputs"}, exitUsage,
+			[]string{"--after", "untrusted_inputs", `did you mean "untrusted_input"?`}},
 		{"serve for a misspelt profile", "mcpwarden.yaml", fs + "profiles:\n  ci: {}\n", []string{"serve", "--profile", "cj"}, exitUsage,
 			[]string{`--profile "cj"`, `did you mean "ci"?`}},
 		{"a misspelt flag", "mcpwarden.yaml", fs, []string{"validate", "--ofline"}, exitUsage,

@@ -28,6 +28,21 @@ func keepUsageContract(root *cobra.Command) {
 	// cobra adds these at Execute; added now, they keep the contract too.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
+	// cobra's help prints "Unknown help topic" for a command that does not
+	// exist and exits 0: refuse it as an unknown command instead.
+	if help, _, err := root.Find([]string{"help"}); err == nil && help != root && help.Run != nil {
+		show := help.Run
+		help.Run = nil
+		help.RunE = func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				if found, _, err := root.Find(args); err != nil || found == root {
+					return subcommandArgs(root, args)
+				}
+			}
+			show(c, args)
+			return nil
+		}
+	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		switch {

@@ -13,6 +13,7 @@ func TestUsageErrorsExitTwoAndSayWhatWasMeant(t *testing.T) {
 		want []string
 	}{
 		{"a misspelt command names the command meant", []string{"chek"}, []string{`unknown command "chek"`, `did you mean "check"?`}},
+		{"help on a misspelt command names the command meant", []string{"help", "chek"}, []string{`unknown command "chek"`, `did you mean "check"?`}},
 		{"an unknown audit command is refused, not answered with help", []string{"audit", "foo"}, []string{`unknown command "foo" for "mcpwarden audit"`, "its commands are", "verify"}},
 		{"a misspelt audit command names the command meant", []string{"audit", "verfy", "x.jsonl"}, []string{`did you mean "verify"?`}},
 		{"a misspelt flag names the flag meant", []string{"validate", "--strct"}, []string{"unknown flag: --strct", "did you mean --strict?"}},
@@ -56,6 +57,15 @@ func TestHelpStatesTheExitCodeContract(t *testing.T) {
 	for _, w := range []string{"Exit codes: 0 success", "2 bad usage", "3 for ask", "4 for deny"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("--help lacks %q", w)
+		}
+	}
+}
+
+func TestHelpOnACommandStillShowsItsHelp(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"help"}, {"help", "check"}, {"help", "audit", "verify"}} {
+		if code, out, stderr := run(t, args...); code != 0 || !strings.Contains(out, "Usage:") {
+			t.Errorf("%v = %d, stdout %q, stderr %q; want 0 and the help", args, code, out, stderr)
 		}
 	}
 }
