@@ -66,16 +66,11 @@ var configKeys = newKeyTree(reflect.TypeFor[Config]())
 // that level closest in spelling to the next segment ("" = none close).
 func (n *keyTree) lookup(path []string) (ok bool, at int, suggest string) {
 	for i, seg := range path {
-		switch {
-		case n.any != nil:
-			n = n.any
-		case n.children[seg] != nil:
-			n = n.children[seg]
-		case n.typ.Kind() == reflect.Slice:
-			n = newKeyTree(n.typ.Elem())
-		default:
+		next := n.child(seg)
+		if next == nil {
 			return false, i, n.closest(seg)
 		}
+		n = next
 	}
 	return true, len(path), ""
 }
@@ -83,18 +78,26 @@ func (n *keyTree) lookup(path []string) (ok bool, at int, suggest string) {
 // at is the node of path, nil if path is no key.
 func (n *keyTree) at(path []string) *keyTree {
 	for _, seg := range path {
-		switch {
-		case n.any != nil:
-			n = n.any
-		case n.children[seg] != nil:
-			n = n.children[seg]
-		case n.typ.Kind() == reflect.Slice:
-			n = newKeyTree(n.typ.Elem())
-		default:
+		if n = n.child(seg); n == nil {
 			return nil
 		}
 	}
 	return n
+}
+
+// child is the node of seg below n: any key of a map, a named key, or
+// an element of a list; nil if seg is no key there.
+func (n *keyTree) child(seg string) *keyTree {
+	switch {
+	case n.any != nil:
+		return n.any
+	case n.children[seg] != nil:
+		return n.children[seg]
+	case n.typ.Kind() == reflect.Slice:
+		return newKeyTree(n.typ.Elem())
+	default:
+		return nil
+	}
 }
 
 // closest is the child key spelt closest to seg (spelling.Closest); ""
