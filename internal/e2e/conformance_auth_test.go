@@ -1,10 +1,6 @@
 package e2e
 
 import (
-	"context"
-	"errors"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -23,19 +19,5 @@ import (
 // the authorization server binding. The table is logged.
 func TestConformanceAuthScenariosPassThroughMcpwarden(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, ".ci", "conformance-auth"), binary)
-	cmd.Dir = repoRoot
-	cmd.WaitDelay = 10 * time.Second
-	out, err := cmd.CombinedOutput()
-	t.Logf(".ci/conformance-auth:\n%s", out)
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit) && exit.ExitCode() == 1:
-		t.Errorf("auth scenarios that the reference client passes fail through mcpwarden (see the table above)")
-	default:
-		t.Fatalf(".ci/conformance-auth did not run: %v", err)
-	}
+	runConformanceScript(t, "conformance-auth", 8*time.Minute, "auth scenarios that the reference client passes fail through mcpwarden (see the table above)")
 }

@@ -1,10 +1,6 @@
 package e2e
 
 import (
-	"context"
-	"errors"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -20,19 +16,5 @@ import (
 // GET stream, which mcpwarden did not open before. The table is logged.
 func TestConformanceClientScenariosPassThroughMcpwarden(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, ".ci", "conformance-client"), binary)
-	cmd.Dir = repoRoot
-	cmd.WaitDelay = 10 * time.Second
-	out, err := cmd.CombinedOutput()
-	t.Logf(".ci/conformance-client:\n%s", out)
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit) && exit.ExitCode() == 1:
-		t.Errorf("client scenarios that the reference client passes fail through mcpwarden (see the table above)")
-	default:
-		t.Fatalf(".ci/conformance-client did not run: %v", err)
-	}
+	runConformanceScript(t, "conformance-client", 3*time.Minute, "client scenarios that the reference client passes fail through mcpwarden (see the table above)")
 }

@@ -16,19 +16,28 @@ import (
 // table and both scores; they are logged here.
 func TestConformanceThroughProxyMatchesDirect(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	runConformanceScript(t, "conformance", 3*time.Minute, "scenarios that pass against the reference server fail through mcpwarden (see the table above)")
+}
+
+// runConformanceScript runs .ci/<script> against the built mcpwarden
+// within timeout and logs its table. Exit status 1 is the script's
+// verdict, a scenario that passes without mcpwarden failing through it
+// (failed, said so); any other failure means it did not run.
+func runConformanceScript(t *testing.T, script string, timeout time.Duration, failed string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, ".ci", "conformance"), binary)
+	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, ".ci", script), binary)
 	cmd.Dir = repoRoot
 	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.CombinedOutput()
-	t.Logf(".ci/conformance:\n%s", out)
+	t.Logf(".ci/%s:\n%s", script, out)
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
 	case errors.As(err, &exit) && exit.ExitCode() == 1:
-		t.Errorf("scenarios that pass against the reference server fail through mcpwarden (see the table above)")
+		t.Error(failed)
 	default:
-		t.Fatalf(".ci/conformance did not run: %v", err)
+		t.Fatalf(".ci/%s did not run: %v", script, err)
 	}
 }
