@@ -14,7 +14,6 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/spelling"
 	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/proxy/connect"
-	"github.com/mcpwarden/mcpwarden/proxy/ondisk"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -91,25 +90,7 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 			if call.Armed, err = armedFor(st.Policy, after); err != nil {
 				return &codeError{code: exitUsage, err: err}
 			}
-			// Decide as the proxy does: relative paths also against the
-			// roots mcpwarden hands the server, on disk where
-			// resolve_symlinks is on, and elsewhere self-protection on
-			// disk for a server on this machine.
-			call.UpstreamRoots, _ = st.Policy.Workspace(call.Server)
-			resolve := st.ServerOptions()[call.Server].ResolveSymlinks
-			if resolve {
-				call.Physical = ondisk.PhysicalForms(st.Policy, call)
-			}
-			ex := st.Policy.Explain(call)
-			if !resolve {
-				ex.Verdict = ondisk.SelfProtectionOnDisk(st.Policy, &call, ex.Verdict)
-			}
-			ex = explainLimits(st.Policy, call, ex, overLimit)
-			if call.Tool == rules.ToolConnect && ex.Verdict.Decision != rules.Deny {
-				if why := connect.AddressRefusal(st.Policy, call.Server, call.Arguments); why != "" {
-					ex.Verdict = rules.Verdict{Decision: rules.Deny, Gate: "egress proxy", Reason: why}
-				}
-			}
+			ex := st.Decide(call, overLimit)
 			if asJSON {
 				if err := printCheckJSON(cmd.OutOrStdout(), call, ex, warnings); err != nil {
 					return err
@@ -154,21 +135,6 @@ func unknownProfile(cfg *config.Config, profile string) error {
 		err = fmt.Errorf("%w; did you mean %q?", err, meant)
 	}
 	return err
-}
-
-// explainLimits adds to ex a step for each limit the call counts
-// against; with over, the call is taken to be beyond each one's max, and
-// the verdict is escalated as the proxy would escalate it.
-func explainLimits(p *rules.Policy, c rules.Call, ex rules.Explanation, over bool) rules.Explanation {
-	for _, l := range p.Limits(c) {
-		why := fmt.Sprintf("counts against it; request %d in %v per %v would be %v (--over-limit)", l.Max+1, l.Window, l.Per, l.Then())
-		if over {
-			why = fmt.Sprintf("taken as request %d in %v per %v (--over-limit)", l.Max+1, l.Window, l.Per)
-			ex.Verdict = rules.OverLimit(ex.Verdict, l, l.Max+1)
-		}
-		ex.Steps = append(ex.Steps, rules.Step{Gate: rules.GateLimit, List: rules.List(l.Then().String()), Rule: l.Text, Matched: over, Why: why})
-	}
-	return ex
 }
 
 // armedFor returns the labels of --after as armed by an earlier call; a
