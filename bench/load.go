@@ -68,6 +68,11 @@ func connectStdio(ctx context.Context, stderrPath string, command string, args .
 	if err != nil {
 		return nil, 0, err
 	}
+	return connectStdioTo(ctx, f, command, args...)
+}
+
+// connectStdioTo is connectStdio with the child's stderr going to f.
+func connectStdioTo(ctx context.Context, f *os.File, command string, args ...string) (*client.Client, int, error) {
 	var cmd *exec.Cmd
 	t := transport.NewStdioWithOptions(command, nil, args, transport.WithCommandFunc(
 		func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {

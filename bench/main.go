@@ -8,6 +8,7 @@
 //	go run ./bench bigcalls [-n 16 -mib 4]  # peak RSS of large calls in flight
 //	go run ./bench relay -mode bytes|decode -- CMD ARGS...  # a stdio floor route
 //	go run ./bench rproxy -listen ADDR -to URL  # the HTTP floor route
+//	go run ./bench libproxy -listen ADDR|stdio -stdio NAME=CMD... -http NAME=URL  # the bare-library baseline
 package main
 
 import (
@@ -42,6 +43,8 @@ func main() {
 		err = runRelay(os.Args[2:])
 	case len(os.Args) > 1 && os.Args[1] == "rproxy":
 		err = runReverseProxy(os.Args[2:])
+	case len(os.Args) > 1 && os.Args[1] == "libproxy":
+		err = runLibProxy(os.Args[2:])
 	case len(os.Args) > 1 && os.Args[1] == "replicas":
 		err = runReplicas(os.Args[2:])
 	case len(os.Args) > 1 && os.Args[1] == "auditproof":
@@ -228,6 +231,7 @@ func (b *bench) run(ctx context.Context) error {
 	b.openStdio(ctx, routeDirectStdio, 0, []workload{workloadEvr}, upstreamTool, "node", b.everyJS, "stdio")
 	b.openHTTP(ctx, routeDirectHTTP, 0, benchWorkloads, upstreamTool, b.httpUpURL, b.httpUp.PID())
 	b.openFloors(ctx)
+	b.openLibProxy(ctx)
 	for _, n := range b.o.ruleSizes {
 		if err := b.openWardenStdio(ctx, n); err != nil {
 			return err
@@ -282,8 +286,12 @@ func (b *bench) run(ctx context.Context) error {
 	writeTable(&out, b.results, b.extras)
 	out.WriteString("\nAgainst the floors (what mcpwarden adds to direct p50 ÷ what the floor route adds):\n\n")
 	writeFloors(&out, b.results)
+	out.WriteString("\nAgainst the bare library (mcpwarden ÷ a forwarding proxy on mcp-go's server and client, same cell):\n\n")
+	writeLibrary(&out, b.results)
 	out.WriteString("\nGoals:\n\n")
 	writeGoals(&out, checkGoals(b.results, b.idleRSS, b.cold))
+	out.WriteString("\nIssue 39's goals (besides the floor goals above):\n\n")
+	writeGoals(&out, issue39Goals(b.results))
 	fmt.Fprintf(&out, "\nRun: %s; %d cores, %s, %s; cells of %s after %s warm-up (at least %d calls); total %s; load average %s before, %s after.\n",
 		time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), cpuModel(), runtime.Version(), b.o.cell.Duration, b.o.cell.Warmup, b.o.cell.MinCalls, time.Since(began).Round(time.Second), loadBefore, loadAvg())
 	fmt.Print(out.String())

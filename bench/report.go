@@ -20,6 +20,9 @@ const (
 	routeByteRelay    = "byte relay stdio"
 	routeDecodeRelay  = "decode relay stdio"
 	routeReverseProxy = "reverse proxy HTTP"
+	routeLibStdio     = "bare library stdio"
+	routeLibHTTP      = "bare library HTTP"
+	routeLibBrdg      = "bare library HTTP, stdio upstream"
 )
 
 // peers are the peer proxies mcpwarden HTTP is compared with, in column order.
@@ -39,7 +42,7 @@ type result struct {
 // httpRoute reports whether route is reached over streamable HTTP.
 func httpRoute(route string) bool {
 	switch route {
-	case routeDirectStdio, routeWardenStdio, routeByteRelay, routeDecodeRelay:
+	case routeDirectStdio, routeWardenStdio, routeByteRelay, routeDecodeRelay, routeLibStdio:
 		return false
 	}
 	return true
