@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/config"
@@ -44,6 +46,7 @@ func runProfile(args []string) error {
 	wlName := fs.String("workload", "echo", "echo, 1k or 1m")
 	upKind := fs.String("upstream", "stdio", "how the proxy reaches the upstream: stdio or http (a child process either way)")
 	clientKind := fs.String("client", "http", "how the client reaches the proxy: http, or stdio (pipes to ServeStdio)")
+	proxyKind := fs.String("proxy", "mcpwarden", "what is profiled: mcpwarden, or bare (the bare-library baseline, over HTTP)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -60,37 +63,8 @@ func runProfile(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	spec := configSpec{
-		Listen:    "127.0.0.1:0",
-		Servers:   map[string]string{"bench": stdioServer(self, "upstream")},
-		Order:     []string{"bench"},
-		Policy:    genPolicy(*nRules),
-		AuditPath: filepath.Join(tmp, "audit.jsonl"),
-	}
-	cfgPath := filepath.Join(tmp, "mcpwarden.yaml")
-	if err := os.WriteFile(cfgPath, []byte(spec.YAML()), 0o600); err != nil {
-		return err
-	}
-
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cfg, err := config.Load(cfgPath, os.Environ())
-	if err != nil {
-		return err
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	policy, err := rules.Compile(cfg.RulesSpecIn(wd))
-	if err != nil {
-		return err
-	}
-	log, err := audit.Open(cfg.Audit, &audit.Options{Stderr: os.Stderr})
-	if err != nil {
-		return err
-	}
-	defer log.Close()
 	upSpec := upstream.Spec{Transport: upstream.TransportStdio, Command: self, Args: []string{"upstream"}}
 	switch *upKind {
 	case "stdio":
@@ -111,49 +85,26 @@ func runProfile(args []string) error {
 	default:
 		return fmt.Errorf("unknown upstream %q: want stdio or http", *upKind)
 	}
-	pool := upstream.Start(ctx, map[string]upstream.Spec{"bench": upSpec},
-		&upstream.Options{ClientInfo: mcp.Implementation{Name: "mcpwarden", Version: "profile"}})
-	defer pool.Close()
-	if err := pool.Err("bench"); err != nil {
-		return err
+	served := make(chan error, 1)
+	var (
+		c    *client.Client
+		stop func()
+	)
+	switch *proxyKind {
+	case "mcpwarden":
+		c, stop, err = startWardenProfile(ctx, tmp, self, *nRules, upSpec, *clientKind, served)
+	case "bare":
+		if *clientKind != "http" {
+			return errors.New("-proxy bare is served over HTTP only: write -client http")
+		}
+		c, stop, err = startBareProfile(ctx, upSpec, served)
+	default:
+		return fmt.Errorf("unknown proxy %q: want mcpwarden or bare", *proxyKind)
 	}
-	srv, err := proxy.New(proxy.Options{Upstream: pool, Policy: policy, Audit: log, Logger: slog.New(slog.DiscardHandler), Version: "profile"})
 	if err != nil {
 		return err
 	}
-	srv.UpstreamChanged(ctx, "bench") // the pool started first: expose its tools
-	served := make(chan error, 1)
-	var c *client.Client
-	switch *clientKind {
-	case "http":
-		ready := make(chan net.Addr, 1)
-		go func() {
-			served <- srv.ListenAndServe(ctx, "127.0.0.1:0", streamable.Options{Ready: func(a net.Addr) { ready <- a }})
-		}()
-		var addr net.Addr
-		select {
-		case addr = <-ready:
-		case err := <-served:
-			return err
-		}
-		if c, err = connectHTTP(ctx, "http://"+addr.String()+streamable.EndpointPath); err != nil {
-			return err
-		}
-	case "stdio":
-		// The client talks to ServeStdio over pipes, as a client that
-		// spawned mcpwarden would over its stdin and stdout.
-		inR, inW := io.Pipe()
-		outR, outW := io.Pipe()
-		go func() {
-			served <- srv.ServeStdio(ctx, inR, outW)
-			outW.Close()
-		}()
-		if c, err = start(ctx, client.NewClient(transport.NewIO(outR, inW, nil), client.WithProtocolVersion(protocolVersion))); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("unknown client %q: want http or stdio", *clientKind)
-	}
+	defer stop()
 	defer c.Close()
 
 	// Warm up, then profile the load only.
@@ -186,9 +137,119 @@ func runProfile(args []string) error {
 		w.Name, *conc, *nRules, s.Calls, s.CallsPerSec(), ms(s.P(0.5)), ms(s.P(0.99)), s.Errors, s.FirstErr)
 	fmt.Printf("profiles: %s %s %s\n", *cpuOut, *memOut, *mutexOut)
 	cancel()
-	if *clientKind == "stdio" {
-		c.Close() // ends ServeStdio's input
-	}
+	c.Close() // ends ServeStdio's input
 	<-served
 	return nil
+}
+
+// startWardenProfile runs mcpwarden in-process, as serve wires it, with a
+// policy of nRules rules and the upstream up, serving the client kind; it
+// returns the client and what closes the proxy's parts.
+func startWardenProfile(ctx context.Context, tmp, self string, nRules int, up upstream.Spec, clientKind string, served chan error) (*client.Client, func(), error) {
+	spec := configSpec{
+		Listen:    "127.0.0.1:0",
+		Servers:   map[string]string{"bench": stdioServer(self, "upstream")},
+		Order:     []string{"bench"},
+		Policy:    genPolicy(nRules),
+		AuditPath: filepath.Join(tmp, "audit.jsonl"),
+	}
+	cfgPath := filepath.Join(tmp, "mcpwarden.yaml")
+	if err := os.WriteFile(cfgPath, []byte(spec.YAML()), 0o600); err != nil {
+		return nil, nil, err
+	}
+	cfg, err := config.Load(cfgPath, os.Environ())
+	if err != nil {
+		return nil, nil, err
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, nil, err
+	}
+	policy, err := rules.Compile(cfg.RulesSpecIn(wd))
+	if err != nil {
+		return nil, nil, err
+	}
+	log, err := audit.Open(cfg.Audit, &audit.Options{Stderr: os.Stderr})
+	if err != nil {
+		return nil, nil, err
+	}
+	pool := upstream.Start(ctx, map[string]upstream.Spec{"bench": up},
+		&upstream.Options{ClientInfo: mcp.Implementation{Name: "mcpwarden", Version: "profile"}})
+	stop := func() {
+		pool.Close()
+		log.Close()
+	}
+	c, err := serveWardenProfile(ctx, pool, policy, log, clientKind, served)
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return c, stop, nil
+}
+
+func serveWardenProfile(ctx context.Context, pool *upstream.Pool, policy *rules.Policy, log *audit.Log, clientKind string, served chan error) (*client.Client, error) {
+	if err := pool.Err("bench"); err != nil {
+		return nil, err
+	}
+	srv, err := proxy.New(proxy.Options{Upstream: pool, Policy: policy, Audit: log, Logger: slog.New(slog.DiscardHandler), Version: "profile"})
+	if err != nil {
+		return nil, err
+	}
+	srv.UpstreamChanged(ctx, "bench") // the pool started first: expose its tools
+	switch clientKind {
+	case "http":
+		ready := make(chan net.Addr, 1)
+		go func() {
+			served <- srv.ListenAndServe(ctx, "127.0.0.1:0", streamable.Options{Ready: func(a net.Addr) { ready <- a }})
+		}()
+		select {
+		case addr := <-ready:
+			return connectHTTP(ctx, "http://"+addr.String()+streamable.EndpointPath)
+		case err := <-served:
+			return nil, err
+		}
+	case "stdio":
+		// The client talks to ServeStdio over pipes, as a client that
+		// spawned mcpwarden would over its stdin and stdout; closing the
+		// client ends ServeStdio's input.
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		go func() {
+			served <- srv.ServeStdio(ctx, inR, outW)
+			outW.Close()
+		}()
+		return start(ctx, client.NewClient(transport.NewIO(outR, inW, nil), client.WithProtocolVersion(protocolVersion)))
+	}
+	return nil, fmt.Errorf("unknown client %q: want http or stdio", clientKind)
+}
+
+// startBareProfile serves the bare-library baseline in-process over HTTP
+// in front of the upstream up, so that its profile is read beside
+// mcpwarden's.
+func startBareProfile(ctx context.Context, up upstream.Spec, served chan error) (*client.Client, func(), error) {
+	u := libUpstream{name: "bench", url: up.URL}
+	if up.Transport == upstream.TransportStdio {
+		u = libUpstream{name: "bench", argv: append([]string{up.Command}, up.Args...)}
+	}
+	uc, err := u.connect(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := server.NewMCPServer("bench-libproxy", "1", server.WithToolCapabilities(false))
+	if err := reexpose(ctx, s, u.name, uc); err != nil {
+		uc.Close()
+		return nil, nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		uc.Close()
+		return nil, nil, err
+	}
+	go func() { served <- serveUntilDone(ctx, ln, newLibHandler(s)) }()
+	c, err := connectHTTP(ctx, "http://"+ln.Addr().String()+"/mcp")
+	if err != nil {
+		uc.Close()
+		return nil, nil, err
+	}
+	return c, func() { uc.Close() }, nil
 }
