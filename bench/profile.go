@@ -133,8 +133,12 @@ func runProfile(args []string) error {
 		}
 		f.Close()
 	}
-	fmt.Printf("profiled %s c=%d rules=%d: %d calls, %.0f calls/s, p50 %s ms, p99 %s ms, %d errors %s\n",
-		w.Name, *conc, *nRules, s.Calls, s.CallsPerSec(), ms(s.P(0.5)), ms(s.P(0.99)), s.Errors, s.FirstErr)
+	what := fmt.Sprintf("mcpwarden, %d rules", *nRules)
+	if *proxyKind == "bare" {
+		what = "the bare library"
+	}
+	fmt.Printf("profiled %s c=%d through %s: %d calls, %.0f calls/s, p50 %s ms, p99 %s ms, %d errors %s\n",
+		w.Name, *conc, what, s.Calls, s.CallsPerSec(), ms(s.P(0.5)), ms(s.P(0.99)), s.Errors, s.FirstErr)
 	fmt.Printf("profiles: %s %s %s\n", *cpuOut, *memOut, *mutexOut)
 	cancel()
 	c.Close() // ends ServeStdio's input
@@ -187,6 +191,8 @@ func startWardenProfile(ctx context.Context, tmp, self string, nRules int, up up
 	return c, stop, nil
 }
 
+// serveWardenProfile builds the proxy on pool and serves it to one client
+// of clientKind, reporting on served when serving ends.
 func serveWardenProfile(ctx context.Context, pool *upstream.Pool, policy *rules.Policy, log *audit.Log, clientKind string, served chan error) (*client.Client, error) {
 	if err := pool.Err("bench"); err != nil {
 		return nil, err
