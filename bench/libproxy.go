@@ -64,8 +64,11 @@ func runLibProxy(args []string) error {
 	} {
 		fs.Func(kind.flag, kind.usage, func(v string) error {
 			u, err := parseLibUpstream(v, kind.stdio)
+			if err != nil {
+				return err
+			}
 			ups = append(ups, u)
-			return err
+			return nil
 		})
 	}
 	if err := fs.Parse(args); err != nil {
