@@ -43,6 +43,7 @@ type call struct {
 	canonical    []byte // the arguments as forwarded
 	argsErr      error
 	verdict      rules.Verdict
+	shadow       bool            // decided in shadow mode (see shadowed)
 	grantedBy    audit.GrantedBy // how the decision was settled
 	outcome      audit.Outcome   // of an asked call: how the ask ended
 	reason       string          // why a call was refused or let through, for the audit event
@@ -306,6 +307,7 @@ func (c *call) decisionEvent() audit.Event {
 	c.decision = audit.NewID(time.Now())
 	e.ID = c.decision
 	e.Decision = c.verdict.Decision.String()
+	e.Shadow = c.shadow
 	e.Rule = c.verdict.Rule
 	e.ArmedBy = c.verdict.ArmedBy
 	e.Arguments = c.args

@@ -1,0 +1,51 @@
+package proxy
+
+import (
+	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/rules"
+)
+
+// Shadow mode (docs/design.md, "Shadow mode"). Under `enforce: shadow`
+// a request the policy decided is recorded with the decision it would have
+// had (shadow: true), and one it would have asked about or denied is
+// forwarded as allowed, nobody asked. What the policy decides is shadowed:
+// its rules and defaults, the workspace fence, the profile's gate (and
+// with it profiles.<name>.servers), the flow rules, the limits'
+// escalations and sampling: deny, for every request kind. What mcpwarden
+// refuses on its own stays refused: malformed or mistyped arguments,
+// self-protection, a changed tool definition not yet accepted (the pins),
+// and, outside the decision, unknown tools, size limits, the sandbox and
+// the egress proxy's refusal of special addresses.
+
+// shadowed applies shadow mode to c, whose verdict is set: when the
+// policy decided it and c's server and profile are in shadow mode, c is
+// marked (its decision event carries shadow: true), and if the verdict is
+// an ask or a deny it is settled as let through by shadow mode and
+// counted, and shadowed reports true: the caller forwards it without
+// asking anyone.
+func (s *Server) shadowed(c *call) bool {
+	if c.argsErr != nil || builtinVerdict(c.verdict) || c.policy.Enforcement(c.tool.Server, c.profile) != rules.EnforceShadow {
+		return false
+	}
+	c.shadow = true
+	if c.verdict.Decision == rules.Allow {
+		return false
+	}
+	c.grantedBy, c.outcome, c.reason = audit.GrantedByShadow, audit.OutcomeAllowed, "shadow mode: would have been "+shadowWould(c.verdict.Decision)+"; forwarded"
+	s.tel.ShadowDecision(c.tool.Server, c.verdict.Decision)
+	return true
+}
+
+// builtinVerdict reports whether v is one of mcpwarden's own refusals
+// rather than the policy's: self-protection or a changed tool definition.
+func builtinVerdict(v rules.Verdict) bool {
+	return v.Gate == rules.GateBuiltin || v.Gate == gatePin
+}
+
+// shadowWould names what a verdict would have done: "denied" or "asked".
+func shadowWould(d rules.Decision) string {
+	if d == rules.Ask {
+		return "asked"
+	}
+	return "denied"
+}
