@@ -1,8 +1,10 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -81,4 +83,58 @@ profiles:
 			}
 		})
 	}
+}
+
+// FuzzEnforceLoadsOnlyItsTwoValues loads enforce settings of fuzzed text at
+// the three places they may be written, quoted or as bare YAML scalars (a
+// boolean, a number): a config loads only when each is enforce, shadow or
+// empty, and then the most specific one decides; any other value is an
+// error naming its key and the two values allowed, never a panic and never
+// a mode quietly taken as enforce.
+func FuzzEnforceLoadsOnlyItsTwoValues(f *testing.F) {
+	f.Add("shadow", "enforce", "", true)
+	f.Add("shadwo", "", "shadow", true)
+	f.Add("true", "1", "~", false)
+	f.Add("Shadow", "[]", "{}", false)
+	f.Fuzz(func(t *testing.T, global, server, profile string, quoted bool) {
+		value := func(s string) string {
+			if quoted {
+				return strconv.Quote(s)
+			}
+			return s
+		}
+		yaml := fmt.Sprintf("enforce: %s\nservers:\n  fs:\n    command: x\n    enforce: %s\nprofiles:\n  ci:\n    enforce: %s\n", value(global), value(server), value(profile))
+		cfg, err := Parse([]byte(yaml), ".yaml", "/cfg", nil)
+		valid := func(s string) bool { return s == "" || s == "enforce" || s == "shadow" }
+		if err != nil {
+			msg := err.Error()
+			if quoted && valid(global) && valid(server) && valid(profile) {
+				t.Fatalf("valid settings %q %q %q refused: %v", global, server, profile, err)
+			}
+			if quoted && !strings.Contains(msg, "enforce or shadow") && !strings.Contains(msg, "invalid YAML") {
+				t.Fatalf("the error about settings %q %q %q does not say to write enforce or shadow: %v", global, server, profile, err)
+			}
+			return
+		}
+		if !quoted {
+			return // a bare scalar may read as another text (~ is empty)
+		}
+		if !valid(global) || !valid(server) || !valid(profile) {
+			t.Fatalf("settings %q %q %q loaded", global, server, profile)
+		}
+		p, err := rules.Compile(cfg.RulesSpec())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := rules.EnforceEnforce
+		for _, s := range []string{server, global} {
+			if s != "" {
+				want = map[string]rules.Enforce{"enforce": rules.EnforceEnforce, "shadow": rules.EnforceShadow}[s]
+				break
+			}
+		}
+		if got := p.Enforcement("fs", ""); got != want {
+			t.Fatalf("Enforcement of fs for no profile = %v, want %v:\n%s", got, want, yaml)
+		}
+	})
 }
