@@ -189,7 +189,7 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	var text string
 	var findings scan.Findings
 	held := int64(len(raw))
-	action := c.policy.Results(c.tool.Server)
+	action := c.resultAction()
 	if err == nil {
 		err = armErr
 	}
@@ -235,7 +235,7 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	withhold := findings.Found() && action == rules.ResultDeny
 	refusal := ""
 	if findings.Found() {
-		ev.Detail = findings.Detail(action)
+		ev.Detail = c.resultDetail(findings, action)
 		if action == rules.ResultAsk {
 			// Held, in its budget, while a human is asked about it.
 			ans := s.askAboutResult(ctx, c, req, findings, text)

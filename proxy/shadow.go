@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/proxy/scan"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -48,4 +49,32 @@ func shadowWould(d rules.Decision) string {
 		return "asked"
 	}
 	return "denied"
+}
+
+// resultAction is what becomes of c's result when it holds a credential:
+// the policy's results setting, except that in shadow mode a result the
+// policy would withhold (deny) or ask about (ask) is redacted, as by
+// default: shadow mode asks nobody and withholds nothing, and passes on no
+// credential either.
+func (c *call) resultAction() rules.ResultAction {
+	a := c.policy.Results(c.tool.Server)
+	if c.shadow && (a == rules.ResultDeny || a == rules.ResultAsk) {
+		return rules.ResultRedact
+	}
+	return a
+}
+
+// resultDetail is the result event's detail for the credentials found in
+// c's result, done by action (resultAction): in shadow mode it also says
+// what the policy's own setting would have done.
+func (c *call) resultDetail(found scan.Findings, action rules.ResultAction) string {
+	d := found.Detail(action)
+	switch would := c.policy.Results(c.tool.Server); {
+	case would == action:
+	case would == rules.ResultAsk:
+		d += "; shadow mode: results: ask would have asked about it"
+	default:
+		d += "; shadow mode: results: " + would.String() + " would have withheld it"
+	}
+	return d
 }

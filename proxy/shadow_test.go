@@ -413,3 +413,66 @@ func TestShadowModeStillRefusesAChangedToolDefinition(t *testing.T) {
 		})
 	}
 }
+
+func TestShadowModeNeitherWithholdsNorAsksAboutACredentialInAResult(t *testing.T) {
+	t.Parallel()
+	for _, results := range []string{"deny", "ask"} {
+		t.Run("results "+results, func(t *testing.T) {
+			t.Parallel()
+			spec := shadowSpec(rules.EnforceShadow)
+			spec.Results = results
+			resolver := &standInResolver{d: approvals.Decision{Answer: approvals.Deny, Via: approvals.ViaResolver}}
+			e := newCatalogEnv(t, spec, Options{Resolvers: []approvals.Resolver{resolver}})
+			human := &countingHuman{}
+			c := e.client(t, client.WithElicitationHandler(human))
+			got, isErr := echo(t, c, "fs", "key "+githubPAT)
+			if isErr || strings.Contains(got, githubPAT) || !strings.Contains(got, "key ") {
+				t.Errorf("the result = %q (isError %v), want it passed on with the credential redacted", got, isErr)
+			}
+			if n, m := human.asked.Load(), resolver.asked.Load(); n != 0 || m != 0 {
+				t.Errorf("asked the client %d times and the resolver %d, want never", n, m)
+			}
+			var detail string
+			for _, ev := range e.sink.events(t) {
+				if ev.Event == audit.KindResult && ev.Tool == "mcp:fs:echo" {
+					detail = ev.Detail
+				}
+			}
+			if !strings.Contains(detail, "redacted") || !strings.Contains(detail, "shadow mode: results: "+results) {
+				t.Errorf("result detail %q, want it redacted and saying what results: %s would have done", detail, results)
+			}
+		})
+	}
+}
+
+func TestEnforcedResultsDenyStillWithholdsBesideAShadowedServer(t *testing.T) {
+	t.Parallel()
+	spec := shadowSpec(rules.EnforceShadow)
+	spec.Results = "deny"
+	spec.Servers["fs"] = rules.ServerSpec{Enforce: rules.EnforceEnforce}
+	e := newCatalogEnv(t, spec, Options{})
+	c := e.client(t)
+	if got, isErr := echo(t, c, "fs", "key "+githubPAT); !isErr || strings.Contains(got, githubPAT) {
+		t.Errorf("the enforced server's result = %q (isError %v), want it withheld", got, isErr)
+	}
+}
+
+func TestShadowModeLetsAWouldBeDeniedElicitationReachTheClient(t *testing.T) {
+	t.Parallel()
+	spec := shadowSpec(rules.EnforceShadow)
+	spec.Global.Deny = append(spec.Global.Deny, "mcp:fs:elicitation/create")
+	e := newCatalogEnv(t, spec, Options{})
+	var shown atomic.Int32
+	c := e.client(t, client.WithElicitationHandler(elicitFunc(func(mcp.ElicitationRequest) *mcp.ElicitationResult {
+		shown.Add(1)
+		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}
+	})))
+	res := testkit.CallTool(t, c, "fs__phish", map[string]any{"message": "pick one"})
+	if shown.Load() != 1 || testkit.Text(res) != string(mcp.ElicitationResponseActionDecline) {
+		t.Errorf("the elicitation was shown %d times and the tool returned %q, want it shown once and declined", shown.Load(), testkit.Text(res))
+	}
+	ds := decisionsOf(t, e.sink, "mcp:fs:elicitation/create")
+	if len(ds) != 1 || !ds[0].Shadow || ds[0].Decision != audit.DecisionDeny || ds[0].GrantedBy != audit.GrantedByShadow {
+		t.Errorf("decisions %+v, want one shadowed deny", ds)
+	}
+}
