@@ -12,7 +12,8 @@ import (
 // forwarded as allowed, nobody asked. What the policy decides is shadowed:
 // its rules and defaults, the workspace fence, the profile's gate (and
 // with it profiles.<name>.servers), the flow rules, the limits'
-// escalations and sampling: deny, for every request kind. What mcpwarden
+// escalations and sampling: deny, for every request kind; results: deny
+// and ask become redact (resultAction). What mcpwarden
 // refuses on its own stays refused: malformed or mistyped arguments,
 // self-protection, a changed tool definition not yet accepted (the pins),
 // and, outside the decision, unknown tools, size limits, the sandbox and
@@ -32,7 +33,11 @@ func (s *Server) shadowed(c *call) bool {
 	if c.verdict.Decision == rules.Allow {
 		return false
 	}
-	c.grantedBy, c.outcome, c.reason = audit.GrantedByShadow, audit.OutcomeAllowed, "shadow mode: would have been "+shadowWould(c.verdict.Decision)+"; forwarded"
+	c.grantedBy, c.outcome = audit.GrantedByShadow, audit.OutcomeAllowed
+	c.reason = "shadow mode: forwarded; it would have been " + shadowWould(c.verdict.Decision)
+	if c.verdict.Reason != "" {
+		c.reason += ": " + c.verdict.Reason
+	}
 	s.tel.ShadowDecision(c.tool.Server, c.verdict.Decision)
 	return true
 }
@@ -43,10 +48,11 @@ func builtinVerdict(v rules.Verdict) bool {
 	return v.Gate == rules.GateBuiltin || v.Gate == gatePin
 }
 
-// shadowWould names what a verdict would have done: "denied" or "asked".
+// shadowWould names what a verdict would have done: "denied" or "asked
+// about".
 func shadowWould(d rules.Decision) string {
 	if d == rules.Ask {
-		return "asked"
+		return "asked about"
 	}
 	return "denied"
 }
