@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpwarden/mcpwarden/audit"
 )
 
 // writeShadowConfig writes a config of two servers, fs in shadow mode by
@@ -147,6 +149,55 @@ func TestToolsMarksWhatShadowModeWouldForward(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("server %s: %q, want %q", r.Server, got, want)
+		}
+	}
+}
+
+func TestAuditTailShowsShadowedDecisionsAndTheLogVerifies(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := audit.Open(audit.Config{Path: path}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []audit.Event{
+		{Event: audit.KindDecision, Server: "fs", Tool: "mcp:fs:delete_file", Shadow: true, Decision: audit.DecisionDeny, Rule: "mcp:fs:delete_*", GrantedBy: audit.GrantedByShadow, Outcome: audit.OutcomeAllowed},
+		{Event: audit.KindDecision, Server: "fs", Tool: "mcp:fs:write_file", Shadow: true, Decision: audit.DecisionAsk, Rule: "mcp:fs:write_*", GrantedBy: audit.GrantedByShadow, Outcome: audit.OutcomeAllowed},
+		{Event: audit.KindDecision, Server: "fs", Tool: "mcp:fs:read_file", Shadow: true, Decision: audit.DecisionAllow, Rule: "mcp:fs:read_*", GrantedBy: audit.GrantedByRule},
+		{Event: audit.KindDecision, Server: "git", Tool: "mcp:git:push", Decision: audit.DecisionDeny, Rule: "mcp:git:push", GrantedBy: audit.GrantedByRule},
+	} {
+		if err := l.Write(t.Context(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err := runAuditCmd(t, "verify", path); err != nil || !strings.HasPrefix(out, "ok: 4 events") {
+		t.Fatalf("verify = %q, %v", out, err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"every decision", []string{"tail", path}, []string{"ALLOW (shadow: would deny) mcp:fs:delete_file", "ALLOW (shadow: would ask) mcp:fs:write_file", "ALLOW (shadow) mcp:fs:read_file", "DENY  mcp:git:push"}},
+		{"the would-be denials", []string{"tail", "--decision", "deny", path}, []string{"(shadow: would deny) mcp:fs:delete_file", "DENY  mcp:git:push"}},
+		{"what was let through", []string{"tail", "--outcome", "allowed", path}, []string{"mcp:fs:delete_file", "mcp:fs:write_file"}},
+	}
+	for _, tt := range tests {
+		out, _, err := runAuditCmd(t, tt.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if len(got) != len(tt.want) {
+			t.Fatalf("%s: got %d lines, want %d:\n%s", tt.name, len(got), len(tt.want), out)
+		}
+		for i, w := range tt.want {
+			if !strings.Contains(got[i], w) {
+				t.Errorf("%s: line %d = %q, want it to contain %q", tt.name, i+1, got[i], w)
+			}
 		}
 	}
 }
