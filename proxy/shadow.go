@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/proxy/scan"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -23,9 +24,9 @@ import (
 // policy decided it and c's server and profile are in shadow mode, c is
 // marked (its decision event carries shadow: true), and if the verdict is
 // an ask or a deny it is settled as let through by shadow mode and
-// counted, and shadowed reports true: the caller forwards it without
-// asking anyone.
-func (s *Server) shadowed(c *call) bool {
+// counted in tel, and shadowed reports true: the caller forwards it
+// without asking anyone.
+func (c *call) shadowed(tel *telemetry.Telemetry) bool {
 	if c.argsErr != nil || builtinVerdict(c.verdict) || c.policy.Enforcement(c.tool.Server, c.profile) != rules.EnforceShadow {
 		return false
 	}
@@ -38,7 +39,7 @@ func (s *Server) shadowed(c *call) bool {
 	if c.verdict.Reason != "" {
 		c.reason += ": " + c.verdict.Reason
 	}
-	s.tel.ShadowDecision(c.tool.Server, c.verdict.Decision)
+	tel.ShadowDecision(c.tool.Server, c.verdict.Decision)
 	return true
 }
 

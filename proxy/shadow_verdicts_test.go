@@ -53,7 +53,7 @@ func TestShadowModeLiftsOnlyThePolicysDecisions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			c := &call{tool: Tool{Server: tt.server, Name: "t"}, profile: tt.prof, policy: p, verdict: tt.verdict, argsErr: tt.argsErr, grantedBy: audit.GrantedByRule}
-			if got := (&Server{}).shadowed(c); got != tt.forward {
+			if got := c.shadowed(nil); got != tt.forward {
 				t.Errorf("shadowed = %v, want %v", got, tt.forward)
 			}
 			if c.shadow != tt.shown {
