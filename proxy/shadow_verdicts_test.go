@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"errors"
+	"net/netip"
 	"testing"
 
 	"github.com/mcpwarden/mcpwarden/audit"
@@ -67,5 +68,21 @@ func TestShadowModeLiftsOnlyThePolicysDecisions(t *testing.T) {
 				t.Errorf("granted_by %q outcome %q, want %q", c.grantedBy, c.outcome, wantBy)
 			}
 		})
+	}
+}
+
+// TestShadowModeDoesNotOpenSpecialAddresses: the egress proxy dials a
+// loopback, private or metadata address only when an allow rule names
+// it; a shadowed deny, or a default that shadow mode lets through, names
+// nothing.
+func TestShadowModeDoesNotOpenSpecialAddresses(t *testing.T) {
+	t.Parallel()
+	spec := connectSpec(rules.PolicySpec{Deny: []string{"mcp:fs:network/connect:host=169.254.169.254"}})
+	spec.Enforce = rules.EnforceShadow
+	e := newCatalogEnv(t, spec, Options{})
+	for _, addr := range []string{"169.254.169.254", "127.0.0.1", "10.0.0.1", "::1"} {
+		if e.srv.NamesAddress("fs", addr, netip.MustParseAddr(addr), 80) {
+			t.Errorf("shadow mode lets the egress proxy dial %s", addr)
+		}
 	}
 }
