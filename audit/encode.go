@@ -55,6 +55,9 @@ func appendEvent(dst []byte, e *Event) ([]byte, error) {
 	dst = appendField(dst, `,"method":`, e.Method)
 	dst = appendField(dst, `,"tool":`, e.Tool)
 	dst = appendField(dst, `,"wire_name":`, e.WireName)
+	if e.Shadow {
+		dst = append(dst, `,"shadow":true`...)
+	}
 	dst = appendField(dst, `,"decision":`, e.Decision)
 	dst = appendField(dst, `,"rule":`, e.Rule)
 	dst = appendField(dst, `,"armed_by":`, e.ArmedBy)

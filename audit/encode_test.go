@@ -70,6 +70,7 @@ func TestAppendEventMatchesEncodingJSON(t *testing.T) {
 		{"a result with pointers and counts", Event{
 			Time: when, Event: KindResult, DurationMS: ptr(int64(0)), IsError: ptr(false), ResultBytes: ptr(int64(-7)), Lost: -1,
 		}},
+		{"a shadowed decision says so", Event{Time: when, Event: KindDecision, Decision: DecisionDeny, Shadow: true, GrantedBy: GrantedByShadow, Outcome: OutcomeAllowed}},
 		{"a client with both fields", Event{Time: when, Event: KindDecision, Client: &Client{Name: "claude", Version: "1.0"}}},
 		{"a client with only a version", Event{Time: when, Event: KindDecision, Client: &Client{Version: "1.0"}}},
 		{"an empty client is an empty object", Event{Time: when, Event: KindDecision, Client: &Client{}}},
@@ -230,7 +231,7 @@ func FuzzAppendEventMatchesEncodingJSON(f *testing.F) {
 		e := Event{
 			Time: time.Unix(0, unixNano).UTC(), Event: Kind(uint8(n) % uint8(len(kindNames)+1)), ID: s1, Replica: s2, DecisionID: s2,
 			Session: s1, Principal: s2, Server: s1, Tool: s2, Rule: s1, Reason: s2, Arguments: m,
-			Detail: s1 + s2, Instance: s2, Error: s2 + s1, Lost: n,
+			Detail: s1 + s2, Instance: s2, Error: s2 + s1, Lost: n, Shadow: n%2 == 0,
 		}
 		if numbers {
 			e.Client = &Client{Name: s1, Version: s2}

@@ -89,6 +89,7 @@ const (
 	GrantedByApprovalPage  GrantedBy = "approval_page"  // answered on the local approvals page (ask.approvals: local)
 	GrantedByApprovalCLI   GrantedBy = "approval_cli"   // answered with mcpwarden approve / deny
 	GrantedByResolver      GrantedBy = "resolver"       // answered by the external resolver (ask.resolver)
+	GrantedByShadow        GrantedBy = "shadow"         // shadow mode (enforce: shadow) let through what the rules would have asked about or denied
 )
 
 // An Outcome says how a request that was asked ended: forwarded (or its
@@ -146,6 +147,7 @@ type Event struct {
 	Method        string         `json:"method,omitempty"` // the MCP method: tools/call, resources/read, …
 	Tool          string         `json:"tool,omitempty"`   // canonical mcp:<server>:<tool>
 	WireName      string         `json:"wire_name,omitempty"`
+	Shadow        bool           `json:"shadow,omitempty"`     // of a decision made in shadow mode (enforce: shadow): Decision and Rule are what the rules would have done, and the request went on (GrantedByShadow when that was not an allow)
 	Decision      string         `json:"decision,omitempty"`   // DecisionAllow, DecisionAsk or DecisionDeny
 	Rule          string         `json:"rule,omitempty"`       // the deciding rule's text, or "default"
 	ArmedBy       string         `json:"armed_by,omitempty"`   // of a decision a flow rule made: the id of the decision event of the call whose result armed it

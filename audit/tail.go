@@ -113,7 +113,7 @@ func Format(e Event) string {
 	}
 	switch e.Event {
 	case KindDecision:
-		fmt.Fprintf(&b, " %-5s %s", strings.ToUpper(e.Decision), e.Tool)
+		fmt.Fprintf(&b, " %-5s %s", decisionLabel(e), e.Tool)
 		field("rule", e.Rule)
 		field("by", string(e.GrantedBy))
 		field("outcome", string(e.Outcome))
@@ -169,6 +169,19 @@ func Format(e Event) string {
 	field("error", e.Error)
 	field("replica", e.Replica)
 	return b.String()
+}
+
+// decisionLabel is how Format names a decision event's decision: "DENY",
+// or for one made in shadow mode what happened and what would have:
+// "ALLOW (shadow: would deny)", "ALLOW (shadow)" for an allow.
+func decisionLabel(e Event) string {
+	switch {
+	case !e.Shadow:
+		return strings.ToUpper(e.Decision)
+	case e.Decision == DecisionAllow:
+		return "ALLOW (shadow)"
+	}
+	return "ALLOW (shadow: would " + e.Decision + ")"
 }
 
 func quoteIfNeeded(s string) string {

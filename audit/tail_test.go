@@ -79,6 +79,10 @@ func TestFormat(t *testing.T) {
 			`2026-03-10T12:00:00.005Z upstream      fs crash error="exit status 1"`},
 		{"a replica's decision names it last", Event{Time: t0, Event: KindDecision, Tool: "mcp:fs:read", Decision: DecisionAllow, Rule: "mcp:fs:*", GrantedBy: GrantedByRule, Replica: "mcpwarden-7d9f-x2"},
 			`2026-03-10T12:00:00.005Z decision      ALLOW mcp:fs:read rule=mcp:fs:* by=rule replica=mcpwarden-7d9f-x2`},
+		{"a decision shadow mode let through says what would have been", Event{Time: t0, Event: KindDecision, Tool: "mcp:fs:delete", Decision: DecisionDeny, Rule: "mcp:fs:delete", Shadow: true, GrantedBy: GrantedByShadow, Outcome: OutcomeAllowed},
+			`2026-03-10T12:00:00.005Z decision      ALLOW (shadow: would deny) mcp:fs:delete rule=mcp:fs:delete by=shadow outcome=allowed`},
+		{"an allow in shadow mode is marked", Event{Time: t0, Event: KindDecision, Tool: "mcp:fs:read", Decision: DecisionAllow, Rule: "mcp:fs:read", Shadow: true, GrantedBy: GrantedByRule},
+			`2026-03-10T12:00:00.005Z decision      ALLOW (shadow) mcp:fs:read rule=mcp:fs:read by=rule`},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, Format(tt.e)); diff != "" {
@@ -210,6 +214,7 @@ func TestFilterOnOutcomeCountsEveryApprovalAndRefusal(t *testing.T) {
 		{Event: KindDecision, Decision: DecisionAsk, GrantedBy: GrantedByTimeout, Outcome: OutcomeRefused},
 		{Event: KindResult, GrantedBy: GrantedByUserOnce, Outcome: OutcomeAllowed},
 		{Event: KindDecision, Decision: DecisionAllow, GrantedBy: GrantedByRule},
+		{Event: KindDecision, Decision: DecisionDeny, Shadow: true, GrantedBy: GrantedByShadow, Outcome: OutcomeAllowed},
 	}
 	count := func(o Outcome) int {
 		n := 0
@@ -220,8 +225,8 @@ func TestFilterOnOutcomeCountsEveryApprovalAndRefusal(t *testing.T) {
 		}
 		return n
 	}
-	if a, r := count(OutcomeAllowed), count(OutcomeRefused); a != 2 || r != 2 {
-		t.Errorf("allowed %d refused %d, want 2 and 2", a, r)
+	if a, r := count(OutcomeAllowed), count(OutcomeRefused); a != 3 || r != 2 {
+		t.Errorf("allowed %d refused %d, want 3 (one let through by shadow mode) and 2", a, r)
 	}
 	if got := Format(events[1]); !strings.Contains(got, "outcome=refused") || !strings.Contains(got, "by=approval_cli") {
 		t.Errorf("Format = %q, want the outcome and who settled it", got)

@@ -43,6 +43,7 @@ type call struct {
 	canonical    []byte // the arguments as forwarded
 	argsErr      error
 	verdict      rules.Verdict
+	shadow       bool            // decided in shadow mode (see shadowed)
 	grantedBy    audit.GrantedBy // how the decision was settled
 	outcome      audit.Outcome   // of an asked call: how the ask ended
 	reason       string          // why a call was refused or let through, for the audit event
@@ -188,7 +189,7 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	var text string
 	var findings scan.Findings
 	held := int64(len(raw))
-	action := c.policy.Results(c.tool.Server)
+	action := c.resultAction()
 	if err == nil {
 		err = armErr
 	}
@@ -234,7 +235,7 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	withhold := findings.Found() && action == rules.ResultDeny
 	refusal := ""
 	if findings.Found() {
-		ev.Detail = findings.Detail(action)
+		ev.Detail = c.resultDetail(findings, action)
 		if action == rules.ResultAsk {
 			// Held, in its budget, while a human is asked about it.
 			ans := s.askAboutResult(ctx, c, req, findings, text)
@@ -306,6 +307,7 @@ func (c *call) decisionEvent() audit.Event {
 	c.decision = audit.NewID(time.Now())
 	e.ID = c.decision
 	e.Decision = c.verdict.Decision.String()
+	e.Shadow = c.shadow
 	e.Rule = c.verdict.Rule
 	e.ArmedBy = c.verdict.ArmedBy
 	e.Arguments = c.args

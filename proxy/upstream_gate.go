@@ -53,7 +53,7 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 	} else if raw, merr := json.Marshal(res); merr == nil {
 		ev.ResultBytes = ptr(int64(len(raw)))
 	}
-	action := c.policy.Results(c.tool.Server)
+	action := c.resultAction()
 	var findings scan.Findings
 	refusal := ""
 	if err == nil {
@@ -65,7 +65,7 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 		}
 	}
 	if findings.Found() {
-		ev.Detail = findings.Detail(action)
+		ev.Detail = c.resultDetail(findings, action)
 		if action == rules.ResultAsk {
 			// Held while a human is asked about it.
 			ans := s.askAboutResult(ctx, c, mcp.CallToolRequest{}, findings, ask.ReplyText(res))

@@ -130,6 +130,7 @@ func (s *Server) settleFromUpstream(ctx context.Context, c *call, from *upstream
 		c.verdict = rules.Verdict{Decision: rules.Deny, Reason: c.argsErr.Error()}
 	}
 	switch {
+	case c.shadowed(s.tel):
 	case c.verdict.Decision == rules.Deny:
 		refusal = denyText(c)
 	case c.verdict.Decision == rules.Ask && c.method == mcp.MethodElicitationCreate:

@@ -169,6 +169,7 @@ type Policy struct {
 	results        ResultAction            // Spec.Results
 	hideSuspicious bool                    // Spec.HideSuspiciousTools
 	serverResults  map[string]ResultAction // ServerSpec.Results, where set
+	enforce        enforcement             // Spec.Enforce, ServerSpec.Enforce, Spec.ProfileEnforce
 	order          []*gate                 // global, servers by name, profiles by name (for Lint)
 	sha            string
 }
@@ -249,6 +250,7 @@ func Compile(s Spec) (*Policy, error) {
 	c.resultsSpec(s)
 	c.p.hideSuspicious = s.HideSuspiciousTools
 	c.limits(s.Limits)
+	c.compileEnforce(s)
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, err
 	}
@@ -405,6 +407,7 @@ func specSHA256(s Spec, pathKeys, urlKeys, cmdKeys []string) string {
 		ExtraRoots []string `json:",omitempty"`
 		Home       string   `json:",omitempty"`
 		Results    string   `json:",omitempty"`
+		Enforce    Enforce  `json:",omitempty"`
 	}
 	set := func(keys []string) []string { return slices.Compact(slices.Sorted(slices.Values(keys))) }
 	v := struct {
@@ -421,12 +424,14 @@ func specSHA256(s Spec, pathKeys, urlKeys, cmdKeys []string) string {
 		Results              string              `json:",omitempty"`
 		Limits               []LimitSpec         `json:",omitempty"`
 		HideSuspiciousTools  bool                `json:",omitempty"`
-	}{HideSuspiciousTools: s.HideSuspiciousTools, Labels: s.Labels, Flow: s.Flow, Results: s.Results, Limits: s.Limits, Version: 2, PathKeys: set(pathKeys), URLKeys: set(urlKeys), CommandKeys: set(cmdKeys), PathsCaseInsensitive: s.PathsCaseInsensitive, Global: canon(s.Global)}
+		Enforce              Enforce             `json:",omitempty"`
+		ProfileEnforce       map[string]Enforce  `json:",omitempty"`
+	}{Enforce: s.Enforce, ProfileEnforce: s.ProfileEnforce, HideSuspiciousTools: s.HideSuspiciousTools, Labels: s.Labels, Flow: s.Flow, Results: s.Results, Limits: s.Limits, Version: 2, PathKeys: set(pathKeys), URLKeys: set(urlKeys), CommandKeys: set(cmdKeys), PathsCaseInsensitive: s.PathsCaseInsensitive, Global: canon(s.Global)}
 	for name, srv := range s.Servers {
 		if v.Servers == nil {
 			v.Servers = map[string]server{}
 		}
-		v.Servers[name] = server{canon(srv.Policy), srv.Root, srv.ExtraRoots, srv.Home, srv.Results}
+		v.Servers[name] = server{canon(srv.Policy), srv.Root, srv.ExtraRoots, srv.Home, srv.Results, srv.Enforce}
 	}
 	for name, p := range s.Profiles {
 		if v.Profiles == nil {

@@ -1,10 +1,21 @@
 package rules
 
 // Hidden reports whether the tool c.Server/c.Tool is hidden from tools/list:
-// it is iff a deny rule without argument conditions matches it in any gate
-// that applies to the call. c.Arguments are ignored. A nil policy and an
-// unknown profile hide everything, as Decide denies everything for them.
+// it is iff the policy denies it outright (DeniesOutright) and the call is
+// enforced, not shadowed (see Enforcement): under shadow mode a call to it
+// would be forwarded, so it is listed. c.Arguments are ignored. A nil policy
+// and an unknown profile hide everything, as Decide denies everything for
+// them.
 func (p *Policy) Hidden(c Call) bool {
+	return p.DeniesOutright(c) && p.Enforcement(c.Server, c.Profile) != EnforceShadow
+}
+
+// DeniesOutright reports whether a deny rule without argument conditions
+// matches the tool c.Server/c.Tool in any gate that applies to the call,
+// whatever the enforce mode: the tools Hidden hides, and those shadow mode
+// lists with a "would deny". c.Arguments are ignored. A nil policy and an
+// unknown profile deny everything outright.
+func (p *Policy) DeniesOutright(c Call) bool {
 	gs, n, ok := p.gates(&c)
 	if !ok {
 		return true

@@ -71,6 +71,10 @@ type ServerSpec struct {
 	// Results is what to do with the server's results that hold a
 	// credential (see Spec.Results); "" takes the global value.
 	Results string
+	// Enforce is the server's enforce setting, which wins over the
+	// profile's and the global one (see Policy.Enforcement);
+	// EnforceUnset leaves it to them.
+	Enforce Enforce
 }
 
 // A Spec is the whole rule configuration handed to Compile.
@@ -78,6 +82,12 @@ type Spec struct {
 	Global   PolicySpec
 	Servers  map[string]ServerSpec // key = server name
 	Profiles map[string]PolicySpec // key = profile name
+	// Enforce is the global enforce setting (EnforceUnset = enforce);
+	// ProfileEnforce holds the profiles' (key = profile name, which must be
+	// in Profiles), which a server's own setting overrides (see
+	// Policy.Enforcement).
+	Enforce        Enforce
+	ProfileEnforce map[string]Enforce
 	// PathKeys are the argument names whose values are paths (nil =
 	// DefaultPathKeys()). The last segment of a dotted key is what counts:
 	// `options.path` is path-like because `path` is.

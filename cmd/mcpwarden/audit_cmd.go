@@ -339,8 +339,8 @@ across rotations, until interrupted.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&server, "server", "", "only events of this server")
-	f.StringVar(&decision, "decision", "", "only decisions of this outcome: allow, ask or deny")
-	f.StringVar(&outcome, "outcome", "", "only asked requests that ended so: allowed or refused")
+	f.StringVar(&decision, "decision", "", "only decisions of this outcome: allow, ask or deny (in shadow mode, the would-be decision)")
+	f.StringVar(&outcome, "outcome", "", "only asked (or shadowed) requests that ended so: allowed or refused")
 	f.StringVar(&event, "event", "", "only events of this kind: decision, result, tools_changed, upstream, lost")
 	f.StringVar(&session, "session", "", "only events of this session")
 	f.StringVar(&since, "since", "", "only events since a duration ago (1h, 30m, 7d) or a time (RFC 3339)")

@@ -37,6 +37,9 @@ type catalogRow struct {
 	Decision string `json:"decision"` // allow, ask, deny or hidden
 	Rule     string `json:"rule"`
 	Gate     string `json:"gate,omitempty"`
+	// Shadow is set when the server's requests are in shadow mode: see
+	// toolRow.Shadow.
+	Shadow bool `json:"shadow,omitempty"`
 }
 
 // catalogRows lists a server's resources, templates and prompts with
@@ -52,7 +55,7 @@ func catalogRows(ctx context.Context, pool *upstream.Pool, policy *rules.Policy,
 	add := func(kind, name string, method mcp.MCPMethod, args map[string]any) {
 		call := rules.Call{Server: server, Tool: string(method), Arguments: args}
 		v := policy.Decide(call)
-		row := catalogRow{Server: server, Kind: kind, Name: name, Request: proxy.Canonical(server, string(method)), Decision: v.Decision.String(), Rule: v.Rule, Gate: v.Gate}
+		row := catalogRow{Server: server, Kind: kind, Name: name, Request: proxy.Canonical(server, string(method)), Decision: v.Decision.String(), Rule: v.Rule, Gate: v.Gate, Shadow: policy.Enforcement(server, "") == rules.EnforceShadow}
 		if policy.Hidden(call) {
 			row.Decision = "hidden"
 		}
@@ -94,7 +97,7 @@ func printCatalogTable(w io.Writer, rows []catalogRow) {
 		if r.Gate != "" && r.Gate != rules.GatePolicy {
 			rule += " (" + r.Gate + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Server, r.Kind, r.Name, r.Request, r.Decision, rule)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Server, r.Kind, r.Name, r.Request, shadowDecision(r.Decision, r.Shadow), rule)
 	}
 	tw.Flush()
 }

@@ -55,6 +55,11 @@ The limits a request counts against are listed; --over-limit decides it
 as the request beyond each one's max. --json prints it all as one JSON
 object, the config's warnings included.
 
+Under shadow mode (enforce: shadow) the decision is the one the policy
+would make, and check notes that the running proxy would forward the
+request all the same (--json: "shadow": true); the exit status stays the
+decision's, so that a script checks the policy it is about to enforce.
+
 Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 		Example: `  mcpwarden check --config mcpwarden.yaml mcp:fs:write_file '{"path":"/etc/passwd"}'
   mcpwarden check --config mcpwarden.yaml mcp:fs:read_text_file --arg path=./README.md
@@ -91,12 +96,16 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 				return &codeError{code: exitUsage, err: err}
 			}
 			ex := st.Decide(call, overLimit)
+			shadow := st.ShadowForwards(call, ex.Verdict)
 			if asJSON {
-				if err := printCheckJSON(cmd.OutOrStdout(), call, ex, warnings); err != nil {
+				if err := printCheckJSON(cmd.OutOrStdout(), call, ex, shadow, warnings); err != nil {
 					return err
 				}
 			} else {
 				printExplanation(cmd.OutOrStdout(), call, ex)
+				if shadow {
+					fmt.Fprintf(cmd.OutOrStdout(), "shadow mode: would be forwarded (enforce: shadow), audited as a %s with shadow: true; the exit status is still the decision's\n", ex.Verdict.Decision)
+				}
 			}
 			switch ex.Verdict.Decision {
 			case rules.Allow:

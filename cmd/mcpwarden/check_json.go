@@ -21,6 +21,10 @@ type checkReport struct {
 	Reason    string           `json:"reason,omitempty"`
 	Steps     []checkStep      `json:"steps"`
 	Warnings  []config.Warning `json:"warnings"`
+
+	// Shadow is set when shadow mode (enforce: shadow) would forward the
+	// request although Decision is ask or deny.
+	Shadow bool `json:"shadow,omitempty"`
 }
 
 // checkStep is one rule considered.
@@ -32,11 +36,11 @@ type checkStep struct {
 }
 
 // printCheckJSON writes the explanation of c as one JSON object.
-func printCheckJSON(w io.Writer, c rules.Call, ex rules.Explanation, warnings []config.Warning) error {
+func printCheckJSON(w io.Writer, c rules.Call, ex rules.Explanation, shadow bool, warnings []config.Warning) error {
 	v := ex.Verdict
 	rep := checkReport{
 		Decision: v.Decision.String(), Call: "mcp:" + c.Server + ":" + c.Tool, Arguments: c.Arguments,
-		Profile: c.Profile, Rule: v.Rule, Gate: v.Gate, Reason: v.Reason,
+		Profile: c.Profile, Rule: v.Rule, Gate: v.Gate, Reason: v.Reason, Shadow: shadow,
 		Steps: []checkStep{}, Warnings: warnings,
 	}
 	if rep.Warnings == nil {

@@ -26,6 +26,10 @@ type toolRow struct {
 	Decision string `json:"decision"`
 	Rule     string `json:"rule"`
 	Gate     string `json:"gate,omitempty"`
+	// Shadow is set when the server's requests are in shadow mode
+	// (enforce: shadow): Decision is what the policy would do, and a call
+	// is forwarded whatever it is (a tool denied outright is listed).
+	Shadow bool `json:"shadow,omitempty"`
 	// Suspicious says why the tool's description looks aimed at the
 	// model (proxy.SuspiciousTool); "" when it does not.
 	Suspicious string `json:"suspicious,omitempty"`
@@ -49,6 +53,8 @@ type toolsReport struct {
 	// spoken to in: 2026-07-28 or later (stateless, server/discover) or
 	// an earlier one (the initialize handshake).
 	Protocols []protocolRow `json:"protocols"`
+	// Shadow says where shadow mode is on; left out when it is off.
+	Shadow *rules.ShadowScope `json:"shadow,omitempty"`
 }
 
 // A protocolRow is the protocol version mcpwarden speaks with one server.
@@ -113,7 +119,7 @@ listed with their error), 2 the config is invalid.`,
 			}
 			defer listing.Close()
 
-			rep := toolsReport{Tools: []toolRow{}, Catalog: []catalogRow{}, Failed: []failedServer{}, Sandboxes: []sandboxRow{}, Protocols: []protocolRow{}}
+			rep := toolsReport{Tools: []toolRow{}, Catalog: []catalogRow{}, Failed: []failedServer{}, Sandboxes: []sandboxRow{}, Protocols: []protocolRow{}, Shadow: shadowScope(st.Policy)}
 			naming := st.Naming()
 			for _, l := range listing.Servers {
 				if l.Err != nil {
@@ -136,6 +142,7 @@ listed with their error), 2 the config is invalid.`,
 						Rule:       v.Rule,
 						Gate:       v.Gate,
 						Suspicious: proxy.SuspiciousTool(t),
+						Shadow:     st.Policy.Enforcement(l.Server, "") == rules.EnforceShadow,
 					}
 					if st.Policy.Hidden(call) {
 						row.Decision = "hidden"
@@ -163,11 +170,11 @@ listed with their error), 2 the config is invalid.`,
 // each server has one row, tool "*", with the decision a call without
 // arguments to a tool that no rule names gets.
 func offlineTools(st *app.Setup) toolsReport {
-	rep := toolsReport{Tools: []toolRow{}, Catalog: []catalogRow{}, Failed: []failedServer{}, Sandboxes: []sandboxRow{}}
+	rep := toolsReport{Tools: []toolRow{}, Catalog: []catalogRow{}, Failed: []failedServer{}, Sandboxes: []sandboxRow{}, Shadow: shadowScope(st.Policy)}
 	for _, server := range st.Config.ServerNames() {
 		call := rules.Call{Server: server, Tool: "*"}
 		v := st.Policy.Decide(call)
-		row := toolRow{Server: server, Tool: "*", Name: proxy.Canonical(server, "*"), Decision: v.Decision.String(), Rule: v.Rule, Gate: v.Gate}
+		row := toolRow{Server: server, Tool: "*", Name: proxy.Canonical(server, "*"), Decision: v.Decision.String(), Rule: v.Rule, Gate: v.Gate, Shadow: st.Policy.Enforcement(server, "") == rules.EnforceShadow}
 		if st.Policy.Hidden(call) {
 			row.Decision = "hidden"
 		}
@@ -195,7 +202,7 @@ func printToolsTable(w io.Writer, rep toolsReport) {
 		if r.Gate != "" && r.Gate != "policy" {
 			rule += " (" + r.Gate + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Server, r.Tool, r.WireName, r.Decision, rule)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Server, r.Tool, r.WireName, shadowDecision(r.Decision, r.Shadow), rule)
 	}
 	for _, f := range rep.Failed {
 		fmt.Fprintf(tw, "%s\t-\t-\terror\t%s\n", f.Server, oneLine(f.Error))
@@ -207,6 +214,7 @@ func printToolsTable(w io.Writer, rep toolsReport) {
 		}
 	}
 	printCatalogTable(w, rep.Catalog)
+	printShadow(w, rep.Shadow)
 	for _, r := range rep.Sandboxes {
 		fmt.Fprintf(w, "sandbox: %s: %s\n", r.Server, r.Sandbox)
 	}

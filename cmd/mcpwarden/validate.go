@@ -73,6 +73,8 @@ the exit status the same).`,
 			}
 			rep.Valid, rep.Config, rep.Servers = true, st.Config.File, len(st.Config.Servers)
 			fmt.Fprintf(out, "config %s is valid: %d servers\n", st.Config.File, len(st.Config.Servers))
+			rep.Shadow = shadowScope(st.Policy)
+			printShadow(out, rep.Shadow)
 			for _, w := range st.Config.SandboxWarnings() {
 				fmt.Fprintf(out, "warning: %s\n", w)
 				rep.Warnings = append(rep.Warnings, w)

@@ -28,6 +28,9 @@ type validateReport struct {
 	// tools listed; --strict fails on any.
 	Findings  []validateFinding `json:"findings"`
 	Sandboxes map[string]string `json:"sandboxes,omitempty"`
+	// Shadow says where shadow mode (enforce: shadow) is on; left out
+	// when it is off.
+	Shadow *rules.ShadowScope `json:"shadow,omitempty"`
 }
 
 // validateFinding is one lint finding: where (a key, or a tool), where in

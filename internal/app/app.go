@@ -218,6 +218,7 @@ func Start(ctx context.Context, st *Setup, o Options) (_ *App, err error) {
 	// A SIGTERM does not cut the first attempts: calls may be waiting for
 	// them, and Close stops them.
 	logStarting(a.logger, cfg)
+	logShadow(a.logger, st.Policy)
 	if w := askWarning(cfg); w != "" {
 		a.logger.Warn(w)
 	}

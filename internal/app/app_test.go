@@ -1,6 +1,7 @@
 package app
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,5 +87,32 @@ func TestListUpstreamsCountsTheServersThatFailed(t *testing.T) {
 	}
 	if up := l.Up(); len(up["up"]) != 1 || up["up"][0].Name != "echo" {
 		t.Errorf("Up() = %v, want up's echo", up)
+	}
+}
+
+func TestReloadThatSwitchesShadowModeSaysSo(t *testing.T) {
+	t.Parallel()
+	url := standIn(t)
+	base := "servers:\n  up:\n    url: " + url + "\naudit:\n  path: audit.jsonl\n"
+	var log testkit.LockedBuffer
+	a, err := Start(t.Context(), setupOf(t, base), Options{Version: "test", Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if strings.Contains(log.String(), "shadow") {
+		t.Errorf("the start-up log of an enforced config speaks of shadow mode:\n%s", log.String())
+	}
+	if err := a.Reload(t.Context(), setupOf(t, "enforce: shadow\n"+base)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), `level=WARN msg="shadow mode is on`) {
+		t.Errorf("a reload to shadow mode did not warn:\n%s", log.String())
+	}
+	if err := a.Reload(t.Context(), setupOf(t, base)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "shadow mode is off") {
+		t.Errorf("a reload back to enforce did not say so:\n%s", log.String())
 	}
 }

@@ -29,10 +29,25 @@ func (s *Setup) Decide(call rules.Call, overLimit bool) rules.Explanation {
 	ex = explainLimits(s.Policy, call, ex, overLimit)
 	if call.Tool == rules.ToolConnect && ex.Verdict.Decision != rules.Deny {
 		if why := connect.AddressRefusal(s.Policy, call.Server, call.Arguments); why != "" {
-			ex.Verdict = rules.Verdict{Decision: rules.Deny, Gate: "egress proxy", Reason: why}
+			ex.Verdict = rules.Verdict{Decision: rules.Deny, Gate: GateEgressProxy, Reason: why}
 		}
 	}
 	return ex
+}
+
+// GateEgressProxy is the gate a verdict of Decide names when the egress
+// proxy refuses a connection's address on its own (a special address no
+// rule names).
+const GateEgressProxy = "egress proxy"
+
+// ShadowForwards reports whether the running proxy would forward call,
+// decided v by Decide, only because shadow mode is on for its server and
+// profile (enforce: shadow): v is an ask or a deny of the policy, not one
+// of mcpwarden's own refusals (self-protection, the egress proxy's
+// refusal of an address), which shadow mode never lifts.
+func (s *Setup) ShadowForwards(call rules.Call, v rules.Verdict) bool {
+	return v.Decision != rules.Allow && v.Gate != rules.GateBuiltin && v.Gate != GateEgressProxy &&
+		s.Policy.Enforcement(call.Server, call.Profile) == rules.EnforceShadow
 }
 
 // explainLimits adds to ex a step for each limit the call counts

@@ -43,8 +43,15 @@ func (a *App) Reload(ctx context.Context, next *Setup) error {
 	for _, name := range append(added, restarted...) {
 		a.srv.UpstreamChanged(ctx, name)
 	}
+	was := a.current.Policy.Shadowing()
 	a.current = next
 	a.logger.Info("config reloaded", "config", next.Config.File, "servers_added", added, "servers_removed", removed, "servers_restarted", restarted)
+	if now := next.Policy.Shadowing(); !reflect.DeepEqual(was, now) {
+		if !now.On() {
+			a.logger.Info("shadow mode is off: the policy is enforced everywhere")
+		}
+		logShadow(a.logger, next.Policy)
+	}
 	return nil
 }
 

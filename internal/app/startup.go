@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/internal/textcut"
+	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
@@ -48,6 +49,16 @@ func logStarting(logger *slog.Logger, cfg *config.Config) {
 func startingNow(err error) bool {
 	var u *upstream.UnavailableError
 	return errors.As(err, &u) && u.Err == nil && u.RetryIn == 0 && !u.EverUp && !u.Closed && !u.Removed
+}
+
+// logShadow says, at warn level, where shadow mode is on (enforce: shadow):
+// there the policy decides and audits but refuses nothing. It says nothing
+// when shadow mode is off everywhere.
+func logShadow(logger *slog.Logger, p *rules.Policy) {
+	if sc := p.Shadowing(); sc.On() {
+		logger.Warn("shadow mode is on (enforce: shadow): what the policy would ask about or deny is audited with shadow: true and forwarded, nobody asked; built-in refusals still refuse",
+			"servers", sc.Servers, "profiles", sc.Profiles)
+	}
 }
 
 // askWarning says, when the policy can ask and no one may be there to

@@ -146,3 +146,36 @@ func TestSecondInstanceStartsItsApprovalsPageElsewhere(t *testing.T) {
 		t.Error("a configured address that is taken was swapped for another")
 	}
 }
+
+func TestStartupLogWarnsWhereShadowModeIsOn(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, config string
+		want         string // "" = no line
+	}{
+		{"off says nothing", "servers:\n  fs: {url: https://example.com/mcp}\n", ""},
+		{"on for one server names it", "servers:\n  fs: {url: https://example.com/mcp, enforce: shadow}\n  gh: {url: https://example.com/mcp}\n",
+			`level=WARN msg="shadow mode is on (enforce: shadow): what the policy would ask about or deny is audited with shadow: true and forwarded, nobody asked; built-in refusals still refuse" servers=[fs] profiles=[]`},
+		{"on globally names every server and profile", "enforce: shadow\nservers:\n  fs: {url: https://example.com/mcp}\nprofiles:\n  ci: {}\n",
+			`servers=[fs] profiles=[ci]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := config.Parse([]byte(tt.config), ".yaml", t.TempDir(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := NewSetup(cfg, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf testkit.LockedBuffer
+			logShadow(slog.New(slog.NewTextHandler(&buf, nil)), st.Policy)
+			got := strings.TrimSpace(buf.String())
+			if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
+				t.Errorf("log = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

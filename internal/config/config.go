@@ -33,6 +33,12 @@ type Config struct {
 	Servers map[string]Server `koanf:"servers"`
 	// Policy is the global gate.
 	Policy rules.PolicySpec `koanf:"policy"`
+	// Enforce is enforce (the default: the policy's decisions are carried
+	// out) or shadow (they are audited with shadow: true and the decision
+	// each request would have had, and the request is forwarded as allowed,
+	// nothing asked; built-in refusals still refuse). A server's enforce,
+	// else its client's profile's, wins over this one.
+	Enforce rules.Enforce `koanf:"enforce"`
 	// Profiles are client profiles, keyed by name: each sees some servers
 	// and adds its own policy as a third gate (see Profile).
 	Profiles map[string]Profile `koanf:"profiles"`
@@ -288,6 +294,9 @@ type Server struct {
 	OnToolChange pin.Reaction `koanf:"on_tool_change"`
 	// Policy is this server's gate; it applies in addition to the global one.
 	Policy rules.PolicySpec `koanf:"policy"`
+	// Enforce is enforce or shadow for this server's requests, whatever
+	// the profile's and the top-level enforce say; "" leaves it to them.
+	Enforce rules.Enforce `koanf:"enforce"`
 	// Sandbox overrides the top-level sandbox for this stdio server;
 	// `sandbox: off` runs it unconfined.
 	Sandbox *Sandbox `koanf:"sandbox"`

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding"
 	"errors"
 	"fmt"
 	"maps"
@@ -69,6 +70,12 @@ func wantFor(key string, err error, v any) string {
 	case t.Kind() == reflect.Struct && len(node.children) > 0:
 		keys := slices.Sorted(maps.Keys(node.children))
 		return fmt.Sprintf("want a section holding keys (%s), each on its own line indented under %s:%s", strings.Join(keys, ", "), name, got)
+	case reflect.PointerTo(t).Implements(textUnmarshalerType) && isScalar(v):
+		// A named value (enforce: true): the type's own words for it.
+		if err := reflect.New(t).Interface().(encoding.TextUnmarshaler).UnmarshalText(fmt.Append(nil, v)); err != nil {
+			return err.Error()
+		}
+		return msg
 	case t.Kind() == reflect.Bool:
 		return fmt.Sprintf("want true or false, e.g. %s: true%s", name, got)
 	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
@@ -79,6 +86,18 @@ func wantFor(key string, err error, v any) string {
 		return fmt.Sprintf("want text, e.g. %s: %s%s", name, example(name, "value"), got)
 	}
 	return msg
+}
+
+var textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+
+// isScalar reports whether v, a decoded config value, is text, a number or
+// a boolean.
+func isScalar(v any) bool {
+	switch v.(type) {
+	case []any, map[string]any, nil:
+		return false
+	}
+	return true
 }
 
 // example is examples[name], else general.

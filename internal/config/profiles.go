@@ -40,6 +40,10 @@ type Profile struct {
 	Match *oauth.Match `koanf:"match"`
 	// Policy is the profile's gate.
 	Policy rules.PolicySpec `koanf:"policy"`
+	// Enforce is enforce or shadow for this profile's requests, unless the
+	// server's own enforce says otherwise; "" leaves it to the top-level
+	// enforce.
+	Enforce rules.Enforce `koanf:"enforce"`
 }
 
 // validateProfiles checks the profiles' names, server globs and token
@@ -98,6 +102,21 @@ func (c *Config) profileSpecs() map[string]rules.PolicySpec {
 			}
 		}
 		out[name] = spec
+	}
+	return out
+}
+
+// profileEnforce returns the enforce setting of each profile that has one.
+func (c *Config) profileEnforce() map[string]rules.Enforce {
+	var out map[string]rules.Enforce
+	for name, p := range c.Profiles {
+		if p.Enforce == rules.EnforceUnset {
+			continue
+		}
+		if out == nil {
+			out = map[string]rules.Enforce{}
+		}
+		out[name] = p.Enforce
 	}
 	return out
 }

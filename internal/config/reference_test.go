@@ -160,6 +160,7 @@ var enums = map[string][]string{
 	"network":                {"", "proxy", "none", "host"},
 	"audit.sink":             {"", "file", "stderr", "none", "http"},
 	"paths_case_insensitive": {"", "auto", "true", "false"},
+	"enforce":                {"", "enforce", "shadow"},
 }
 
 // enumFor is the enum of key, matched on its full path or its last part.

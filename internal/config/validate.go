@@ -283,6 +283,8 @@ func (c *Config) RulesSpecIn(workDir string) rules.Spec {
 	spec := rules.Spec{
 		Global:               workspaceIn(c.Policy, base),
 		Profiles:             c.profileSpecs(),
+		Enforce:              c.Enforce,
+		ProfileEnforce:       c.profileEnforce(),
 		Servers:              make(map[string]rules.ServerSpec, len(c.Servers)),
 		PathKeys:             c.PathKeys,
 		URLKeys:              c.URLKeys,
@@ -307,6 +309,7 @@ func (c *Config) RulesSpecIn(workDir string) rules.Spec {
 			Home:       c.Home(name),
 			Local:      s.onThisMachine(),
 			Results:    s.Results,
+			Enforce:    s.Enforce,
 		}
 	}
 	return spec

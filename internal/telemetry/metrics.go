@@ -73,6 +73,7 @@ func ResultOutcome(isError bool, err error) Outcome {
 type metrics struct {
 	registry      *prometheus.Registry
 	decisions     *prometheus.CounterVec   // server, tool, decision, profile
+	shadowed      *prometheus.CounterVec   // server, decision
 	callSeconds   *prometheus.HistogramVec // server, outcome
 	upstreamUp    *prometheus.GaugeVec     // server
 	restarts      *prometheus.CounterVec   // server
@@ -89,6 +90,10 @@ func newMetrics(servers []string, version string) *metrics {
 			Name: "mcpwarden_decisions_total",
 			Help: "Policy decisions on tools/call, by server, upstream tool name, decision (allow, ask, deny) and client profile (empty for none).",
 		}, []string{"server", "tool", "decision", "profile"}),
+		shadowed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpwarden_shadow_decisions_total",
+			Help: "Requests shadow mode (enforce: shadow) let through that the policy would have asked about or denied, by server and would-be decision (ask, deny).",
+		}, []string{"server", "decision"}),
 		callSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "mcpwarden_upstream_call_duration_seconds",
 			Help:    "Time from forwarding a tools/call to its upstream until the result, by server and outcome (ok, tool_error, failed).",
@@ -126,7 +131,7 @@ func newMetrics(servers []string, version string) *metrics {
 	})
 	build.Set(1)
 	m.registry.MustRegister(
-		m.decisions, m.callSeconds, m.upstreamUp, m.restarts,
+		m.decisions, m.shadowed, m.callSeconds, m.upstreamUp, m.restarts,
 		m.sessions, m.evictions, m.asks, m.auditFailures, build,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -185,6 +190,20 @@ func (t *Telemetry) Decision(profile, server, tool string, d rules.Decision) {
 		decision = d.String()
 	}
 	t.metrics.decisions.WithLabelValues(t.serverLabel(server), t.toolLabel(server, tool), decision, t.profileLabel(profile)).Inc()
+}
+
+// ShadowDecision counts one request to server that shadow mode let
+// through although the policy decided d, ask or deny, for it: the
+// disruption enforcing the policy would cause.
+func (t *Telemetry) ShadowDecision(server string, d rules.Decision) {
+	if t == nil {
+		return
+	}
+	decision := Other
+	if d < rules.Allow {
+		decision = d.String()
+	}
+	t.metrics.shadowed.WithLabelValues(t.serverLabel(server), decision).Inc()
 }
 
 // Call records the latency of one forwarded call to server.

@@ -241,3 +241,28 @@ func TestResultOutcome(t *testing.T) {
 		t.Errorf("Outcome(7) = %q, want %q", got, Other)
 	}
 }
+
+func TestShadowDecisionsAreCountedByServerAndWouldBeDecision(t *testing.T) {
+	t.Parallel()
+	tel := newTestTelemetry(t, Options{})
+	tel.ShadowDecision("fs", rules.Deny)
+	tel.ShadowDecision("fs", rules.Deny)
+	tel.ShadowDecision("fs", rules.Ask)
+	tel.ShadowDecision("evil", rules.Ask) // not configured: counted as other
+	got := scrape(t, tel.Handler())
+	tests := []struct {
+		series string
+		want   float64
+	}{
+		{`mcpwarden_shadow_decisions_total{decision="deny",server="fs"}`, 2},
+		{`mcpwarden_shadow_decisions_total{decision="ask",server="fs"}`, 1},
+		{`mcpwarden_shadow_decisions_total{decision="ask",server="other"}`, 1},
+	}
+	for _, tt := range tests {
+		if got[tt.series] != tt.want {
+			t.Errorf("%s = %v, want %v", tt.series, got[tt.series], tt.want)
+		}
+	}
+	var nilTel *Telemetry
+	nilTel.ShadowDecision("fs", rules.Deny) // no metrics: nothing, no panic
+}
