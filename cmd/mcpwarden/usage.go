@@ -15,7 +15,7 @@ import (
 // states it.
 const exitCodes = `Exit codes: 0 success; 1 an error while working (an upstream failed to
 start for validate, tools or pin; a file could not be written; an audit
-chain does not verify); 2 bad usage (an unknown command or flag, a wrong
+chain does not verify; a case of test failed); 2 bad usage (an unknown command or flag, a wrong
 number of arguments), a bad config or bad input; check exits 3 for ask and
 4 for deny.`
 
