@@ -40,6 +40,7 @@ A case file is YAML:
       profile: ci                        # optional: a client profile
       principal: alice                   # optional: who the client is (@principal)
       after: [untrusted_input]           # optional: labels armed (check's --after)
+      roots: [/home/you/project]         # optional: the client's roots (workspace_from_roots)
       over_limit: true                   # optional: beyond every limit's max
 
 --run REGEXP runs only the cases whose name it matches; -v reports every

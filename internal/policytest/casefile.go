@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,6 +55,9 @@ type Case struct {
 	Principal string
 	// After are flow labels armed in the session, as check's --after.
 	After []string
+	// Roots are the client's MCP roots, absolute directories: the
+	// workspace of a policy with workspace_from_roots.
+	Roots []string
 	// OverLimit decides the request as one beyond the max of every limit
 	// it counts against, as check's --over-limit.
 	OverLimit bool
@@ -67,7 +71,7 @@ type pos struct{ line, col int }
 // caseKeys are the keys a case may have, and whether each is required.
 var caseKeys = map[string]bool{
 	"name": true, "tool": true, "arguments": false, "expect": true, "rule": false,
-	"profile": false, "principal": false, "after": false, "over_limit": false,
+	"profile": false, "principal": false, "after": false, "roots": false, "over_limit": false,
 }
 
 // maxArgumentNodes bounds the YAML nodes of one case's arguments, aliases
@@ -226,7 +230,15 @@ func (p *parser) parseCase(i int, n *yaml.Node) (c Case, ok bool) {
 		c.Expect = d
 	}
 	if v := values["after"]; v != nil {
-		c.After = p.labels(key+".after", v)
+		c.After = p.texts(key+".after", v, "a label or a list of labels, e.g. after: [untrusted_input]")
+	}
+	if v := values["roots"]; v != nil {
+		c.Roots = p.texts(key+".roots", v, "a directory or a list of them, e.g. roots: [/home/you/project]")
+		for _, r := range c.Roots {
+			if !filepath.IsAbs(r) {
+				p.add(v, "%s.roots: %q is not absolute; a client's roots are absolute directories", key, r)
+			}
+		}
 	}
 	if v := values["over_limit"]; v != nil {
 		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!bool" {
@@ -256,8 +268,8 @@ func caseName(n *yaml.Node) string {
 	return ""
 }
 
-// labels reads after: one label or a list of them.
-func (p *parser) labels(key string, v *yaml.Node) []string {
+// texts reads v, one text or a list of them; what says what they are.
+func (p *parser) texts(key string, v *yaml.Node, what string) []string {
 	items := []*yaml.Node{v}
 	if v.Kind == yaml.SequenceNode {
 		items = v.Content
@@ -265,7 +277,7 @@ func (p *parser) labels(key string, v *yaml.Node) []string {
 	var out []string
 	for _, it := range items {
 		if it.Kind != yaml.ScalarNode || it.ShortTag() == "!!null" || it.Value == "" {
-			p.add(it, "%s: want a label or a list of labels, e.g. after: [untrusted_input], got %s", key, describe(it))
+			p.add(it, "%s: want %s; got %s", key, what, describe(it))
 			continue
 		}
 		out = append(out, it.Value)

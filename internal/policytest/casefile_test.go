@@ -23,6 +23,7 @@ cases:
     profile: ci
     principal: alice
     after: [untrusted_input, private]
+    roots: /home/you/project
     over_limit: true
   - name: arguments as a JSON object in quotes
     tool: mcp:fs:resources/read
@@ -40,10 +41,10 @@ cases:
 	want := []Case{
 		{Name: "reads a file in the project", Line: 3, Tool: "mcp:fs:read_text_file",
 			Arguments: map[string]any{"path": "./README.md", "head": json.Number("10"), "tail": json.Number("1.5"), "gzip": false, "none": nil, "tags": []any{"a", json.Number("2")}},
-			Expect:    rules.Allow, Rule: "mcp:fs:read_*", Profile: "ci", Principal: "alice", After: []string{"untrusted_input", "private"}, OverLimit: true},
-		{Name: "arguments as a JSON object in quotes", Line: 12, Tool: "mcp:fs:resources/read",
+			Expect:    rules.Allow, Rule: "mcp:fs:read_*", Profile: "ci", Principal: "alice", After: []string{"untrusted_input", "private"}, Roots: []string{"/home/you/project"}, OverLimit: true},
+		{Name: "arguments as a JSON object in quotes", Line: 13, Tool: "mcp:fs:resources/read",
 			Arguments: map[string]any{"uri": "file:///srv/app/.env"}, Expect: rules.Deny},
-		{Name: "one label without a list", Line: 16, Tool: "mcp:mail:send_mail",
+		{Name: "one label without a list", Line: 17, Tool: "mcp:mail:send_mail",
 			Arguments: map[string]any{}, Expect: rules.Ask, After: []string{"untrusted_input"}},
 	}
 	if diff := gocmp.Diff(want, f.Cases, cmpopts.IgnoreUnexported(Case{})); diff != "" {
@@ -79,7 +80,7 @@ func TestParseSaysWhereAndWhatToWrite(t *testing.T) {
 		{"a misspelt top-level key names cases", "case:\n  - name: a\n",
 			[]string{"c.yaml:1:1: case: unknown key; did you mean cases?"}},
 		{"an unknown key far from any names the keys", "cases:\n  - name: a\n" + ok + "    colour: red\n",
-			[]string{"c.yaml:5:5", "colour: unknown key; the keys here are after, arguments, expect, name"}},
+			[]string{"c.yaml:5:5", "colour: unknown key; the keys here are after, arguments, expect, name, over_limit, principal, profile, roots, rule, tool"}},
 		{"a misspelt decision names the one meant", "cases:\n  - name: a\n    tool: mcp:fs:x\n    expect: alow\n",
 			[]string{"c.yaml:4:13: cases[0] (a).expect: unknown decision \"alow\": want deny, ask or allow; did you mean allow?"}},
 		{"a decision in capitals is refused", "cases:\n  - name: a\n    tool: mcp:fs:x\n    expect: Allow\n",
@@ -100,6 +101,7 @@ func TestParseSaysWhereAndWhatToWrite(t *testing.T) {
 		{"a null tool", "cases:\n  - name: a\n    tool:\n    expect: ask\n", []string{"c.yaml:3:10", "cases[0] (a).tool: want text, got nothing"}},
 		{"over_limit as text", "cases:\n  - name: a\n" + ok + "    over_limit: \"yes\"\n", []string{"c.yaml:5:17: cases[0] (a).over_limit: want true or false, got \"yes\""}},
 		{"after as a section", "cases:\n  - name: a\n" + ok + "    after: {a: b}\n", []string{"c.yaml:5:12", "want a label or a list of labels"}},
+		{"a relative root", "cases:\n  - name: a\n" + ok + "    roots: [project]\n", []string{"c.yaml:5:12", `"project" is not absolute`}},
 		{"arguments as a list", "cases:\n  - name: a\n" + ok + "    arguments: [a]\n", []string{"c.yaml:5:16", "want a section of names and values"}},
 		{"arguments in JSON that is not an object", "cases:\n  - name: a\n" + ok + "    arguments: '[1]'\n", []string{"c.yaml:5:16", "cases[0] (a).arguments"}},
 		{"arguments with a key that is a list", "cases:\n  - name: a\n" + ok + "    arguments: {[a]: b}\n", []string{"c.yaml:5:16", "want a name as the key"}},

@@ -138,7 +138,7 @@ func (r *reporter) details(file string, res Result) {
 	}
 	for _, kv := range [][2]string{
 		{"request", c.Tool + " " + string(args)}, {"profile", c.Profile}, {"principal", c.Principal},
-		{"after", strings.Join(c.After, ", ")}, {"over_limit", over},
+		{"after", strings.Join(c.After, ", ")}, {"roots", strings.Join(c.Roots, ", ")}, {"over_limit", over},
 		{"want", wanted}, {"got", got(v)}, {"in", v.Gate}, {"because", v.Reason},
 	} {
 		if kv[1] != "" {

@@ -51,7 +51,7 @@ func NewSuite(st *app.Setup, f *File) (*Suite, error) {
 			bad(c, "after", err)
 			continue
 		}
-		call.Profile, call.Principal = c.Profile, c.Principal
+		call.Profile, call.Principal, call.Roots = c.Profile, c.Principal, c.Roots
 		s.calls[i] = call
 	}
 	if err := errors.Join(errs...); err != nil {
