@@ -344,6 +344,9 @@ func jsonValue(n *yaml.Node, depth int, budget *int) (any, error) {
 			if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!merge" {
 				return nil, fmt.Errorf("line %d: want a name as the key, got %s", k.Line, describe(k))
 			}
+			if _, dup := out[k.Value]; dup {
+				return nil, fmt.Errorf("line %d: %q is written twice (the proxy refuses a request with a key twice); keep one", k.Line, k.Value)
+			}
 			v, err := jsonValue(n.Content[i+1], depth+1, budget)
 			if err != nil {
 				return nil, err

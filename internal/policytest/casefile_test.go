@@ -151,6 +151,8 @@ func TestCaseArgumentsAreHeldToTheProxysStrictness(t *testing.T) {
 		{"two keys a server reads as one", "{path: a, PATH: b}", "PATH"},
 		{"a NUL in a value", `{path: "a\0b"}`, "NUL"},
 		{"a duplicate key in quoted JSON", `'{"path": "a", "path": "b"}'`, "path"},
+		{"a key written twice in the section", "{path: a, path: /etc/passwd}", `"path" is written twice`},
+		{"a key written twice deeper in", "{options: {mode: a, mode: b}}", `"mode" is written twice`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
