@@ -25,10 +25,10 @@ func loadOfflineSetup(path string) (*app.Setup, error) {
 	return loadSetupWith(path, config.LoadOffline)
 }
 
-// loadOfflineSetupHere is loadOfflineSetup for mcpwarden started in the
+// loadOfflineSetupInConfigDir is loadOfflineSetup for mcpwarden started in the
 // config file's directory rather than the current one (test: a case's
 // relative paths decide alike wherever it is run from).
-func loadOfflineSetupHere(path string) (*app.Setup, error) {
+func loadOfflineSetupInConfigDir(path string) (*app.Setup, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err

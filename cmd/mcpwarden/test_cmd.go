@@ -61,7 +61,7 @@ a case file, a flag).`,
 				}
 				opts.Run = re
 			}
-			st, err := loadOfflineSetupHere(configPath)
+			st, err := loadOfflineSetupInConfigDir(configPath)
 			if err != nil {
 				return err
 			}

@@ -6,9 +6,11 @@
 package policytest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"path/filepath"
@@ -85,8 +87,16 @@ const maxArgumentNodes = 10000
 func Parse(name string, data []byte) (*File, error) {
 	p := parser{file: name}
 	f := &File{Name: name}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	var doc, more yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	err := dec.Decode(&doc)
+	if err == nil {
+		// Cases in a second document would never run.
+		if err = dec.Decode(&more); err == nil {
+			return nil, p.errAt(&more, "a second YAML document: write every case in one YAML document, under one cases:")
+		}
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
 		place, msg := config.ErrorPlace(data, err)
 		if place != "" {
 			place = ":" + place

@@ -189,3 +189,19 @@ func TestAliasBombInArgumentsIsRefused(t *testing.T) {
 		t.Errorf("Parse = %v, want the arguments refused as too many values", err)
 	}
 }
+
+// TestCasesInASecondYAMLDocumentAreNotIgnored: yaml reads the first
+// document of a text; cases after a "---" would never run, and the file
+// would pass.
+func TestCasesInASecondYAMLDocumentAreNotIgnored(t *testing.T) {
+	t.Parallel()
+	const one = "cases:\n  - {name: a, tool: mcp:fs:x, expect: deny}\n"
+	for _, text := range []string{one + "---\n" + one, one + "---\n", "---\n" + one + "...\n---\n" + one} {
+		if f, err := Parse("c.yaml", []byte(text)); err == nil || !strings.Contains(err.Error(), "write every case in one YAML document") {
+			t.Errorf("Parse(%q) = %v, %v; want an error: every case in one document", text, f, err)
+		}
+	}
+	if _, err := Parse("c.yaml", []byte("---\n"+one)); err != nil {
+		t.Errorf("one document after ---: %v", err)
+	}
+}
