@@ -209,12 +209,14 @@ func (p *parser) parseCase(i int, n *yaml.Node) (c Case, ok bool) {
 			p.add(n, "%s: %s is required; every case has name, tool and expect", key, k)
 		}
 	}
+	// scalar reports whether the key's value is text (a null is not).
+	scalar := func(v *yaml.Node) bool { return v.Kind == yaml.ScalarNode && v.ShortTag() != "!!null" }
 	text := func(k string) string {
 		v := values[k]
 		if v == nil {
 			return ""
 		}
-		if v.Kind != yaml.ScalarNode || v.ShortTag() == "!!null" {
+		if !scalar(v) {
 			p.add(v, "%s.%s: want text, got %s", key, k, describe(v))
 			return ""
 		}
@@ -222,15 +224,15 @@ func (p *parser) parseCase(i int, n *yaml.Node) (c Case, ok bool) {
 	}
 	c.Name = text("name")
 	c.Tool, c.Rule, c.Profile, c.Principal = text("tool"), text("rule"), text("profile"), text("principal")
-	if v := values["tool"]; v != nil && c.Tool == "" && v.Kind == yaml.ScalarNode {
+	if v := values["tool"]; v != nil && c.Tool == "" && scalar(v) {
 		p.add(v, "%s.tool: want a canonical name such as mcp:fs:read_file", key)
 	}
-	if v := values["name"]; v != nil && v.Kind == yaml.ScalarNode && (c.Name == "" || shown(c.Name) != c.Name) {
+	if v := values["name"]; v != nil && scalar(v) && (c.Name == "" || shown(c.Name) != c.Name) {
 		p.add(v, "%s.name: want a name saying what the case is about, on one line of printable text", key)
 	}
 	if v := values["expect"]; v != nil {
 		d, err := rules.ParseDecision(text("expect"))
-		if err != nil && v.Kind == yaml.ScalarNode {
+		if err != nil && scalar(v) {
 			msg := err.Error()
 			if meant := spelling.Closest(v.Value, []string{"allow", "ask", "deny"}); meant != "" {
 				msg += fmt.Sprintf("; did you mean %s?", meant)
