@@ -97,6 +97,13 @@ func subcommandArgs(c *cobra.Command, args []string) error {
 // flagError is a flag's parse error: exit 2, and for an unknown flag the
 // one meant.
 func flagError(c *cobra.Command, err error) error {
+	// A long flag written with one dash, as Go's own tools take them
+	// (-run, -json): pflag reads it as shorthands.
+	if _, long, ok := strings.Cut(err.Error(), "unknown shorthand flag: "); ok {
+		if _, word, ok := strings.Cut(long, " in -"); ok && c.Flags().Lookup(word) != nil {
+			return usageError(c, fmt.Errorf("%w; did you mean --%s?", err, word))
+		}
+	}
 	if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
 		var names []string
 		c.Flags().VisitAll(func(f *pflag.Flag) {
