@@ -25,13 +25,25 @@ type Options struct {
 	Now func() time.Time
 }
 
+// An Action is what an Event reports, named as go test -json names it.
+type Action string
+
+// The actions of a report's events.
+const (
+	ActionStart  Action = "start"  // a case file starts
+	ActionRun    Action = "run"    // a case starts
+	ActionOutput Action = "output" // a line of the text report
+	ActionPass   Action = "pass"   // a case, or a whole file, passed
+	ActionFail   Action = "fail"   // a case, or a file with a case, failed
+)
+
 // An Event is one line of the JSON report, as go test -json (test2json)
 // writes them: Package is the case file and Test the case's name. A
 // case's pass or fail event also carries the decision it wanted and got,
 // the rule that decided, and where the case is written.
 type Event struct {
 	Time    time.Time `json:"Time"`
-	Action  string    `json:"Action"` // start, run, output, pass, fail
+	Action  Action    `json:"Action"`
 	Package string    `json:"Package"`
 	Test    string    `json:"Test,omitempty"`
 	Elapsed *float64  `json:"Elapsed,omitempty"` // seconds, on pass and fail
@@ -78,7 +90,7 @@ type reporter struct {
 func (r *reporter) suite(s *Suite) bool {
 	name := s.file.Name
 	start := time.Now()
-	r.event(Event{Action: "start", Package: name})
+	r.event(Event{Action: ActionStart, Package: name})
 	ran, failed := 0, 0
 	for i := range s.file.Cases {
 		c := &s.file.Cases[i]
@@ -86,18 +98,18 @@ func (r *reporter) suite(s *Suite) bool {
 			continue
 		}
 		ran++
-		r.event(Event{Action: "run", Package: name, Test: c.Name})
+		r.event(Event{Action: ActionRun, Package: name, Test: c.Name})
 		if r.opts.Verbose || r.opts.JSON {
 			r.output(name, c.Name, "=== RUN   %s\n", c.Name)
 		}
 		res := s.Decide(i)
-		action := "pass"
+		action := ActionPass
 		if !res.Passed() {
-			action = "fail"
+			action = ActionFail
 			failed++
 		}
 		if !res.Passed() || r.opts.Verbose || r.opts.JSON {
-			r.output(name, c.Name, "--- %s: %s (%s:%d)\n", strings.ToUpper(action), c.Name, name, c.Line)
+			r.output(name, c.Name, "--- %s: %s (%s:%d)\n", strings.ToUpper(string(action)), c.Name, name, c.Line)
 			r.details(name, res)
 		}
 		r.event(Event{Action: action, Package: name, Test: c.Name, Elapsed: seconds(res.Elapsed),
@@ -115,9 +127,9 @@ func (r *reporter) suite(s *Suite) bool {
 	default:
 		r.output(name, "", "ok  \t%s\t%s\n", name, summary)
 	}
-	action := "pass"
+	action := ActionPass
 	if failed > 0 {
-		action = "fail"
+		action = ActionFail
 	}
 	r.event(Event{Action: action, Package: name, Elapsed: seconds(time.Since(start))})
 	return failed == 0
@@ -167,7 +179,7 @@ func got(v rules.Verdict) string {
 func (r *reporter) output(file, test, format string, args ...any) {
 	text := fmt.Sprintf(format, args...)
 	if r.opts.JSON {
-		r.event(Event{Action: "output", Package: file, Test: test, Output: text})
+		r.event(Event{Action: ActionOutput, Package: file, Test: test, Output: text})
 		return
 	}
 	r.printf("%s", text)

@@ -253,8 +253,8 @@ func TestJSONReportIsOneEventALine(t *testing.T) {
 		if !e.Time.Equal(at) || e.Package != "cases.yaml" {
 			t.Errorf("event %s: want Time %v and Package cases.yaml", sc.Text(), at)
 		}
-		if e.Action != "output" {
-			actions = append(actions, e.Action+" "+e.Test+" "+e.Got)
+		if e.Action != ActionOutput {
+			actions = append(actions, string(e.Action)+" "+e.Test+" "+e.Got)
 		}
 	}
 	want := []string{"start  ", "run a read is allowed ", "pass a read is allowed allow", "run a write is allowed ", "fail a write is allowed ask", "fail  "}
