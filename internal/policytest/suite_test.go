@@ -54,7 +54,7 @@ audit: {sink: none}
 
 // testSetup loads testConfig in a directory of its own, as test does:
 // mcpwarden started in the config's directory.
-func testSetup(t *testing.T) *app.Setup {
+func testSetup(t testing.TB) *app.Setup {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "project"), 0o700); err != nil {
