@@ -3,17 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpwarden/mcpwarden/internal/app"
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
-	"github.com/mcpwarden/mcpwarden/internal/spelling"
-	"github.com/mcpwarden/mcpwarden/proxy"
-	"github.com/mcpwarden/mcpwarden/proxy/connect"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -77,8 +73,8 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 			if err != nil {
 				return &codeError{code: exitUsage, err: err}
 			}
-			if _, ok := st.Config.Servers[call.Server]; !ok {
-				return &codeError{code: exitUsage, err: unknownServer(st.Config, call.Server)}
+			if err := st.CheckServer(call.Server); err != nil {
+				return &codeError{code: exitUsage, err: err}
 			}
 			var warnings []config.Warning
 			if asJSON {
@@ -87,13 +83,13 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 				printLint(cmd.ErrOrStderr(), st)
 			}
 			if profile != "" {
-				if _, ok := st.Config.Profiles[profile]; !ok {
-					return &codeError{code: exitUsage, err: unknownProfile(st.Config, profile)}
+				if err := st.CheckProfile(profile); err != nil {
+					return &codeError{code: exitUsage, err: fmt.Errorf("--profile %w", err)}
 				}
 				call.Profile = profile
 			}
-			if call.Armed, err = armedFor(st.Policy, after); err != nil {
-				return &codeError{code: exitUsage, err: err}
+			if call.Armed, err = st.Armed(after); err != nil {
+				return &codeError{code: exitUsage, err: fmt.Errorf("--after %w", err)}
 			}
 			ex := st.Decide(call, overLimit)
 			shadow := st.ShadowForwards(call, ex.Verdict)
@@ -126,57 +122,8 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 	return cmd
 }
 
-// unknownServer is the error for a check of a server cfg does not have.
-func unknownServer(cfg *config.Config, server string) error {
-	names := cfg.ServerNames()
-	err := fmt.Errorf("no server %q in the config %s; servers: %s", server, cfg.File, strings.Join(names, ", "))
-	if meant := spelling.Closest(server, names); meant != "" {
-		err = fmt.Errorf("%w; did you mean mcp:%s:...?", err, meant)
-	}
-	return err
-}
-
-// unknownProfile is the error for a --profile cfg does not have.
-func unknownProfile(cfg *config.Config, profile string) error {
-	names := slices.Sorted(maps.Keys(cfg.Profiles))
-	err := fmt.Errorf("--profile %q: the config has no such profile; profiles: %s", profile, strings.Join(names, ", "))
-	if meant := spelling.Closest(profile, names); meant != "" {
-		err = fmt.Errorf("%w; did you mean %q?", err, meant)
-	}
-	return err
-}
-
-// armedFor returns the labels of --after as armed by an earlier call; a
-// label the policy does not define is an error.
-func armedFor(p *rules.Policy, labels []string) ([]rules.Arming, error) {
-	var out []rules.Arming
-	for _, l := range labels {
-		if !p.HasLabel(l) {
-			err := fmt.Errorf("--after %q: the config defines no such label under labels", l)
-			names := p.LabelNames()
-			switch meant := spelling.Closest(l, names); {
-			case meant != "":
-				err = fmt.Errorf("%w; did you mean %q?", err, meant)
-			case len(names) > 0:
-				err = fmt.Errorf("%w; its labels are %s", err, strings.Join(names, ", "))
-			}
-			return nil, err
-		}
-		out = append(out, rules.Arming{Label: l})
-	}
-	return out, nil
-}
-
 // parseCheckCall reads "mcp:<server>:<tool>" and the arguments.
 func parseCheckCall(pos, kv []string) (rules.Call, error) {
-	rest, ok := strings.CutPrefix(pos[0], "mcp:")
-	server, tool, ok2 := strings.Cut(rest, ":")
-	if !ok || !ok2 || server == "" || tool == "" {
-		return rules.Call{}, fmt.Errorf("tool %q: want a canonical name mcp:<server>:<tool>", pos[0])
-	}
-	if strings.Contains(tool, "/") && !slices.Contains(proxy.RequestKinds(), tool) {
-		return rules.Call{}, fmt.Errorf("%q: %q is not a tool name (tool names have no \"/\") nor a request kind mcpwarden decides (%s)", pos[0], tool, strings.Join(proxy.RequestKinds(), ", "))
-	}
 	raw := ""
 	if len(pos) == 2 {
 		raw = pos[1]
@@ -195,12 +142,7 @@ func parseCheckCall(pos, kv []string) (rules.Call, error) {
 		}
 		args[k] = v
 	}
-	if tool == rules.ToolConnect {
-		if args, err = connect.Args(args); err != nil {
-			return rules.Call{}, err
-		}
-	}
-	return rules.Call{Server: server, Tool: tool, Arguments: args}, nil
+	return app.ParseCall(pos[0], args)
 }
 
 func printExplanation(w io.Writer, c rules.Call, ex rules.Explanation) {

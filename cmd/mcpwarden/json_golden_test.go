@@ -12,9 +12,10 @@ import (
 
 var updateGolden = flag.Bool("update", false, "rewrite the --json golden files in testdata/golden")
 
-// TestJSONOutputMatchesTheGoldenFiles runs check, validate and pin with
+// TestJSONOutputMatchesTheGoldenFiles runs check, validate, pin and test with
 // --json and compares what they print, with the temporary directory and
-// the stand-in server's path replaced, to testdata/golden. The servers
+// the stand-in server's path replaced (and test's clock, see untimed), to
+// testdata/golden. The servers
 // run unsandboxed: what a sandbox can apply depends on the machine. go test -run
 // TestJSONOutput -update rewrites the files.
 func TestJSONOutputMatchesTheGoldenFiles(t *testing.T) {
@@ -41,6 +42,8 @@ func TestJSONOutputMatchesTheGoldenFiles(t *testing.T) {
 			[]string{"validate", "--offline", "--json"}, exitUsage, "validate-invalid.json"},
 		{"pin reports a server not pinned yet", "sandbox: off\n",
 			[]string{"pin", "--json"}, exitError, "pin-unpinned.json"},
+		{"test reports each case as go test -json does, a failing one with want and got", "",
+			[]string{"test", "--json", "testdata/policytest/fs.cases.yaml"}, exitError, "test-fail.json"},
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -55,7 +58,7 @@ func TestJSONOutputMatchesTheGoldenFiles(t *testing.T) {
 			if code != tc.code {
 				t.Fatalf("%v exited %d, want %d; stderr: %s", tc.args, code, tc.code, errOut)
 			}
-			got := strings.NewReplacer(filepath.Dir(path), "$DIR", exe, "$EXE").Replace(out)
+			got := untimed(strings.NewReplacer(filepath.Dir(path), "$DIR", exe, "$EXE").Replace(out))
 			file := filepath.Join("testdata", "golden", tc.golden)
 			if *updateGolden {
 				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {

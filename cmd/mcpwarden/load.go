@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -24,7 +25,27 @@ func loadOfflineSetup(path string) (*app.Setup, error) {
 	return loadSetupWith(path, config.LoadOffline)
 }
 
+// loadOfflineSetupInConfigDir is loadOfflineSetup for mcpwarden started in the
+// config file's directory rather than the current one (test: a case's
+// relative paths decide alike wherever it is run from).
+func loadOfflineSetupInConfigDir(path string) (*app.Setup, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	return loadSetupIn(path, config.LoadOffline, filepath.Dir(abs))
+}
+
 func loadSetupWith(path string, load func(string, []string) (*config.Config, error)) (*app.Setup, error) {
+	workDir, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	return loadSetupIn(path, load, workDir)
+}
+
+// loadSetupIn is loadSetupWith for mcpwarden run in workDir.
+func loadSetupIn(path string, load func(string, []string) (*config.Config, error), workDir string) (*app.Setup, error) {
 	if path == "" {
 		return nil, &codeError{code: exitUsage, err: fmt.Errorf("--config FILE is required")}
 	}
@@ -34,10 +55,6 @@ func loadSetupWith(path string, load func(string, []string) (*config.Config, err
 	}
 	for _, w := range cfg.Warnings {
 		fmt.Fprintln(os.Stderr, "warning:", w)
-	}
-	workDir, err := os.Getwd()
-	if err != nil {
-		return nil, err
 	}
 	st, err := app.NewSetup(cfg, workDir)
 	if err != nil {

@@ -83,6 +83,7 @@ Shell completion: mcpwarden completion bash|zsh|fish|powershell --help.`,
 	}{
 		{"run", newServeCmd(g)},
 		{"policy", newCheckCmd()},
+		{"policy", newTestCmd()},
 		{"policy", newValidateCmd(g)},
 		{"policy", newToolsCmd(g)},
 		{"policy", newPinCmd(g)},

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -61,8 +62,10 @@ func serve(ctx context.Context, g *globals, f serveFlags, stdin io.Reader, stdou
 	if err != nil {
 		return err
 	}
-	if _, ok := st.Config.Profiles[f.profile]; f.profile != "" && !ok {
-		return &codeError{code: exitUsage, err: unknownProfile(st.Config, f.profile)}
+	if f.profile != "" {
+		if err := st.CheckProfile(f.profile); err != nil {
+			return &codeError{code: exitUsage, err: fmt.Errorf("--profile %w", err)}
+		}
 	}
 	logger, _, err := setupLogger(st, stderr, g, "info")
 	if err != nil {

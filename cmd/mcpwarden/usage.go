@@ -15,7 +15,7 @@ import (
 // states it.
 const exitCodes = `Exit codes: 0 success; 1 an error while working (an upstream failed to
 start for validate, tools or pin; a file could not be written; an audit
-chain does not verify); 2 bad usage (an unknown command or flag, a wrong
+chain does not verify; a case of test failed); 2 bad usage (an unknown command or flag, a wrong
 number of arguments), a bad config or bad input; check exits 3 for ask and
 4 for deny.`
 
@@ -97,6 +97,13 @@ func subcommandArgs(c *cobra.Command, args []string) error {
 // flagError is a flag's parse error: exit 2, and for an unknown flag the
 // one meant.
 func flagError(c *cobra.Command, err error) error {
+	// A long flag written with one dash, as Go's own tools take them
+	// (-run, -json): pflag reads it as shorthands.
+	if _, long, ok := strings.Cut(err.Error(), "unknown shorthand flag: "); ok {
+		if _, word, ok := strings.Cut(long, " in -"); ok && c.Flags().Lookup(word) != nil {
+			return usageError(c, fmt.Errorf("%w; did you mean --%s?", err, word))
+		}
+	}
 	if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
 		var names []string
 		c.Flags().VisitAll(func(f *pflag.Flag) {

@@ -18,6 +18,7 @@ func TestUsageErrorsExitTwoAndSayWhatWasMeant(t *testing.T) {
 		{"a misspelt audit command names the command meant", []string{"audit", "verfy", "x.jsonl"}, []string{`did you mean "verify"?`}},
 		{"a misspelt flag names the flag meant", []string{"validate", "--strct"}, []string{"unknown flag: --strct", "did you mean --strict?"}},
 		{"a misspelt flag of check names the flag meant", []string{"check", "--profle", "ci"}, []string{"did you mean --profile?"}},
+		{"a long flag written with one dash, as go test's, names the flag meant", []string{"test", "--config", "x.yaml", "-run", "read", "c.yaml"}, []string{"unknown shorthand flag: 'r' in -run", "did you mean --run?"}},
 		{"an unknown flag far from any says where the flags are", []string{"check", "--bogus"}, []string{"unknown flag: --bogus", "mcpwarden check --help"}},
 		{"too few arguments to check are a usage error", []string{"check"}, []string{"accepts between 1 and 2 arg(s)", "mcpwarden check --help"}},
 		{"an argument to a command that takes none is a usage error", []string{"version", "x"}, []string{`unknown command "x"`}},
