@@ -130,5 +130,7 @@ func (p *Pool) Request(ctx context.Context, name string, do func(context.Context
 	if err != nil {
 		return nil, notSent(err)
 	}
-	return do(ctx, sess.client, sess.client.GetServerCapabilities())
+	res, err := do(ctx, sess.client, sess.client.GetServerCapabilities())
+	sess.resubscribe(ctx) // a Subscribe or Unsubscribe of 2026-07-28 takes effect here
+	return res, err
 }

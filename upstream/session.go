@@ -27,8 +27,11 @@ type session struct {
 	// protocol is the version the session speaks (see Pool.Protocol).
 	protocol string
 	probe    *eraProbe // a streamable HTTP session opened by asking server/discover first; else nil
-	tools    []mcp.Tool
-	cancel   context.CancelFunc // ends the session's context
+	// listening is what a 2026-07-28 session's subscriptions/listen
+	// stream is open for; nil if it does not listen (see listen).
+	listening *listener
+	tools     []mcp.Tool
+	cancel    context.CancelFunc // ends the session's context
 
 	lostOnce sync.Once
 	lost     chan struct{} // closed by markLost
