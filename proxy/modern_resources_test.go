@@ -9,10 +9,13 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/streamable"
+	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
@@ -26,10 +29,10 @@ type watchingUpstream struct {
 	srv *server.MCPServer
 
 	mu      sync.Mutex
-	listens []listenStream
+	listens []upstreamListen
 }
 
-type listenStream struct {
+type upstreamListen struct {
 	ctx     context.Context // ends with the stream
 	session server.ClientSession
 	uris    []string
@@ -42,7 +45,7 @@ func newWatchingUpstream(t *testing.T) (*watchingUpstream, upstream.Spec) {
 	hooks.AddBeforeSubscriptionsListen(func(ctx context.Context, _ any, req *mcp.SubscriptionsListenRequest) {
 		u.mu.Lock()
 		defer u.mu.Unlock()
-		u.listens = append(u.listens, listenStream{ctx, server.ClientSessionFromContext(ctx), req.Params.Notifications.ResourceSubscriptions})
+		u.listens = append(u.listens, upstreamListen{ctx, server.ClientSessionFromContext(ctx), req.Params.Notifications.ResourceSubscriptions})
 	})
 	// Subscribable resources, and no list changes: a listen stream is
 	// opened only for a subscription.
@@ -153,5 +156,89 @@ func TestModernUpstreamKeepsOtherSubscriptionsWhenOneEnds(t *testing.T) {
 		case <-timeout:
 			t.Fatal("the update of the resource still subscribed to never reached the client")
 		}
+	}
+}
+
+// modernListener is a proxy with the global policy global in front of a
+// watchingUpstream, "up", served over streamable HTTP, and a client of
+// 2026-07-28 connected to it, with the URIs of the resources/updated it
+// is sent and its listen streams' acknowledgements.
+func modernListener(t *testing.T, global rules.PolicySpec) (*watchingUpstream, *client.Client, *memorySink, <-chan string, <-chan struct{}) {
+	t.Helper()
+	u, spec := newWatchingUpstream(t)
+	srv, _, sink := proxyFor(t, spec, global)
+	h, _, err := streamable.NewHandler(srv.httpHost(), "127.0.0.1:0", streamable.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	tr, err := transport.NewStreamableHTTP(ts.URL + streamable.EndpointPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr)
+	testkit.Initialize(t, c, mcp.ProtocolVersion20260728)
+	updates, acked := make(chan string, 4), make(chan struct{}, 4)
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		switch n.Method {
+		case mcp.MethodNotificationResourceUpdated:
+			uri, _ := n.Params.AdditionalFields["uri"].(string)
+			updates <- uri
+		case mcp.MethodNotificationSubscriptionsAcknowledged:
+			acked <- struct{}{}
+		}
+	})
+	return u, c, sink, updates, acked
+}
+
+func TestModernClientsListenStreamGetsTheResourceUpdatesItNames(t *testing.T) {
+	t.Parallel()
+	u, c, sink, updates, acked := modernListener(t, allowAll)
+	// On 2026-07-28 a client subscribes by naming the resource in its
+	// subscriptions/listen stream's filter.
+	stop, err := c.ListenAsync(t.Context(), mcp.SubscriptionFilter{ResourceSubscriptions: []string{"file:///watched.txt"}}, func(err error) { t.Errorf("the listen stream failed: %v", err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	select {
+	case <-acked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the listen stream was never acknowledged")
+	}
+	if n := u.updated("file:///other.txt"); n != 0 {
+		t.Fatalf("the upstream has %d listen streams naming a resource the client did not name, want 0", n)
+	}
+	if n := u.updated("file:///watched.txt"); n != 1 {
+		t.Fatalf("the upstream has %d listen streams naming the resource, want 1: the client's subscription was not passed on", n)
+	}
+	select {
+	case got := <-updates:
+		if got != "file:///watched.txt" {
+			t.Errorf("the client was told %q changed, want file:///watched.txt", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream's resources/updated never reached the client's listen stream")
+	}
+	if ev := decisionsOf(t, sink, "mcp:up:resources/subscribe"); len(ev) != 1 || ev[0].Decision != "allow" {
+		t.Errorf("decisions = %+v, want the subscription decided and allowed once", ev)
+	}
+}
+
+func TestModernClientsListenNamingADeniedResourceIsRefused(t *testing.T) {
+	t.Parallel()
+	u, c, sink, _, _ := modernListener(t, rules.PolicySpec{Allow: []string{"mcp:up:*"}, Deny: []string{"mcp:up:resources/subscribe"}})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	err := c.Listen(ctx, mcp.SubscriptionFilter{ResourceSubscriptions: []string{"file:///watched.txt"}})
+	if err == nil || ctx.Err() != nil {
+		t.Fatalf("a listen stream naming a resource the rules deny subscribing to was opened (err %v)", err)
+	}
+	if n := u.updated("file:///watched.txt"); n != 0 {
+		t.Errorf("the upstream has %d listen streams naming the denied resource, want 0", n)
+	}
+	if ev := decisionsOf(t, sink, "mcp:up:resources/subscribe"); len(ev) != 1 || ev[0].Decision != "deny" {
+		t.Errorf("decisions = %+v, want the subscription decided and denied once", ev)
 	}
 }
