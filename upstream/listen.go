@@ -104,30 +104,17 @@ func (l *listener) opening(uris []string, none bool) {
 	l.changedLocked()
 }
 
-// noteAck takes the session's notifications, and marks the stream
-// acknowledged on notifications/subscriptions/acknowledged that names
-// every resource it was opened for.
+// noteAck takes the session's notifications, and marks the stream being
+// opened acknowledged on notifications/subscriptions/acknowledged: the
+// streams are opened one after the other, so it is the new stream's, and
+// what it names is what the server established (which may be less than
+// asked for: the wait is over either way).
 func (l *listener) noteAck(n mcp.JSONRPCNotification) {
 	if n.Method != mcp.MethodNotificationSubscriptionsAcknowledged {
 		return
 	}
-	var got []string
-	if f, ok := n.Params.AdditionalFields["notifications"].(map[string]any); ok {
-		if uris, ok := f["resourceSubscriptions"].([]any); ok {
-			for _, u := range uris {
-				if s, ok := u.(string); ok {
-					got = append(got, s)
-				}
-			}
-		}
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, u := range l.uris {
-		if !slices.Contains(got, u) {
-			return // an older stream's, or the server established less
-		}
-	}
 	l.acked = true
 	l.changedLocked()
 }

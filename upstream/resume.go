@@ -39,6 +39,10 @@ const (
 	resumeDelay    = 250 * time.Millisecond
 	minResumeDelay = 10 * time.Millisecond
 	maxResumeDelay = 10 * time.Second
+	// pollDelay is how long a GET stream the server ended waits before it
+	// is resumed, when the server asked for no other time: mcp-go's
+	// listener reopens one after as long.
+	pollDelay = time.Second
 	// maxResumeFailures is how many reconnections in a row may fail
 	// before a stream is given up, and mcp-go sees it break.
 	maxResumeFailures = 5
@@ -234,12 +238,16 @@ var errResumeRefused = errors.New("the server refused to resume the stream")
 
 // reconnect sends GETs with Last-Event-ID until one is answered with an
 // event stream, which the body reads from then on. It waits before each
-// (the server's retry time or resumeDelay, doubled after each failure),
+// (the server's retry time, else resumeDelay after a break and pollDelay
+// after an end, doubled after each failure),
 // and gives up on a refusal, on maxResumeFailures failures in a row, or
 // when the request's context ends or the body is closed. A stream the
 // server ended (polled) is not a failure.
 func (b *resumingBody) reconnect(polled bool) error {
 	delay := cmp.Or(b.retry, resumeDelay)
+	if polled && b.retry == 0 {
+		delay = pollDelay
+	}
 	if polled {
 		b.t.logger.Debug("the upstream ended its event stream; resuming it", "last_event_id", b.lastID)
 	} else {
