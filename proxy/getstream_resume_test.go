@@ -169,3 +169,41 @@ func TestHTTPUpstreamCallSurvivesItsResponseStreamBreaking(t *testing.T) {
 		t.Error("the answer arrived, but no GET carried Last-Event-ID")
 	}
 }
+
+func TestHTTPUpstreamRequestSentWhileTheGetStreamWasDownReachesTheClient(t *testing.T) {
+	t.Parallel()
+	u, spec := newResumableUpstream(t)
+	srv, _, sink := proxyFor(t, spec, allowAll)
+	up := u.session(t)
+	h := &human{}
+	c := testkit.Connect(t, srv.MCP(), "2025-11-25", client.WithElicitationHandler(h), client.WithLegacyProtocolOnly())
+	if err := c.Ping(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(up, 15*time.Second)
+	defer cancel()
+	// Outside any call, so only the GET stream can carry them. The first
+	// proves it open; the second is sent while it is down, and only its
+	// resumption replays it.
+	for i, msg := range []string{"while open", "while down"} {
+		if i == 1 {
+			u.hs.CloseClientConnections()
+		}
+		res, err := u.srv.RequestElicitation(ctx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{Message: msg, RequestedSchema: map[string]any{"type": "object"}}})
+		if err != nil {
+			t.Fatalf("the upstream's elicitation sent %s: %v", msg, err)
+		}
+		if res.Action != mcp.ElicitationResponseActionDecline {
+			t.Errorf("the upstream got %q, want the client's decline", res.Action)
+		}
+	}
+	if got := h.seen(); len(got) != 2 || got[1] != "[up] while down" {
+		t.Errorf("the client was shown %q, want both elicitations, marked as the server's", got)
+	}
+	if ev := decisionsOf(t, sink, "mcp:up:elicitation/create"); len(ev) != 2 || ev[1].Decision != "allow" {
+		t.Errorf("decisions = %+v, want each elicitation decided and allowed, the replayed one too", ev)
+	}
+	if u.resumes() == 0 {
+		t.Error("the elicitation arrived, but no GET carried Last-Event-ID")
+	}
+}
