@@ -127,7 +127,9 @@ func (l *listener) changedLocked() {
 // resubscribe makes the session's listen stream name the resources
 // subscribed to now, if it does not: it has the stream reopened, and waits
 // until the server acknowledges it, or ctx ends, or subscribeWait passes.
-// A session that does not listen has nothing to do.
+// A session that does not listen, or whose stream (open or being opened)
+// names them already, has nothing to do: a request that changed no
+// subscription does not wait for a stream that is down.
 func (s *session) resubscribe(ctx context.Context) {
 	l := s.listening
 	if l == nil {
@@ -135,12 +137,12 @@ func (s *session) resubscribe(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, subscribeWait)
 	defer cancel()
-	for {
+	for changing := false; ; changing = true {
 		want := sortedCopy(s.client.PendingSubscriptionFilter().ResourceSubscriptions)
 		l.mu.Lock()
 		same, settled, update := slices.Equal(l.uris, want), l.acked, l.update
 		l.mu.Unlock()
-		if same && settled {
+		if same && (settled || !changing) {
 			return
 		}
 		if !same && settled {
