@@ -176,6 +176,7 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	uctx, uspan := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
 	route := &upstream.Route{Principal: c.principal, Session: c.session}
 	uctx = upstream.WithRoute(uctx, route) // an isolated server picks its caller's child
+	uctx = withCallerReach(ctx, uctx)
 	start := time.Now()
 	raw, err := s.callUpstream(uctx, c.tool.Server, mcp.CallToolParams{
 		Name:         c.tool.Name,

@@ -88,6 +88,9 @@ func (s *Server) gateRequest(ctx context.Context, _ any, message any) error {
 	if err := s.awaitStarting(ctx, req.Method, req.Params.Name); err != nil {
 		return err
 	}
+	if req.Method == mcp.MethodSubscriptionsListen {
+		return s.listenSubscriptions(ctx, raw) // its resources are subscribed to upstream (listen.go)
+	}
 	switch clientMethods[req.Method] {
 	case methodUnknown:
 		return fmt.Errorf("%w: %q", errUnknownMethod, req.Method)

@@ -185,6 +185,7 @@ func (s *Server) Notify(ctx context.Context, server string, n mcp.JSONRPCNotific
 				_ = s.mcp.SendNotificationToClient(k.ctx, n.Method, params)
 			}
 		}
+		s.notifyListening(from, server, params) // and to 2026-07-28 clients' listen streams
 	case string(mcp.MethodNotificationResourcesListChanged), string(mcp.MethodNotificationPromptsListChanged):
 		s.refreshCatalogLater(server)
 	}

@@ -127,6 +127,7 @@ type Server struct {
 	relay     relay
 	conns     connections // the egress connections allowed and not yet reported
 	sessions  clientSessions
+	listens   listenStreams  // 2026-07-28 clients' streams that name resources (listen.go)
 	state     sessionState   // grants, labels, counts, request states
 	armed     storedLabels   // the flow labels each session has armed
 	limits    storedCounters // the limits' counters
@@ -176,6 +177,7 @@ func New(o Options) (*Server, error) {
 	hooks.AddOnError(s.auditHiddenCall)
 	hooks.AddBeforeSetLevel(s.setLevel)
 	hooks.AddOnRequestInitialization(s.gateRequest)
+	hooks.AddBeforeSubscriptionsListen(s.listening)
 	hooks.AddAfterListResources(s.listedResources)
 	hooks.AddAfterListResourceTemplates(s.listedTemplates)
 	hooks.AddAfterListPrompts(s.listedPrompts)

@@ -34,6 +34,7 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 	uctx, uspan := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
 	route := &upstream.Route{Principal: c.principal, Session: c.session}
 	uctx = upstream.WithRoute(uctx, route) // an isolated server picks its caller's child
+	uctx = withCallerReach(ctx, uctx)
 	start := time.Now()
 	res, err := s.withSession(uctx, c.tool.Server, do)
 	if armErr := s.armBy(ctx, c); err == nil && armErr != nil { // before the client can see the result

@@ -183,6 +183,9 @@ func (p *Pool) pick(ctx context.Context, s *server) (*server, func(), error) {
 	}
 	cs := newServer(s.ctx, s.env, s.name, spec)
 	cs.kids, cs.instance, cs.owner = nil, key.String()+"#"+strconv.Itoa(k.started), key
+	if r, ok := reachOf(ctx); ok && s.spec.Isolation == IsolationPerSession {
+		cs.reach = &r // its one client's, which its initialize declares
+	}
 	cs.logger = cs.logger.With("instance", cs.instance)
 	c := &child{s: cs, busy: 1}
 	if k.byKey == nil {

@@ -65,17 +65,14 @@ func (h peerHandlers) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (
 // clientOptions are the handlers an upstream session gets; mcp-go's
 // client declares a capability for each (roots with listChanged, which
 // RootsChanged honours). Sampling is left out for a server whose sampling
-// is denied (Spec.NoSampling).
+// is denied (Spec.NoSampling), and elicitation and sampling for a child
+// isolated per session whose client cannot be sent them (see Reach).
 func (s *server) clientOptions() []client.ClientOption {
-	h := peerHandlers{s: s}
-	opts := []client.ClientOption{
-		client.WithElicitationHandler(h),
-		client.WithRootsHandler(h),
+	r := Reach{Elicitation: true, Sampling: true}
+	if s.reach != nil {
+		r = *s.reach
 	}
-	if !s.spec.NoSampling {
-		opts = append(opts, client.WithSamplingHandler(h))
-	}
-	return opts
+	return reachOptions(peerHandlers{s: s}, r, !s.spec.NoSampling)
 }
 
 // Session returns the live client session of a server and the
@@ -130,5 +127,7 @@ func (p *Pool) Request(ctx context.Context, name string, do func(context.Context
 	if err != nil {
 		return nil, notSent(err)
 	}
-	return do(ctx, sess.client, sess.client.GetServerCapabilities())
+	res, err := do(ctx, sess.client, sess.client.GetServerCapabilities())
+	sess.resubscribe(ctx) // a Subscribe or Unsubscribe of 2026-07-28 takes effect here
+	return res, err
 }

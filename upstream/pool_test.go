@@ -58,6 +58,9 @@ func TestMain(m *testing.M) {
 		if os.Getenv(fetchToolEnv) != "" {
 			addFetchTool(srv)
 		}
+		if os.Getenv(capsToolEnv) != "" {
+			addCapsTool(srv)
+		}
 		serve := func() error { return mcpserver.ServeStdio(srv) }
 		if strings.Contains(os.Getenv(testModeEnv), "default-signals") {
 			// No handler of SIGTERM: it kills, as it does most servers.

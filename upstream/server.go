@@ -30,6 +30,10 @@ type server struct {
 	kids     *children
 	instance string
 	owner    childKey
+	// reach is what the client of a child isolated per session can be
+	// sent (see Reach); nil for every other server, which may serve
+	// clients that differ.
+	reach *Reach
 
 	// headerFunc is spec.HeaderFunc, or the one of a later equal Spec given
 	// to Reconcile (a func cannot be compared, so a new one does not make

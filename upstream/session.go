@@ -27,8 +27,11 @@ type session struct {
 	// protocol is the version the session speaks (see Pool.Protocol).
 	protocol string
 	probe    *eraProbe // a streamable HTTP session opened by asking server/discover first; else nil
-	tools    []mcp.Tool
-	cancel   context.CancelFunc // ends the session's context
+	// listening is what a 2026-07-28 session's subscriptions/listen
+	// stream is open for; nil if it does not listen (see listen).
+	listening *listener
+	tools     []mcp.Tool
+	cancel    context.CancelFunc // ends the session's context
 
 	lostOnce sync.Once
 	lost     chan struct{} // closed by markLost
@@ -335,7 +338,7 @@ func (s *session) newTransport(ctx context.Context, spec Spec, legacy bool, logg
 		transport.WithCommandLogger(slog.New(closedWriteHandler{logger.Handler()}))(t)
 		return rawStdio{t, results}, nil
 	case TransportHTTP:
-		hc := withStepUps(spec, s.httpClient(spec))
+		hc := withStepUps(spec, s.httpClient(spec, logger, true))
 		oauth, err := httpOAuthOptions(ctx, spec, hc)
 		if err != nil {
 			return nil, err
@@ -349,11 +352,10 @@ func (s *session) newTransport(ctx context.Context, spec Spec, legacy bool, logg
 			// The standalone GET stream carries what a server of the
 			// handshake sends outside any request: elicitation,
 			// sampling and roots requests, tools/list_changed,
-			// resources/updated, log messages. It is reopened when it
-			// ends, and after a new session. mcp-go does not resume it
-			// with Last-Event-ID (it resumes response streams only), so
-			// what the server sent while it was down is lost unless the
-			// server replays it. (2026-07-28 has no such stream: see
+			// resources/updated, log messages. When it breaks it is
+			// resumed from the last event id (see resumingTransport);
+			// it is reopened afresh when it cannot be, and after a new
+			// session. (2026-07-28 has no such stream: see
 			// session.listen.)
 			topts = append(topts, transport.WithContinuousListening())
 		}
@@ -370,7 +372,7 @@ func (s *session) newTransport(ctx context.Context, spec Spec, legacy bool, logg
 		t, err := transport.NewSSE(spec.URL, append([]transport.ClientOption{
 			transport.WithHeaders(spec.Headers),
 			transport.WithHeaderFunc(spec.HeaderFunc), // nil adds none
-			transport.WithHTTPClient(withStepUps(spec, s.httpClient(spec))),
+			transport.WithHTTPClient(withStepUps(spec, s.httpClient(spec, logger, false))),
 			// Its own default of 60 s would cut calls short of call_timeout.
 			transport.WithResponseTimeout(spec.callTimeout()),
 			transport.WithSSELogger(logger)}, oauth...)...)
@@ -388,11 +390,16 @@ func (s *session) newTransport(ctx context.Context, spec Spec, legacy bool, logg
 // may have in flight, its listening stream and requests other than
 // tools/call: http.DefaultTransport keeps two per host, and opening a
 // connection per call costs more than the call. Every response body is
-// capped at MaxResultBytes.
-func (s *session) httpClient(spec Spec) *http.Client {
+// capped at MaxResultBytes. With resume (streamable HTTP), event streams
+// that break are resumed below the cap, which sees one stream.
+func (s *session) httpClient(spec Spec, logger *slog.Logger, resume bool) *http.Client {
 	s.conns = http.DefaultTransport.(*http.Transport).Clone()
 	s.conns.MaxIdleConnsPerHost = spec.maxConcurrentCalls() + 4
-	return &http.Client{Transport: &limitTransport{base: s.conns, max: spec.maxResultBytes()}}
+	var base http.RoundTripper = s.conns
+	if resume {
+		base = &resumingTransport{base: s.conns, logger: logger}
+	}
+	return &http.Client{Transport: &limitTransport{base: base, max: spec.maxResultBytes()}}
 }
 
 // markLost records why the session ended, the first time it is called.

@@ -91,6 +91,7 @@ type rawStdio struct {
 }
 
 func (t rawStdio) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	narrowCapabilities(ctx, &req)
 	dst := rawResultDst(ctx)
 	if dst == nil || req.Method != string(mcp.MethodToolsCall) || req.ID.IsNil() {
 		resp, err := t.Stdio.SendRequest(ctx, req)
@@ -204,6 +205,7 @@ func (t rawStreamableHTTP) SendRequest(ctx context.Context, req transport.JSONRP
 	if t.probe != nil && req.Method == string(mcp.MethodInitialize) {
 		return nil, errSpeaksHandshake
 	}
+	narrowCapabilities(ctx, &req)
 	hctx := ctx
 	if dst := rawResultDst(ctx); dst != nil && req.Method == string(mcp.MethodToolsCall) && !req.ID.IsNil() {
 		if id, err := idText(req.ID); err == nil {
@@ -226,6 +228,7 @@ func (t rawStreamableHTTP) SendRequest(ctx context.Context, req transport.JSONRP
 type rawSSE struct{ *transport.SSE }
 
 func (t rawSSE) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	narrowCapabilities(ctx, &req)
 	resp, err := t.SSE.SendRequest(ctx, req)
 	if err != nil && ctx.Err() == nil {
 		// The SSE transport times the wait with a timer of its own, set to
