@@ -79,6 +79,8 @@ func TestFormat(t *testing.T) {
 			`2026-03-10T12:00:00.005Z upstream      fs crash error="exit status 1"`},
 		{"a replica's decision names it last", Event{Time: t0, Event: KindDecision, Tool: "mcp:fs:read", Decision: DecisionAllow, Rule: "mcp:fs:*", GrantedBy: GrantedByRule, Replica: "mcpwarden-7d9f-x2"},
 			`2026-03-10T12:00:00.005Z decision      ALLOW mcp:fs:read rule=mcp:fs:* by=rule replica=mcpwarden-7d9f-x2`},
+		{"a policy change names both policies and its counts", Event{Time: t0, Event: KindPolicyChanged, PolicySHA256: "ab12", PreviousPolicySHA256: "cd34", Changed: 3, Widened: 1, Detail: "3 of 40 recent decisions change"},
+			`2026-03-10T12:00:00.005Z policy_changed changed=3 widened=1 policy=ab12 previous=cd34 "3 of 40 recent decisions change"`},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, Format(tt.e)); diff != "" {
