@@ -1,0 +1,230 @@
+package suggest
+
+import (
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/gobwas/glob"
+
+	"github.com/mcpwarden/mcpwarden/internal/hostport"
+	"github.com/mcpwarden/mcpwarden/internal/recorded"
+	"github.com/mcpwarden/mcpwarden/rules"
+)
+
+// A shape is what a suggested rule says of one request: its server and
+// tool, the conditions it fixes exactly (URL schemes and hosts, commands,
+// a connection's host and port), and the paths it must cover, each with
+// every form the upstream may read it in.
+type shape struct {
+	server, tool string
+	fixed        map[string][]string // condition key → literal values, sorted
+	paths        map[string][]string // condition key → absolute path forms, sorted
+}
+
+// pathFact is the condition key of every path of a request: the paths
+// under path-like keys and the `file:` URIs under URL-like keys.
+const pathFact = "@path"
+
+// shapeOf is the shape of c under p, or why no rule should be suggested
+// for it.
+func shapeOf(p *rules.Policy, c rules.Call) (shape, string) {
+	s := shape{server: c.Server, tool: c.Tool, fixed: map[string][]string{}, paths: map[string][]string{}}
+	if c.Tool == rules.ToolConnect {
+		host, _ := c.Arguments["host"].(string)
+		port := fmt.Sprint(c.Arguments["port"])
+		if host == "" || recorded.IsRedacted(host) {
+			return s, "a connection without a host that can be read; not suggested"
+		}
+		s.fixed["host"], s.fixed["port"] = []string{host}, []string{port}
+		return s, ""
+	}
+	fileURIs := false
+	var why string
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			v, key := m[k], prefix+k
+			switch {
+			case why != "":
+				return
+			case p.IsPathKey(k):
+				forms, known := p.PathForms(rules.Call{Server: c.Server, Tool: c.Tool, Arguments: map[string]any{k: v}, UpstreamRoots: c.UpstreamRoots})
+				why = pathsOf(forms, known, key, func(f string) { s.paths[key] = append(s.paths[key], f) })
+			case p.IsURLKey(k):
+				for _, u := range stringsOf(v) {
+					if recorded.IsRedacted(u) {
+						why = "recorded with a redacted value at " + key + "; not suggested"
+						return
+					}
+					if strings.HasPrefix(strings.ToLower(u), "file:") {
+						fileURIs = true
+						forms, known := p.PathForms(rules.Call{Server: c.Server, Tool: c.Tool, Arguments: map[string]any{k: u}})
+						why = pathsOf(forms, known, key, func(f string) { s.paths[pathFact] = append(s.paths[pathFact], f) })
+						continue
+					}
+					scheme, host, ok := schemeHost(u)
+					if !ok {
+						why = fmt.Sprintf("%s %q is not a URL with a host; not suggested", key, u)
+						return
+					}
+					s.fixed[key+".scheme"] = append(s.fixed[key+".scheme"], scheme)
+					s.fixed[key+".host"] = append(s.fixed[key+".host"], host)
+				}
+			case p.IsCommandKey(k):
+				for _, cmd := range stringsOf(v) {
+					if recorded.IsRedacted(cmd) {
+						why = "recorded with a redacted value at " + key + "; not suggested"
+						return
+					}
+					s.fixed[key] = append(s.fixed[key], cmd)
+				}
+			default:
+				if sub, ok := v.(map[string]any); ok {
+					walk(key+".", sub)
+				}
+			}
+		}
+	}
+	walk("", c.Arguments)
+	if why != "" {
+		return s, why
+	}
+	if fileURIs {
+		// An allow on @path covers every path of the call: the paths
+		// under path-like keys join the file: URIs under it.
+		for k, forms := range s.paths {
+			if k != pathFact {
+				s.paths[pathFact] = append(s.paths[pathFact], forms...)
+				delete(s.paths, k)
+			}
+		}
+	}
+	for k := range s.fixed {
+		s.fixed[k] = sortedSet(s.fixed[k])
+	}
+	for k := range s.paths {
+		s.paths[k] = sortedSet(s.paths[k])
+	}
+	return s, ""
+}
+
+// pathsOf adds the forms of the path values at key to add, or says why
+// they cannot be covered by a rule.
+func pathsOf(forms []rules.PathForm, known bool, key string, add func(string)) string {
+	for _, f := range forms {
+		if recorded.IsRedacted(f.Value) {
+			return "recorded with a redacted value at " + key + "; not suggested"
+		}
+		if !f.Known || len(f.Forms) == 0 {
+			return fmt.Sprintf("the location of %s %q cannot be known (a relative path without a root, ~, another URI), so no allow rule covers it; not suggested", key, f.Value)
+		}
+		for _, form := range f.Forms {
+			add(form)
+		}
+	}
+	if !known {
+		return fmt.Sprintf("%s holds something other than a path; not suggested", key)
+	}
+	return ""
+}
+
+// schemeHost returns the scheme and host of u as the rules read a URL's
+// parts: lower case, the host normalised (hostport.NormalizeHost).
+func schemeHost(u string) (scheme, host string, ok bool) {
+	pu, err := url.Parse(u)
+	if err != nil || pu.Scheme == "" || pu.Hostname() == "" {
+		return "", "", false
+	}
+	host, ok = hostport.NormalizeHost(pu.Hostname())
+	return strings.ToLower(pu.Scheme), host, ok
+}
+
+// stringsOf returns the strings of v: v itself, or the strings of an
+// array.
+func stringsOf(v any) []string {
+	switch t := v.(type) {
+	case string:
+		return []string{t}
+	case []any:
+		var out []string
+		for _, e := range t {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// key is the shape's grouping key: requests of one server and tool with
+// the same fixed conditions and paths in the same places (see place) are
+// covered by one rule.
+func (s shape) key(place func(server, form string) string) string {
+	var b strings.Builder
+	b.WriteString(rules.Canonical(s.server, s.tool))
+	for _, k := range slices.Sorted(maps.Keys(s.fixed)) {
+		fmt.Fprintf(&b, "\x00%s=%q", k, s.fixed[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.paths)) {
+		var places []string
+		for _, f := range s.paths[k] {
+			places = append(places, place(s.server, f))
+		}
+		fmt.Fprintf(&b, "\x00%s@%q", k, sortedSet(places))
+	}
+	return b.String()
+}
+
+// literal is a pattern matching exactly s: glob meta characters (and the
+// comma of an alternation) escaped, and a `:` that would start a condition
+// (`:key=`) escaped too.
+func literal(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == ':' && startsCondition(s[i+1:]):
+			b.WriteString(`\:`)
+		case c == ',':
+			b.WriteString(`\,`)
+		default:
+			b.WriteString(glob.QuoteMeta(s[i : i+1]))
+		}
+	}
+	return b.String()
+}
+
+// startsCondition reports whether s starts as a rule's condition does,
+// `key=`, `key!=` or `key~=` (a key an identifier or `@` fact, with dots
+// and `[]`), so that a `:` before it would split the rule.
+func startsCondition(s string) bool {
+	s = strings.TrimPrefix(s, "@")
+	if s == "" || !(s[0] == '_' || 'a' <= s[0] && s[0] <= 'z' || 'A' <= s[0] && s[0] <= 'Z') {
+		return false
+	}
+	i := 0
+	for i < len(s) && (s[i] == '_' || s[i] == '-' || s[i] == '.' || s[i] == '[' || s[i] == ']' ||
+		'a' <= s[i] && s[i] <= 'z' || 'A' <= s[i] && s[i] <= 'Z' || '0' <= s[i] && s[i] <= '9') {
+		i++
+	}
+	rest := s[i:]
+	return strings.HasPrefix(rest, "=") || strings.HasPrefix(rest, "!=") || strings.HasPrefix(rest, "~=")
+}
+
+// anyOf is the pattern matching any of pats: the one, or an alternation.
+func anyOf(pats []string) string {
+	if len(pats) == 1 {
+		return pats[0]
+	}
+	return "{" + strings.Join(pats, ",") + "}"
+}
+
+func sortedSet(s []string) []string {
+	s = slices.Clone(s)
+	sort.Strings(s)
+	return slices.Compact(s)
+}
