@@ -56,17 +56,19 @@ func shapeOf(p *rules.Policy, c rules.Call) (shape, string) {
 				why = pathsOf(forms, known, key, func(f string) { s.paths[key] = append(s.paths[key], f) })
 			case p.IsURLKey(k):
 				for _, u := range stringsOf(v) {
-					if recorded.IsRedacted(u) {
-						why = "recorded with a redacted value at " + key + "; not suggested"
-						return
-					}
 					if strings.HasPrefix(strings.ToLower(u), "file:") {
 						fileURIs = true
 						forms, known := p.PathForms(rules.Call{Server: c.Server, Tool: c.Tool, Arguments: map[string]any{k: u}})
 						why = pathsOf(forms, known, key, func(f string) { s.paths[pathFact] = append(s.paths[pathFact], f) })
 						continue
 					}
+					// Only the scheme and host are named: a password
+					// redacted out of the URL does not matter.
 					scheme, host, ok := schemeHost(u)
+					if recorded.IsRedacted(scheme+"://"+host) || !ok && recorded.IsRedacted(u) {
+						why = "recorded with a redacted value at " + key + "; not suggested"
+						return
+					}
 					if !ok {
 						why = fmt.Sprintf("%s %q is not a URL with a host; not suggested", key, u)
 						return
@@ -135,6 +137,17 @@ func pathsOf(forms []rules.PathForm, known bool, key string, add func(string)) s
 // schemeHost returns the scheme and host of u as the rules read a URL's
 // parts: lower case, the host normalised (hostport.NormalizeHost).
 func schemeHost(u string) (scheme, host string, ok bool) {
+	// The user info is dropped first: the log may hold it redacted, in
+	// characters a URL cannot have.
+	if scheme, rest, found := strings.Cut(u, "://"); found {
+		end := strings.IndexAny(rest, "/?#")
+		if end < 0 {
+			end = len(rest)
+		}
+		if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
+			u = scheme + "://" + rest[at+1:]
+		}
+	}
 	pu, err := url.Parse(u)
 	if err != nil || pu.Scheme == "" || pu.Hostname() == "" {
 		return "", "", false

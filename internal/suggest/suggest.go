@@ -163,6 +163,9 @@ func Suggest(reqs []recorded.Request, p Policy) (Result, error) {
 				why = fmt.Sprintf("its rule %s would also allow %s, which was refused; not suggested", texts[k], r.String())
 			} else {
 				for _, r := range g.reqs {
+					if len(r.Redacted) > 0 {
+						continue // decided on the marker, not on what was sent
+					}
 					if v := decide(r.Call); v.Decision != rules.Allow {
 						why = fmt.Sprintf("the rule %s would not allow it (%s by %s); not suggested", texts[k], v.Decision, cmp.Or(v.Rule, v.Gate))
 						break
