@@ -89,15 +89,6 @@ func (r *Request) RefusedByPerson() bool {
 	return false
 }
 
-// Refused reports whether the request was not forwarded: denied, or asked
-// and refused. In shadow mode every request was forwarded.
-func (r *Request) Refused() bool {
-	if r.Shadow {
-		return false
-	}
-	return r.Decision == audit.DecisionDeny || r.Outcome == audit.OutcomeRefused || (r.Decision == audit.DecisionAsk && r.Outcome == "")
-}
-
 // Files returns the files to read for the logs at paths, in order: for
 // each, its rotated files oldest first and then itself (audit.Files), each
 // file once. A path that does not exist is an error.
