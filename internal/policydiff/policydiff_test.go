@@ -3,6 +3,7 @@ package policydiff_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -86,7 +87,7 @@ func TestReplayListsEveryChangedDecision(t *testing.T) {
 			}
 			var got []string
 			for _, g := range res.Groups {
-				got = append(got, g.Decision+" "+g.Rule+" "+map[bool]string{true: "true", false: "false"}[g.Widened]+" "+itoa(g.Count))
+				got = append(got, g.Decision+" "+g.Rule+" "+strconv.FormatBool(g.Widened)+" "+strconv.Itoa(g.Count))
 			}
 			if diff := cmp.Diff(tt.groups, got); diff != "" {
 				t.Errorf("groups (-want +got):\n%s", diff)
@@ -120,9 +121,3 @@ func TestReplayGroupShowsHowTheOldPolicyDecided(t *testing.T) {
 	}
 }
 
-func itoa(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return "many"
-}
