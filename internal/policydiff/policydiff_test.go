@@ -120,4 +120,3 @@ func TestReplayGroupShowsHowTheOldPolicyDecided(t *testing.T) {
 		t.Errorf("examples = %+v, want the first %d, old and new named", g.Examples, policydiff.MaxExamples)
 	}
 }
-

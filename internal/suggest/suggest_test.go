@@ -244,7 +244,9 @@ func TestRecordedDenyIsNeverSuggested(t *testing.T) {
 			t.Errorf("%s, refused by a deny rule, is allowed by %s with the suggested rules", r.String(), v.Rule)
 		}
 	}
-	if got := whys(res); !slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "refused by a deny rule (mcp:fs:read_file:path=**/secret*)") }) ||
+	if got := whys(res); !slices.ContainsFunc(got, func(s string) bool {
+		return strings.HasPrefix(s, "refused by a deny rule (mcp:fs:read_file:path=**/secret*)")
+	}) ||
 		!slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "refused by a deny rule (mcp:*:*:@path=**/.env)") }) {
 		t.Errorf("not suggested = %q, want both deny rules named", got)
 	}
