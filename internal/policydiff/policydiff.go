@@ -48,7 +48,7 @@ type Group struct {
 	Widened  bool      `json:"widened"` // the new policy allows what the old one asked about or denied
 	Count    int       `json:"count"`
 	From     []From    `json:"from"`     // how the old policy decided them, most frequent first
-	Examples []Example `json:"examples"` // the first MaxExamples
+	Examples []Example `json:"examples"` // the first MaxExamples distinct requests
 }
 
 // A Result is the decisions that change between two policies.
@@ -94,7 +94,7 @@ func Replay(reqs []recorded.Request, old, new Decider) Result {
 		} else {
 			g.From = append(g.From, From{Decision: o.Decision.String(), Rule: o.Rule, Count: 1})
 		}
-		if len(g.Examples) < MaxExamples {
+		if len(g.Examples) < MaxExamples && !slices.ContainsFunc(g.Examples, func(e Example) bool { return e.Request == r.String() }) {
 			g.Examples = append(g.Examples, Example{Request: r.String(), Old: verdictText(o), New: verdictText(n), Where: r.Where, Redacted: r.Redacted})
 		}
 	}
