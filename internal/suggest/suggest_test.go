@@ -182,8 +182,8 @@ func TestSuggestGeneralisesAsSpecified(t *testing.T) {
 }
 
 // TestSuggestNeverWidensPastTheWorkspace: paths in two top folders of the
-// workspace, and one outside it, never give a folder above the workspace,
-// and a path beside the workspace stays not allowed.
+// workspace, and two in one folder outside it, never give a folder above
+// the workspace nor outside it, and a path beside them stays not allowed.
 func TestSuggestNeverWidensPastTheWorkspace(t *testing.T) {
 	t.Parallel()
 	st, ws := setup(t)
@@ -191,12 +191,13 @@ func TestSuggestNeverWidensPastTheWorkspace(t *testing.T) {
 		asked("mcp:fs:read_file", `{"path":"`+ws+`/a/x"}`),
 		asked("mcp:fs:read_file", `{"path":"`+ws+`/b/y"}`),
 		asked("mcp:fs:read_file", `{"path":"`+filepath.Dir(ws)+`/elsewhere/z"}`),
+		asked("mcp:fs:read_file", `{"path":"`+filepath.Dir(ws)+`/elsewhere/w"}`),
 	}
 	res, err := suggest.Suggest(reqs, policyOf(t, st))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"mcp:fs:read_file:path=" + filepath.Dir(ws) + "/elsewhere/z", "mcp:fs:read_file:path=" + ws + "/**"}
+	want := []string{"mcp:fs:read_file:path=" + filepath.Dir(ws) + "/elsewhere/w", "mcp:fs:read_file:path=" + filepath.Dir(ws) + "/elsewhere/z", "mcp:fs:read_file:path=" + ws + "/**"}
 	if diff := cmp.Diff(want, res.Rules()); diff != "" {
 		t.Fatalf("rules (-want +got):\n%s", diff)
 	}
