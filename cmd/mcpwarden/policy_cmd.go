@@ -62,8 +62,9 @@ team makes without blocking any.`,
 				return err
 			}
 			res, err := suggest.Suggest(reqs, suggest.Policy{
-				Rules:  st.Policy,
-				Decide: decider(st),
+				Rules:   st.Policy,
+				Servers: st.Config.ServerNames(),
+				Decide:  decider(st),
 				With: func(allow []string) (suggest.Decider, error) {
 					next, err := withAllow(st, allow)
 					if err != nil {

@@ -51,6 +51,8 @@ func shapeOf(p *rules.Policy, c rules.Call) (shape, string) {
 			switch {
 			case why != "":
 				return
+			case (p.IsPathKey(k) || p.IsURLKey(k) || p.IsCommandKey(k)) && !writable(key):
+				why = fmt.Sprintf("the argument key %q cannot be written in a rule; not suggested", key)
 			case p.IsPathKey(k):
 				forms, known := p.PathForms(rules.Call{Server: c.Server, Tool: c.Tool, Arguments: map[string]any{k: v}, UpstreamRoots: c.UpstreamRoots})
 				why = pathsOf(forms, known, key, func(f string) { s.paths[key] = append(s.paths[key], f) })
@@ -112,6 +114,24 @@ func shapeOf(p *rules.Policy, c rules.Call) (shape, string) {
 		s.paths[k] = sortedSet(s.paths[k])
 	}
 	return s, ""
+}
+
+// writable reports whether a rule can name the dotted argument key: each
+// of its parts an identifier (letters, digits, `_` and `-`, not first a
+// digit or `-`).
+func writable(key string) bool {
+	for seg := range strings.SplitSeq(key, ".") {
+		if seg == "" || !(seg[0] == '_' || 'a' <= seg[0] && seg[0] <= 'z' || 'A' <= seg[0] && seg[0] <= 'Z') {
+			return false
+		}
+		for i := 1; i < len(seg); i++ {
+			c := seg[i]
+			if !(c == '_' || c == '-' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // pathsOf adds the forms of the path values at key to add, or says why
@@ -179,7 +199,7 @@ func stringsOf(v any) []string {
 // covered by one rule.
 func (s shape) key(place func(server, form string) string) string {
 	var b strings.Builder
-	b.WriteString(rules.Canonical(s.server, s.tool))
+	b.WriteString(rules.Canonical(s.server, literal(s.tool)))
 	for _, k := range slices.Sorted(maps.Keys(s.fixed)) {
 		fmt.Fprintf(&b, "\x00%s=%q", k, s.fixed[k])
 	}

@@ -31,6 +31,9 @@ type Policy struct {
 	// Rules is the compiled policy: its key classes, workspaces and path
 	// forms shape the rules suggested.
 	Rules *rules.Policy
+	// Servers are the names of the config's servers; a request of
+	// another server is not suggested.
+	Servers []string
 	// Decide decides with the config as it is.
 	Decide Decider
 	// With decides with the config whose global policy.allow has the
@@ -205,6 +208,8 @@ const (
 // config allows it by a rule already; "" and false leave it to shapeOf.
 func classify(r recorded.Request, p Policy) (why string, allowed bool) {
 	switch {
+	case !slices.Contains(p.Servers, r.Call.Server):
+		return fmt.Sprintf("the config has no server %q; not suggested", r.Call.Server), false
 	case r.Decision == "deny" && isRule(r.Rule):
 		return fmt.Sprintf("%s (%s); not suggested", whyDenyRule, r.Rule), false
 	case r.RefusedByPerson():
@@ -259,7 +264,7 @@ func placer(p *rules.Policy) func(server, form string) string {
 // workspace.
 func (g *group) rule(place func(server, form string) string) (text string, outside []string) {
 	s := g.shapes[0]
-	text = rules.Canonical(s.server, s.tool)
+	text = rules.Canonical(s.server, literal(s.tool))
 	for _, k := range slices.Sorted(maps.Keys(s.fixed)) {
 		var vals []string
 		for _, x := range g.shapes {

@@ -65,8 +65,9 @@ func decider(st *app.Setup) suggest.Decider {
 // policyOf is st as suggest sees it, deciding through Setup.Decide.
 func policyOf(t *testing.T, st *app.Setup) suggest.Policy {
 	return suggest.Policy{
-		Rules:  st.Policy,
-		Decide: decider(st),
+		Rules:   st.Policy,
+		Servers: st.Config.ServerNames(),
+		Decide:  decider(st),
 		With: func(allow []string) (suggest.Decider, error) {
 			next, err := withAllow(st, allow)
 			if err != nil {
@@ -364,5 +365,71 @@ func TestClimbingOutOfTheWorkspaceIsNotGeneralised(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{dir + "/up", ws + "2/y"}, outside); diff != "" {
 		t.Errorf("flagged outside (-want +got):\n%s", diff)
+	}
+}
+
+// TestToolNamedLikeAGlobIsNamedLiterally: an upstream's tool named "*"
+// or "read_{a,b}" (a tool name is the upstream's to choose) is named
+// literally, never as a glob covering the server's other tools.
+func TestToolNamedLikeAGlobIsNamedLiterally(t *testing.T) {
+	t.Parallel()
+	st, _ := setup(t)
+	reqs := []recorded.Request{asked("mcp:web:*", `{}`), asked("mcp:web:read_{a,b}", `{}`)}
+	res, err := suggest.Suggest(reqs, policyOf(t, st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{`mcp:web:\*`, `mcp:web:read_\{a\,b\}`}, res.Rules()); diff != "" {
+		t.Fatalf("rules (-want +got):\n%s", diff)
+	}
+	next, err := withAllow(st, res.Rules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"delete_everything", "read_a"} {
+		if v := next.Decide(rules.Call{Server: "web", Tool: tool}, false).Verdict; v.Decision == rules.Allow {
+			t.Errorf("mcp:web:%s is allowed by %s with the suggested rules", tool, v.Rule)
+		}
+	}
+}
+
+// TestRequestsNoRuleCanNameAreNotSuggested: a server the config does not
+// have, or whose name is a glob, and an argument key a rule cannot spell,
+// are reported, never turned into a rule (nor into an error).
+func TestRequestsNoRuleCanNameAreNotSuggested(t *testing.T) {
+	t.Parallel()
+	st, ws := setup(t)
+	reqs := []recorded.Request{
+		asked("mcp:gone:read_file", `{"path":"`+ws+`/a"}`),
+		asked("mcp:*:read_file", `{"path":"`+ws+`/a"}`),
+		asked("mcp:fs:read_file", `{"ſource":"`+ws+`/a"}`),
+		asked("mcp:fs:read_file", `{"opts":{"a=b:c":{"path":"`+ws+`/a"}}}`),
+	}
+	res, err := suggest.Suggest(reqs, policyOf(t, st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Allow) != 0 || len(res.NotSuggested) != 4 {
+		t.Errorf("rules %q, not suggested %q; want none, and 4 reasons", res.Rules(), whys(res))
+	}
+}
+
+// TestShadowDenyIsNeverSuggested: in shadow mode a request a deny rule
+// would have refused was forwarded all the same; it is still a deny, and
+// is not suggested.
+func TestShadowDenyIsNeverSuggested(t *testing.T) {
+	t.Parallel()
+	st, _ := setup(t)
+	shadowDeny := asked("mcp:web:fetch", `{"url":"https://evil.example/x"}`)
+	shadowDeny.Decision, shadowDeny.Rule, shadowDeny.GrantedBy, shadowDeny.Outcome, shadowDeny.Shadow = audit.DecisionDeny, "mcp:web:fetch:url.host=evil.example", "shadow", "", true
+	res, err := suggest.Suggest([]recorded.Request{shadowDeny, asked("mcp:web:fetch", `{"url":"https://go.dev/"}`)}, policyOf(t, st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"mcp:web:fetch:url.host=go.dev:url.scheme=https"}, res.Rules()); diff != "" {
+		t.Errorf("rules (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"refused by a deny rule (mcp:web:fetch:url.host=evil.example); not suggested"}, whys(res)); diff != "" {
+		t.Errorf("not suggested (-want +got):\n%s", diff)
 	}
 }
