@@ -199,7 +199,7 @@ func stringsOf(v any) []string {
 // covered by one rule.
 func (s shape) key(place func(server, form string) string) string {
 	var b strings.Builder
-	b.WriteString(rules.Canonical(s.server, literal(s.tool)))
+	b.WriteString(rules.Canonical(s.server, literalName(s.tool)))
 	for _, k := range slices.Sorted(maps.Keys(s.fixed)) {
 		fmt.Fprintf(&b, "\x00%s=%q", k, s.fixed[k])
 	}
@@ -229,6 +229,12 @@ func literal(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// literalName is literal for a rule's tool part, where every `:` is
+// escaped: one that starts no condition is a load error there.
+func literalName(s string) string {
+	return strings.ReplaceAll(literal(strings.ReplaceAll(s, ":", "\x00")), "\x00", `\:`)
 }
 
 // startsCondition reports whether s starts as a rule's condition does,

@@ -264,7 +264,7 @@ func placer(p *rules.Policy) func(server, form string) string {
 // workspace.
 func (g *group) rule(place func(server, form string) string) (text string, outside []string) {
 	s := g.shapes[0]
-	text = rules.Canonical(s.server, literal(s.tool))
+	text = rules.Canonical(s.server, literalName(s.tool))
 	for _, k := range slices.Sorted(maps.Keys(s.fixed)) {
 		var vals []string
 		for _, x := range g.shapes {
