@@ -1,6 +1,7 @@
 package suggest
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"net/url"
@@ -21,9 +22,12 @@ import (
 // every form the upstream may read it in.
 type shape struct {
 	server, tool string
-	fixed        map[string][]string // condition key → literal values, sorted
-	paths        map[string][]string // condition key → absolute path forms, sorted
+	fixed        map[string][]string   // condition key → literal values, sorted
+	paths        map[string][]pathForm // condition key → absolute path forms, sorted
 }
+
+// A pathForm is one form of a recorded path value (rules.PathForm).
+type pathForm struct{ value, form string }
 
 // pathFact is the condition key of every path of a request: the paths
 // under path-like keys and the `file:` URIs under URL-like keys.
@@ -32,7 +36,7 @@ const pathFact = "@path"
 // shapeOf is the shape of c under p, or why no rule should be suggested
 // for it.
 func shapeOf(p *rules.Policy, c rules.Call) (shape, string) {
-	s := shape{server: c.Server, tool: c.Tool, fixed: map[string][]string{}, paths: map[string][]string{}}
+	s := shape{server: c.Server, tool: c.Tool, fixed: map[string][]string{}, paths: map[string][]pathForm{}}
 	if c.Tool == rules.ToolConnect {
 		host, _ := c.Arguments["host"].(string)
 		port := fmt.Sprint(c.Arguments["port"])
@@ -55,13 +59,13 @@ func shapeOf(p *rules.Policy, c rules.Call) (shape, string) {
 				why = fmt.Sprintf("the argument key %q cannot be written in a rule; not suggested", key)
 			case p.IsPathKey(k):
 				forms, known := p.PathForms(rules.Call{Server: c.Server, Tool: c.Tool, Arguments: map[string]any{k: v}, UpstreamRoots: c.UpstreamRoots})
-				why = pathsOf(forms, known, key, func(f string) { s.paths[key] = append(s.paths[key], f) })
+				why = pathsOf(forms, known, key, func(f pathForm) { s.paths[key] = append(s.paths[key], f) })
 			case p.IsURLKey(k):
 				for _, u := range stringsOf(v) {
 					if strings.HasPrefix(strings.ToLower(u), "file:") {
 						fileURIs = true
 						forms, known := p.PathForms(rules.Call{Server: c.Server, Tool: c.Tool, Arguments: map[string]any{k: u}})
-						why = pathsOf(forms, known, key, func(f string) { s.paths[pathFact] = append(s.paths[pathFact], f) })
+						why = pathsOf(forms, known, key, func(f pathForm) { s.paths[pathFact] = append(s.paths[pathFact], f) })
 						continue
 					}
 					// Only the scheme and host are named: a password
@@ -110,8 +114,11 @@ func shapeOf(p *rules.Policy, c rules.Call) (shape, string) {
 	for k := range s.fixed {
 		s.fixed[k] = sortedSet(s.fixed[k])
 	}
-	for k := range s.paths {
-		s.paths[k] = sortedSet(s.paths[k])
+	for k, forms := range s.paths {
+		slices.SortFunc(forms, func(a, b pathForm) int {
+			return cmp.Or(strings.Compare(a.form, b.form), strings.Compare(a.value, b.value))
+		})
+		s.paths[k] = slices.Compact(forms)
 	}
 	return s, ""
 }
@@ -136,7 +143,7 @@ func writable(key string) bool {
 
 // pathsOf adds the forms of the path values at key to add, or says why
 // they cannot be covered by a rule.
-func pathsOf(forms []rules.PathForm, known bool, key string, add func(string)) string {
+func pathsOf(forms []rules.PathForm, known bool, key string, add func(pathForm)) string {
 	for _, f := range forms {
 		if recorded.IsRedacted(f.Value) {
 			return "recorded with a redacted value at " + key + "; not suggested"
@@ -145,7 +152,7 @@ func pathsOf(forms []rules.PathForm, known bool, key string, add func(string)) s
 			return fmt.Sprintf("the location of %s %q cannot be known (a relative path without a root, ~, another URI), so no allow rule covers it; not suggested", key, f.Value)
 		}
 		for _, form := range f.Forms {
-			add(form)
+			add(pathForm{f.Value, form})
 		}
 	}
 	if !known {
@@ -197,7 +204,7 @@ func stringsOf(v any) []string {
 // key is the shape's grouping key: requests of one server and tool with
 // the same fixed conditions and paths in the same places (see place) are
 // covered by one rule.
-func (s shape) key(place func(server, form string) string) string {
+func (s shape) key(place placer) string {
 	var b strings.Builder
 	b.WriteString(rules.Canonical(s.server, literalName(s.tool)))
 	for _, k := range slices.Sorted(maps.Keys(s.fixed)) {
@@ -206,7 +213,7 @@ func (s shape) key(place func(server, form string) string) string {
 	for _, k := range slices.Sorted(maps.Keys(s.paths)) {
 		var places []string
 		for _, f := range s.paths[k] {
-			places = append(places, place(s.server, f))
+			places = append(places, place.of(s.server, f.form))
 		}
 		fmt.Fprintf(&b, "\x00%s@%q", k, sortedSet(places))
 	}

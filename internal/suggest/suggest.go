@@ -103,7 +103,7 @@ func Suggest(reqs []recorded.Request, p Policy) (Result, error) {
 	var refused []recorded.Request // to check no suggested rule allows
 	groups := map[string]*group{}
 	var order []string
-	place := placer(p.Rules)
+	place := placer{p.Rules}
 	for _, r := range reqs {
 		why, allowed := classify(r, p)
 		if allowed {
@@ -237,32 +237,35 @@ func classify(r recorded.Request, p Policy) (why string, allowed bool) {
 // built-in name.
 func isRule(s string) bool { return strings.HasPrefix(s, "mcp:") }
 
-// placer returns where a path form of a server's request is: the deepest
+// A placer says where a path form of a server's request is: the deepest
 // directory of the server's workspace holding it ("in:<dir>"), or, for a
 // path outside it, the path itself ("out:<path>"). A server without a
 // workspace has its root as one; without either every path is outside.
-func placer(p *rules.Policy) func(server, form string) string {
-	return func(server, form string) string {
-		dirs, root := p.Workspace(server)
-		if len(dirs) == 0 && root != "" {
-			dirs = []string{root}
-		}
-		best := ""
-		for _, d := range dirs {
-			if p.WithinFold(form, d) && len(d) > len(best) {
-				best = d
-			}
-		}
-		if best == "" {
-			return "out:" + form
-		}
-		return "in:" + best
+type placer struct{ p *rules.Policy }
+
+func (pl placer) of(server, form string) string {
+	dirs, root := pl.p.Workspace(server)
+	if len(dirs) == 0 && root != "" {
+		dirs = []string{root}
 	}
+	best := ""
+	for _, d := range dirs {
+		if pl.p.WithinFold(form, d) && len(d) > len(best) {
+			best = d
+		}
+	}
+	if best == "" {
+		return "out:" + form
+	}
+	return "in:" + best
 }
 
 // rule is the text of g's rule, with the paths it names outside the
-// workspace.
-func (g *group) rule(place func(server, form string) string) (text string, outside []string) {
+// workspace. The paths of one value (its forms), the paths outside the
+// workspace, and every path when g.exact, are named exactly; the paths of
+// several values in one workspace directory, as their narrowest common
+// folder in it.
+func (g *group) rule(place placer) (text string, outside []string) {
 	s := g.shapes[0]
 	text = rules.Canonical(s.server, literalName(s.tool))
 	for _, k := range slices.Sorted(maps.Keys(s.fixed)) {
@@ -277,26 +280,32 @@ func (g *group) rule(place func(server, form string) string) (text string, outsi
 		text += ":" + k + "=" + anyOf(pats)
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.paths)) {
-		under := map[string][]string{} // place → forms
+		forms, values := map[string][]string{}, map[string][]string{} // by place
 		for _, x := range g.shapes {
 			for _, f := range x.paths[k] {
-				pl := place(s.server, f)
-				under[pl] = append(under[pl], f)
+				pl := place.of(s.server, f.form)
+				forms[pl] = append(forms[pl], f.form)
+				values[pl] = append(values[pl], f.value)
 			}
 		}
 		var pats []string
-		for _, pl := range slices.Sorted(maps.Keys(under)) {
-			forms := sortedSet(under[pl])
-			if _, isOut := strings.CutPrefix(pl, "out:"); isOut {
-				outside = append(outside, forms...)
+		for _, pl := range slices.Sorted(maps.Keys(forms)) {
+			fs := sortedSet(forms[pl])
+			dir, inside := strings.CutPrefix(pl, "in:")
+			if !inside {
+				outside = append(outside, fs...)
 			}
-			if len(forms) == 1 || g.exact || strings.HasPrefix(pl, "out:") {
-				for _, f := range forms {
+			if !inside || g.exact || len(sortedSet(values[pl])) == 1 {
+				for _, f := range fs {
 					pats = append(pats, literal(f))
 				}
 				continue
 			}
-			pats = append(pats, folderGlob(commonDir(forms)))
+			common := commonDir(fs)
+			if !place.p.WithinFold(common, dir) {
+				common = dir // paths compared case-folded: spelt otherwise, they part above dir
+			}
+			pats = append(pats, folderGlob(common))
 		}
 		text += ":" + k + "=" + anyOf(sortedSet(pats))
 	}

@@ -38,13 +38,19 @@ audit: { sink: none }
 // returns it with the workspace.
 func setup(t *testing.T) (*app.Setup, string) {
 	t.Helper()
+	return setupWith(t, "")
+}
+
+// setupWith is setup with extra top-level YAML.
+func setupWith(t *testing.T, extra string) (*app.Setup, string) {
+	t.Helper()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	if err := os.MkdirAll(ws, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "mcpwarden.yaml")
-	if err := os.WriteFile(path, []byte(strings.ReplaceAll(policyYAML, "$WS", ws)), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(policyYAML+extra, "$WS", ws)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := config.LoadOffline(path, nil)
@@ -431,5 +437,50 @@ func TestShadowDenyIsNeverSuggested(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"refused by a deny rule (mcp:web:fetch:url.host=evil.example); not suggested"}, whys(res)); diff != "" {
 		t.Errorf("not suggested (-want +got):\n%s", diff)
+	}
+}
+
+// TestCaseFoldedPathsNeverGeneraliseAboveTheWorkspace: where paths compare
+// case-insensitively, two spellings of the workspace are both inside it,
+// and their common folder is the workspace, never the folder above it.
+func TestCaseFoldedPathsNeverGeneraliseAboveTheWorkspace(t *testing.T) {
+	t.Parallel()
+	st, ws := setupWith(t, "paths_case_insensitive: true\n")
+	dir := filepath.Dir(ws)
+	reqs := []recorded.Request{
+		asked("mcp:fs:read_file", `{"path":"`+dir+`/WS/a/x"}`),
+		asked("mcp:fs:read_file", `{"path":"`+ws+`/b/y"}`),
+	}
+	res, err := suggest.Suggest(reqs, policyOf(t, st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := withAllow(st, res.Rules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rules.Call{Server: "fs", Tool: "read_file", Arguments: map[string]any{"path": dir + "/elsewhere"}}
+	if v := next.Decide(c, false).Verdict; v.Decision == rules.Allow {
+		t.Errorf("%s is allowed by %s: the rules %q widen above the workspace", dir+"/elsewhere", v.Rule, res.Rules())
+	}
+}
+
+// TestOnePathIsNamedExactlyWhateverItsForms: a single path recorded in
+// decomposed Unicode has two forms (NFD and NFC); it is still one path,
+// named exactly, not generalised to its folder.
+func TestOnePathIsNamedExactlyWhateverItsForms(t *testing.T) {
+	t.Parallel()
+	st, ws := setup(t)
+	res, err := suggest.Suggest([]recorded.Request{asked("mcp:fs:read_file", `{"path":"`+ws+`/src/cafe\u0301.txt"}`)}, policyOf(t, st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := withAllow(st, res.Rules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rules.Call{Server: "fs", Tool: "read_file", Arguments: map[string]any{"path": ws + "/src/other.txt"}}
+	if v := next.Decide(c, false).Verdict; v.Decision == rules.Allow {
+		t.Errorf("a sibling of the one recorded file is allowed by %s", v.Rule)
 	}
 }
