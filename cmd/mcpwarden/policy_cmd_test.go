@@ -28,7 +28,7 @@ const policyConfig = `servers:
     command: /bin/true
 policy:
   default: ask
-  workspace: [$WS]
+  workspace: ["$WS"]
   deny: ["mcp:*:*:@path=**/.env"]
   ask: ["mcp:fs:write_file"]
 audit: { sink: none }

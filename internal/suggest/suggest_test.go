@@ -27,7 +27,7 @@ const policyYAML = `servers:
     command: /bin/true
 policy:
   default: ask
-  workspace: [$WS]
+  workspace: ["$WS"]
   deny: ["mcp:*:*:@path=**/.env"]
   ask: ["mcp:fs:write_file"]
   allow: ["mcp:fs:list_*"]
@@ -143,6 +143,17 @@ func TestSuggestGeneralisesAsSpecified(t *testing.T) {
 		{"glob characters and a colon that would start a condition are escaped",
 			[]string{"mcp:fs:read_file", `{"path":"$WS/[x]*:a=b,c"}`},
 			[]string{`mcp:fs:read_file:path=$WS/\[x\]\*\:a=b\,c`}, nil},
+		{"an array of paths gives the folder of them all",
+			[]string{"mcp:fs:read_multiple_files", `{"paths":["$WS/a/x","$WS/a/y"]}`},
+			[]string{"mcp:fs:read_multiple_files:paths=$WS/a/**"}, nil},
+		// A file: URI is also read as a relative path (the server's root
+		// joined to "file:/…"), which the rule must cover too.
+		{"file: URIs are paths named by @path",
+			[]string{"mcp:fs:resources/read", `{"uri":"file://$WS/docs/a.md"}`, "mcp:fs:resources/read", `{"uri":"file://$WS/docs/b.md"}`},
+			[]string{"mcp:fs:resources/read:@path=$WS/**"}, nil},
+		{"a source and a destination are each generalised on their own",
+			[]string{"mcp:fs:move_file", `{"source":"$WS/in/a","destination":"$WS/out/a"}`, "mcp:fs:move_file", `{"source":"$WS/in/b","destination":"$WS/out/b"}`},
+			[]string{"mcp:fs:move_file:destination=$WS/out/**:source=$WS/in/**"}, nil},
 		{"a tool without path, URL or command arguments is named alone",
 			[]string{"mcp:web:search", `{"q":"x"}`, "mcp:web:search", `{"q":"y"}`},
 			[]string{"mcp:web:search"}, nil},
