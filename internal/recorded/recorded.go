@@ -46,7 +46,8 @@ type Request struct {
 	// recorded value was redacted (audit.Redacted) or cut: the request is
 	// not known as it was sent, only its shape.
 	Redacted []string
-	// Where is the file and line it was read from ("audit.jsonl:12").
+	// Where is the file (as named to Read) and line it was read from
+	// ("audit.jsonl:12").
 	Where string
 }
 
@@ -135,11 +136,12 @@ func Read(paths []string, fn func(Request) error) error {
 	return nil
 }
 
-// Tail returns the last max requests of the log file at path (the file
+// Tail returns the last n requests of the log file at path (the file
 // alone, not its rotated ones) read from at most its last maxBytes: what a
 // running proxy decided recently, at a bounded cost. A missing file has
-// none.
-func Tail(path string, maxBytes int64, max int) ([]Request, error) {
+// none; a line that is not an event ends the reading with an error, and
+// the requests before it.
+func Tail(path string, maxBytes int64, n int) ([]Request, error) {
 	fi, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -147,26 +149,18 @@ func Tail(path string, maxBytes int64, max int) ([]Request, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit log %s: %w", path, err)
 	}
-	from := max64(0, fi.Size()-maxBytes)
 	var out []Request
-	err = readFile(path, from, func(r Request) error {
+	err = readFile(path, max(0, fi.Size()-maxBytes), func(r Request) error {
 		out = append(out, r)
-		if len(out) > 2*max {
-			out = slices.Delete(out, 0, len(out)-max)
+		if len(out) > 2*n {
+			out = slices.Delete(out, 0, len(out)-n)
 		}
 		return nil
 	})
-	if len(out) > max {
-		out = out[len(out)-max:]
+	if len(out) > n {
+		out = out[len(out)-n:]
 	}
 	return slices.Clip(out), err
-}
-
-func max64(a, b int64) int64 {
-	if a > b {
-		return a
-	}
-	return b
 }
 
 // readFile reads the requests of one file from byte from; from > 0 starts
@@ -177,7 +171,6 @@ func readFile(name string, from int64, fn func(Request) error) error {
 		return fmt.Errorf("audit log: %w", err)
 	}
 	defer f.Close()
-	var r io.Reader = f
 	skipFirst := false
 	if from > 0 {
 		if _, err := f.Seek(from-1, io.SeekStart); err != nil {
@@ -185,14 +178,13 @@ func readFile(name string, from int64, fn func(Request) error) error {
 		}
 		skipFirst = true // the byte before from: a newline leaves an empty first line
 	}
-	return ReadFrom(r, name, skipFirst, fn)
+	return ReadFrom(f, name, skipFirst, fn)
 }
 
 // ReadFrom reads the requests of the log lines of r, named name in
 // errors, and calls fn with each decision event's; with skipFirst the
 // first line (a partial one) is not read. See Read.
 func ReadFrom(r io.Reader, name string, skipFirst bool, fn func(Request) error) error {
-	base := filepath.Base(name)
 	_, err := audit.ReadEvents(r, func(n int, line []byte, e audit.Event, derr error) error {
 		if n == 1 && skipFirst {
 			return nil
@@ -207,7 +199,7 @@ func ReadFrom(r io.Reader, name string, skipFirst bool, fn func(Request) error) 
 		if !ok {
 			return nil
 		}
-		req.Where = fmt.Sprintf("%s:%d", base, n)
+		req.Where = fmt.Sprintf("%s:%d", name, n)
 		return fn(req)
 	})
 	if err != nil {

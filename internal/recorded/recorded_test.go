@@ -56,7 +56,7 @@ func TestReadFollowsRotatedFilesInChainOrder(t *testing.T) {
 	write(t, other, line("mcp:fs:d", "", ""))
 	var got []string
 	for _, r := range readAll(t, log, other, filepath.Join(dir, "audit-000001.jsonl")) {
-		got = append(got, r.Call.Tool+"@"+r.Where)
+		got = append(got, r.Call.Tool+"@"+filepath.Base(r.Where))
 	}
 	want := []string{"a@audit-000001.jsonl:1", "b@audit-000002.jsonl:1", "c@audit.jsonl:1", "d@replica-b.jsonl:1"}
 	if diff := cmp.Diff(want, got); diff != "" {
