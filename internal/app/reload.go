@@ -73,12 +73,14 @@ func (a *App) policyChanged(ctx context.Context, old, next *Setup) {
 		return
 	}
 	var res policydiff.Result
+	detail := "no audit file to replay recent decisions from"
 	if c := a.auditCfg; c.Sink == audit.SinkFile || c.Sink == "" && c.Path != "" {
 		reqs, err := recorded.Tail(c.Path, replayBytes, replayMax)
 		if err != nil {
 			a.logger.Warn("reading the recent decisions to compare the reloaded policy with", "err", err)
 		}
 		res = policydiff.Replay(reqs, decider(old), decider(next))
+		detail = fmt.Sprintf("%d recent decisions replayed: %d change, %d widen", res.Replayed, res.Changed, res.Widened)
 	}
 	if res.Widened > 0 {
 		var examples []string
@@ -98,7 +100,7 @@ func (a *App) policyChanged(ctx context.Context, old, next *Setup) {
 		PreviousPolicySHA256: was,
 		Changed:              int64(res.Changed),
 		Widened:              int64(res.Widened),
-		Detail:               fmt.Sprintf("%d recent decisions replayed: %d change, %d widen", res.Replayed, res.Changed, res.Widened),
+		Detail:               detail,
 	}
 	if err := a.audit.Write(ctx, e); err != nil {
 		a.logger.Error("writing the policy_changed audit event", "err", err)
