@@ -46,7 +46,7 @@ func shapeOf(p *rules.Policy, c rules.Call) (shape, string) {
 		s.fixed["host"], s.fixed["port"] = []string{host}, []string{port}
 		return s, ""
 	}
-	fileURIs := false
+	fileURIs, named := false, 0 // named: the path values a condition on their key names
 	var why string
 	var walk func(prefix string, m map[string]any)
 	walk = func(prefix string, m map[string]any) {
@@ -59,13 +59,12 @@ func shapeOf(p *rules.Policy, c rules.Call) (shape, string) {
 				why = fmt.Sprintf("the argument key %q cannot be written in a rule; not suggested", key)
 			case p.IsPathKey(k):
 				forms, known := p.PathForms(rules.Call{Server: c.Server, Tool: c.Tool, Arguments: map[string]any{k: v}, UpstreamRoots: c.UpstreamRoots})
+				named += len(forms)
 				why = pathsOf(forms, known, key, func(f pathForm) { s.paths[key] = append(s.paths[key], f) })
 			case p.IsURLKey(k):
 				for _, u := range stringsOf(v) {
 					if strings.HasPrefix(strings.ToLower(u), "file:") {
-						fileURIs = true
-						forms, known := p.PathForms(rules.Call{Server: c.Server, Tool: c.Tool, Arguments: map[string]any{k: u}})
-						why = pathsOf(forms, known, key, func(f pathForm) { s.paths[pathFact] = append(s.paths[pathFact], f) })
+						fileURIs = true // a path, named by @path below
 						continue
 					}
 					// Only the scheme and host are named: a password
@@ -101,14 +100,13 @@ func shapeOf(p *rules.Policy, c rules.Call) (shape, string) {
 	if why != "" {
 		return s, why
 	}
-	if fileURIs {
-		// An allow on @path covers every path of the call: the paths
-		// under path-like keys join the file: URIs under it.
-		for k, forms := range s.paths {
-			if k != pathFact {
-				s.paths[pathFact] = append(s.paths[pathFact], forms...)
-				delete(s.paths, k)
-			}
+	// A path no condition on its key names (a file: URI under a URL-like
+	// key, a path in an array of objects) is named by @path, which holds
+	// every path of the call: then it names them all.
+	if all, known := p.PathForms(c); fileURIs || len(all) != named {
+		s.paths = map[string][]pathForm{}
+		if why := pathsOf(all, known, pathFact, func(f pathForm) { s.paths[pathFact] = append(s.paths[pathFact], f) }); why != "" {
+			return s, why
 		}
 	}
 	for k := range s.fixed {

@@ -44,13 +44,19 @@ func setup(t *testing.T) (*app.Setup, string) {
 // setupWith is setup with extra top-level YAML.
 func setupWith(t *testing.T, extra string) (*app.Setup, string) {
 	t.Helper()
+	return setupYAML(t, policyYAML+extra)
+}
+
+// setupYAML loads yaml, $WS its workspace, as setup does.
+func setupYAML(t *testing.T, yaml string) (*app.Setup, string) {
+	t.Helper()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	if err := os.MkdirAll(ws, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "mcpwarden.yaml")
-	if err := os.WriteFile(path, []byte(strings.ReplaceAll(policyYAML+extra, "$WS", ws)), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(yaml, "$WS", ws)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := config.LoadOffline(path, nil)
@@ -493,5 +499,26 @@ func TestOnePathIsNamedExactlyWhateverItsForms(t *testing.T) {
 	c := rules.Call{Server: "fs", Tool: "read_file", Arguments: map[string]any{"path": ws + "/src/other.txt"}}
 	if v := next.Decide(c, false).Verdict; v.Decision == rules.Allow {
 		t.Errorf("a sibling of the one recorded file is allowed by %s", v.Rule)
+	}
+}
+
+// TestPathInAnArrayOfObjectsIsStillNamed: a path under a key no rule
+// condition reaches (in an array of objects) is still covered, by @path,
+// so the rule does not allow any path there, on a server with no
+// workspace to fence it either.
+func TestPathInAnArrayOfObjectsIsStillNamed(t *testing.T) {
+	t.Parallel()
+	st, _ := setupYAML(t, "servers:\n  web: { command: /bin/true }\npolicy: { default: ask }\naudit: { sink: none }\n")
+	res, err := suggest.Suggest([]recorded.Request{asked("mcp:web:batch", `{"ops":[{"path":"/srv/data/a"}]}`)}, policyOf(t, st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := withAllow(st, res.Rules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rules.Call{Server: "web", Tool: "batch", Arguments: map[string]any{"ops": []any{map[string]any{"path": "/etc/shadow"}}}}
+	if v := next.Decide(c, false).Verdict; v.Decision == rules.Allow {
+		t.Errorf("/etc/shadow in an array of objects is allowed by %s (rules %q)", v.Rule, res.Rules())
 	}
 }
