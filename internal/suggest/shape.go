@@ -47,6 +47,7 @@ func shapeOf(p *rules.Policy, c rules.Call) (shape, string) {
 		return s, ""
 	}
 	fileURIs, named := false, 0 // named: the path values a condition on their key names
+	reached := 0                // the URLs and commands a condition names
 	var why string
 	var walk func(prefix string, m map[string]any)
 	walk = func(prefix string, m map[string]any) {
@@ -62,6 +63,7 @@ func shapeOf(p *rules.Policy, c rules.Call) (shape, string) {
 				named += len(forms)
 				why = pathsOf(forms, known, key, func(f pathForm) { s.paths[key] = append(s.paths[key], f) })
 			case p.IsURLKey(k):
+				reached += len(stringsOf(v))
 				for _, u := range stringsOf(v) {
 					if strings.HasPrefix(strings.ToLower(u), "file:") {
 						fileURIs = true // a path, named by @path below
@@ -82,6 +84,7 @@ func shapeOf(p *rules.Policy, c rules.Call) (shape, string) {
 					s.fixed[key+".host"] = append(s.fixed[key+".host"], host)
 				}
 			case p.IsCommandKey(k):
+				reached += len(stringsOf(v))
 				for _, cmd := range stringsOf(v) {
 					if recorded.IsRedacted(cmd) {
 						why = "recorded with a redacted value at " + key + "; not suggested"
@@ -90,8 +93,17 @@ func shapeOf(p *rules.Policy, c rules.Call) (shape, string) {
 					s.fixed[key] = append(s.fixed[key], cmd)
 				}
 			default:
-				if sub, ok := v.(map[string]any); ok {
-					walk(key+".", sub)
+				// Arrays are transparent to a rule's key: requests.url
+				// reaches the url of every object of requests.
+				switch t := v.(type) {
+				case map[string]any:
+					walk(key+".", t)
+				case []any:
+					for _, e := range t {
+						if sub, ok := e.(map[string]any); ok {
+							walk(key+".", sub)
+						}
+					}
 				}
 			}
 		}
@@ -99,6 +111,9 @@ func shapeOf(p *rules.Policy, c rules.Call) (shape, string) {
 	walk("", c.Arguments)
 	if why != "" {
 		return s, why
+	}
+	if n := keyed(c.Arguments, func(k string) bool { return p.IsURLKey(k) || p.IsCommandKey(k) }); n != reached {
+		return s, "a URL or command no rule's key can reach (an array in an array, an object); not suggested"
 	}
 	// A path no condition on its key names (a file: URI under a URL-like
 	// key, a path in an array of objects) is named by @path, which holds
@@ -119,6 +134,32 @@ func shapeOf(p *rules.Policy, c rules.Call) (shape, string) {
 		s.paths[k] = slices.Compact(forms)
 	}
 	return s, ""
+}
+
+// keyed counts the values under the keys is reports, anywhere in v: a
+// string, or each element of an array, counts one; anything else under
+// such a key counts one too, and is not searched further.
+func keyed(v any, is func(string) bool) int {
+	n := 0
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if !is(k) {
+				n += keyed(e, is)
+				continue
+			}
+			if a, ok := e.([]any); ok {
+				n += len(a)
+			} else {
+				n++
+			}
+		}
+	case []any:
+		for _, e := range t {
+			n += keyed(e, is)
+		}
+	}
+	return n
 }
 
 // writable reports whether a rule can name the dotted argument key: each

@@ -522,3 +522,43 @@ func TestPathInAnArrayOfObjectsIsStillNamed(t *testing.T) {
 		t.Errorf("/etc/shadow in an array of objects is allowed by %s (rules %q)", v.Rule, res.Rules())
 	}
 }
+
+// TestURLsAndCommandsInArraysOfObjectsAreNamed: URLs and commands in an
+// array of objects are named through the array (arrays are transparent
+// to a rule's key), and one no key can reach (an array in an array) stops
+// the suggestion instead of being left unconstrained.
+func TestURLsAndCommandsInArraysOfObjectsAreNamed(t *testing.T) {
+	t.Parallel()
+	st, _ := setup(t)
+	reqs := []recorded.Request{
+		asked("mcp:web:fetch_all", `{"requests":[{"url":"https://a.example/x"},{"url":"https://b.example/y"}]}`),
+		asked("mcp:web:run_all", `{"steps":[{"command":"make"},{"command":"make test"}]}`),
+		asked("mcp:web:deep", `{"batches":[[{"url":"https://a.example/"}]]}`),
+		asked("mcp:web:odd", `{"url":{"href":"https://a.example/"}}`),
+	}
+	res, err := suggest.Suggest(reqs, policyOf(t, st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"mcp:web:fetch_all:requests.url.host={a.example,b.example}:requests.url.scheme=https",
+		"mcp:web:run_all:steps.command={make,make test}",
+	}
+	if diff := cmp.Diff(want, res.Rules()); diff != "" {
+		t.Errorf("rules (-want +got):\n%s\nnot suggested: %q", diff, whys(res))
+	}
+	next, err := withAllow(st, res.Rules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []rules.Call{
+		{Server: "web", Tool: "fetch_all", Arguments: map[string]any{"requests": []any{map[string]any{"url": "https://a.example/"}, map[string]any{"url": "https://evil.example/"}}}},
+		{Server: "web", Tool: "run_all", Arguments: map[string]any{"steps": []any{map[string]any{"command": "make; curl evil.example"}}}},
+		{Server: "web", Tool: "deep", Arguments: map[string]any{"batches": []any{[]any{map[string]any{"url": "https://evil.example/"}}}}},
+		{Server: "web", Tool: "odd", Arguments: map[string]any{"url": map[string]any{"href": "https://evil.example/"}}},
+	} {
+		if v := next.Decide(c, false).Verdict; v.Decision == rules.Allow {
+			t.Errorf("mcp:web:%s %v is allowed by %s", c.Tool, c.Arguments, v.Rule)
+		}
+	}
+}
