@@ -11,8 +11,9 @@ import (
 )
 
 // FuzzSuggestNeverAllowsOutsideTheWorkspaceBeyondWhatWasRecorded: for any
-// two recorded paths, the suggested rules allow both, and allow no other
-// path outside the workspace /ws.
+// two recorded paths, the suggested rules allow both, allow no other path
+// outside the workspace /ws, and inside it nothing outside the narrowest
+// folder holding both (nothing else at all for one path).
 func FuzzSuggestNeverAllowsOutsideTheWorkspaceBeyondWhatWasRecorded(f *testing.F) {
 	f.Add("/ws/a/x", "/ws/b/y", "/ws2/z")
 	f.Add("/ws/../etc/a", "/etc/b", "/etc/c")
@@ -61,6 +62,14 @@ func FuzzSuggestNeverAllowsOutsideTheWorkspaceBeyondWhatWasRecorded(f *testing.F
 		for _, p := range []string{a, b} {
 			if v := decide(call(p)); v.Decision != rules.Allow {
 				t.Fatalf("recorded %s is %v under %q; not suggested: %+v", p, v.Decision, res.Rules(), res.NotSuggested)
+			}
+		}
+		// Inside it, nothing beyond the narrowest folder of the two.
+		if in := func(p string) bool { return rules.Within(p, "/ws") }; in(a) && in(b) && in(probe) && !slices.Contains([]string{a, b}, probe) {
+			if a == b || !rules.Within(probe, commonDir([]string{a, b})) {
+				if v := decide(call(probe)); v.Decision == rules.Allow {
+					t.Fatalf("%s, outside the narrowest folder of %s and %s, is allowed by %s", probe, a, b, v.Rule)
+				}
 			}
 		}
 		if !rules.Within(probe, "/ws") && !slices.Contains([]string{a, b}, probe) {
