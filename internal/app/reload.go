@@ -79,7 +79,7 @@ func (a *App) policyChanged(ctx context.Context, old, next *Setup) {
 		if err != nil {
 			a.logger.Warn("reading the recent decisions to compare the reloaded policy with", "err", err)
 		}
-		res = policydiff.Replay(reqs, decider(old), decider(next))
+		res = policydiff.Replay(reqs, replayed(old), replayed(next))
 		detail = fmt.Sprintf("%d recent decisions replayed: %d change, %d widen", res.Replayed, res.Changed, res.Widened)
 	}
 	if res.Widened > 0 {
@@ -107,9 +107,13 @@ func (a *App) policyChanged(ctx context.Context, old, next *Setup) {
 	}
 }
 
-// decider decides as the proxy would (Setup.Decide), not over any limit.
-func decider(s *Setup) policydiff.Decider {
-	return func(c rules.Call) rules.Verdict { return s.Decide(c, false).Verdict }
+// replayed is s as a reload replays requests under it: decided as the
+// proxy would (Setup.Decide), not over any limit, with its flow labels.
+func replayed(s *Setup) policydiff.Policy {
+	return policydiff.Policy{
+		Decide: func(c rules.Call) rules.Verdict { return s.Decide(c, false).Verdict },
+		Labels: s.Policy.Labels,
+	}
 }
 
 // reloadFile loads the config file again and reloads it; a config that

@@ -18,6 +18,42 @@ import (
 // A Decider decides a request as the proxy would (app.Setup.Decide).
 type Decider func(rules.Call) rules.Verdict
 
+// A Policy is one side of a replay: how it decides a request, and the
+// flow labels a request carries under it (rules.Policy.Labels; nil for
+// none).
+type Policy struct {
+	Decide Decider
+	Labels func(rules.Call) []string
+}
+
+// Decisions decides reqs under p in order, each as in its session: its
+// call armed with the labels (under p) of the earlier requests of the
+// session that p lets through, as the proxy arms them once a request is
+// forwarded. A request p asks about is taken as forwarded if it was
+// forwarded when recorded.
+func Decisions(reqs []recorded.Request, p Policy) []rules.Verdict {
+	out := make([]rules.Verdict, len(reqs))
+	armed := map[string][]rules.Arming{} // session → labels armed in it
+	for i, r := range reqs {
+		c := r.Call
+		if r.Session != "" {
+			c.Armed = armed[r.Session]
+		}
+		v := p.Decide(c)
+		out[i] = v
+		forwarded := v.Decision == rules.Allow || v.Decision == rules.Ask && r.Forwarded()
+		if p.Labels == nil || r.Session == "" || !forwarded {
+			continue
+		}
+		for _, l := range p.Labels(r.Call) {
+			if !slices.ContainsFunc(armed[r.Session], func(a rules.Arming) bool { return a.Label == l }) {
+				armed[r.Session] = append(armed[r.Session], rules.Arming{Label: l, ID: r.ID, Tool: r.Canonical()})
+			}
+		}
+	}
+	return out
+}
+
 // MaxExamples is how many requests a Group shows.
 const MaxExamples = 3
 
@@ -59,10 +95,10 @@ type Result struct {
 	Groups   []Group `json:"groups"` // widening groups first, then the larger first
 }
 
-// Replay decides every request of reqs with old and with new and returns
-// the decisions that differ. A request whose deciding rule changes but
-// whose decision does not is not a change.
-func Replay(reqs []recorded.Request, old, new Decider) Result {
+// Replay decides every request of reqs under old and under new (see
+// Decisions) and returns the decisions that differ. A request whose
+// deciding rule changes but whose decision does not is not a change.
+func Replay(reqs []recorded.Request, old, new Policy) Result {
 	res := Result{Replayed: len(reqs)}
 	type key struct {
 		decision   rules.Decision
@@ -71,8 +107,9 @@ func Replay(reqs []recorded.Request, old, new Decider) Result {
 	}
 	groups := map[key]*Group{}
 	var order []key
-	for _, r := range reqs {
-		o, n := old(r.Call), new(r.Call)
+	olds, news := Decisions(reqs, old), Decisions(reqs, new)
+	for i, r := range reqs {
+		o, n := olds[i], news[i]
 		if o.Decision == n.Decision {
 			continue
 		}

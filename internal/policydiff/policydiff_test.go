@@ -21,7 +21,7 @@ const servers = `servers:
 audit: { sink: none }
 `
 
-func decider(t *testing.T, policy string) policydiff.Decider {
+func decider(t *testing.T, policy string) policydiff.Policy {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mcpwarden.yaml")
@@ -36,7 +36,7 @@ func decider(t *testing.T, policy string) policydiff.Decider {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(c rules.Call) rules.Verdict { return st.Decide(c, false).Verdict }
+	return policydiff.Policy{Decide: func(c rules.Call) rules.Verdict { return st.Decide(c, false).Verdict }, Labels: st.Policy.Labels}
 }
 
 func req(tool string, args map[string]any) recorded.Request {
@@ -118,5 +118,29 @@ func TestReplayGroupShowsHowTheOldPolicyDecided(t *testing.T) {
 	}
 	if len(g.Examples) != policydiff.MaxExamples || g.Examples[0].Old != "ask (default)" || g.Examples[0].New != "allow (mcp:fs:*)" {
 		t.Errorf("examples = %+v, want the first %d, old and new named", g.Examples, policydiff.MaxExamples)
+	}
+}
+
+// TestReplayArmsFlowLabelsInEachSession: a flow rule decides a request as
+// in its session, after the requests before it under the policy being
+// replayed: a new flow rule that asks about mail sent after a fetch
+// changes the send that followed a fetch in its session, and not the send
+// of another session.
+func TestReplayArmsFlowLabelsInEachSession(t *testing.T) {
+	t.Parallel()
+	fetch := req("fetch", map[string]any{"url": "https://example.com/"})
+	send := recorded.Request{Call: rules.Call{Server: "web", Tool: "send_mail"}, Where: "a.jsonl:3"}
+	fetch.Session, fetch.ID, fetch.Decision = "s1", "f1", "allow"
+	sendAfter, sendAlone := send, send
+	sendAfter.Session, sendAlone.Session = "s1", "s2"
+	old := decider(t, "policy: { default: allow }\n")
+	flow := decider(t, "labels:\n  untrusted: [\"mcp:web:fetch\"]\n  egress: [\"mcp:web:send_*\"]\nflow:\n  - { after: untrusted, then: ask, on: egress }\npolicy: { default: allow }\n")
+	res := policydiff.Replay([]recorded.Request{fetch, sendAfter, sendAlone}, old, flow)
+	if res.Changed != 1 || len(res.Groups) != 1 || res.Groups[0].Decision != "ask" || res.Groups[0].Examples[0].Where != "a.jsonl:3" {
+		t.Fatalf("replay = %+v, want the send after the fetch asked, alone", res)
+	}
+	// Back again, the flow rule's ask is the old decision.
+	if back := policydiff.Replay([]recorded.Request{fetch, sendAfter, sendAlone}, flow, old); back.Changed != 1 || back.Widened != 1 {
+		t.Errorf("replay back = %+v, want the one send widened", back)
 	}
 }

@@ -26,12 +26,17 @@ import (
 
 // A Request is one decided request read from a decision event. Call holds
 // the request as the rules see it (server, tool or request kind,
-// arguments, profile, principal); the armed labels of flow rules are not
-// in the log, so Call.Armed is always nil. The other fields are what the
-// event says was decided.
+// arguments, profile, principal); the labels of flow rules armed in its
+// session are not in the log (they depend on the policy: see
+// policydiff.Decisions), so Call.Armed is nil. The other fields are what
+// the event says was decided.
 type Request struct {
-	Call      rules.Call
-	ID        string
+	Call    rules.Call
+	ID      string
+	Session string
+	// ArmedBy is, of a request a flow rule decided, the id of the request
+	// whose result armed the rule's label.
+	ArmedBy   string
 	Decision  string // audit.DecisionAllow, DecisionAsk or DecisionDeny
 	Rule      string // the deciding rule's text, or a built-in name ("default", "outside_workspace", …)
 	GrantedBy audit.GrantedBy
@@ -73,6 +78,12 @@ func (r *Request) String() string {
 		t += " (profile " + r.Call.Profile + ")"
 	}
 	return t
+}
+
+// Forwarded reports whether the request reached its server: allowed,
+// asked and allowed, or decided in shadow mode.
+func (r *Request) Forwarded() bool {
+	return r.Shadow || r.Outcome == audit.OutcomeAllowed || r.Decision == audit.DecisionAllow
 }
 
 // RefusedByPerson reports whether the request was asked and a person (or
@@ -251,6 +262,8 @@ func fromEvent(e audit.Event, line []byte) (Request, bool) {
 			Profile: e.Profile, Principal: e.Principal,
 		},
 		ID:        e.ID,
+		Session:   e.Session,
+		ArmedBy:   e.ArmedBy,
 		Decision:  e.Decision,
 		Rule:      e.Rule,
 		GrantedBy: e.GrantedBy,

@@ -216,6 +216,8 @@ func classify(r recorded.Request, p Policy) (why string, allowed bool) {
 		return whyPerson + "; not suggested", false
 	case r.Decision == "deny" && r.Error != "":
 		return "refused before any rule (malformed or mistyped arguments); not suggested", false
+	case r.ArmedBy != "":
+		return fmt.Sprintf("%s by a flow rule, after an earlier request of its session (no allow rule overrides it); not suggested", r.Decision), false
 	}
 	v := p.Decide(r.Call)
 	switch {
