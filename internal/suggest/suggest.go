@@ -61,6 +61,9 @@ type Rule struct {
 	// server's workspace (or of a server without one): named exactly,
 	// never generalised, for a closer look.
 	OutsideWorkspace []string `json:"outside_workspace,omitempty"`
+	// Narrowed says why its paths are named exactly when their folder
+	// would have been suggested: the folder covers a refused request.
+	Narrowed string `json:"narrowed,omitempty"`
 }
 
 // A Skipped group is recorded requests that no rule was suggested for,
@@ -92,7 +95,7 @@ func (r *Result) Rules() []string {
 type group struct {
 	shapes []shape
 	reqs   []recorded.Request
-	exact  bool // name every path exactly: the generalised rule allowed a refused request
+	exact  string // why every path is named exactly: the generalised rule allowed a refused request
 }
 
 // Suggest proposes rules for reqs under p; see the package documentation.
@@ -159,8 +162,9 @@ func Suggest(reqs []recorded.Request, p Policy) (Result, error) {
 			g := groups[k]
 			why := ""
 			if r, bad := widens[texts[k]]; bad {
-				if !g.exact {
-					g.exact, changed = true, true
+				if g.exact == "" {
+					g.exact = fmt.Sprintf("named exactly: %s would also allow %s, which was refused", texts[k], r.String())
+					changed = true
 					continue
 				}
 				why = fmt.Sprintf("its rule %s would also allow %s, which was refused; not suggested", texts[k], r.String())
@@ -186,7 +190,7 @@ func Suggest(reqs []recorded.Request, p Policy) (Result, error) {
 		g := groups[k]
 		text, outside := g.rule(place)
 		calls, n := examples(g.reqs)
-		res.Allow = append(res.Allow, Rule{Rule: text, Count: n, Calls: calls, OutsideWorkspace: outside})
+		res.Allow = append(res.Allow, Rule{Rule: text, Count: n, Calls: calls, OutsideWorkspace: outside, Narrowed: g.exact})
 	}
 	slices.SortFunc(res.Allow, func(a, b Rule) int { return strings.Compare(a.Rule, b.Rule) })
 	for _, why := range slices.Sorted(maps.Keys(skipped)) {
@@ -264,7 +268,7 @@ func (pl placer) of(server, form string) string {
 
 // rule is the text of g's rule, with the paths it names outside the
 // workspace. The paths of one value (its forms), the paths outside the
-// workspace, and every path when g.exact, are named exactly; the paths of
+// workspace, and every path when g.exact says why, are named exactly; the paths of
 // several values in one workspace directory, as their narrowest common
 // folder in it.
 func (g *group) rule(place placer) (text string, outside []string) {
@@ -297,7 +301,7 @@ func (g *group) rule(place placer) (text string, outside []string) {
 			if !inside {
 				outside = append(outside, fs...)
 			}
-			if !inside || g.exact || len(sortedSet(values[pl])) == 1 {
+			if !inside || g.exact != "" || len(sortedSet(values[pl])) == 1 {
 				for _, f := range fs {
 					pats = append(pats, literal(f))
 				}

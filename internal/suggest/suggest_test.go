@@ -258,7 +258,10 @@ func TestRecordedDenyIsNeverSuggested(t *testing.T) {
 	}
 	want := []string{"mcp:fs:read_file:path={" + ws + "/src/a.go," + ws + "/src/b.go}"}
 	if diff := cmp.Diff(want, res.Rules()); diff != "" {
-		t.Errorf("rules (-want +got):\n%s", diff)
+		t.Fatalf("rules (-want +got):\n%s", diff)
+	}
+	if got := res.Allow[0].Narrowed; !strings.Contains(got, "/src/** would also allow") || !strings.Contains(got, "secret.txt") {
+		t.Errorf("narrowed = %q, want the folder and the refused request named", got)
 	}
 	next, err := withAllow(st, res.Rules())
 	if err != nil {

@@ -26,6 +26,9 @@ func (r *Result) WriteYAML(w io.Writer) error {
 		for _, c := range x.Calls {
 			fmt.Fprintf(&b, "  #   %d× %s  (%s)\n", c.Count, comment(c.Request), comment(c.Where))
 		}
+		if x.Narrowed != "" {
+			fmt.Fprintf(&b, "  # %s\n", comment(x.Narrowed))
+		}
 		for _, p := range x.OutsideWorkspace {
 			fmt.Fprintf(&b, "  # OUTSIDE THE WORKSPACE, named exactly, not generalised: %s\n", comment(p))
 		}
