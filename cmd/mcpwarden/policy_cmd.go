@@ -191,7 +191,7 @@ func printPolicyDiff(w io.Writer, res policydiff.Result) {
 		if g.Gate != "" {
 			by += " (in " + g.Gate + ")"
 		}
-		fmt.Fprintf(w, "\n%s  %s by %s: %d\n", mark, strings.ToUpper(g.Decision), by, g.Count)
+		fmt.Fprintf(w, "\n%s  %s by %s: %d\n", mark, strings.ToUpper(g.Decision.String()), by, g.Count)
 		for _, f := range g.From {
 			fmt.Fprintf(w, "  was %s (%s): %d\n", f.Decision, f.Rule, f.Count)
 		}

@@ -59,9 +59,9 @@ const MaxExamples = 3
 
 // A From is one way a group's requests were decided by the old policy.
 type From struct {
-	Decision string `json:"decision"`
-	Rule     string `json:"rule"`
-	Count    int    `json:"count"`
+	Decision rules.Decision `json:"decision"`
+	Rule     string         `json:"rule"`
+	Count    int            `json:"count"`
 }
 
 // An Example is one changed request.
@@ -78,13 +78,13 @@ type Example struct {
 // A Group is the changed requests that one rule decides under the new
 // policy, with one decision.
 type Group struct {
-	Decision string    `json:"decision"` // under the new policy
-	Rule     string    `json:"rule"`     // the rule (or built-in name) that decides under the new policy
-	Gate     string    `json:"gate,omitempty"`
-	Widened  bool      `json:"widened"` // the new policy allows what the old one asked about or denied
-	Count    int       `json:"count"`
-	From     []From    `json:"from"`     // how the old policy decided them, most frequent first
-	Examples []Example `json:"examples"` // the first MaxExamples distinct requests
+	Decision rules.Decision `json:"decision"` // under the new policy
+	Rule     string         `json:"rule"`     // the rule (or built-in name) that decides under the new policy
+	Gate     string         `json:"gate,omitempty"`
+	Widened  bool           `json:"widened"` // the new policy allows what the old one asked about or denied
+	Count    int            `json:"count"`
+	From     []From         `json:"from"`     // how the old policy decided them, most frequent first
+	Examples []Example      `json:"examples"` // the first MaxExamples distinct requests
 }
 
 // A Result is the decisions that change between two policies.
@@ -121,15 +121,15 @@ func Replay(reqs []recorded.Request, old, new Policy) Result {
 		k := key{n.Decision, n.Rule, n.Gate, widened}
 		g := groups[k]
 		if g == nil {
-			g = &Group{Decision: n.Decision.String(), Rule: n.Rule, Gate: n.Gate, Widened: widened}
+			g = &Group{Decision: n.Decision, Rule: n.Rule, Gate: n.Gate, Widened: widened}
 			groups[k] = g
 			order = append(order, k)
 		}
 		g.Count++
-		if i := slices.IndexFunc(g.From, func(f From) bool { return f.Decision == o.Decision.String() && f.Rule == o.Rule }); i >= 0 {
+		if i := slices.IndexFunc(g.From, func(f From) bool { return f.Decision == o.Decision && f.Rule == o.Rule }); i >= 0 {
 			g.From[i].Count++
 		} else {
-			g.From = append(g.From, From{Decision: o.Decision.String(), Rule: o.Rule, Count: 1})
+			g.From = append(g.From, From{Decision: o.Decision, Rule: o.Rule, Count: 1})
 		}
 		if len(g.Examples) < MaxExamples && !slices.ContainsFunc(g.Examples, func(e Example) bool { return e.Request == r.String() }) {
 			g.Examples = append(g.Examples, Example{Request: r.String(), Old: verdictText(o), New: verdictText(n), Where: r.Where, Redacted: r.Redacted})

@@ -87,7 +87,7 @@ func TestReplayListsEveryChangedDecision(t *testing.T) {
 			}
 			var got []string
 			for _, g := range res.Groups {
-				got = append(got, g.Decision+" "+g.Rule+" "+strconv.FormatBool(g.Widened)+" "+strconv.Itoa(g.Count))
+				got = append(got, g.Decision.String()+" "+g.Rule+" "+strconv.FormatBool(g.Widened)+" "+strconv.Itoa(g.Count))
 			}
 			if diff := cmp.Diff(tt.groups, got); diff != "" {
 				t.Errorf("groups (-want +got):\n%s", diff)
@@ -112,7 +112,7 @@ func TestReplayGroupShowsHowTheOldPolicyDecided(t *testing.T) {
 		t.Fatalf("groups = %+v, want one", res.Groups)
 	}
 	g := res.Groups[0]
-	want := []policydiff.From{{Decision: "deny", Rule: "mcp:fs:delete_file", Count: 4}, {Decision: "ask", Rule: "default", Count: 1}}
+	want := []policydiff.From{{Decision: rules.Deny, Rule: "mcp:fs:delete_file", Count: 4}, {Decision: rules.Ask, Rule: rules.RuleDefault, Count: 1}}
 	if diff := cmp.Diff(want, g.From); diff != "" {
 		t.Errorf("from (-want +got):\n%s", diff)
 	}
@@ -136,7 +136,7 @@ func TestReplayArmsFlowLabelsInEachSession(t *testing.T) {
 	old := decider(t, "policy: { default: allow }\n")
 	flow := decider(t, "labels:\n  untrusted: [\"mcp:web:fetch\"]\n  egress: [\"mcp:web:send_*\"]\nflow:\n  - { after: untrusted, then: ask, on: egress }\npolicy: { default: allow }\n")
 	res := policydiff.Replay([]recorded.Request{fetch, sendAfter, sendAlone}, old, flow)
-	if res.Changed != 1 || len(res.Groups) != 1 || res.Groups[0].Decision != "ask" || res.Groups[0].Examples[0].Where != "a.jsonl:3" {
+	if res.Changed != 1 || len(res.Groups) != 1 || res.Groups[0].Decision != rules.Ask || res.Groups[0].Examples[0].Where != "a.jsonl:3" {
 		t.Fatalf("replay = %+v, want the send after the fetch asked, alone", res)
 	}
 	// Back again, the flow rule's ask is the old decision.
