@@ -379,3 +379,21 @@ func whys(res suggest.Result) []string {
 	}
 	return out
 }
+
+// TestServerDefaultSaysWhereTheRuleGoes: a server whose policy has a
+// default of its own decides by it whatever a global allow says; the rule
+// is not suggested under policy:, and the reason says where it goes.
+func TestServerDefaultSaysWhereTheRuleGoes(t *testing.T) {
+	t.Parallel()
+	st, ws := setupYAML(t, "servers:\n  fs:\n    command: /bin/true\n    policy: { default: deny }\npolicy: { default: ask, workspace: [\"$WS\"] }\naudit: { sink: none }\n")
+	denied := asked("mcp:fs:read_file", `{"path":"`+ws+`/a"}`)
+	denied.Decision, denied.GrantedBy, denied.Outcome = audit.DecisionDeny, audit.GrantedByRule, ""
+	res, err := suggest.Suggest([]recorded.Request{denied}, policyOf(t, st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"the rule mcp:fs:read_file:path=" + ws + "/a would not allow it under policy: servers.fs.policy's default (deny) decides it; add the rule to servers.fs.policy.allow instead"}
+	if diff := cmp.Diff(want, whys(res)); diff != "" || len(res.Allow) != 0 {
+		t.Errorf("rules %q; not suggested (-want +got):\n%s", res.Rules(), diff)
+	}
+}
