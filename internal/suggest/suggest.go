@@ -175,9 +175,10 @@ func Suggest(reqs []recorded.Request, p Policy) (Result, error) {
 					}
 					if v := decide(r.Call); v.Decision != rules.Allow {
 						why = fmt.Sprintf("the rule %s would not allow it (%s by %s); not suggested", texts[k], v.Decision, cmp.Or(v.Rule, v.Gate))
-						if v.Rule == rules.RuleDefault && strings.HasPrefix(v.Gate, "servers.") {
-							// A server's own default outranks a global allow.
-							why = fmt.Sprintf("the rule %s would not allow it under policy: %s's default (%s) decides it; add the rule to %s.allow instead", texts[k], v.Gate, v.Decision, v.Gate)
+						if (v.Rule == rules.RuleDefault || v.Rule == rules.RuleOutsideWorkspace) && strings.HasPrefix(v.Gate, "servers.") {
+							// A server's own default and workspace fence
+							// outrank a global allow.
+							why = fmt.Sprintf("the rule %s would not allow it under policy: %s's %s (%s) decides it; add the rule to %s.allow instead", texts[k], v.Gate, v.Rule, v.Decision, v.Gate)
 						}
 						break
 					}
