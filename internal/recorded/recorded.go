@@ -204,7 +204,7 @@ func ReadFrom(r io.Reader, name string, skipFirst bool, fn func(Request) error) 
 			return nil
 		}
 		if derr != nil {
-			return fmt.Errorf("%s: %w (not an audit event; audit verify says more, audit repair moves a torn tail aside)", name, derr)
+			return fmt.Errorf("%w (not an audit event; audit verify says more, audit repair moves a torn tail aside)", derr)
 		}
 		req, ok := fromEvent(e, line)
 		if !ok {
@@ -253,9 +253,6 @@ func fromEvent(e audit.Event, line []byte) (Request, bool) {
 			args = a
 		}
 	}
-	if x.Shadow || e.GrantedBy == "shadow" {
-		x.Shadow = true
-	}
 	return Request{
 		Call: rules.Call{
 			Server: e.Server, Tool: tool, Arguments: args,
@@ -268,7 +265,7 @@ func fromEvent(e audit.Event, line []byte) (Request, bool) {
 		Rule:      e.Rule,
 		GrantedBy: e.GrantedBy,
 		Outcome:   e.Outcome,
-		Shadow:    x.Shadow,
+		Shadow:    x.Shadow || e.GrantedBy == "shadow",
 		Error:     e.Error,
 		Redacted:  RedactedKeys(args),
 	}, true
