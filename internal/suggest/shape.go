@@ -73,7 +73,7 @@ func shapeOf(p *rules.Policy, c rules.Call) (shape, string) {
 					// redacted out of the URL does not matter.
 					scheme, host, ok := schemeHost(u)
 					if recorded.IsRedacted(scheme+"://"+host) || !ok && recorded.IsRedacted(u) {
-						why = "recorded with a redacted value at " + key + "; not suggested"
+						why = whyRedacted + " at " + key + "; not suggested"
 						return
 					}
 					if !ok {
@@ -87,7 +87,7 @@ func shapeOf(p *rules.Policy, c rules.Call) (shape, string) {
 				reached += len(stringsOf(v))
 				for _, cmd := range stringsOf(v) {
 					if recorded.IsRedacted(cmd) {
-						why = "recorded with a redacted value at " + key + "; not suggested"
+						why = whyRedacted + " at " + key + "; not suggested"
 						return
 					}
 					s.fixed[key] = append(s.fixed[key], cmd)
@@ -185,7 +185,7 @@ func writable(key string) bool {
 func pathsOf(forms []rules.PathForm, known bool, key string, add func(pathForm)) string {
 	for _, f := range forms {
 		if recorded.IsRedacted(f.Value) {
-			return "recorded with a redacted value at " + key + "; not suggested"
+			return whyRedacted + " at " + key + "; not suggested"
 		}
 		if !f.Known || len(f.Forms) == 0 {
 			return fmt.Sprintf("the location of %s %q cannot be known (a relative path without a root, ~, another URI), so no allow rule covers it; not suggested", key, f.Value)

@@ -115,9 +115,7 @@ func Suggest(reqs []recorded.Request, p Policy) (Result, error) {
 		}
 		if why != "" {
 			skipped[why] = append(skipped[why], r)
-			if !strings.HasPrefix(why, whyRedacted) {
-				refused = append(refused, r)
-			}
+			refused = append(refused, r)
 			continue
 		}
 		s, why := shapeOf(p.Rules, r.Call)
@@ -205,8 +203,7 @@ func Suggest(reqs []recorded.Request, p Policy) (Result, error) {
 	return res, nil
 }
 
-// The beginnings of the reasons a request is not suggested that callers
-// and tests may look for.
+// The beginnings of reasons a request is not suggested.
 const (
 	whyDenyRule = "refused by a deny rule"
 	whyPerson   = "refused by a person when asked"
