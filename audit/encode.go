@@ -99,6 +99,13 @@ func appendEvent(dst []byte, e *Event) ([]byte, error) {
 		dst = append(dst, ']')
 	}
 	dst = appendField(dst, `,"policy_sha256":`, e.PolicySHA256)
+	dst = appendField(dst, `,"previous_policy_sha256":`, e.PreviousPolicySHA256)
+	if e.Changed != 0 {
+		dst = strconv.AppendInt(append(dst, `,"changed":`...), e.Changed, 10)
+	}
+	if e.Widened != 0 {
+		dst = strconv.AppendInt(append(dst, `,"widened":`...), e.Widened, 10)
+	}
 	return append(dst, `,"prev_sha256":`...), nil
 }
 

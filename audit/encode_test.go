@@ -94,6 +94,7 @@ func TestAppendEventMatchesEncodingJSON(t *testing.T) {
 		{"a time without nanoseconds", Event{Time: when.Truncate(time.Second), Event: KindResult}},
 		{"every kind", Event{Time: when, Event: KindLost, Lost: 3}},
 		{"tools changed", Event{Time: when, Event: KindToolsChanged, Detail: "+a -b"}},
+		{"policy changed", Event{Time: when, Event: KindPolicyChanged, Changed: 3, Widened: 1, PolicySHA256: "ab", PreviousPolicySHA256: "cd", Detail: "x"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,7 +232,8 @@ func FuzzAppendEventMatchesEncodingJSON(f *testing.F) {
 		e := Event{
 			Time: time.Unix(0, unixNano).UTC(), Event: Kind(uint8(n) % uint8(len(kindNames)+1)), ID: s1, Replica: s2, DecisionID: s2,
 			Session: s1, Principal: s2, Server: s1, Tool: s2, Rule: s1, Reason: s2, Arguments: m,
-			Detail: s1 + s2, Instance: s2, Error: s2 + s1, Lost: n, Shadow: n%2 == 0,
+			Detail: s1 + s2, Instance: s2, Error: s2 + s1, Lost: n, Shadow: n%2 == 0, Changed: n, Widened: -n,
+			PolicySHA256: s1, PreviousPolicySHA256: s2,
 		}
 		if numbers {
 			e.Client = &Client{Name: s1, Version: s2}

@@ -26,6 +26,11 @@ const (
 	KindUpstream                     // "upstream": an upstream connected, crashed or restarted
 	KindLost                         // "lost": events that could not be written, counted in Lost, the first failure in Error
 	KindCheckpoint                   // "checkpoint": a signed checkpoint of the lines before it (Checkpoint, Subtrees)
+
+	// "policy_changed": a reload changed the policy (PolicySHA256,
+	// PreviousPolicySHA256; Changed and Widened count the recent decisions
+	// that the new policy decides otherwise, and allows, when replayed).
+	KindPolicyChanged
 )
 
 var kindNames = [...]string{
@@ -35,6 +40,8 @@ var kindNames = [...]string{
 	KindUpstream:     "upstream",
 	KindLost:         "lost",
 	KindCheckpoint:   "checkpoint",
+
+	KindPolicyChanged: "policy_changed",
 }
 
 // String returns the JSON name of k, or "Kind(N)" for an invalid kind.
@@ -167,7 +174,16 @@ type Event struct {
 	Checkpoint    string         `json:"checkpoint,omitempty"` // of a checkpoint: the signed note of the lines before it (ParseCheckpoint)
 	Subtrees      []string       `json:"subtrees,omitempty"`   // of a checkpoint: the roots of the tree's perfect subtrees, largest first, to continue it from here
 	PolicySHA256  string         `json:"policy_sha256,omitempty"`
-	PrevSHA256    string         `json:"prev_sha256"` // hex SHA-256 of the previous line; "" for the first line of a log
+
+	// Of a policy_changed event: the hash of the policy the reload
+	// replaced, and how many recent decisions the new one decides
+	// otherwise (Changed) and allows where the old one asked or denied
+	// (Widened).
+	PreviousPolicySHA256 string `json:"previous_policy_sha256,omitempty"`
+	Changed              int64  `json:"changed,omitempty"`
+	Widened              int64  `json:"widened,omitempty"`
+
+	PrevSHA256 string `json:"prev_sha256"` // hex SHA-256 of the previous line; "" for the first line of a log
 }
 
 // NewID returns a new event id: 32 hex digits, the first 12 of which are the

@@ -140,6 +140,13 @@ func Format(e Event) string {
 			fmt.Fprintf(&b, " %d lines of %s signed", c.Size, c.Origin)
 		}
 		field("error", e.Error)
+	case KindPolicyChanged:
+		fmt.Fprintf(&b, " changed=%d widened=%d", e.Changed, e.Widened)
+		field("policy", e.PolicySHA256)
+		field("previous", e.PreviousPolicySHA256)
+		if e.Detail != "" {
+			b.WriteString(" " + quoteIfNeeded(e.Detail))
+		}
 	case KindLost:
 		fmt.Fprintf(&b, " lost=%d", e.Lost)
 		if e.Detail != "" {

@@ -83,6 +83,8 @@ func TestFormat(t *testing.T) {
 			`2026-03-10T12:00:00.005Z decision      ALLOW (shadow: would deny) mcp:fs:delete rule=mcp:fs:delete by=shadow outcome=allowed`},
 		{"an allow in shadow mode is marked", Event{Time: t0, Event: KindDecision, Tool: "mcp:fs:read", Decision: DecisionAllow, Rule: "mcp:fs:read", Shadow: true, GrantedBy: GrantedByRule},
 			`2026-03-10T12:00:00.005Z decision      ALLOW (shadow) mcp:fs:read rule=mcp:fs:read by=rule`},
+		{"a policy change names both policies and its counts", Event{Time: t0, Event: KindPolicyChanged, PolicySHA256: "ab12", PreviousPolicySHA256: "cd34", Changed: 3, Widened: 1, Detail: "3 of 40 recent decisions change"},
+			`2026-03-10T12:00:00.005Z policy_changed changed=3 widened=1 policy=ab12 previous=cd34 "3 of 40 recent decisions change"`},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, Format(tt.e)); diff != "" {

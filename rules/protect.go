@@ -66,6 +66,14 @@ func (p *Policy) IsPathKey(key string) bool {
 	return p.pathKeys.has(key)
 }
 
+// IsURLKey reports whether values under the argument key are URLs
+// (Spec.URLKeys), under the same folding as IsPathKey.
+func (p *Policy) IsURLKey(key string) bool { return p != nil && p.urlKeys.has(key) }
+
+// IsCommandKey reports whether values under the argument key are shell
+// commands (Spec.CommandKeys), under the same folding as IsPathKey.
+func (p *Policy) IsCommandKey(key string) bool { return p != nil && p.cmdKeys.has(key) }
+
 // IsLocal reports whether server is on this machine (ServerSpec.Local).
 func (p *Policy) IsLocal(server string) bool {
 	return p != nil && p.servers[server].local

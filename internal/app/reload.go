@@ -15,7 +15,11 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/policydiff"
+	"github.com/mcpwarden/mcpwarden/internal/recorded"
+	"github.com/mcpwarden/mcpwarden/rules"
 )
 
 // Reload applies next, a changed config, to the running App. The whole
@@ -43,16 +47,79 @@ func (a *App) Reload(ctx context.Context, next *Setup) error {
 	for _, name := range append(added, restarted...) {
 		a.srv.UpstreamChanged(ctx, name)
 	}
-	was := a.current.Policy.Shadowing()
+	old := a.current
 	a.current = next
 	a.logger.Info("config reloaded", "config", next.Config.File, "servers_added", added, "servers_removed", removed, "servers_restarted", restarted)
-	if now := next.Policy.Shadowing(); !reflect.DeepEqual(was, now) {
+	if was, now := old.Policy.Shadowing(), next.Policy.Shadowing(); !reflect.DeepEqual(was, now) {
 		if !now.On() {
 			a.logger.Info("shadow mode is off: the policy is enforced everywhere")
 		}
 		logShadow(a.logger, next.Policy)
 	}
+	a.policyChanged(ctx, old, next)
 	return nil
+}
+
+// The recent decisions a reload that changes the policy replays: the last
+// replayMax decision events of the audit log's current file, read from at
+// most its last replayBytes.
+const (
+	replayMax   = 1000
+	replayBytes = 8 << 20
+)
+
+// policyChanged, when next's policy differs from old's, replays the recent
+// decisions of the audit log (a file sink's current file) under both,
+// warns if the new policy allows what the old one refused, with the first
+// examples, and records a policy_changed event with both policies' hashes
+// and the counts, whether or not anything was replayed.
+func (a *App) policyChanged(ctx context.Context, old, next *Setup) {
+	was, now := old.Policy.SHA256(), next.Policy.SHA256()
+	if was == now {
+		return
+	}
+	var res policydiff.Result
+	detail := "no audit file to replay recent decisions from"
+	if c := a.auditCfg; c.Sink == audit.SinkFile || c.Sink == "" && c.Path != "" {
+		reqs, err := recorded.Tail(c.Path, replayBytes, replayMax)
+		if err != nil {
+			a.logger.Warn("reading the recent decisions to compare the reloaded policy with", "err", err)
+		}
+		res = policydiff.Replay(reqs, replayed(old), replayed(next))
+		detail = fmt.Sprintf("%d recent decisions replayed: %d change, %d widen", res.Replayed, res.Changed, res.Widened)
+	}
+	if res.Widened > 0 {
+		var examples []string
+		for _, g := range res.Groups {
+			for _, e := range g.Examples {
+				if g.Widened && len(examples) < policydiff.MaxExamples {
+					examples = append(examples, e.Request+": "+e.Old+" → "+e.New)
+				}
+			}
+		}
+		a.logger.Warn("the reloaded policy allows requests the old one refused; see mcpwarden policy diff",
+			"widened", res.Widened, "recent_decisions", res.Replayed, "examples", examples, "config", next.Config.File)
+	}
+	e := audit.Event{
+		Event:                audit.KindPolicyChanged,
+		PolicySHA256:         now,
+		PreviousPolicySHA256: was,
+		Changed:              int64(res.Changed),
+		Widened:              int64(res.Widened),
+		Detail:               detail,
+	}
+	if err := a.audit.Write(ctx, e); err != nil {
+		a.logger.Error("writing the policy_changed audit event", "err", err)
+	}
+}
+
+// replayed is s as a reload replays requests under it: decided as the
+// proxy would (Setup.Decide), not over any limit, with its flow labels.
+func replayed(s *Setup) policydiff.Policy {
+	return policydiff.Policy{
+		Decide: func(c rules.Call) rules.Verdict { return s.Decide(c, false).Verdict },
+		Labels: s.Policy.Labels,
+	}
 }
 
 // reloadFile loads the config file again and reloads it; a config that
