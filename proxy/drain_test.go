@@ -94,7 +94,7 @@ func TestDrainCancelsOtherRequestsStillRunningAfterGrace(t *testing.T) {
 		srv, up := drainingServer(t)
 		read := make(chan error, 1)
 		go func() {
-			_, err := srv.readResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///slow"}})
+			_, err := srv.catalog.readResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///slow"}})
 			read <- err
 		}()
 		<-up.entered
@@ -107,7 +107,7 @@ func TestDrainCancelsOtherRequestsStillRunningAfterGrace(t *testing.T) {
 		if err := <-read; err == nil || !strings.HasPrefix(err.Error(), "mcpwarden is shutting down") || !strings.Contains(err.Error(), "mcp:slow:resources/read") {
 			t.Errorf("the read cut at the end of the grace period: %v, want it to say mcpwarden is shutting down", err)
 		}
-		_, err := srv.readResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///slow"}})
+		_, err := srv.catalog.readResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///slow"}})
 		if err == nil || !errors.Is(err, ErrShuttingDown) {
 			t.Errorf("a read after Drain: %v, want it refused as shutting down", err)
 		}

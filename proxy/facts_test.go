@@ -51,7 +51,7 @@ func TestUnpinnedAnnotationsAreNoFacts(t *testing.T) {
 		"fs":  {readOnly, claimed, mcp.NewTool("added", mcp.WithToolAnnotation(mcp.ToolAnnotation{ReadOnlyHint: &yes}))},
 		"web": {readOnly},
 	}
-	s := &Server{upstream: upstream, pinning: &Pinning{Lock: lock}}
+	s := &Server{base: base{upstream: upstream}, pinning: &Pinning{Lock: lock}}
 	tests := []struct {
 		name string
 		tool Tool
@@ -70,7 +70,7 @@ func TestUnpinnedAnnotationsAreNoFacts(t *testing.T) {
 			}
 		})
 	}
-	if got := (&Server{upstream: upstream}).toolFacts(Tool{Server: "fs", Name: "read"}); got != (rules.Facts{}) {
+	if got := (&Server{base: base{upstream: upstream}}).toolFacts(Tool{Server: "fs", Name: "read"}); got != (rules.Facts{}) {
 		t.Errorf("toolFacts without pinning = %+v, want none", got)
 	}
 }

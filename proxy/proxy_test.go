@@ -312,6 +312,6 @@ func adopt(t testing.TB, s *Server) {
 		if _, _, _, err := s.setTools(name, listed); err != nil {
 			t.Fatal(err)
 		}
-		s.refreshCatalog(t.Context(), name)
+		s.catalog.refresh(t.Context(), name)
 	}
 }

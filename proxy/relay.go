@@ -186,6 +186,6 @@ func (s *Server) Notify(ctx context.Context, server string, n mcp.JSONRPCNotific
 			}
 		}
 	case string(mcp.MethodNotificationResourcesListChanged), string(mcp.MethodNotificationPromptsListChanged):
-		s.refreshCatalogLater(server)
+		s.catalog.refreshLater(server)
 	}
 }

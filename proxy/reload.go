@@ -75,7 +75,7 @@ func (s *Server) Reload(ctx context.Context, next Settings, removed []string) {
 		delete(s.catalog.prompts, name)
 	}
 	if s.catalog.resources != nil {
-		s.registerCatalog()
+		s.catalog.register()
 	}
 	s.catalog.mu.Unlock()
 

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -24,7 +23,6 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/proxy/drain"
-	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/proxy/wire"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
@@ -118,30 +116,25 @@ type Options struct {
 // A Server is the MCP server clients connect to. It is safe for concurrent
 // use by any number of client sessions.
 type Server struct {
-	upstream  Upstream
-	audit     *audit.Log
-	logger    *slog.Logger
-	snap      atomic.Pointer[snapshot] // see snapshot; replaced whole
-	pinning   *Pinning
-	review    review
-	relay     relay
-	conns     connections // the egress connections allowed and not yet reported
-	sessions  clientSessions
-	state     sessionState   // grants, labels, counts, request states
-	armed     storedLabels   // the flow labels each session has armed
-	limits    storedCounters // the limits' counters
-	drain     drain.Tracker
-	catalog   catalog
-	profile   string
-	principal string
-	tools     toolset
-	mcp       *server.MCPServer
-	asker     *ask.Asker
-	roots     rootCache
-	tel       *telemetry.Telemetry // nil: no telemetry
-	inflight  *wire.Budget
-	starting  func(ctx context.Context) error // see Options.Starting; nil
-	startBy   time.Time                       // Options.StartupDeadline
+	base     // the upstreams, the mcp-go server, the snapshot, …
+	audit    *audit.Log
+	pinning  *Pinning
+	review   review
+	relay    relay
+	conns    connections // the egress connections allowed and not yet reported
+	sessions clientSessions
+	state    sessionState   // grants, labels, counts, request states
+	armed    storedLabels   // the flow labels each session has armed
+	limits   storedCounters // the limits' counters
+	drain    drain.Tracker
+	catalog  catalog
+	tools    toolset
+	asker    *ask.Asker
+	roots    rootCache
+	tel      *telemetry.Telemetry // nil: no telemetry
+	inflight *wire.Budget
+	starting func(ctx context.Context) error // see Options.Starting; nil
+	startBy  time.Time                       // Options.StartupDeadline
 }
 
 // New builds the server. It does no I/O: it exposes no tools until it is
@@ -157,28 +150,26 @@ func New(o Options) (*Server, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{
-		upstream:  o.Upstream,
-		audit:     o.Audit,
-		inflight:  wire.NewBudget(o.MaxInflightBytes),
-		logger:    logger,
-		pinning:   o.Pinning,
-		profile:   o.Profile,
-		principal: cmp.Or(o.Principal, PrincipalLocal),
-		tel:       o.Telemetry,
-		starting:  o.Starting,
-		startBy:   o.StartupDeadline,
-		state:     newSessionState(o.State),
+		base:     base{upstream: o.Upstream, logger: logger, profile: o.Profile, principal: cmp.Or(o.Principal, PrincipalLocal)},
+		audit:    o.Audit,
+		inflight: wire.NewBudget(o.MaxInflightBytes),
+		pinning:  o.Pinning,
+		tel:      o.Telemetry,
+		starting: o.Starting,
+		startBy:  o.StartupDeadline,
+		state:    newSessionState(o.State),
 	}
 	s.armed, s.limits = s.state.labels(), s.state.counters()
+	s.catalog.base, s.catalog.core = &s.base, s
 	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &Names{}, servers: o.Servers})
 
 	hooks := &server.Hooks{}
 	hooks.AddOnError(s.auditHiddenCall)
-	hooks.AddBeforeSetLevel(s.setLevel)
+	hooks.AddBeforeSetLevel(s.catalog.setLevel)
 	hooks.AddOnRequestInitialization(s.gateRequest)
-	hooks.AddAfterListResources(s.listedResources)
-	hooks.AddAfterListResourceTemplates(s.listedTemplates)
-	hooks.AddAfterListPrompts(s.listedPrompts)
+	hooks.AddAfterListResources(s.catalog.listedResources)
+	hooks.AddAfterListResourceTemplates(s.catalog.listedTemplates)
+	hooks.AddAfterListPrompts(s.catalog.listedPrompts)
 	// mcp-go pairs the two: a session is unregistered only once, and only
 	// if it was registered.
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.tel.SessionOpened() })
@@ -195,8 +186,8 @@ func New(o Options) (*Server, error) {
 		server.WithPromptCapabilities(true),
 		server.WithLogging(),
 		server.WithCompletions(),
-		server.WithPromptCompletionProvider(s),
-		server.WithResourceCompletionProvider(s),
+		server.WithPromptCompletionProvider(&s.catalog),
+		server.WithResourceCompletionProvider(&s.catalog),
 		server.WithToolFilter(s.listed),
 		server.WithHooks(hooks),
 		server.WithRecovery(),
@@ -327,22 +318,3 @@ const (
 	PrincipalLocal     = "local"
 	PrincipalAnonymous = "anonymous"
 )
-
-// profileOf is the profile a call runs under: the one its request was
-// authenticated as, else the server's default (serve --profile).
-func (s *Server) profileOf(ctx context.Context) string {
-	if profile, ok := httpguard.ProfileOf(ctx); ok {
-		return profile
-	}
-	return s.profile
-}
-
-// principalOf is who a request comes from: the principal its token was
-// authenticated as, else the server's default (PrincipalLocal over stdio,
-// PrincipalAnonymous on an HTTP listener without auth).
-func (s *Server) principalOf(ctx context.Context) string {
-	if principal := httpguard.PrincipalOf(ctx); principal != "" {
-		return principal
-	}
-	return s.principal
-}

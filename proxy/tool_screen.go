@@ -186,7 +186,7 @@ func (s *Server) unsuspicious(server string, tools []mcp.Tool) []mcp.Tool {
 // without those whose definitions look aimed at the model
 // (hide_suspicious_tools covers them as it covers tools), logging each one
 // it hides. A hidden one is neither listed nor routed.
-func (s *Server) unsuspiciousCatalog(server string, resources []mcp.Resource, templates []mcp.ResourceTemplate, prompts []mcp.Prompt) ([]mcp.Resource, []mcp.ResourceTemplate, []mcp.Prompt) {
+func (s *catalog) unsuspiciousCatalog(server string, resources []mcp.Resource, templates []mcp.ResourceTemplate, prompts []mcp.Prompt) ([]mcp.Resource, []mcp.ResourceTemplate, []mcp.Prompt) {
 	hide := func(kind, name, why string) bool {
 		if why != "" {
 			s.logger.Warn("hiding a "+kind+" whose definition looks aimed at the model", "server", server, "name", name, "why", why)

@@ -16,5 +16,5 @@ func (s *Server) UpstreamChanged(ctx context.Context, server string) {
 	if err := s.SetTools(ctx, server, tools); err != nil {
 		s.logger.Error("keeping the previous tools", "server", server, "err", err)
 	}
-	s.refreshCatalog(ctx, server)
+	s.catalog.refresh(ctx, server)
 }

@@ -117,6 +117,6 @@ func (s *Server) withSession(ctx context.Context, server string, do func(context
 
 // ownSession is an upstream's session for mcpwarden's own requests, which
 // carry nothing a client sent: listing the catalog.
-func (s *Server) ownSession(server string) (*client.Client, mcp.ServerCapabilities, error) {
+func (s *catalog) ownSession(server string) (*client.Client, mcp.ServerCapabilities, error) {
 	return s.upstream.Session(server)
 }
