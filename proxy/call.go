@@ -176,7 +176,7 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	route := &upstream.Route{Principal: c.principal, Session: c.session}
 	uctx = upstream.WithRoute(uctx, route) // an isolated server picks its caller's child
 	start := time.Now()
-	raw, err := s.callUpstream(uctx, c.tool.Server, mcp.CallToolParams{
+	raw, err := s.relay.callUpstream(uctx, c.tool.Server, mcp.CallToolParams{
 		Name:         c.tool.Name,
 		RawArguments: c.canonical,
 		Meta:         s.tel.InjectMeta(uctx, req.Params.Meta),

@@ -117,7 +117,7 @@ func (cs *connections) take(k connKey) *call {
 func (s *Server) DecideConnect(ctx context.Context, server string, from *upstream.Route, r egress.Request) egress.Verdict {
 	host, ok := hostport.NormalizeHost(r.Host)
 	var nobody error
-	sctx, err := s.recipient(from, server, anyTool)
+	sctx, err := s.relay.recipient(from, server, anyTool)
 	switch {
 	case errors.Is(err, errAmbiguousCaller):
 		// The newest session's rules decide; its human is not asked

@@ -85,7 +85,7 @@ func TestConnectAskOfAModernClientGoesToTheApprovalsPage(t *testing.T) {
 	e := newCatalogEnv(t, connectSpec(rules.PolicySpec{Ask: []string{"mcp:fs:network/connect"}}), Options{Resolvers: []approvals.Resolver{r}})
 	// A modern client's tool call to fs is in flight.
 	call := server.WithRequestProtocolInfo(t.Context(), &server.RequestProtocolInfo{Modern: true, ClientCapabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}})
-	defer e.srv.enter(call, "fs")()
+	defer e.srv.relay.enter(call, "fs")()
 	if got := e.connect(t, "api.github.com", 443); got.Decision != egress.Refuse {
 		t.Fatal("the resolver denied it, but it was allowed")
 	}

@@ -24,10 +24,14 @@ import (
 // target). Cancellation needs no relay: the request's context ends and
 // the upstream client sends notifications/cancelled.
 type relay struct {
-	mu     sync.Mutex
-	next   uint64
-	tokens map[string]progressRoute // mcpwarden's token → where it goes
-	active map[string][]*inflight   // server → requests in flight, oldest first
+	*base
+	core     // decides and audits the upstreams' requests
+	sessions *clientSessions
+	catalog  *catalog
+	mu       sync.Mutex
+	next     uint64
+	tokens   map[string]progressRoute // mcpwarden's token → where it goes
+	active   map[string][]*inflight   // server → requests in flight, oldest first
 }
 
 // An inflight is one forwarded request, for routing what the upstream
@@ -39,8 +43,8 @@ type inflight struct {
 }
 
 // enter records a request to server in flight until leave is called.
-func (s *Server) enter(ctx context.Context, server string) (leave func()) {
-	r := &s.relay
+func (s *relay) enter(ctx context.Context, server string) (leave func()) {
+	r := s
 	entry := &inflight{ctx: ctx, principal: s.principalOf(ctx), session: sessionIDOf(ctx)}
 	r.mu.Lock()
 	if r.active == nil {
@@ -76,13 +80,13 @@ func sessionIDOf(ctx context.Context) string {
 	return ""
 }
 
-var _ upstream.Peer = (*Server)(nil)
+var _ upstream.Peer = (*relay)(nil)
 
 // callUpstream forwards one tools/call to its upstream server. It is the
 // one place where a client's call meets the upstream session.
-func (s *Server) callUpstream(ctx context.Context, server string, params mcp.CallToolParams) (json.RawMessage, error) {
+func (s *relay) callUpstream(ctx context.Context, server string, params mcp.CallToolParams) (json.RawMessage, error) {
 	defer s.enter(ctx, server)()
-	r := &s.relay
+	r := s
 	r.mu.Lock()
 	if r.tokens == nil {
 		r.tokens = map[string]progressRoute{}
@@ -134,7 +138,7 @@ func upstreamMeta(m *mcp.Meta) *mcp.Meta {
 // isolated child (upstream.CallerOf(ctx) is not nil) reaches only the
 // sessions that child serves: a progress token of another caller's call,
 // guessed or replayed, goes nowhere.
-func (s *Server) Notify(ctx context.Context, server string, n mcp.JSONRPCNotification) {
+func (s *relay) Notify(ctx context.Context, server string, n mcp.JSONRPCNotification) {
 	from := upstream.CallerOf(ctx)
 	params := maps.Clone(n.Params.AdditionalFields)
 	if params == nil {
@@ -153,9 +157,9 @@ func (s *Server) Notify(ctx context.Context, server string, n mcp.JSONRPCNotific
 	switch n.Method {
 	case string(mcp.MethodNotificationProgress):
 		token := fmt.Sprint(params["progressToken"])
-		s.relay.mu.Lock()
-		route, ok := s.relay.tokens[token]
-		s.relay.mu.Unlock()
+		s.mu.Lock()
+		route, ok := s.tokens[token]
+		s.mu.Unlock()
 		if !ok || !from.Serves(route.principal, route.session) {
 			return // the call has ended, or the token was never ours, or is another caller's
 		}

@@ -161,6 +161,7 @@ func New(o Options) (*Server, error) {
 	}
 	s.armed, s.limits = s.state.labels(), s.state.counters()
 	s.catalog.base, s.catalog.core = &s.base, s
+	s.relay.base, s.relay.core, s.relay.sessions, s.relay.catalog = &s.base, s, &s.sessions, &s.catalog
 	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &Names{}, servers: o.Servers})
 
 	hooks := &server.Hooks{}
@@ -241,6 +242,22 @@ func (s *Server) Drain(ctx context.Context) { s.drain.Drain(ctx, s.logger) }
 func (s *Server) Close() {
 	s.catalog.refreshG.Wait()
 }
+
+// Peer is the proxy as the upstream pool sees it (upstream.Pool.Start):
+// the relay of the upstreams' notifications and requests to the client
+// sessions, and the egress policy of their sandboxes.
+func (s *Server) Peer() upstream.Peer {
+	return peer{relay: &s.relay, EgressPolicy: s}
+}
+
+// A peer joins the relay and the egress policy into what the pool's peer
+// is: an upstream.Peer that is also an upstream.EgressPolicy.
+type peer struct {
+	*relay
+	upstream.EgressPolicy
+}
+
+var _ upstream.EgressPolicy = peer{}
 
 // MCP returns the underlying mcp-go server, for transports and tests.
 func (s *Server) MCP() *server.MCPServer { return s.mcp }

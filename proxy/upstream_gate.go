@@ -30,7 +30,7 @@ import (
 // forwardRequest runs do against the upstream session of an allowed
 // request and writes the request's result event.
 func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
-	defer s.enter(ctx, c.tool.Server)()
+	defer s.relay.enter(ctx, c.tool.Server)()
 	uctx, uspan := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
 	route := &upstream.Route{Principal: c.principal, Session: c.session}
 	uctx = upstream.WithRoute(uctx, route) // an isolated server picks its caller's child
