@@ -171,7 +171,7 @@ func suspiciousChange(tools []mcp.Tool, name string) string {
 // the change instead of "tool not found". The refusal is audited as a
 // decision. nil when the tool is not waiting.
 func (s *Server) refuseChanged(ctx context.Context, raw json.RawMessage, name string) error {
-	t, ok := s.lookup(name)
+	t, ok := s.Lookup(name)
 	if !ok {
 		return nil
 	}

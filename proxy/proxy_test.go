@@ -309,7 +309,7 @@ func adopt(t testing.TB, s *Server) {
 			continue // it has no tools to show
 		}
 		s.checkPins(t.Context(), name, listed)
-		if _, _, _, err := s.setTools(name, listed); err != nil {
+		if _, _, _, err := s.tools.set(name, listed); err != nil {
 			t.Fatal(err)
 		}
 		s.catalog.refresh(t.Context(), name)

@@ -161,6 +161,7 @@ func New(o Options) (*Server, error) {
 	}
 	s.armed, s.limits = s.state.labels(), s.state.counters()
 	s.catalog.base, s.catalog.core = &s.base, s
+	s.tools.base, s.tools.core = &s.base, s
 	s.relay.base, s.relay.core, s.relay.sessions, s.relay.catalog = &s.base, s, &s.sessions, &s.catalog
 	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &Names{}, servers: o.Servers})
 
@@ -263,7 +264,7 @@ var _ upstream.EgressPolicy = peer{}
 func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
 // Lookup returns the tool behind a wire name, hidden or not.
-func (s *Server) Lookup(wire string) (Tool, bool) { return s.lookup(wire) }
+func (s *Server) Lookup(wire string) (Tool, bool) { return s.current().names.Lookup(wire) }
 
 // listed is the tools/list filter: it drops every tool an unconditional deny
 // hides. mcp-go applies the same filter to tools/call, so a hidden tool
@@ -314,7 +315,7 @@ func (s *Server) auditHiddenCall(ctx context.Context, _ any, method mcp.MCPMetho
 	if !ok {
 		return
 	}
-	t, ok := s.lookup(req.Params.Name)
+	t, ok := s.Lookup(req.Params.Name)
 	if !ok {
 		return
 	}

@@ -172,11 +172,11 @@ func emojiPresentation(before string) bool {
 // unsuspicious returns server's tools without those SuspiciousTool flags
 // (hide_suspicious_tools), logging each one it hides. A hidden tool is
 // neither listed nor callable.
-func (s *Server) unsuspicious(server string, tools []mcp.Tool) []mcp.Tool {
+func (ts *toolset) unsuspicious(server string, tools []mcp.Tool) []mcp.Tool {
 	return slices.DeleteFunc(slices.Clone(tools), func(t mcp.Tool) bool {
 		why := SuspiciousTool(t)
 		if why != "" {
-			s.logger.Warn("hiding a tool whose description looks aimed at the model", "tool", Canonical(server, t.Name), "why", why)
+			ts.logger.Warn("hiding a tool whose description looks aimed at the model", "tool", Canonical(server, t.Name), "why", why)
 		}
 		return why != ""
 	})

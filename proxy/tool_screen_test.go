@@ -62,8 +62,8 @@ func TestPoisonedToolIsHiddenWithHideSuspiciousTools(t *testing.T) {
 			t.Fatal(err)
 		}
 		adopt(t, srv)
-		_, clean := srv.lookup("up__add")
-		_, poisoned := srv.lookup("up__poisoned")
+		_, clean := srv.Lookup("up__add")
+		_, poisoned := srv.Lookup("up__poisoned")
 		if !clean || poisoned == hide {
 			t.Errorf("hide_suspicious_tools %v: add exposed %v, poisoned exposed %v", hide, clean, poisoned)
 		}
