@@ -15,7 +15,7 @@ import (
 // pinned tool's hint that is not set reads as MCP's default for it
 // (readOnly false, destructive true, idempotent false, openWorld true).
 func (s *Server) toolFacts(t Tool) rules.Facts {
-	p := s.pinning
+	p := s.review.pinning
 	if p == nil || p.Lock == nil || !p.Lock.Known(t.Server) {
 		return rules.Facts{}
 	}

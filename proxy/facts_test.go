@@ -51,7 +51,7 @@ func TestUnpinnedAnnotationsAreNoFacts(t *testing.T) {
 		"fs":  {readOnly, claimed, mcp.NewTool("added", mcp.WithToolAnnotation(mcp.ToolAnnotation{ReadOnlyHint: &yes}))},
 		"web": {readOnly},
 	}
-	s := &Server{base: base{upstream: upstream}, pinning: &Pinning{Lock: lock}}
+	s := &Server{base: base{upstream: upstream}, review: review{pinning: &Pinning{Lock: lock}}}
 	tests := []struct {
 		name string
 		tool Tool

@@ -61,11 +61,15 @@ func (p *Pinning) reaction(server string) pin.Reaction {
 	return p.OnChange[server].Or(p.Default.Or(pin.DefaultReaction))
 }
 
-// A review holds the tools whose changed definitions are not accepted, with
-// the reaction each gets and the change.
+// A review checks each server's tools against the pins and holds the tools
+// whose changed definitions are not accepted, with the reaction each gets
+// and the change.
 type review struct {
-	mu    sync.Mutex
-	tools map[string]pinned // by canonical name
+	*base
+	core    // audits the changes
+	pinning *Pinning
+	mu      sync.Mutex
+	tools   map[string]pinned // by canonical name
 }
 
 type pinned struct {
@@ -98,10 +102,10 @@ func (r *review) set(server string, entries map[string]pinned) {
 	}
 }
 
-// checkPins compares a server's tools with the lock, pins a server seen for
+// check compares a server's tools with the lock, pins a server seen for
 // the first time, and records the changed tools for review. Changes are
 // logged and audited.
-func (s *Server) checkPins(ctx context.Context, server string, tools []mcp.Tool) {
+func (s *review) check(ctx context.Context, server string, tools []mcp.Tool) {
 	p := s.pinning
 	if p == nil || p.Lock == nil {
 		return
@@ -150,7 +154,7 @@ func (s *Server) checkPins(ctx context.Context, server string, tools []mcp.Tool)
 			}
 		}
 	}
-	s.review.set(server, entries)
+	s.set(server, entries)
 }
 
 // suspiciousChange says why the definition of the tool named name in
@@ -199,10 +203,10 @@ func changedReason(p pinned) string {
 	return "its definition changed since it was pinned (" + p.change + "); accept it with `mcpwarden pin --update`, then reload or restart mcpwarden"
 }
 
-// pinVerdict applies a changed tool's reaction on top of the rules' verdict:
+// verdict applies a changed tool's reaction on top of the rules' verdict:
 // deny and hide refuse, ask turns an allow into an ask.
-func (s *Server) pinVerdict(t Tool, v rules.Verdict) rules.Verdict {
-	p, ok := s.review.of(t.Canonical)
+func (r *review) verdict(t Tool, v rules.Verdict) rules.Verdict {
+	p, ok := r.of(t.Canonical)
 	if !ok {
 		return v
 	}

@@ -308,7 +308,7 @@ func adopt(t testing.TB, s *Server) {
 		if err != nil {
 			continue // it has no tools to show
 		}
-		s.checkPins(t.Context(), name, listed)
+		s.review.check(t.Context(), name, listed)
 		if _, _, _, err := s.tools.set(name, listed); err != nil {
 			t.Fatal(err)
 		}

@@ -118,7 +118,6 @@ type Options struct {
 type Server struct {
 	base     // the upstreams, the mcp-go server, the snapshot, …
 	audit    *audit.Log
-	pinning  *Pinning
 	review   review
 	relay    relay
 	conns    connections // the egress connections allowed and not yet reported
@@ -153,7 +152,6 @@ func New(o Options) (*Server, error) {
 		base:     base{upstream: o.Upstream, logger: logger, profile: o.Profile, principal: cmp.Or(o.Principal, PrincipalLocal)},
 		audit:    o.Audit,
 		inflight: wire.NewBudget(o.MaxInflightBytes),
-		pinning:  o.Pinning,
 		tel:      o.Telemetry,
 		starting: o.Starting,
 		startBy:  o.StartupDeadline,
@@ -162,6 +160,7 @@ func New(o Options) (*Server, error) {
 	s.armed, s.limits = s.state.labels(), s.state.counters()
 	s.catalog.base, s.catalog.core = &s.base, s
 	s.tools.base, s.tools.core = &s.base, s
+	s.review.base, s.review.core, s.review.pinning = &s.base, s, o.Pinning
 	s.relay.base, s.relay.core, s.relay.sessions, s.relay.catalog = &s.base, s, &s.sessions, &s.catalog
 	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &Names{}, servers: o.Servers})
 
@@ -320,7 +319,7 @@ func (s *Server) auditHiddenCall(ctx context.Context, _ any, method mcp.MCPMetho
 		return
 	}
 	c := s.newCall(ctx, t, *req)
-	c.verdict = s.pinVerdict(t, c.policy.Decide(c.rulesCall()))
+	c.verdict = s.review.verdict(t, c.policy.Decide(c.rulesCall()))
 	c.grantedBy = audit.GrantedByRule
 	s.tel.Decision(c.profile, t.Server, t.Name, c.verdict.Decision)
 	if werr := s.audit.Write(ctx, c.decisionEvent()); werr != nil {

@@ -19,7 +19,7 @@ import (
 // map without locking.
 type toolset struct {
 	*base
-	core     // the handler of each tool
+	core                // the handler of each tool
 	mu       sync.Mutex // held while the set is rebuilt
 	byServer map[string][]mcp.Tool
 	schemas  map[string]map[string]*argschema.Schema // by server and upstream tool name, compiled once per definition
