@@ -38,6 +38,7 @@ type core interface {
 	request(ctx context.Context, c *call, ask asking, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error)
 	settleFromUpstream(ctx context.Context, c *call, from *upstream.Route, nobody error) (refusal string, err error)
 	handler(t Tool, schema *argschema.Schema) server.ToolHandlerFunc
+	armBy(ctx context.Context, c *call) error
 	writeAudit(ctx context.Context, e audit.Event) error
 }
 

@@ -135,7 +135,7 @@ func (s *Server) handler(t Tool, schema *argschema.Schema) server.ToolHandlerFun
 		c.hold = h
 		if c.argsErr == nil && c.policy.UsesRoots() {
 			var ask *mcp.CallToolResult
-			if c.roots, ask = s.rootsFor(ctx, c, req); ask != nil {
+			if c.roots, ask = s.roots.rootsFor(ctx, c, req); ask != nil {
 				return ask, nil // the client's roots first; decided when it retries
 			}
 		}

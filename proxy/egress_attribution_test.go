@@ -62,7 +62,7 @@ func TestConnectAskGoesToNoneOfTwoPrincipalsButToTheChildsOwn(t *testing.T) {
 	}
 	// From alice's own child (isolation per principal), only she is asked.
 	fromAlice := &upstream.Route{Principal: "token:alice", Instance: "principal:token:alice"}
-	if got := e.srv.DecideConnect(t.Context(), "fs", fromAlice, egress.Request{Host: "api.github.com", Port: 443}); got.Decision != egress.Allow {
+	if got := e.srv.egress.DecideConnect(t.Context(), "fs", fromAlice, egress.Request{Host: "api.github.com", Port: 443}); got.Decision != egress.Allow {
 		t.Errorf("alice allowed her child's connection, but it was refused: %s", got.Reason)
 	}
 	if len(alice.seen()) != 1 || len(bob.seen()) != 0 {

@@ -23,6 +23,7 @@ const rootsTimeout = 5 * time.Second
 // is decided without roots (everything outside the workspace) and the next
 // call asks again. It is safe for concurrent use.
 type rootCache struct {
+	*base    // the mcp-go server that asks the clients
 	mu       sync.Mutex
 	sessions map[string][]string // cached roots; empty is "no roots"
 	// changes counts each session's forgets, so that a fetch that was under
@@ -35,7 +36,7 @@ type rootCache struct {
 // earlier is sent roots/list; one on 2026-07-28, which takes no
 // server-to-client request within a call, is answered with an input
 // request for its roots (input), and its retry carries them.
-func (s *Server) rootsFor(ctx context.Context, c *call, req mcp.CallToolRequest) (roots []string, input *mcp.CallToolResult) {
+func (s *rootCache) rootsFor(ctx context.Context, c *call, req mcp.CallToolRequest) (roots []string, input *mcp.CallToolResult) {
 	caps, modern := ask.ClientCapabilities(ctx)
 	if caps == nil || caps.Roots == nil {
 		return nil, nil
@@ -46,10 +47,10 @@ func (s *Server) rootsFor(ctx context.Context, c *call, req mcp.CallToolRequest)
 	if res := server.RootsResponse(req.Params.InputResponses, ask.RootsInputID); res != nil {
 		c.rootsByInput = true
 		roots = localRoots(res.Roots)
-		s.roots.store(c.session, roots, s.roots.generation(c.session))
+		s.store(c.session, roots, s.generation(c.session))
 		return roots, nil
 	}
-	if roots, ok := s.roots.cached(c.session); ok {
+	if roots, ok := s.cached(c.session); ok {
 		return roots, nil
 	}
 	return nil, server.NewInputRequestBuilder(req.Params.RequestState).Roots(ask.RootsInputID).ToolResult()
@@ -57,11 +58,11 @@ func (s *Server) rootsFor(ctx context.Context, c *call, req mcp.CallToolRequest)
 
 // rootsOf returns a legacy client's roots, asking it with roots/list when
 // they are not known.
-func (s *Server) rootsOf(ctx context.Context, session string) []string {
+func (s *rootCache) rootsOf(ctx context.Context, session string) []string {
 	if session == "" {
 		return nil
 	}
-	rc := &s.roots
+	rc := s
 	rc.mu.Lock()
 	roots, ok := rc.sessions[session]
 	gen := rc.changes[session]

@@ -120,7 +120,7 @@ type Server struct {
 	audit    *audit.Log
 	review   review
 	relay    relay
-	conns    connections // the egress connections allowed and not yet reported
+	egress   egressPolicy
 	sessions clientSessions
 	state    sessionState   // grants, labels, counts, request states
 	armed    storedLabels   // the flow labels each session has armed
@@ -160,6 +160,8 @@ func New(o Options) (*Server, error) {
 	s.armed, s.limits = s.state.labels(), s.state.counters()
 	s.catalog.base, s.catalog.core = &s.base, s
 	s.tools.base, s.tools.core = &s.base, s
+	s.roots.base = &s.base
+	s.egress.base, s.egress.core, s.egress.relay = &s.base, s, &s.relay
 	s.review.base, s.review.core, s.review.pinning = &s.base, s, o.Pinning
 	s.relay.base, s.relay.core, s.relay.sessions, s.relay.catalog = &s.base, s, &s.sessions, &s.catalog
 	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &Names{}, servers: o.Servers})
@@ -247,7 +249,7 @@ func (s *Server) Close() {
 // the relay of the upstreams' notifications and requests to the client
 // sessions, and the egress policy of their sandboxes.
 func (s *Server) Peer() upstream.Peer {
-	return peer{relay: &s.relay, EgressPolicy: s}
+	return peer{relay: &s.relay, EgressPolicy: &s.egress}
 }
 
 // A peer joins the relay and the egress policy into what the pool's peer
