@@ -11,6 +11,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/proxy/toolscreen"
 )
 
 // catalogTimeout bounds listing one upstream's resources and prompts.
@@ -209,4 +211,23 @@ func (c *catalog) exposedURI(server, uri string) string {
 		return u
 	}
 	return uri
+}
+
+// unsuspiciousCatalog returns server's resources, templates and prompts
+// without those whose definitions look aimed at the model
+// (hide_suspicious_tools covers them as it covers tools), logging each one
+// it hides. A hidden one is neither listed nor routed.
+func (s *catalog) unsuspiciousCatalog(server string, resources []mcp.Resource, templates []mcp.ResourceTemplate, prompts []mcp.Prompt) ([]mcp.Resource, []mcp.ResourceTemplate, []mcp.Prompt) {
+	hide := func(kind, name, why string) bool {
+		if why != "" {
+			s.logger.Warn("hiding a "+kind+" whose definition looks aimed at the model", "server", server, "name", name, "why", why)
+		}
+		return why != ""
+	}
+	resources = slices.DeleteFunc(slices.Clone(resources), func(r mcp.Resource) bool { return hide("resource", r.URI, toolscreen.Resource(r)) })
+	templates = slices.DeleteFunc(slices.Clone(templates), func(t mcp.ResourceTemplate) bool {
+		return hide("resource template", templateText(t), toolscreen.ResourceTemplate(t))
+	})
+	prompts = slices.DeleteFunc(slices.Clone(prompts), func(p mcp.Prompt) bool { return hide("prompt", p.Name, toolscreen.Prompt(p)) })
+	return resources, templates, prompts
 }

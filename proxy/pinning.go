@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/pin"
+	"github.com/mcpwarden/mcpwarden/proxy/toolscreen"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -28,7 +29,7 @@ const gatePin = "pin"
 // model can only call it from the old description, which no longer says
 // what runs, so there is nothing for a person to approve per call). Under
 // warn, a change is accepted as it comes, unless the new definition looks
-// aimed at the model (SuspiciousTool): that one is held back as under hide.
+// aimed at the model (toolscreen.Tool): that one is held back as under hide.
 type Pinning struct {
 	// Lock holds the pinned definitions; *pin.Lock is the one mcpwarden
 	// uses. nil pins nothing.
@@ -162,7 +163,7 @@ func (s *review) check(ctx context.Context, server string, tools []mcp.Tool) {
 func suspiciousChange(tools []mcp.Tool, name string) string {
 	for _, t := range tools {
 		if t.Name == name {
-			return SuspiciousTool(t)
+			return toolscreen.Tool(t)
 		}
 	}
 	return ""

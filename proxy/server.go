@@ -158,6 +158,7 @@ func New(o Options) (*Server, error) {
 		state:    newSessionState(o.State),
 	}
 	s.armed, s.limits = s.state.labels(), s.state.counters()
+	// The parts share s.base and reach the decide-and-forward core, s, through core.
 	s.catalog.base, s.catalog.core = &s.base, s
 	s.tools.base, s.tools.core = &s.base, s
 	s.roots.base = &s.base

@@ -10,6 +10,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpwarden/mcpwarden/proxy/toolscreen"
+
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/argschema"
 )
@@ -163,4 +165,17 @@ func sameDefinition(a, b mcp.Tool) bool {
 	ja, errA := a.MarshalJSON()
 	jb, errB := b.MarshalJSON()
 	return errA == nil && errB == nil && string(ja) == string(jb)
+}
+
+// unsuspicious returns server's tools without those toolscreen.Tool flags
+// (hide_suspicious_tools), logging each one it hides. A hidden tool is
+// neither listed nor callable.
+func (ts *toolset) unsuspicious(server string, tools []mcp.Tool) []mcp.Tool {
+	return slices.DeleteFunc(slices.Clone(tools), func(t mcp.Tool) bool {
+		why := toolscreen.Tool(t)
+		if why != "" {
+			ts.logger.Warn("hiding a tool whose description looks aimed at the model", "tool", Canonical(server, t.Name), "why", why)
+		}
+		return why != ""
+	})
 }

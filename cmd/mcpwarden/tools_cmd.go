@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/app"
 	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/proxy/toolscreen"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -27,7 +28,7 @@ type toolRow struct {
 	Rule     string `json:"rule"`
 	Gate     string `json:"gate,omitempty"`
 	// Suspicious says why the tool's description looks aimed at the
-	// model (proxy.SuspiciousTool); "" when it does not.
+	// model (toolscreen.Tool); "" when it does not.
 	Suspicious string `json:"suspicious,omitempty"`
 }
 
@@ -135,7 +136,7 @@ listed with their error), 2 the config is invalid.`,
 						Decision:   v.Decision.String(),
 						Rule:       v.Rule,
 						Gate:       v.Gate,
-						Suspicious: proxy.SuspiciousTool(t),
+						Suspicious: toolscreen.Tool(t),
 					}
 					if st.Policy.Hidden(call) {
 						row.Decision = "hidden"
