@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -244,7 +245,7 @@ func (r *heldResolver) Resolve(ctx context.Context, _ approvals.Request) (approv
 	r.asked <- trace.SpanContextFromContext(ctx)
 	select {
 	case <-r.release:
-		return approvals.Decision{Answer: approvals.AllowOnce, Via: approvals.ViaResolver}, nil
+		return approvals.Decision{Answer: state.AllowOnce, Via: approvals.ViaResolver}, nil
 	case <-ctx.Done():
 		return approvals.Decision{Via: approvals.ViaResolver}, ctx.Err()
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/argview"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/textcut"
 	"github.com/mcpwarden/mcpwarden/proxy/scan"
 )
@@ -257,7 +258,7 @@ func (a *Asker) resultOutOfBand(ctx context.Context, q *Question, req mcp.CallTo
 	if d.Who != "" {
 		who = " by " + d.Who
 	}
-	if d.Answer == approvals.Deny {
+	if d.Answer == state.Deny {
 		return ResultAnswer{GrantedBy: by, Reason: "withheld " + viaText(d.Via) + who}, nil
 	}
 	return ResultAnswer{Outcome: ResultAsSent, GrantedBy: by, Reason: "passed on as sent " + viaText(d.Via) + who}, nil
