@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/mcpwarden/mcpwarden/internal/argview"
+	"github.com/mcpwarden/mcpwarden/internal/enumtext"
 	"github.com/mcpwarden/mcpwarden/internal/state"
 )
 
@@ -45,16 +46,35 @@ func ParseAnswer(s string) (state.Answer, error) {
 	return a, nil
 }
 
-// A Via is the channel an answer came through. Its text is the audit
-// event's granted_by value.
-type Via string
+// A Via is the channel an answer came through, written by its name in
+// the history and the shared state. The zero value is ViaNone, for an ask
+// that ended unanswered.
+type Via uint8
 
-// The channels.
+// The channels, with their names in the comments.
 const (
-	ViaPage     Via = "approval_page" // the approvals page
-	ViaCLI      Via = "approval_cli"  // mcpwarden approve / deny
-	ViaResolver Via = "resolver"      // an external resolver
+	ViaNone     Via = iota // "": no channel (the ask expired or was withdrawn)
+	ViaPage                // "approval_page": the approvals page
+	ViaCLI                 // "approval_cli": mcpwarden approve / deny
+	ViaResolver            // "resolver": an external resolver
 )
+
+var viaNames = enumtext.Names[Via]{ViaNone: "", ViaPage: "approval_page", ViaCLI: "approval_cli", ViaResolver: "resolver"}
+
+// String returns the channel's name.
+func (v Via) String() string { return viaNames.String(v, "Via") }
+
+// MarshalText returns the channel's name.
+func (v Via) MarshalText() ([]byte, error) { return viaNames.Marshal(v, "channel") }
+
+// UnmarshalText reads a channel's name; anything else is an error and
+// leaves ViaNone.
+func (v *Via) UnmarshalText(b []byte) error {
+	if !viaNames.Set(v, string(b)) {
+		return fmt.Errorf("unknown answer channel %q", b)
+	}
+	return nil
+}
 
 // A Decision is a resolver's answer to one ask: what was answered, through
 // which channel, and by whom (free text for the audit log and the page).
