@@ -87,7 +87,7 @@ func (e *laxEnv) rulesAlone(t *testing.T, tool string, args map[string]any) rule
 func (e *laxEnv) direct(t *testing.T, tool string, args map[string]any) []string {
 	t.Helper()
 	before := len(e.up.log())
-	if _, err := e.pool.Call(t.Context(), "py", mcp.CallToolParams{Name: tool, Arguments: args}); err != nil {
+	if _, err := e.pool.Call(t.Context(), "py", nil, mcp.CallToolParams{Name: tool, Arguments: args}); err != nil {
 		t.Fatal(err)
 	}
 	return e.up.log()[before:]

@@ -173,10 +173,9 @@ func (s *Server) resolveAsk(ctx context.Context, c *call, req mcp.CallToolReques
 func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	c.args = nil // decided and audited: only c.canonical goes on, and the decoded copy can be freed
 	uctx, uspan := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
-	route := &upstream.Route{Principal: c.principal, Session: c.session}
-	uctx = upstream.WithRoute(uctx, route) // an isolated server picks its caller's child
+	route := &upstream.Route{Principal: c.principal, Session: c.session} // an isolated server picks its caller's child
 	start := time.Now()
-	raw, err := s.relay.callUpstream(uctx, c.tool.Server, mcp.CallToolParams{
+	raw, err := s.relay.callUpstream(uctx, c.tool.Server, route, mcp.CallToolParams{
 		Name:         c.tool.Name,
 		RawArguments: c.canonical,
 		Meta:         s.tel.InjectMeta(uctx, req.Params.Meta),

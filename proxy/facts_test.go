@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/pin"
 	"github.com/mcpwarden/mcpwarden/rules"
+	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
 // toolList is a stand-in upstream that only lists tools.
@@ -24,12 +25,12 @@ func (l toolList) Tools(server string) ([]mcp.Tool, error) { return l[server], n
 func (l toolList) Session(string) (*client.Client, mcp.ServerCapabilities, error) {
 	return nil, mcp.ServerCapabilities{}, errors.New("no session")
 }
-func (l toolList) Request(context.Context, string, func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
+func (l toolList) Request(context.Context, string, *upstream.Route, func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
 	return nil, errors.New("no session")
 }
 func (l toolList) EndSession(string)                    {}
 func (l toolList) RootsChanged(context.Context, string) {}
-func (l toolList) Call(context.Context, string, mcp.CallToolParams) (json.RawMessage, error) {
+func (l toolList) Call(context.Context, string, *upstream.Route, mcp.CallToolParams) (json.RawMessage, error) {
 	return nil, errors.New("not forwarded")
 }
 

@@ -125,7 +125,7 @@ func TestResultIsReturnedUnchanged(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, allowAll, audit.Config{}, &memorySink{})
 	c := e.client(t)
-	direct, err := e.pool.Call(t.Context(), "up", mcp.CallToolParams{Name: "rich"})
+	direct, err := e.pool.Call(t.Context(), "up", nil, mcp.CallToolParams{Name: "rich"})
 	if err != nil {
 		t.Fatal(err)
 	}

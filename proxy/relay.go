@@ -82,9 +82,11 @@ func sessionIDOf(ctx context.Context) string {
 
 var _ upstream.Peer = (*relay)(nil)
 
-// callUpstream forwards one tools/call to its upstream server. It is the
-// one place where a client's call meets the upstream session.
-func (s *relay) callUpstream(ctx context.Context, server string, params mcp.CallToolParams) (json.RawMessage, error) {
+// callUpstream forwards one tools/call to its upstream server, served by
+// the child route names when the server is isolated (route.Instance then
+// names it). It is the one place where a client's call meets the upstream
+// session.
+func (s *relay) callUpstream(ctx context.Context, server string, route *upstream.Route, params mcp.CallToolParams) (json.RawMessage, error) {
 	defer s.enter(ctx, server)()
 	r := s
 	r.mu.Lock()
@@ -107,7 +109,7 @@ func (s *relay) callUpstream(ctx context.Context, server string, params mcp.Call
 			delete(r.tokens, token)
 		}()
 	}
-	return s.upstream.Call(ctx, server, params)
+	return s.upstream.Call(ctx, server, route, params)
 }
 
 // upstreamMeta is the part of a client's _meta that is forwarded: a copy

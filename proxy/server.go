@@ -34,13 +34,15 @@ type Upstream interface {
 	Names() []string
 	Tools(server string) ([]mcp.Tool, error)
 	// Call returns the tools/call result object as the upstream sent it.
-	Call(ctx context.Context, server string, params mcp.CallToolParams) (json.RawMessage, error)
+	// For an isolated server it is served by the child route names, and
+	// sets route.Instance to that child's name.
+	Call(ctx context.Context, server string, route *upstream.Route, params mcp.CallToolParams) (json.RawMessage, error)
 	// Session is the live session for mcpwarden's own requests (listing).
 	Session(server string) (*client.Client, mcp.ServerCapabilities, error)
 	// Request runs do with the session that serves a client's request
 	// other than tools/call: for an isolated server, the child of the
-	// caller ctx's upstream.Route names.
-	Request(ctx context.Context, server string, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error)
+	// caller route names, whose name it sets in route.Instance.
+	Request(ctx context.Context, server string, route *upstream.Route, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error)
 	// EndSession tells the upstreams that a client session has ended, so
 	// that the children isolated per session that serve it stop.
 	EndSession(session string)

@@ -61,20 +61,6 @@ func (r *Route) Serves(principal, session string) bool {
 	return principal == r.Principal && (r.Session == "" || session == r.Session)
 }
 
-type routeKey struct{}
-
-// WithRoute returns ctx carrying r, for Call and Request to route by and
-// fill in.
-func WithRoute(ctx context.Context, r *Route) context.Context {
-	return context.WithValue(ctx, routeKey{}, r)
-}
-
-// routeOf is the Route ctx carries for Call and Request, or nil.
-func routeOf(ctx context.Context) *Route {
-	r, _ := ctx.Value(routeKey{}).(*Route)
-	return r
-}
-
 type callerKey struct{}
 
 // CallerOf is, in the ctx of a Peer's notification or request, the Route
@@ -138,11 +124,10 @@ type child struct {
 	lastUsed time.Time // when the last call ended
 }
 
-// pick returns the server that serves a call to s from ctx's route, and
+// pick returns the server that serves a call to s from the caller r, and
 // the function to call once the call has ended. A shared server is served
 // by s itself; an isolated one refuses a call without a route.
-func (p *Pool) pick(ctx context.Context, s *server) (*server, func(), error) {
-	r := routeOf(ctx)
+func (p *Pool) pick(ctx context.Context, s *server, r *Route) (*server, func(), error) {
 	if s.kids == nil {
 		return s, func() {}, nil
 	}
