@@ -263,6 +263,9 @@ var scopeKindNames = enumtext.Names[ScopeKind]{
 	ScopeEndpoint: "endpoint",
 }
 
+// String returns the scope kind's name.
+func (k ScopeKind) String() string { return scopeKindNames.String(k, "ScopeKind") }
+
 // MarshalText returns the scope kind's name.
 func (k ScopeKind) MarshalText() ([]byte, error) { return scopeKindNames.Marshal(k, "scope kind") }
 

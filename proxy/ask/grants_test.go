@@ -1,6 +1,7 @@
 package ask
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/mcpwarden/mcpwarden/internal/state"
@@ -42,6 +43,28 @@ func TestScopeCoversOnlyWhatWasGranted(t *testing.T) {
 			t.Parallel()
 			if got := ScopeFor(tt.granted, tt.answer).Covers(tt.later); got != tt.want {
 				t.Errorf("covers = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAskEnumsHaveTheirNames(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		got  fmt.Stringer
+		want string
+	}{
+		{"a scope kind", ScopeUnder, "under"},
+		{"a scope kind no constant names", ScopeKind(200), "ScopeKind(200)"},
+		{"a result outcome", ResultRedacted, "redacted"},
+		{"the zero result outcome withholds", ResultOutcome(0), "withheld"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tt.got.String(); got != tt.want {
+				t.Errorf("String() = %q, want %q", got, tt.want)
 			}
 		})
 	}
