@@ -18,8 +18,10 @@ import (
 // A base is what the proxy's parts share: the upstreams, the mcp-go
 // server, the human log, the snapshot in force and the principal and
 // profile of requests that carry none. New builds the one base of a
-// Server, which holds it; the catalog, the relay and the tool set hold a
-// pointer to it. Its fields are set once, before the Server serves.
+// Server, which holds it; its parts (the catalog, the tool set, the
+// review, the relay, the egress policy, the root cache) hold a pointer to
+// it. Its fields are set once, before the Server serves; only the
+// snapshot is replaced, whole.
 type base struct {
 	upstream  Upstream
 	mcp       *server.MCPServer
@@ -29,10 +31,9 @@ type base struct {
 	principal string
 }
 
-// A core is the decide-and-forward core as the parts around it (the
-// catalog, the relay, the tool set) reach it: they build a request's call,
-// have it decided, forwarded and audited through these methods and no
-// others. *Server is the one implementation.
+// A core is the decide-and-forward core as the Server's parts reach it:
+// they build a request's call, have it decided, forwarded and audited
+// through these methods and no others. *Server is the one implementation.
 type core interface {
 	newRequest(ctx context.Context, server string, method mcp.MCPMethod, exposed string, params map[string]any) *call
 	request(ctx context.Context, c *call, ask asking, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error)

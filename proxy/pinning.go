@@ -106,8 +106,8 @@ func (r *review) set(server string, entries map[string]pinned) {
 // check compares a server's tools with the lock, pins a server seen for
 // the first time, and records the changed tools for review. Changes are
 // logged and audited.
-func (s *review) check(ctx context.Context, server string, tools []mcp.Tool) {
-	p := s.pinning
+func (r *review) check(ctx context.Context, server string, tools []mcp.Tool) {
+	p := r.pinning
 	if p == nil || p.Lock == nil {
 		return
 	}
@@ -115,7 +115,7 @@ func (s *review) check(ctx context.Context, server string, tools []mcp.Tool) {
 		if err := p.Lock.Update(server, tools); err == nil {
 			err = p.Lock.Save()
 			if err != nil {
-				s.logger.Error("saving the tool pin lock", "path", p.Lock.Path(), "err", err)
+				r.logger.Error("saving the tool pin lock", "path", p.Lock.Path(), "err", err)
 			}
 		}
 		return
@@ -140,8 +140,8 @@ func (s *review) check(ctx context.Context, server string, tools []mcp.Tool) {
 				held, diff = pin.Hide, diff+"; the new definition looks aimed at the model: "+why
 			}
 		}
-		s.logger.Warn("tool definition differs from the pinned one", "tool", canonical, "reaction", held, "change", diff)
-		s.writeAudit(ctx, audit.Event{Event: audit.KindToolsChanged, Server: server, Tool: canonical, Detail: "definition changed (on_tool_change: " + string(reaction) + "): " + diff, PolicySHA256: s.current().policy.SHA256()})
+		r.logger.Warn("tool definition differs from the pinned one", "tool", canonical, "reaction", held, "change", diff)
+		r.writeAudit(ctx, audit.Event{Event: audit.KindToolsChanged, Server: server, Tool: canonical, Detail: "definition changed (on_tool_change: " + string(reaction) + "): " + diff, PolicySHA256: r.current().policy.SHA256()})
 		if held != pin.Warn {
 			entries[canonical] = pinned{reaction: held, change: diff}
 		}
@@ -151,11 +151,11 @@ func (s *review) check(ctx context.Context, server string, tools []mcp.Tool) {
 		// Nothing held back: what the server lists now is what is pinned.
 		if err := p.Lock.Update(server, tools); err == nil {
 			if err := p.Lock.Save(); err != nil {
-				s.logger.Error("saving the tool pin lock", "path", p.Lock.Path(), "err", err)
+				r.logger.Error("saving the tool pin lock", "path", p.Lock.Path(), "err", err)
 			}
 		}
 	}
-	s.set(server, entries)
+	r.set(server, entries)
 }
 
 // suspiciousChange says why the definition of the tool named name in

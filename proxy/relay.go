@@ -44,21 +44,20 @@ type inflight struct {
 
 // enter records a request to server in flight until leave is called.
 func (s *relay) enter(ctx context.Context, server string) (leave func()) {
-	r := s
 	entry := &inflight{ctx: ctx, principal: s.principalOf(ctx), session: sessionIDOf(ctx)}
-	r.mu.Lock()
-	if r.active == nil {
-		r.active = map[string][]*inflight{}
+	s.mu.Lock()
+	if s.active == nil {
+		s.active = map[string][]*inflight{}
 	}
-	r.active[server] = append(r.active[server], entry)
-	r.mu.Unlock()
+	s.active[server] = append(s.active[server], entry)
+	s.mu.Unlock()
 	return func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		calls := r.active[server]
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		calls := s.active[server]
 		for i, e := range calls {
 			if e == entry {
-				r.active[server] = append(calls[:i:i], calls[i+1:]...)
+				s.active[server] = append(calls[:i:i], calls[i+1:]...)
 				break
 			}
 		}
@@ -88,25 +87,24 @@ var _ upstream.Peer = (*relay)(nil)
 // session.
 func (s *relay) callUpstream(ctx context.Context, server string, route *upstream.Route, params mcp.CallToolParams) (json.RawMessage, error) {
 	defer s.enter(ctx, server)()
-	r := s
-	r.mu.Lock()
-	if r.tokens == nil {
-		r.tokens = map[string]progressRoute{}
+	s.mu.Lock()
+	if s.tokens == nil {
+		s.tokens = map[string]progressRoute{}
 	}
 	var token string
 	params.Meta = upstreamMeta(params.Meta)
 	if params.Meta != nil && params.Meta.ProgressToken != nil {
-		r.next++
-		token = "mcpwarden-" + strconv.FormatUint(r.next, 10)
-		r.tokens[token] = progressRoute{ctx: ctx, token: params.Meta.ProgressToken, principal: s.principalOf(ctx), session: sessionIDOf(ctx)}
+		s.next++
+		token = "mcpwarden-" + strconv.FormatUint(s.next, 10)
+		s.tokens[token] = progressRoute{ctx: ctx, token: params.Meta.ProgressToken, principal: s.principalOf(ctx), session: sessionIDOf(ctx)}
 		params.Meta.ProgressToken = token
 	}
-	r.mu.Unlock()
+	s.mu.Unlock()
 	if token != "" {
 		defer func() {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			delete(r.tokens, token)
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			delete(s.tokens, token)
 		}()
 	}
 	return s.upstream.Call(ctx, server, route, params)

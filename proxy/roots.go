@@ -36,21 +36,21 @@ type rootCache struct {
 // earlier is sent roots/list; one on 2026-07-28, which takes no
 // server-to-client request within a call, is answered with an input
 // request for its roots (input), and its retry carries them.
-func (s *rootCache) rootsFor(ctx context.Context, c *call, req mcp.CallToolRequest) (roots []string, input *mcp.CallToolResult) {
+func (rc *rootCache) rootsFor(ctx context.Context, c *call, req mcp.CallToolRequest) (roots []string, input *mcp.CallToolResult) {
 	caps, modern := ask.ClientCapabilities(ctx)
 	if caps == nil || caps.Roots == nil {
 		return nil, nil
 	}
 	if !modern {
-		return s.rootsOf(ctx, c.session), nil
+		return rc.rootsOf(ctx, c.session), nil
 	}
 	if res := server.RootsResponse(req.Params.InputResponses, ask.RootsInputID); res != nil {
 		c.rootsByInput = true
 		roots = localRoots(res.Roots)
-		s.store(c.session, roots, s.generation(c.session))
+		rc.store(c.session, roots, rc.generation(c.session))
 		return roots, nil
 	}
-	if roots, ok := s.cached(c.session); ok {
+	if roots, ok := rc.cached(c.session); ok {
 		return roots, nil
 	}
 	return nil, server.NewInputRequestBuilder(req.Params.RequestState).Roots(ask.RootsInputID).ToolResult()
@@ -58,11 +58,10 @@ func (s *rootCache) rootsFor(ctx context.Context, c *call, req mcp.CallToolReque
 
 // rootsOf returns a legacy client's roots, asking it with roots/list when
 // they are not known.
-func (s *rootCache) rootsOf(ctx context.Context, session string) []string {
+func (rc *rootCache) rootsOf(ctx context.Context, session string) []string {
 	if session == "" {
 		return nil
 	}
-	rc := s
 	rc.mu.Lock()
 	roots, ok := rc.sessions[session]
 	gen := rc.changes[session]
@@ -72,9 +71,9 @@ func (s *rootCache) rootsOf(ctx context.Context, session string) []string {
 	}
 	rctx, cancel := context.WithTimeout(ctx, rootsTimeout)
 	defer cancel()
-	res, err := s.mcp.RequestRoots(rctx, mcp.ListRootsRequest{Request: mcp.Request{Method: string(mcp.MethodListRoots)}})
+	res, err := rc.mcp.RequestRoots(rctx, mcp.ListRootsRequest{Request: mcp.Request{Method: string(mcp.MethodListRoots)}})
 	if err != nil {
-		s.logger.Warn("asking the client for its roots; deciding without them", "session", session, "err", err)
+		rc.logger.Warn("asking the client for its roots; deciding without them", "session", session, "err", err)
 		return nil
 	}
 	roots = localRoots(res.Roots)
