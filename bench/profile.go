@@ -128,7 +128,7 @@ func runProfile(args []string) error {
 	case "http":
 		ready := make(chan net.Addr, 1)
 		go func() {
-			served <- srv.ListenAndServe(ctx, "127.0.0.1:0", streamable.Options{Ready: func(a net.Addr) { ready <- a }})
+			served <- proxy.ListenAndServe(ctx, srv, "127.0.0.1:0", streamable.Options{Ready: func(a net.Addr) { ready <- a }})
 		}()
 		var addr net.Addr
 		select {
@@ -145,7 +145,7 @@ func runProfile(args []string) error {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
 		go func() {
-			served <- srv.ServeStdio(ctx, inR, outW)
+			served <- proxy.ServeStdio(ctx, srv, inR, outW)
 			outW.Close()
 		}()
 		if c, err = start(ctx, client.NewClient(transport.NewIO(outR, inW, nil), client.WithProtocolVersion(protocolVersion))); err != nil {

@@ -52,7 +52,7 @@ func TestUnpinnedAnnotationsAreNoFacts(t *testing.T) {
 		"fs":  {readOnly, claimed, mcp.NewTool("added", mcp.WithToolAnnotation(mcp.ToolAnnotation{ReadOnlyHint: &yes}))},
 		"web": {readOnly},
 	}
-	s := &Server{base: base{upstream: upstream}, review: review{pinning: &Pinning{Lock: lock}}}
+	s := &Server{review: review{base: &base{upstream: upstream}, pinning: &Pinning{Lock: lock}}}
 	tests := []struct {
 		name string
 		tool Tool
@@ -66,12 +66,12 @@ func TestUnpinnedAnnotationsAreNoFacts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := s.toolFacts(tt.tool); got != tt.want {
+			if got := s.review.facts(tt.tool); got != tt.want {
 				t.Errorf("toolFacts(%s) = %+v, want %+v", tt.tool.Name, got, tt.want)
 			}
 		})
 	}
-	if got := (&Server{base: base{upstream: upstream}}).toolFacts(Tool{Server: "fs", Name: "read"}); got != (rules.Facts{}) {
+	if got := (&review{base: &base{upstream: upstream}}).facts(Tool{Server: "fs", Name: "read"}); got != (rules.Facts{}) {
 		t.Errorf("toolFacts without pinning = %+v, want none", got)
 	}
 }

@@ -88,7 +88,7 @@ func reapedServer(tb testing.TB, limits sessiontable.Limits, identity httpguard.
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h, hs, err := streamable.NewHandler(srv.httpHost(), "127.0.0.1:0", streamable.Options{Sessions: limits, Identity: identity})
+	h, hs, err := streamable.NewHandler(httpHost(srv), "127.0.0.1:0", streamable.Options{Sessions: limits, Identity: identity})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -227,7 +227,7 @@ func stdioPipes(t *testing.T, srv *Server) (in io.WriteCloser, out io.Reader) {
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- srv.ServeStdio(ctx, inR, outW) }()
+	go func() { done <- ServeStdio(ctx, srv, inR, outW) }()
 	t.Cleanup(func() {
 		cancel()
 		inW.Close()

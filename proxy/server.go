@@ -162,7 +162,7 @@ func New(o Options) (*Server, error) {
 	s.armed, s.limits = s.state.labels(), s.state.counters()
 	// The parts share s.base and reach the decide-and-forward core, s, through core.
 	s.catalog.base, s.catalog.core = &s.base, s
-	s.tools.base, s.tools.core = &s.base, s
+	s.tools.base, s.tools.core, s.tools.review = &s.base, s, &s.review
 	s.roots.base = &s.base
 	s.egress.base, s.egress.core, s.egress.relay = &s.base, s, &s.relay
 	s.review.base, s.review.core, s.review.pinning = &s.base, s, o.Pinning
@@ -194,7 +194,7 @@ func New(o Options) (*Server, error) {
 		server.WithCompletions(),
 		server.WithPromptCompletionProvider(&s.catalog),
 		server.WithResourceCompletionProvider(&s.catalog),
-		server.WithToolFilter(s.listed),
+		server.WithToolFilter(s.tools.listed),
 		server.WithHooks(hooks),
 		server.WithRecovery(),
 		server.WithLogger(logger),
@@ -269,45 +269,6 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
 // Lookup returns the tool behind a wire name, hidden or not.
 func (s *Server) Lookup(wire string) (Tool, bool) { return s.current().names.Lookup(wire) }
-
-// listed is the tools/list filter: it drops every tool an unconditional deny
-// hides. mcp-go applies the same filter to tools/call, so a hidden tool
-// cannot be called by guessing its wire name either (see auditHiddenCall).
-// Since mcp-go runs it on every call, it returns tools itself when it drops
-// none, and copies only once it does: a call costs no allocation here.
-func (s *Server) listed(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-	snap := s.current()
-	profile := s.profileOf(ctx)
-	var out []mcp.Tool // nil until a tool is dropped
-	for i := range tools {
-		if s.shown(snap, profile, tools[i].Name) {
-			if out != nil {
-				out = append(out, tools[i])
-			}
-			continue
-		}
-		if out == nil {
-			out = append(make([]mcp.Tool, 0, len(tools)-1), tools[:i]...)
-		}
-	}
-	if out == nil {
-		return tools
-	}
-	return out
-}
-
-// shown reports whether the tool registered as wire is listed to profile
-// under snap: it is known, no unconditional deny hides it, and its
-// definition is not a change to its pinned one still waiting to be
-// accepted (see Pinning: none is listed before it is accepted).
-func (s *Server) shown(snap *snapshot, profile, wire string) bool {
-	t, ok := snap.names.Lookup(wire)
-	if !ok || snap.policy.Hidden(rules.Call{Profile: profile, Server: t.Server, Tool: t.Name}) {
-		return false
-	}
-	_, changed := s.review.of(t.Canonical)
-	return !changed
-}
 
 // auditHiddenCall records a call to a hidden tool, which mcp-go refuses as
 // "tool not found" before any handler runs: the attempt is a decision too.

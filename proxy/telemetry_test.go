@@ -218,7 +218,7 @@ func TestTelemetryTracksOpenSessions(t *testing.T) {
 	e := newTelEnv(t, allowAll, &memorySink{})
 	inR, inW := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- e.srv.ServeStdio(t.Context(), inR, io.Discard) }()
+	go func() { done <- ServeStdio(t.Context(), e.srv, inR, io.Discard) }()
 	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n"); err != nil {
 		t.Fatal(err)
 	}

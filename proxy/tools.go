@@ -11,17 +11,19 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/proxy/toolscreen"
+	"github.com/mcpwarden/mcpwarden/rules"
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/argschema"
 )
 
 // A toolset is the exposed tools: the upstream definitions by server and the
-// wire-name map built from them. Updates are serialised; readers load the
-// map without locking.
+// wire-name map built from them, and the filter that lists them. Updates
+// are serialised; readers load the map without locking.
 type toolset struct {
 	*base
 	core                // the handler of each tool
+	review   *review    // the changed definitions, not listed until accepted
 	mu       sync.Mutex // held while the set is rebuilt
 	byServer map[string][]mcp.Tool
 	schemas  map[string]map[string]*argschema.Schema // by server and upstream tool name, compiled once per definition
@@ -178,4 +180,43 @@ func (ts *toolset) unsuspicious(server string, tools []mcp.Tool) []mcp.Tool {
 		}
 		return why != ""
 	})
+}
+
+// listed is the tools/list filter: it drops every tool an unconditional deny
+// hides. mcp-go applies the same filter to tools/call, so a hidden tool
+// cannot be called by guessing its wire name either (see auditHiddenCall).
+// Since mcp-go runs it on every call, it returns tools itself when it drops
+// none, and copies only once it does: a call costs no allocation here.
+func (ts *toolset) listed(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	snap := ts.current()
+	profile := ts.profileOf(ctx)
+	var out []mcp.Tool // nil until a tool is dropped
+	for i := range tools {
+		if ts.shown(snap, profile, tools[i].Name) {
+			if out != nil {
+				out = append(out, tools[i])
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]mcp.Tool, 0, len(tools)-1), tools[:i]...)
+		}
+	}
+	if out == nil {
+		return tools
+	}
+	return out
+}
+
+// shown reports whether the tool registered as wire is listed to profile
+// under snap: it is known, no unconditional deny hides it, and its
+// definition is not a change to its pinned one still waiting to be
+// accepted (see Pinning: none is listed before it is accepted).
+func (ts *toolset) shown(snap *snapshot, profile, wire string) bool {
+	t, ok := snap.names.Lookup(wire)
+	if !ok || snap.policy.Hidden(rules.Call{Profile: profile, Server: t.Server, Tool: t.Name}) {
+		return false
+	}
+	_, changed := ts.review.of(t.Canonical)
+	return !changed
 }
