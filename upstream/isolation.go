@@ -38,11 +38,11 @@ var ErrIsolationFull = errors.New("isolation_max reached")
 
 // A Route says who a request comes from, so that a server isolated per
 // principal or per session is given its caller's child: Call and Request
-// route by it and record in Instance which isolated child served the
-// request ("" when the server is shared). It also travels the other way,
-// under its own key (see CallerOf): the ctx a Peer gets with an isolated
-// child's notification or request carries the Route of the caller that
-// child serves, Session empty when the child serves every session of its
+// take it, route by it and record in Instance which isolated child served
+// the request ("" when the server is shared). It also travels the other
+// way (see CallerOf): the ctx a Peer gets with an isolated child's
+// notification or request carries the Route of the caller that child
+// serves, Session empty when the child serves every session of its
 // principal.
 type Route struct {
 	Principal string
@@ -65,9 +65,8 @@ type callerKey struct{}
 
 // CallerOf is, in the ctx of a Peer's notification or request, the Route
 // of the caller the isolated child that sent it serves; nil when a shared
-// server sent it. It has a key of its own: a call's Route, which an
-// in-process transport may hand back in the ctx of the upstream's request,
-// is not mistaken for it.
+// server sent it (whose ctx carries an explicit nil, so that no Route
+// inherited from the ctx the request was made with passes for it).
 func CallerOf(ctx context.Context) *Route {
 	r, _ := ctx.Value(callerKey{}).(*Route)
 	return r
