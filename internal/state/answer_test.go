@@ -37,3 +37,28 @@ func TestAnswerNoneAndUnknownNamesReadAsDeny(t *testing.T) {
 		})
 	}
 }
+
+// FuzzAnswerFromSharedState reads an answer as another replica, a
+// resolver or anyone with access to the shared state may have written
+// it: it never reads as None, an error leaves Deny, and what it reads it
+// writes back the same.
+func FuzzAnswerFromSharedState(f *testing.F) {
+	for _, s := range []string{"deny", "allow_once", "allow_session", "allow_session_folder", "deny_session", "none", "allow", "", "ALLOW_ONCE", "allow_session\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var a Answer
+		if err := a.UnmarshalText([]byte(s)); err != nil {
+			if a != Deny {
+				t.Fatalf("UnmarshalText(%q) failed and left %v, want Deny", s, a)
+			}
+			return
+		}
+		if a == None {
+			t.Fatalf("UnmarshalText(%q) read None", s)
+		}
+		if text, err := a.MarshalText(); err != nil || string(text) != s {
+			t.Fatalf("UnmarshalText(%q) = %v, which writes back as %q, %v", s, a, text, err)
+		}
+	})
+}
