@@ -206,7 +206,7 @@ func serveWardenProfile(ctx context.Context, pool *upstream.Pool, policy *rules.
 	case "http":
 		ready := make(chan net.Addr, 1)
 		go func() {
-			served <- srv.ListenAndServe(ctx, "127.0.0.1:0", streamable.Options{Ready: func(a net.Addr) { ready <- a }})
+			served <- proxy.ListenAndServe(ctx, srv, "127.0.0.1:0", streamable.Options{Ready: func(a net.Addr) { ready <- a }})
 		}()
 		select {
 		case addr := <-ready:
@@ -221,7 +221,7 @@ func serveWardenProfile(ctx context.Context, pool *upstream.Pool, policy *rules.
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
 		go func() {
-			served <- srv.ServeStdio(ctx, inR, outW)
+			served <- proxy.ServeStdio(ctx, srv, inR, outW)
 			outW.Close()
 		}()
 		return start(ctx, client.NewClient(transport.NewIO(outR, inW, nil), client.WithProtocolVersion(protocolVersion)))

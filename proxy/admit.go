@@ -46,7 +46,7 @@ func (s *Server) admit(ctx context.Context, c *call, req mcp.CallToolRequest, mo
 		c.verdict = rules.Verdict{Decision: rules.Deny, Reason: c.argsErr.Error()}
 		res = ask.Resolution{GrantedBy: audit.GrantedByRule, Reason: argsReason(c.argsErr), Text: fmt.Sprintf("mcpwarden refused %s: %v", c.tool.Canonical, c.argsErr)}
 	default:
-		c.verdict = s.pinVerdict(c.tool, s.decide(dctx, c))
+		c.verdict = s.review.verdict(c.tool, s.decide(dctx, c))
 		if c.shadowed(s.tel) {
 			res = ask.Resolution{Forward: true, GrantedBy: c.grantedBy, Reason: c.reason}
 			break

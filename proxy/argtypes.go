@@ -17,8 +17,8 @@ const reasonArgTypes = "an argument is not of the type the tool's inputSchema de
 // compiled before when prev holds it and the definition is unchanged, else
 // compiled now. A schema that cannot be used as written is logged (once per
 // definition) and checks only the top-level types it declares (see
-// argschema.Compile). s.tools.mu is held.
-func (s *Server) toolSchema(server string, def mcp.Tool, prev map[string]*argschema.Schema, same bool) *argschema.Schema {
+// argschema.Compile). ts.mu is held.
+func (ts *toolset) toolSchema(server string, def mcp.Tool, prev map[string]*argschema.Schema, same bool) *argschema.Schema {
 	if sc, ok := prev[def.Name]; ok && same {
 		return sc
 	}
@@ -30,13 +30,13 @@ func (s *Server) toolSchema(server string, def mcp.Tool, prev map[string]*argsch
 		}
 		var err error
 		if raw, err = json.Marshal(in); err != nil {
-			s.logger.Warn("a tool's inputSchema cannot be read; its argument types are not checked", "tool", Canonical(server, def.Name), "err", err)
+			ts.logger.Warn("a tool's inputSchema cannot be read; its argument types are not checked", "tool", Canonical(server, def.Name), "err", err)
 			return nil
 		}
 	}
 	sc, err := argschema.Compile(raw)
 	if err != nil {
-		s.logger.Warn("a tool's inputSchema cannot be used as written; only its top-level argument types are checked", "tool", Canonical(server, def.Name), "err", err)
+		ts.logger.Warn("a tool's inputSchema cannot be used as written; only its top-level argument types are checked", "tool", Canonical(server, def.Name), "err", err)
 	}
 	return sc
 }

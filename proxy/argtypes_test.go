@@ -72,7 +72,7 @@ func newLaxEnv(t *testing.T, fold bool) *laxEnv {
 // type were checked: what the attack met before the check.
 func (e *laxEnv) rulesAlone(t *testing.T, tool string, args map[string]any) rules.Decision {
 	t.Helper()
-	tl, ok := e.srv.lookup("py__" + tool)
+	tl, ok := e.srv.Lookup("py__" + tool)
 	if !ok {
 		t.Fatalf("no tool py__%s", tool)
 	}
@@ -87,7 +87,7 @@ func (e *laxEnv) rulesAlone(t *testing.T, tool string, args map[string]any) rule
 func (e *laxEnv) direct(t *testing.T, tool string, args map[string]any) []string {
 	t.Helper()
 	before := len(e.up.log())
-	if _, err := e.pool.Call(t.Context(), "py", mcp.CallToolParams{Name: tool, Arguments: args}); err != nil {
+	if _, err := e.pool.Call(t.Context(), "py", nil, mcp.CallToolParams{Name: tool, Arguments: args}); err != nil {
 		t.Fatal(err)
 	}
 	return e.up.log()[before:]
@@ -272,7 +272,7 @@ func TestUnusableSchemaIsLoggedOnceAndItsTopLevelTypesAreChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := srv.setTools("up", tools); err != nil { // listed again, unchanged
+	if _, _, _, err := srv.tools.set("up", tools); err != nil { // listed again, unchanged
 		t.Fatal(err)
 	}
 	if n := strings.Count(log.String(), "cannot be used as written"); n != 1 {
@@ -298,7 +298,7 @@ func TestChangedSchemaIsCheckedAsListedAgain(t *testing.T) {
 		t.Fatalf("an array for a declared string was forwarded: %s", testkit.Text(res))
 	}
 	def := mcp.NewToolWithRawSchema("t", "", json.RawMessage(`{"type": "object", "properties": {"paths": {"type": "array"}}}`))
-	if _, _, changed, err := srv.setTools("up", []mcp.Tool{def}); err != nil || len(changed) != 1 {
+	if _, _, changed, err := srv.tools.set("up", []mcp.Tool{def}); err != nil || len(changed) != 1 {
 		t.Fatalf("setTools: changed %v, %v", changed, err)
 	}
 	if res := testkit.CallTool(t, c, "up__t", map[string]any{"paths": []any{"a"}}); res.IsError {
@@ -340,7 +340,7 @@ func TestPromptArgumentSentAsAListDoesNotReachTheUpstream(t *testing.T) {
 func TestTypeRefusalIsNotAdvisedAsAMissingAllowRule(t *testing.T) {
 	t.Parallel()
 	e := newLaxEnv(t, false)
-	tl, ok := e.srv.lookup("py__delete_file")
+	tl, ok := e.srv.Lookup("py__delete_file")
 	if !ok {
 		t.Fatal("no tool py__delete_file")
 	}

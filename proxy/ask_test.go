@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -35,9 +36,9 @@ func TestFailingResolverPassesTheAskOn(t *testing.T) {
 		wantBy     audit.GrantedBy
 		wantReason []string
 	}{
-		{"the next resolver allows", &standInResolver{d: approvals.Decision{Answer: approvals.AllowOnce, Via: approvals.ViaResolver, Who: "bot"}}, true, audit.GrantedByResolver,
+		{"the next resolver allows", &standInResolver{d: approvals.Decision{Answer: state.AllowOnce, Via: approvals.ViaResolver, Who: "bot"}}, true, audit.GrantedByResolver,
 			[]string{"the external resolver gave no answer", "allowed once by the external resolver by bot"}},
-		{"the next resolver denies", &standInResolver{d: approvals.Decision{Answer: approvals.Deny, Via: approvals.ViaResolver}}, false, audit.GrantedByResolver,
+		{"the next resolver denies", &standInResolver{d: approvals.Decision{Answer: state.Deny, Via: approvals.ViaResolver}}, false, audit.GrantedByResolver,
 			[]string{"gave no answer", "denied by the external resolver"}},
 		{"the next resolver fails too", &standInResolver{err: errors.New("unreachable")}, false, audit.GrantedByNoElicitation,
 			[]string{"gave no answer", "ask_fallback is deny"}},

@@ -89,7 +89,7 @@ func TestLargeResultBeyondTheInflightBoundIsDropped(t *testing.T) {
 // handler ListenAndServe uses, and connects an initialized client to it.
 func (e *catalogEnv) httpClient(t *testing.T) *client.Client {
 	t.Helper()
-	h, _, err := streamable.NewHandler(e.srv.httpHost(), "127.0.0.1:0", streamable.Options{})
+	h, _, err := streamable.NewHandler(httpHost(e.srv), "127.0.0.1:0", streamable.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

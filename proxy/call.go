@@ -136,7 +136,7 @@ func (s *Server) handler(t Tool, schema *argschema.Schema) server.ToolHandlerFun
 		c.hold = h
 		if c.argsErr == nil && c.policy.UsesRoots() {
 			var ask *mcp.CallToolResult
-			if c.roots, ask = s.rootsFor(ctx, c, req); ask != nil {
+			if c.roots, ask = s.roots.rootsFor(ctx, c, req); ask != nil {
 				return ask, nil // the client's roots first; decided when it retries
 			}
 		}
@@ -174,11 +174,10 @@ func (s *Server) resolveAsk(ctx context.Context, c *call, req mcp.CallToolReques
 func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	c.args = nil // decided and audited: only c.canonical goes on, and the decoded copy can be freed
 	uctx, uspan := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
-	route := &upstream.Route{Principal: c.principal, Session: c.session}
-	uctx = upstream.WithRoute(uctx, route) // an isolated server picks its caller's child
+	route := &upstream.Route{Principal: c.principal, Session: c.session} // an isolated server picks its caller's child
 	uctx = withCallerReach(ctx, uctx)
 	start := time.Now()
-	raw, err := s.callUpstream(uctx, c.tool.Server, mcp.CallToolParams{
+	raw, err := s.relay.callUpstream(uctx, c.tool.Server, route, mcp.CallToolParams{
 		Name:         c.tool.Name,
 		RawArguments: c.canonical,
 		Meta:         s.tel.InjectMeta(uctx, req.Params.Meta),

@@ -11,6 +11,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/proxy/toolscreen"
 )
 
 // catalogTimeout bounds listing one upstream's resources and prompts.
@@ -25,6 +27,8 @@ const catalogTimeout = 30 * time.Second
 // "<server>+<uri>" (file:///a from fs is fs+file:///a), a URI whose scheme
 // names the server, and is turned back before it is forwarded.
 type catalog struct {
+	*base
+	core      // decides and forwards the catalog's requests
 	mu        sync.Mutex
 	resources map[string][]mcp.Resource // by server, as listed
 	templates map[string][]mcp.ResourceTemplate
@@ -53,10 +57,10 @@ type templateRoute struct {
 
 type route struct{ server, name string }
 
-// refreshCatalog re-lists one upstream's resources, templates and prompts
+// refresh re-lists one upstream's resources, templates and prompts
 // and re-registers the whole catalog; mcp-go tells clients the lists
 // changed. A server that is down keeps what it last listed.
-func (s *Server) refreshCatalog(ctx context.Context, name string) {
+func (s *catalog) refresh(ctx context.Context, name string) {
 	cl, caps, err := s.ownSession(name)
 	if err != nil {
 		return
@@ -90,26 +94,24 @@ func (s *Server) refreshCatalog(ctx context.Context, name string) {
 	if s.current().policy.HidesSuspiciousTools() {
 		resources, templates, prompts = s.unsuspiciousCatalog(name, resources, templates, prompts)
 	}
-	c := &s.catalog
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.resources == nil {
-		c.resources, c.templates, c.prompts = map[string][]mcp.Resource{}, map[string][]mcp.ResourceTemplate{}, map[string][]mcp.Prompt{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.resources == nil {
+		s.resources, s.templates, s.prompts = map[string][]mcp.Resource{}, map[string][]mcp.ResourceTemplate{}, map[string][]mcp.Prompt{}
 	}
-	c.resources[name], c.templates[name], c.prompts[name] = resources, templates, prompts
-	s.registerCatalog()
+	s.resources[name], s.templates[name], s.prompts[name] = resources, templates, prompts
+	s.register()
 }
 
-// refreshCatalogLater re-lists a server's catalog off the caller's
+// refreshLater re-lists a server's catalog off the caller's
 // goroutine (an upstream's reader, which must not block).
-func (s *Server) refreshCatalogLater(name string) {
-	s.catalog.refreshG.Go(func() { s.refreshCatalog(context.Background(), name) })
+func (s *catalog) refreshLater(name string) {
+	s.refreshG.Go(func() { s.refresh(context.Background(), name) })
 }
 
-// registerCatalog rebuilds the registrations from what every server
-// listed. The caller holds c.mu.
-func (s *Server) registerCatalog() {
-	c := &s.catalog
+// register rebuilds the registrations from what every server listed.
+// The caller holds c.mu.
+func (c *catalog) register() {
 	servers := slices.Sorted(maps.Keys(c.resources))
 	owners := map[string][]string{} // URI or template → servers offering it
 	for _, srv := range servers {
@@ -132,7 +134,7 @@ func (s *Server) registerCatalog() {
 	var resources []server.ServerResource
 	var templates []server.ServerResourceTemplate
 	var prompts []server.ServerPrompt
-	naming := s.current().naming
+	naming := c.current().naming
 	for _, srv := range servers {
 		routes.exposed[srv] = map[string]string{}
 		for _, r := range c.resources[srv] {
@@ -140,7 +142,7 @@ func (s *Server) registerCatalog() {
 			routes.uris[uri] = route{srv, r.URI}
 			routes.exposed[srv][r.URI] = uri
 			r.URI = uri
-			resources = append(resources, server.ServerResource{Resource: r, Handler: s.readResource})
+			resources = append(resources, server.ServerResource{Resource: r, Handler: c.readResource})
 		}
 		for _, t := range c.templates[srv] {
 			raw := templateText(t)
@@ -150,30 +152,30 @@ func (s *Server) registerCatalog() {
 			exposed := exposedAs(srv, raw, len(owners["\x00"+raw]) > 1)
 			tmpl, err := newTemplate(exposed)
 			if err != nil {
-				s.logger.Warn("skipping a resource template", "server", srv, "template", raw, "err", err)
+				c.logger.Warn("skipping a resource template", "server", srv, "template", raw, "err", err)
 				continue
 			}
 			routes.templates[exposed] = route{srv, raw}
 			routes.matchers = append(routes.matchers, templateRoute{tmpl: tmpl, server: srv, prefixed: exposed != raw})
 			t.URITemplate = tmpl
-			templates = append(templates, server.ServerResourceTemplate{Template: t, Handler: s.readTemplated(srv, exposed != raw)})
+			templates = append(templates, server.ServerResourceTemplate{Template: t, Handler: c.readTemplated(srv, exposed != raw)})
 		}
 		for _, p := range c.prompts[srv] {
 			name := naming.Wire(srv, p.Name)
 			if prev, dup := routes.prompts[name]; dup {
-				s.logger.Error("two prompts map to one name; the second is not exposed", "name", name, "first", Canonical(prev.server, prev.name), "second", Canonical(srv, p.Name))
+				c.logger.Error("two prompts map to one name; the second is not exposed", "name", name, "first", Canonical(prev.server, prev.name), "second", Canonical(srv, p.Name))
 				continue
 			}
 			routes.prompts[name] = route{srv, p.Name}
 			upstreamName := p.Name
 			p.Name = name
-			prompts = append(prompts, server.ServerPrompt{Prompt: p, Handler: s.getPrompt(srv, upstreamName)})
+			prompts = append(prompts, server.ServerPrompt{Prompt: p, Handler: c.getPrompt(srv, upstreamName)})
 		}
 	}
 	c.routes.Store(&routes)
-	s.mcp.SetResources(resources...)
-	s.mcp.SetResourceTemplates(templates...)
-	s.mcp.SetPrompts(prompts...)
+	c.mcp.SetResources(resources...)
+	c.mcp.SetResourceTemplates(templates...)
+	c.mcp.SetPrompts(prompts...)
 }
 
 func templateText(t mcp.ResourceTemplate) string {
@@ -209,4 +211,23 @@ func (c *catalog) exposedURI(server, uri string) string {
 		return u
 	}
 	return uri
+}
+
+// unsuspiciousCatalog returns server's resources, templates and prompts
+// without those whose definitions look aimed at the model
+// (hide_suspicious_tools covers them as it covers tools), logging each one
+// it hides. A hidden one is neither listed nor routed.
+func (s *catalog) unsuspiciousCatalog(server string, resources []mcp.Resource, templates []mcp.ResourceTemplate, prompts []mcp.Prompt) ([]mcp.Resource, []mcp.ResourceTemplate, []mcp.Prompt) {
+	hide := func(kind, name, why string) bool {
+		if why != "" {
+			s.logger.Warn("hiding a "+kind+" whose definition looks aimed at the model", "server", server, "name", name, "why", why)
+		}
+		return why != ""
+	}
+	resources = slices.DeleteFunc(slices.Clone(resources), func(r mcp.Resource) bool { return hide("resource", r.URI, toolscreen.Resource(r)) })
+	templates = slices.DeleteFunc(slices.Clone(templates), func(t mcp.ResourceTemplate) bool {
+		return hide("resource template", templateText(t), toolscreen.ResourceTemplate(t))
+	})
+	prompts = slices.DeleteFunc(slices.Clone(prompts), func(p mcp.Prompt) bool { return hide("prompt", p.Name, toolscreen.Prompt(p)) })
+	return resources, templates, prompts
 }

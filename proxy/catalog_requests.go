@@ -21,8 +21,8 @@ import (
 const subscribeTimeout = 10 * time.Second
 
 // readResource forwards resources/read of a listed resource.
-func (s *Server) readResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	r, ok := s.catalog.loadRoutes().uris[req.Params.URI]
+func (s *catalog) readResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	r, ok := s.loadRoutes().uris[req.Params.URI]
 	if !ok {
 		return nil, fmt.Errorf("resource %q is not offered by any upstream", req.Params.URI)
 	}
@@ -32,7 +32,7 @@ func (s *Server) readResource(ctx context.Context, req mcp.ReadResourceRequest) 
 // readTemplated forwards resources/read of a URI made from a template of
 // server; prefixed says whether the template was exposed with the server's
 // "<server>+" prefix, which is then removed.
-func (s *Server) readTemplated(srv string, prefixed bool) server.ResourceTemplateHandlerFunc {
+func (s *catalog) readTemplated(srv string, prefixed bool) server.ResourceTemplateHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		uri := req.Params.URI
 		if prefixed {
@@ -46,7 +46,7 @@ func (s *Server) readTemplated(srv string, prefixed bool) server.ResourceTemplat
 // gets the URI and the client's _meta, nothing else: the template
 // variables mcp-go matched, or arguments a client added, are not part of
 // MCP's resources/read and are not forwarded.
-func (s *Server) read(ctx context.Context, srv, uri string, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+func (s *catalog) read(ctx context.Context, srv, uri string, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	exposed := req.Params.URI
 	c := s.newRequest(ctx, srv, mcp.MethodResourcesRead, exposed, map[string]any{"uri": uri})
 	res, err := s.request(ctx, c, askHuman, func(ctx context.Context, cl *client.Client, _ mcp.ServerCapabilities) (any, error) {
@@ -79,7 +79,7 @@ func (s *Server) read(ctx context.Context, srv, uri string, req mcp.ReadResource
 }
 
 // getPrompt forwards prompts/get of server's prompt name.
-func (s *Server) getPrompt(srv, name string) server.PromptHandlerFunc {
+func (s *catalog) getPrompt(srv, name string) server.PromptHandlerFunc {
 	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		params := map[string]any{"name": name}
 		if req.Params.Arguments != nil {
@@ -103,8 +103,8 @@ func (s *Server) getPrompt(srv, name string) server.PromptHandlerFunc {
 }
 
 // CompletePromptArgument forwards completion/complete for a prompt.
-func (s *Server) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
-	r, ok := s.catalog.loadRoutes().prompts[name]
+func (s *catalog) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	r, ok := s.loadRoutes().prompts[name]
 	if !ok {
 		return nil, fmt.Errorf("prompt %q is not offered by any upstream", name)
 	}
@@ -114,8 +114,8 @@ func (s *Server) CompletePromptArgument(ctx context.Context, name string, arg mc
 
 // CompleteResourceArgument forwards completion/complete for a resource
 // template.
-func (s *Server) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
-	routes := s.catalog.loadRoutes()
+func (s *catalog) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	routes := s.loadRoutes()
 	r, ok := routes.templates[uri]
 	if !ok {
 		if r, ok = routes.uris[uri]; !ok {
@@ -128,7 +128,7 @@ func (s *Server) CompleteResourceArgument(ctx context.Context, uri string, arg m
 
 // complete decides and forwards completion/complete; refParams is ref as
 // the rules see it, upstreamRef as it is sent.
-func (s *Server) complete(ctx context.Context, srv, exposed string, refParams map[string]any, upstreamRef any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+func (s *catalog) complete(ctx context.Context, srv, exposed string, refParams map[string]any, upstreamRef any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
 	params := map[string]any{
 		"ref":      refParams,
 		"argument": map[string]any{"name": arg.Name, "value": arg.Value},
@@ -157,7 +157,7 @@ func (s *Server) complete(ctx context.Context, srv, exposed string, refParams ma
 // whose mcp:<server>:logging/setLevel an allow rule forwards (it is never
 // asked). It cannot refuse the client's request, which mcp-go answers
 // itself; a server it is not forwarded to keeps its level.
-func (s *Server) setLevel(ctx context.Context, _ any, req *mcp.SetLevelRequest) {
+func (s *catalog) setLevel(ctx context.Context, _ any, req *mcp.SetLevelRequest) {
 	for _, name := range s.upstream.Names() {
 		c := s.newRequest(ctx, name, mcp.MethodSetLogLevel, name, map[string]any{"level": string(req.Params.Level)})
 		_, err := s.request(ctx, c, askNever, func(ctx context.Context, cl *client.Client, caps mcp.ServerCapabilities) (any, error) {
@@ -179,8 +179,8 @@ func (s *Server) setLevel(ctx context.Context, _ any, req *mcp.SetLevelRequest) 
 // mcp:<server>:resources/subscribe (a rule about subscribing covers
 // unsubscribing; the audit's method tells them apart). A URI no upstream
 // offers is refused.
-func (s *Server) subscription(ctx context.Context, method mcp.MCPMethod, uri string) error {
-	r, err := s.catalog.routeURI(uri)
+func (s *catalog) subscription(ctx context.Context, method mcp.MCPMethod, uri string) error {
+	r, err := s.routeURI(uri)
 	if err != nil {
 		return err
 	}

@@ -150,7 +150,7 @@ func newCatalogEnv(t testing.TB, spec rules.Spec, o Options) *catalogEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	pool.Start(t.Context(), srv) // the proxy answers the upstreams from their first request
+	pool.Start(t.Context(), srv.Peer()) // the proxy answers the upstreams from their first request
 	for _, name := range []string{"fs", "hidden"} {
 		if err := pool.Err(name); err != nil {
 			t.Fatal(err)

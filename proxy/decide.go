@@ -25,7 +25,7 @@ import (
 func (s *Server) decide(ctx context.Context, c *call) rules.Verdict {
 	rc := c.rulesCall()
 	if c.policy.ReadsAnnotations() {
-		rc.Facts = s.toolFacts(c.tool)
+		rc.Facts = s.review.facts(c.tool)
 	}
 	v := s.decideForms(c, &rc)
 	if c.policy.UsesLimits() {
@@ -57,8 +57,8 @@ var _ processes = (*upstream.Pool)(nil)
 
 // serverPID is the process id of the process serving server's calls, or 0
 // when it is not known (a stand-in upstream, an isolated server).
-func (s *Server) serverPID(server string) int {
-	if up, ok := s.upstream.(processes); ok {
+func (b *base) serverPID(server string) int {
+	if up, ok := b.upstream.(processes); ok {
 		if pid, ok := up.PID(server); ok {
 			return pid
 		}

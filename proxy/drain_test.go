@@ -17,6 +17,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/proxy/drain"
 	"github.com/mcpwarden/mcpwarden/rules"
+	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
 // A hangingUpstream is a stand-in for an upstream, server "slow", whose
@@ -52,7 +53,7 @@ func (h *hangingUpstream) Tools(string) ([]mcp.Tool, error) {
 	return []mcp.Tool{mcp.NewTool("sleep")}, nil
 }
 
-func (h *hangingUpstream) Call(ctx context.Context, _ string, _ mcp.CallToolParams) (json.RawMessage, error) {
+func (h *hangingUpstream) Call(ctx context.Context, _ string, _ *upstream.Route, _ mcp.CallToolParams) (json.RawMessage, error) {
 	h.entered <- struct{}{}
 	<-ctx.Done()
 	h.causes <- context.Cause(ctx)
@@ -62,7 +63,7 @@ func (h *hangingUpstream) Call(ctx context.Context, _ string, _ mcp.CallToolPara
 func (h *hangingUpstream) Session(string) (*client.Client, mcp.ServerCapabilities, error) {
 	return h.session, h.caps, nil
 }
-func (h *hangingUpstream) Request(ctx context.Context, _ string, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
+func (h *hangingUpstream) Request(ctx context.Context, _ string, _ *upstream.Route, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
 	return do(ctx, h.session, h.caps)
 }
 
@@ -94,7 +95,7 @@ func TestDrainCancelsOtherRequestsStillRunningAfterGrace(t *testing.T) {
 		srv, up := drainingServer(t)
 		read := make(chan error, 1)
 		go func() {
-			_, err := srv.readResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///slow"}})
+			_, err := srv.catalog.readResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///slow"}})
 			read <- err
 		}()
 		<-up.entered
@@ -107,7 +108,7 @@ func TestDrainCancelsOtherRequestsStillRunningAfterGrace(t *testing.T) {
 		if err := <-read; err == nil || !strings.HasPrefix(err.Error(), "mcpwarden is shutting down") || !strings.Contains(err.Error(), "mcp:slow:resources/read") {
 			t.Errorf("the read cut at the end of the grace period: %v, want it to say mcpwarden is shutting down", err)
 		}
-		_, err := srv.readResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///slow"}})
+		_, err := srv.catalog.readResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "file:///slow"}})
 		if err == nil || !errors.Is(err, ErrShuttingDown) {
 			t.Errorf("a read after Drain: %v, want it refused as shutting down", err)
 		}

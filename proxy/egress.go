@@ -19,9 +19,16 @@ import (
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
-// Server is the egress policy of the pool it is the peer of: each
-// sandboxed server's egress proxy asks it.
-var _ upstream.EgressPolicy = (*Server)(nil)
+// An egressPolicy is the egress policy of the pool the Server is the peer
+// of (Server.Peer): each sandboxed server's egress proxy asks it.
+type egressPolicy struct {
+	*base
+	core              // decides, arms and audits the connections
+	relay *relay      // finds the session a connection is attributed to
+	conns connections // the connections allowed and not yet reported
+}
+
+var _ upstream.EgressPolicy = (*egressPolicy)(nil)
 
 // Egress decisions (docs/design.md, "Egress decisions"). Each connection a
 // sandboxed server asks its egress proxy for is the request
@@ -114,10 +121,10 @@ func (cs *connections) take(k connKey) *call {
 // is normalised again here (hostport.NormalizeHost), so that no spelling
 // of it reaches the rules. It blocks while a human is asked, until ctx
 // ends.
-func (s *Server) DecideConnect(ctx context.Context, server string, from *upstream.Route, r egress.Request) egress.Verdict {
+func (s *egressPolicy) DecideConnect(ctx context.Context, server string, from *upstream.Route, r egress.Request) egress.Verdict {
 	host, ok := hostport.NormalizeHost(r.Host)
 	var nobody error
-	sctx, err := s.recipient(from, server, anyTool)
+	sctx, err := s.relay.recipient(from, server, anyTool)
 	switch {
 	case errors.Is(err, errAmbiguousCaller):
 		// The newest session's rules decide; its human is not asked
@@ -159,7 +166,7 @@ func (s *Server) DecideConnect(ctx context.Context, server string, from *upstrea
 // event; one the proxy could not read (it never reached the Decider) gets
 // a decision event of its own, a refusal. One the Decider refused has its
 // decision event already and gets nothing more.
-func (s *Server) ReportConnect(server string, from *upstream.Route, rep egress.Report) {
+func (s *egressPolicy) ReportConnect(server string, from *upstream.Route, rep egress.Report) {
 	ctx := context.Background()
 	if rep.Verdict.Decision != egress.Allow {
 		if rep.Outcome == egress.BadRequest {
@@ -212,7 +219,7 @@ func reportDetail(rep egress.Report) string {
 // which the host (second argument) resolved to or is, on port: see
 // NamesAddress, with the policy in force. The host is not read: a rule
 // naming it does not name the addresses its DNS gives.
-func (s *Server) NamesAddress(server, _ string, addr netip.Addr, port uint16) bool {
+func (s *egressPolicy) NamesAddress(server, _ string, addr netip.Addr, port uint16) bool {
 	return connect.NamesAddress(s.current().policy, server, addr, port)
 }
 

@@ -62,7 +62,7 @@ func TestConnectAskGoesToNoneOfTwoPrincipalsButToTheChildsOwn(t *testing.T) {
 	}
 	// From alice's own child (isolation per principal), only she is asked.
 	fromAlice := &upstream.Route{Principal: "token:alice", Instance: "principal:token:alice"}
-	if got := e.srv.DecideConnect(t.Context(), "fs", fromAlice, egress.Request{Host: "api.github.com", Port: 443}); got.Decision != egress.Allow {
+	if got := e.srv.egress.DecideConnect(t.Context(), "fs", fromAlice, egress.Request{Host: "api.github.com", Port: 443}); got.Decision != egress.Allow {
 		t.Errorf("alice allowed her child's connection, but it was refused: %s", got.Reason)
 	}
 	if len(alice.seen()) != 1 || len(bob.seen()) != 0 {
@@ -85,7 +85,7 @@ func TestConnectAskOfAModernClientGoesToTheApprovalsPage(t *testing.T) {
 	e := newCatalogEnv(t, connectSpec(rules.PolicySpec{Ask: []string{"mcp:fs:network/connect"}}), Options{Resolvers: []approvals.Resolver{r}})
 	// A modern client's tool call to fs is in flight.
 	call := server.WithRequestProtocolInfo(t.Context(), &server.RequestProtocolInfo{Modern: true, ClientCapabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}})
-	defer e.srv.enter(call, "fs")()
+	defer e.srv.relay.enter(call, "fs")()
 	if got := e.connect(t, "api.github.com", 443); got.Decision != egress.Refuse {
 		t.Fatal("the resolver denied it, but it was allowed")
 	}

@@ -54,7 +54,7 @@ func (e *catalogEnv) connect(t *testing.T, host string, port uint16) egress.Verd
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	return e.srv.DecideConnect(ctx, "fs", nil, egress.Request{Host: host, Port: port})
+	return e.srv.egress.DecideConnect(ctx, "fs", nil, egress.Request{Host: host, Port: port})
 }
 
 func connectSpec(p rules.PolicySpec) rules.Spec {
@@ -253,12 +253,12 @@ func TestReportConnectAuditsTheResult(t *testing.T) {
 		t.Fatal(got.Reason)
 	}
 	start := time.Now()
-	e.srv.ReportConnect("fs", nil, egress.Report{
+	e.srv.egress.ReportConnect("fs", nil, egress.Report{
 		Kind: egress.KindTunnel, Request: egress.Request{Host: "api.github.com", Port: 443}, Verdict: got(egress.Allow),
 		Outcome: egress.Carried, Addr: netip.MustParseAddrPort("140.82.112.3:443"), Sent: 517, Received: 4096,
 		Start: start, Duration: 1500 * time.Millisecond,
 	})
-	e.srv.ReportConnect("fs", nil, egress.Report{Kind: egress.KindUnknown, Outcome: egress.BadRequest, Err: errors.New("origin-form request")})
+	e.srv.egress.ReportConnect("fs", nil, egress.Report{Kind: egress.KindUnknown, Outcome: egress.BadRequest, Err: errors.New("origin-form request")})
 	var decision, result, bad audit.Event
 	for _, ev := range e.sink.events(t) {
 		switch {
@@ -326,7 +326,7 @@ func TestWildcardAllowDoesNotOpenSpecialAddresses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := srv.NamesAddress("fs", tt.host, netip.MustParseAddr(tt.addr), tt.port); got != tt.want {
+			if got := srv.egress.NamesAddress("fs", tt.host, netip.MustParseAddr(tt.addr), tt.port); got != tt.want {
 				t.Errorf("NamesAddress(fs, %q, %s, %d) = %v, want %v", tt.host, tt.addr, tt.port, got, tt.want)
 			}
 		})
@@ -345,7 +345,7 @@ func TestConnectIsRefusedWhenTheAuditCannotBeWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := srv.DecideConnect(t.Context(), "fs", nil, egress.Request{Host: "api.github.com", Port: 443})
+	got := srv.egress.DecideConnect(t.Context(), "fs", nil, egress.Request{Host: "api.github.com", Port: 443})
 	if got.Decision != egress.Refuse || !strings.Contains(got.Reason, "audit log cannot be written") {
 		t.Errorf("an unaudited connection = %v (%q), want refused saying the audit log cannot be written", got.Decision, got.Reason)
 	}

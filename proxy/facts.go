@@ -9,17 +9,17 @@ import (
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
-// toolFacts returns t's annotations as the rules' Facts (`@readOnly` …),
+// facts returns t's annotations as the rules' Facts (`@readOnly` …),
 // only when t's current definition is the pinned one: an upstream can claim
 // anything about a tool nobody has pinned, so then every fact is absent. A
 // pinned tool's hint that is not set reads as MCP's default for it
 // (readOnly false, destructive true, idempotent false, openWorld true).
-func (s *Server) toolFacts(t Tool) rules.Facts {
-	p := s.pinning
+func (r *review) facts(t Tool) rules.Facts {
+	p := r.pinning
 	if p == nil || p.Lock == nil || !p.Lock.Known(t.Server) {
 		return rules.Facts{}
 	}
-	tools, _ := s.upstream.Tools(t.Server)
+	tools, _ := r.upstream.Tools(t.Server)
 	i := slices.IndexFunc(tools, func(m mcp.Tool) bool { return m.Name == t.Name })
 	if i < 0 {
 		return rules.Facts{}

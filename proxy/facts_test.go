@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/pin"
 	"github.com/mcpwarden/mcpwarden/rules"
+	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
 // toolList is a stand-in upstream that only lists tools.
@@ -24,12 +25,12 @@ func (l toolList) Tools(server string) ([]mcp.Tool, error) { return l[server], n
 func (l toolList) Session(string) (*client.Client, mcp.ServerCapabilities, error) {
 	return nil, mcp.ServerCapabilities{}, errors.New("no session")
 }
-func (l toolList) Request(context.Context, string, func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
+func (l toolList) Request(context.Context, string, *upstream.Route, func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
 	return nil, errors.New("no session")
 }
 func (l toolList) EndSession(string)                    {}
 func (l toolList) RootsChanged(context.Context, string) {}
-func (l toolList) Call(context.Context, string, mcp.CallToolParams) (json.RawMessage, error) {
+func (l toolList) Call(context.Context, string, *upstream.Route, mcp.CallToolParams) (json.RawMessage, error) {
 	return nil, errors.New("not forwarded")
 }
 
@@ -51,7 +52,7 @@ func TestUnpinnedAnnotationsAreNoFacts(t *testing.T) {
 		"fs":  {readOnly, claimed, mcp.NewTool("added", mcp.WithToolAnnotation(mcp.ToolAnnotation{ReadOnlyHint: &yes}))},
 		"web": {readOnly},
 	}
-	s := &Server{upstream: upstream, pinning: &Pinning{Lock: lock}}
+	s := &Server{review: review{base: &base{upstream: upstream}, pinning: &Pinning{Lock: lock}}}
 	tests := []struct {
 		name string
 		tool Tool
@@ -65,12 +66,12 @@ func TestUnpinnedAnnotationsAreNoFacts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := s.toolFacts(tt.tool); got != tt.want {
+			if got := s.review.facts(tt.tool); got != tt.want {
 				t.Errorf("toolFacts(%s) = %+v, want %+v", tt.tool.Name, got, tt.want)
 			}
 		})
 	}
-	if got := (&Server{upstream: upstream}).toolFacts(Tool{Server: "fs", Name: "read"}); got != (rules.Facts{}) {
+	if got := (&review{base: &base{upstream: upstream}}).facts(Tool{Server: "fs", Name: "read"}); got != (rules.Facts{}) {
 		t.Errorf("toolFacts without pinning = %+v, want none", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
@@ -280,7 +281,7 @@ func TestSessionGrantBeforeTheFetchDoesNotCoverMailAfterIt(t *testing.T) {
 	t.Parallel()
 	spec := flowPolicy()
 	spec.Global.Ask = []string{"mcp:mail:send_*"}
-	human := &standInResolver{d: approvals.Decision{Answer: approvals.AllowSession, Via: approvals.ViaResolver, Who: "alice"}}
+	human := &standInResolver{d: approvals.Decision{Answer: state.AllowSession, Via: approvals.ViaResolver, Who: "alice"}}
 	e := newFlowEnv(t, spec, human)
 	c := e.client(t)
 	for range 2 {

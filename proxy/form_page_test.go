@@ -10,6 +10,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/argview"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -25,7 +26,7 @@ func (r *recordingResolver) Resolve(_ context.Context, req approvals.Request) (a
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.reqs = append(r.reqs, req)
-	return approvals.Decision{Answer: approvals.Deny, Via: approvals.ViaResolver}, nil
+	return approvals.Decision{Answer: state.Deny, Via: approvals.ViaResolver}, nil
 }
 
 func TestForgingKeyIsQuotedAndFlaggedUndeclaredOnTheApprovalsPage(t *testing.T) {

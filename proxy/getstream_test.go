@@ -81,7 +81,7 @@ func proxyFor(t *testing.T, spec upstream.Spec, global rules.PolicySpec) (*Serve
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	pool.Start(t.Context(), srv)
+	pool.Start(t.Context(), srv.Peer())
 	if err := pool.Err("up"); err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 func BenchmarkStandingGrant(b *testing.B) {
 	key := ask.GrantKey{Principal: "alice", Tool: "mcp:fs:write_file", Rule: "mcp:fs:write_*"}
 	t := ask.Target{Earns: true, Paths: []string{"/srv/app/a.txt"}, Forms: []string{"/srv/app/a.txt"}, Folders: []string{"/srv/app"}}
-	sc := ask.ScopeFor(t, ask.AllowFolder)
+	sc := ask.ScopeFor(t, state.AllowFolder)
 	stores := []struct {
 		name string
 		open func(b *testing.B) state.Store
@@ -42,12 +42,12 @@ func BenchmarkStandingGrant(b *testing.B) {
 		b.Run(st.name, func(b *testing.B) {
 			a := &ask.Asker{Keep: newSessionState(st.open(b)).keeper()} // nil: the embedded store
 			sess := a.Waiting.Session("s1")
-			if err := a.Keep.Remember(b.Context(), sess, "s1", key, ask.AllowSession, sc); err != nil {
+			if err := a.Keep.Remember(b.Context(), sess, "s1", key, state.AllowSession, sc); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if ans, err := a.Keep.Standing(b.Context(), "s1", key, t); err != nil || ans != ask.AllowSession {
+				if ans, err := a.Keep.Standing(b.Context(), "s1", key, t); err != nil || ans != state.AllowSession {
 					b.Fatalf("standing = %v, %v", ans, err)
 				}
 			}

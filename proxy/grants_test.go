@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/argview"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	"github.com/mcpwarden/mcpwarden/internal/textcut"
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
@@ -21,10 +22,10 @@ func TestGrantIsBoundToPrincipal(t *testing.T) {
 	mallory := alice
 	mallory.Principal = "token:bbbb"
 	call := ask.Target{Paths: []string{"/srv/app/a.txt"}, Forms: []string{"/srv/app/a.txt"}, Folders: []string{"/srv/app"}, Earns: true}
-	if err := a.Keep.Remember(t.Context(), sess, "shared-session-id", alice, ask.AllowSession, ask.ScopeFor(call, ask.AllowFolder)); err != nil {
+	if err := a.Keep.Remember(t.Context(), sess, "shared-session-id", alice, state.AllowSession, ask.ScopeFor(call, state.AllowFolder)); err != nil {
 		t.Fatal(err)
 	}
-	standing := func(id string, key ask.GrantKey) ask.Answer {
+	standing := func(id string, key ask.GrantKey) state.Answer {
 		t.Helper()
 		ans, err := a.Keep.Standing(t.Context(), id, key, call)
 		if err != nil {
@@ -32,18 +33,18 @@ func TestGrantIsBoundToPrincipal(t *testing.T) {
 		}
 		return ans
 	}
-	if got := standing("shared-session-id", alice); got != ask.AllowSession {
+	if got := standing("shared-session-id", alice); got != state.AllowSession {
 		t.Fatalf("the principal who was granted: %v, want the grant", got)
 	}
-	if got := standing("shared-session-id", mallory); got != ask.None {
+	if got := standing("shared-session-id", mallory); got != state.None {
 		t.Errorf("another principal on the same session id: %v, want no grant", got)
 	}
 	other := alice
 	other.Rule = "mcp:fs:*"
-	if got := standing("shared-session-id", other); got != ask.None {
+	if got := standing("shared-session-id", other); got != state.None {
 		t.Errorf("another rule: %v, want no grant", got)
 	}
-	if got := standing("other-session", alice); got != ask.None {
+	if got := standing("other-session", alice); got != state.None {
 		t.Errorf("another session: %v, want no grant", got)
 	}
 }
@@ -78,17 +79,17 @@ func TestSessionGrantsEndWithTheSessionWithoutSharedState(t *testing.T) {
 	a := e.srv.asker
 	key := ask.GrantKey{Principal: PrincipalLocal, Tool: "mcp:up:write", Rule: "mcp:up:write"}
 	call := ask.Target{Pathless: true, Earns: true}
-	if err := a.Keep.Remember(t.Context(), a.Waiting.Session("s1"), "s1", key, ask.AllowSession, ask.ScopeFor(call, ask.AllowSession)); err != nil {
+	if err := a.Keep.Remember(t.Context(), a.Waiting.Session("s1"), "s1", key, state.AllowSession, ask.ScopeFor(call, state.AllowSession)); err != nil {
 		t.Fatal(err)
 	}
-	if ans, err := a.Keep.Standing(t.Context(), "s1", key, call); err != nil || ans != ask.AllowSession {
+	if ans, err := a.Keep.Standing(t.Context(), "s1", key, call); err != nil || ans != state.AllowSession {
 		t.Fatalf("standing before the session ended = %v, %v; want the grant", ans, err)
 	}
 	if err := e.srv.MCP().RegisterSession(t.Context(), idSession("s1")); err != nil {
 		t.Fatal(err)
 	}
 	e.srv.MCP().UnregisterSession(t.Context(), "s1")
-	if ans, err := a.Keep.Standing(t.Context(), "s1", key, call); err != nil || ans != ask.None {
+	if ans, err := a.Keep.Standing(t.Context(), "s1", key, call); err != nil || ans != state.None {
 		t.Errorf("standing after the session ended = %v, %v; want none", ans, err)
 	}
 }
@@ -104,11 +105,11 @@ func TestSharedGrantsOutliveTheSessionsEndOnOneReplica(t *testing.T) {
 	a := &ask.Asker{Keep: ss.keeper()}
 	key := ask.GrantKey{Principal: "alice", Tool: "mcp:up:write", Rule: "mcp:up:write"}
 	call := ask.Target{Pathless: true, Earns: true}
-	if err := a.Keep.Remember(t.Context(), a.Waiting.Session("s1"), "s1", key, ask.AllowSession, ask.ScopeFor(call, ask.AllowSession)); err != nil {
+	if err := a.Keep.Remember(t.Context(), a.Waiting.Session("s1"), "s1", key, state.AllowSession, ask.ScopeFor(call, state.AllowSession)); err != nil {
 		t.Fatal(err)
 	}
 	ss.end("s1")
-	if ans, err := a.Keep.Standing(t.Context(), "s1", key, call); err != nil || ans != ask.AllowSession {
+	if ans, err := a.Keep.Standing(t.Context(), "s1", key, call); err != nil || ans != state.AllowSession {
 		t.Errorf("shared grant after the session ended on one replica = %v, %v; want it kept", ans, err)
 	}
 }

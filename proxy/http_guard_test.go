@@ -31,7 +31,7 @@ var reached = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 func newHTTPTestServer(t *testing.T, addr string, o streamable.Options) *httptest.Server {
 	t.Helper()
 	e := newEnv(t, rules.PolicySpec{Default: "allow"}, audit.Config{}, &memorySink{})
-	h, _, err := streamable.NewHandler(e.srv.httpHost(), addr, o)
+	h, _, err := streamable.NewHandler(httpHost(e.srv), addr, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/upstream"
 
 	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
@@ -58,13 +59,13 @@ type noUpstream struct{}
 
 func (noUpstream) Names() []string                  { return nil }
 func (noUpstream) Tools(string) ([]mcp.Tool, error) { return nil, errors.New("no such server") }
-func (noUpstream) Call(context.Context, string, mcp.CallToolParams) (json.RawMessage, error) {
+func (noUpstream) Call(context.Context, string, *upstream.Route, mcp.CallToolParams) (json.RawMessage, error) {
 	return nil, errors.New("no such server")
 }
 func (noUpstream) Session(string) (*client.Client, mcp.ServerCapabilities, error) {
 	return nil, mcp.ServerCapabilities{}, errors.New("no such server")
 }
-func (noUpstream) Request(context.Context, string, func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
+func (noUpstream) Request(context.Context, string, *upstream.Route, func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
 	return nil, errors.New("no such server")
 }
 func (noUpstream) EndSession(string)                    {}
@@ -87,7 +88,7 @@ func reapedServer(tb testing.TB, limits sessiontable.Limits, identity httpguard.
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h, hs, err := streamable.NewHandler(srv.httpHost(), "127.0.0.1:0", streamable.Options{Sessions: limits, Identity: identity})
+	h, hs, err := streamable.NewHandler(httpHost(srv), "127.0.0.1:0", streamable.Options{Sessions: limits, Identity: identity})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func ownedSessions(t *testing.T) (*httptest.Server, *memorySink) {
 	t.Helper()
 	sink := &memorySink{}
 	e := newEnv(t, rules.PolicySpec{Default: "allow"}, audit.Config{}, sink)
-	h, _, err := streamable.NewHandler(e.srv.httpHost(), "127.0.0.1:0", streamable.Options{Identity: httpguard.Identity{
+	h, _, err := streamable.NewHandler(httpHost(e.srv), "127.0.0.1:0", streamable.Options{Identity: httpguard.Identity{
 		Token:    "global-token",
 		Profiles: map[string]string{sha("alice-token"): "", sha("bob-token"): ""},
 	}})

@@ -66,7 +66,7 @@ func TestListedDropsHiddenToolsWherever(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			in := slices.Clone(tt.in)
-			got := srv.listed(t.Context(), in)
+			got := srv.tools.listed(t.Context(), in)
 			if !slices.Equal(wireNames(got), wireNames(tt.want)) {
 				t.Errorf("listed = %v, want %v", wireNames(got), wireNames(tt.want))
 			}
@@ -83,7 +83,7 @@ func TestListingACallDoesNotAllocate(t *testing.T) {
 	srv, wire := listedServer(t)
 	one := wire[:1]
 	ctx := context.Background()
-	if n := testing.AllocsPerRun(100, func() { _ = srv.listed(ctx, one) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _ = srv.tools.listed(ctx, one) }); n != 0 {
 		t.Errorf("allocs per call = %v, want 0", n)
 	}
 }
@@ -95,7 +95,7 @@ func (s *Server) oldListed(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	profile := s.profileOf(ctx)
 	out := tools[:0:0]
 	for _, def := range tools {
-		if s.shown(snap, profile, def.Name) {
+		if s.tools.shown(snap, profile, def.Name) {
 			out = append(out, def)
 		}
 	}
@@ -117,7 +117,7 @@ func BenchmarkListedOnACall(b *testing.B) {
 	b.Run("New", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_ = srv.listed(ctx, one)
+			_ = srv.tools.listed(ctx, one)
 		}
 	})
 }

@@ -38,7 +38,7 @@ func (s *Server) listenSubscriptions(ctx context.Context, raw json.RawMessage) e
 		return fmt.Errorf("the subscriptions/listen request cannot be read: %w", err)
 	}
 	for _, uri := range req.Params.Notifications.ResourceSubscriptions {
-		if err := s.subscription(ctx, mcp.MethodResourcesSubscribe, uri); err != nil {
+		if err := s.catalog.subscription(ctx, mcp.MethodResourcesSubscribe, uri); err != nil {
 			return fmt.Errorf("subscribing to %q: %w", uri, err)
 		}
 	}
@@ -83,12 +83,12 @@ func (s *Server) listening(ctx context.Context, _ any, req *mcp.SubscriptionsLis
 	})
 }
 
-// notifyListening sends n, an upstream's notifications/resources/updated
+// notify sends params, an upstream's notifications/resources/updated
 // whose uri is the one clients know, to every open listen stream that
 // names it, whose profile may read the server's resources and which, from
 // an isolated child, is one of the principal it serves. A stream that
 // cannot take it at once misses it, as mcp-go's broadcasts do.
-func (s *Server) notifyListening(from *upstream.Route, srv string, params map[string]any) {
+func (ls *listenStreams) notify(policy *rules.Policy, from *upstream.Route, srv string, params map[string]any) {
 	uri, _ := params["uri"].(string)
 	if uri == "" {
 		return
@@ -105,10 +105,9 @@ func (s *Server) notifyListening(from *upstream.Route, srv string, params map[st
 		Method: mcp.MethodNotificationResourceUpdated,
 		Params: mcp.NotificationParams{AdditionalFields: fields},
 	}}
-	policy := s.current().policy
-	s.listens.mu.Lock()
-	defer s.listens.mu.Unlock()
-	for l := range s.listens.streams {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	for l := range ls.streams {
 		if !slices.Contains(l.uris, uri) || !from.Serves(l.principal, l.session.SessionID()) ||
 			policy.Hidden(rules.Call{Profile: l.profile, Server: srv, Tool: string(mcp.MethodResourcesRead)}) {
 			continue

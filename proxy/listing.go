@@ -21,14 +21,14 @@ import (
 
 // hiddenFor reports whether a server's requests of method are hidden from
 // the caller.
-func (s *Server) hiddenFor(ctx context.Context, server string, method mcp.MCPMethod) bool {
+func (s *catalog) hiddenFor(ctx context.Context, server string, method mcp.MCPMethod) bool {
 	return s.current().policy.Hidden(rules.Call{Profile: s.profileOf(ctx), Server: server, Tool: string(method)})
 }
 
 // visible returns the items of a list whose server, found in routes by
 // the item's key, the caller may see for method; an item no route knows
 // is dropped.
-func visible[T any](ctx context.Context, s *Server, items []T, method mcp.MCPMethod, routes map[string]route, key func(T) string) []T {
+func visible[T any](ctx context.Context, s *catalog, items []T, method mcp.MCPMethod, routes map[string]route, key func(T) string) []T {
 	out := items[:0:0]
 	for _, it := range items {
 		if rt, ok := routes[key(it)]; ok && !s.hiddenFor(ctx, rt.server, method) {
@@ -40,24 +40,24 @@ func visible[T any](ctx context.Context, s *Server, items []T, method mcp.MCPMet
 
 // listedResources drops from a resources/list result the resources the
 // caller may not see.
-func (s *Server) listedResources(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
+func (s *catalog) listedResources(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
 	if res != nil {
-		res.Resources = visible(ctx, s, res.Resources, mcp.MethodResourcesRead, s.catalog.loadRoutes().uris, func(r mcp.Resource) string { return r.URI })
+		res.Resources = visible(ctx, s, res.Resources, mcp.MethodResourcesRead, s.loadRoutes().uris, func(r mcp.Resource) string { return r.URI })
 	}
 }
 
 // listedTemplates drops from a resources/templates/list result the
 // templates the caller may not see.
-func (s *Server) listedTemplates(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
+func (s *catalog) listedTemplates(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
 	if res != nil {
-		res.ResourceTemplates = visible(ctx, s, res.ResourceTemplates, mcp.MethodResourcesRead, s.catalog.loadRoutes().templates, templateText)
+		res.ResourceTemplates = visible(ctx, s, res.ResourceTemplates, mcp.MethodResourcesRead, s.loadRoutes().templates, templateText)
 	}
 }
 
 // listedPrompts drops from a prompts/list result the prompts the caller
 // may not see.
-func (s *Server) listedPrompts(ctx context.Context, _ any, _ *mcp.ListPromptsRequest, res *mcp.ListPromptsResult) {
+func (s *catalog) listedPrompts(ctx context.Context, _ any, _ *mcp.ListPromptsRequest, res *mcp.ListPromptsResult) {
 	if res != nil {
-		res.Prompts = visible(ctx, s, res.Prompts, mcp.MethodPromptsGet, s.catalog.loadRoutes().prompts, func(p mcp.Prompt) string { return p.Name })
+		res.Prompts = visible(ctx, s, res.Prompts, mcp.MethodPromptsGet, s.loadRoutes().prompts, func(p mcp.Prompt) string { return p.Name })
 	}
 }

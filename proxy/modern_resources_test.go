@@ -167,7 +167,7 @@ func modernListener(t *testing.T, global rules.PolicySpec) (*watchingUpstream, *
 	t.Helper()
 	u, spec := newWatchingUpstream(t)
 	srv, _, sink := proxyFor(t, spec, global)
-	h, _, err := streamable.NewHandler(srv.httpHost(), "127.0.0.1:0", streamable.Options{})
+	h, _, err := streamable.NewHandler(httpHost(srv), "127.0.0.1:0", streamable.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ import (
 // them with each credential redacted unless the policy says results: log.
 // A finding is logged and audited as a result event of the notification's
 // method.
-func (s *Server) scanNotification(ctx context.Context, server string, method mcp.MCPMethod, params map[string]any) (scanned map[string]any) {
+func (s *relay) scanNotification(ctx context.Context, server string, method mcp.MCPMethod, params map[string]any) (scanned map[string]any) {
 	// The progress token is mcpwarden's own, mapped back to the client's
 	// after this: not scanned (its name is a secret key's).
 	token, hasToken := params["progressToken"]

@@ -82,7 +82,7 @@ func newLeakyEnv(t *testing.T, results string) *leakyEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.srv.Close)
-	pool.Start(t.Context(), e.srv)
+	pool.Start(t.Context(), e.srv.Peer())
 	if err := pool.Err("leaky"); err != nil {
 		t.Fatal(err)
 	}

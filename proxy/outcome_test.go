@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -33,12 +34,12 @@ func TestAskOutcomeNamesApprovalAndRefusalForEveryResolver(t *testing.T) {
 		wantBy   audit.GrantedBy
 		want     audit.Outcome
 	}{
-		{"approved with mcpwarden approve", &standInResolver{d: approvals.Decision{Answer: approvals.AllowOnce, Via: approvals.ViaCLI}}, "", audit.GrantedByApprovalCLI, audit.OutcomeAllowed},
-		{"refused with mcpwarden deny", &standInResolver{d: approvals.Decision{Answer: approvals.Deny, Via: approvals.ViaCLI}}, "", audit.GrantedByApprovalCLI, audit.OutcomeRefused},
-		{"approved on the approvals page", &standInResolver{d: approvals.Decision{Answer: approvals.AllowOnce, Via: approvals.ViaPage}}, "", audit.GrantedByApprovalPage, audit.OutcomeAllowed},
-		{"refused on the approvals page", &standInResolver{d: approvals.Decision{Answer: approvals.Deny, Via: approvals.ViaPage}}, "", audit.GrantedByApprovalPage, audit.OutcomeRefused},
-		{"approved by the external resolver", &standInResolver{d: approvals.Decision{Answer: approvals.AllowOnce, Via: approvals.ViaResolver}}, "", audit.GrantedByResolver, audit.OutcomeAllowed},
-		{"refused by the external resolver", &standInResolver{d: approvals.Decision{Answer: approvals.Deny, Via: approvals.ViaResolver}}, "", audit.GrantedByResolver, audit.OutcomeRefused},
+		{"approved with mcpwarden approve", &standInResolver{d: approvals.Decision{Answer: state.AllowOnce, Via: approvals.ViaCLI}}, "", audit.GrantedByApprovalCLI, audit.OutcomeAllowed},
+		{"refused with mcpwarden deny", &standInResolver{d: approvals.Decision{Answer: state.Deny, Via: approvals.ViaCLI}}, "", audit.GrantedByApprovalCLI, audit.OutcomeRefused},
+		{"approved on the approvals page", &standInResolver{d: approvals.Decision{Answer: state.AllowOnce, Via: approvals.ViaPage}}, "", audit.GrantedByApprovalPage, audit.OutcomeAllowed},
+		{"refused on the approvals page", &standInResolver{d: approvals.Decision{Answer: state.Deny, Via: approvals.ViaPage}}, "", audit.GrantedByApprovalPage, audit.OutcomeRefused},
+		{"approved by the external resolver", &standInResolver{d: approvals.Decision{Answer: state.AllowOnce, Via: approvals.ViaResolver}}, "", audit.GrantedByResolver, audit.OutcomeAllowed},
+		{"refused by the external resolver", &standInResolver{d: approvals.Decision{Answer: state.Deny, Via: approvals.ViaResolver}}, "", audit.GrantedByResolver, audit.OutcomeRefused},
 		{"no answer and ask_fallback deny", &standInResolver{err: errors.New("down")}, "", audit.GrantedByNoElicitation, audit.OutcomeRefused},
 		{"no answer and ask_fallback allow", &standInResolver{err: errors.New("down")}, "allow", audit.GrantedByNoElicitation, audit.OutcomeAllowed},
 		{"no answer in time", waitingResolver{}, "", audit.GrantedByTimeout, audit.OutcomeRefused},
@@ -84,7 +85,7 @@ func TestAskOutcomeOfASessionGrant(t *testing.T) {
 		t.Fatal(err)
 	}
 	sink := &memorySink{}
-	r := &standInResolver{d: approvals.Decision{Answer: approvals.AllowSession, Via: approvals.ViaCLI}}
+	r := &standInResolver{d: approvals.Decision{Answer: state.AllowSession, Via: approvals.ViaCLI}}
 	srv, err := New(Options{Upstream: pool, Policy: p, Audit: audit.New(sink, audit.Config{}), Resolvers: []approvals.Resolver{r}})
 	if err != nil {
 		t.Fatal(err)

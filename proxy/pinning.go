@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/pin"
+	"github.com/mcpwarden/mcpwarden/proxy/toolscreen"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -28,7 +29,7 @@ const gatePin = "pin"
 // model can only call it from the old description, which no longer says
 // what runs, so there is nothing for a person to approve per call). Under
 // warn, a change is accepted as it comes, unless the new definition looks
-// aimed at the model (SuspiciousTool): that one is held back as under hide.
+// aimed at the model (toolscreen.Tool): that one is held back as under hide.
 type Pinning struct {
 	// Lock holds the pinned definitions; *pin.Lock is the one mcpwarden
 	// uses. nil pins nothing.
@@ -61,11 +62,15 @@ func (p *Pinning) reaction(server string) pin.Reaction {
 	return p.OnChange[server].Or(p.Default.Or(pin.DefaultReaction))
 }
 
-// A review holds the tools whose changed definitions are not accepted, with
-// the reaction each gets and the change.
+// A review checks each server's tools against the pins and holds the tools
+// whose changed definitions are not accepted, with the reaction each gets
+// and the change.
 type review struct {
-	mu    sync.Mutex
-	tools map[string]pinned // by canonical name
+	*base
+	core    // audits the changes
+	pinning *Pinning
+	mu      sync.Mutex
+	tools   map[string]pinned // by canonical name
 }
 
 type pinned struct {
@@ -98,11 +103,11 @@ func (r *review) set(server string, entries map[string]pinned) {
 	}
 }
 
-// checkPins compares a server's tools with the lock, pins a server seen for
+// check compares a server's tools with the lock, pins a server seen for
 // the first time, and records the changed tools for review. Changes are
 // logged and audited.
-func (s *Server) checkPins(ctx context.Context, server string, tools []mcp.Tool) {
-	p := s.pinning
+func (r *review) check(ctx context.Context, server string, tools []mcp.Tool) {
+	p := r.pinning
 	if p == nil || p.Lock == nil {
 		return
 	}
@@ -110,7 +115,7 @@ func (s *Server) checkPins(ctx context.Context, server string, tools []mcp.Tool)
 		if err := p.Lock.Update(server, tools); err == nil {
 			err = p.Lock.Save()
 			if err != nil {
-				s.logger.Error("saving the tool pin lock", "path", p.Lock.Path(), "err", err)
+				r.logger.Error("saving the tool pin lock", "path", p.Lock.Path(), "err", err)
 			}
 		}
 		return
@@ -135,8 +140,8 @@ func (s *Server) checkPins(ctx context.Context, server string, tools []mcp.Tool)
 				held, diff = pin.Hide, diff+"; the new definition looks aimed at the model: "+why
 			}
 		}
-		s.logger.Warn("tool definition differs from the pinned one", "tool", canonical, "reaction", held, "change", diff)
-		s.writeAudit(ctx, audit.Event{Event: audit.KindToolsChanged, Server: server, Tool: canonical, Detail: "definition changed (on_tool_change: " + string(reaction) + "): " + diff, PolicySHA256: s.current().policy.SHA256()})
+		r.logger.Warn("tool definition differs from the pinned one", "tool", canonical, "reaction", held, "change", diff)
+		r.writeAudit(ctx, audit.Event{Event: audit.KindToolsChanged, Server: server, Tool: canonical, Detail: "definition changed (on_tool_change: " + string(reaction) + "): " + diff, PolicySHA256: r.current().policy.SHA256()})
 		if held != pin.Warn {
 			entries[canonical] = pinned{reaction: held, change: diff}
 		}
@@ -146,11 +151,11 @@ func (s *Server) checkPins(ctx context.Context, server string, tools []mcp.Tool)
 		// Nothing held back: what the server lists now is what is pinned.
 		if err := p.Lock.Update(server, tools); err == nil {
 			if err := p.Lock.Save(); err != nil {
-				s.logger.Error("saving the tool pin lock", "path", p.Lock.Path(), "err", err)
+				r.logger.Error("saving the tool pin lock", "path", p.Lock.Path(), "err", err)
 			}
 		}
 	}
-	s.review.set(server, entries)
+	r.set(server, entries)
 }
 
 // suspiciousChange says why the definition of the tool named name in
@@ -158,7 +163,7 @@ func (s *Server) checkPins(ctx context.Context, server string, tools []mcp.Tool)
 func suspiciousChange(tools []mcp.Tool, name string) string {
 	for _, t := range tools {
 		if t.Name == name {
-			return SuspiciousTool(t)
+			return toolscreen.Tool(t)
 		}
 	}
 	return ""
@@ -171,7 +176,7 @@ func suspiciousChange(tools []mcp.Tool, name string) string {
 // the change instead of "tool not found". The refusal is audited as a
 // decision. nil when the tool is not waiting.
 func (s *Server) refuseChanged(ctx context.Context, raw json.RawMessage, name string) error {
-	t, ok := s.lookup(name)
+	t, ok := s.Lookup(name)
 	if !ok {
 		return nil
 	}
@@ -199,10 +204,10 @@ func changedReason(p pinned) string {
 	return "its definition changed since it was pinned (" + p.change + "); accept it with `mcpwarden pin --update`, then reload or restart mcpwarden"
 }
 
-// pinVerdict applies a changed tool's reaction on top of the rules' verdict:
+// verdict applies a changed tool's reaction on top of the rules' verdict:
 // deny and hide refuse, ask turns an allow into an ask.
-func (s *Server) pinVerdict(t Tool, v rules.Verdict) rules.Verdict {
-	p, ok := s.review.of(t.Canonical)
+func (r *review) verdict(t Tool, v rules.Verdict) rules.Verdict {
+	p, ok := r.of(t.Canonical)
 	if !ok {
 		return v
 	}

@@ -125,7 +125,7 @@ func TestResultIsReturnedUnchanged(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, allowAll, audit.Config{}, &memorySink{})
 	c := e.client(t)
-	direct, err := e.pool.Call(t.Context(), "up", mcp.CallToolParams{Name: "rich"})
+	direct, err := e.pool.Call(t.Context(), "up", nil, mcp.CallToolParams{Name: "rich"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func stdioPipes(t *testing.T, srv *Server) (in io.WriteCloser, out io.Reader) {
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- srv.ServeStdio(ctx, inR, outW) }()
+	go func() { done <- ServeStdio(ctx, srv, inR, outW) }()
 	t.Cleanup(func() {
 		cancel()
 		inW.Close()
@@ -308,10 +308,10 @@ func adopt(t testing.TB, s *Server) {
 		if err != nil {
 			continue // it has no tools to show
 		}
-		s.checkPins(t.Context(), name, listed)
-		if _, _, _, err := s.setTools(name, listed); err != nil {
+		s.review.check(t.Context(), name, listed)
+		if _, _, _, err := s.tools.set(name, listed); err != nil {
 			t.Fatal(err)
 		}
-		s.refreshCatalog(t.Context(), name)
+		s.catalog.refresh(t.Context(), name)
 	}
 }

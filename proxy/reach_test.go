@@ -36,7 +36,7 @@ func declaringEnv(t *testing.T) (*Server, string) {
 	if got := pool.Protocol("up"); got != mcp.ProtocolVersion20260728 {
 		t.Fatalf("the upstream speaks %q, want %s", got, mcp.ProtocolVersion20260728)
 	}
-	h, _, err := streamable.NewHandler(srv.httpHost(), "127.0.0.1:0", streamable.Options{})
+	h, _, err := streamable.NewHandler(httpHost(srv), "127.0.0.1:0", streamable.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

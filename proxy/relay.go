@@ -24,10 +24,15 @@ import (
 // target). Cancellation needs no relay: the request's context ends and
 // the upstream client sends notifications/cancelled.
 type relay struct {
-	mu     sync.Mutex
-	next   uint64
-	tokens map[string]progressRoute // mcpwarden's token → where it goes
-	active map[string][]*inflight   // server → requests in flight, oldest first
+	*base
+	core     // decides and audits the upstreams' requests
+	sessions *clientSessions
+	catalog  *catalog
+	listens  *listenStreams // 2026-07-28 clients' listen streams
+	mu       sync.Mutex
+	next     uint64
+	tokens   map[string]progressRoute // mcpwarden's token → where it goes
+	active   map[string][]*inflight   // server → requests in flight, oldest first
 }
 
 // An inflight is one forwarded request, for routing what the upstream
@@ -39,22 +44,21 @@ type inflight struct {
 }
 
 // enter records a request to server in flight until leave is called.
-func (s *Server) enter(ctx context.Context, server string) (leave func()) {
-	r := &s.relay
+func (s *relay) enter(ctx context.Context, server string) (leave func()) {
 	entry := &inflight{ctx: ctx, principal: s.principalOf(ctx), session: sessionIDOf(ctx)}
-	r.mu.Lock()
-	if r.active == nil {
-		r.active = map[string][]*inflight{}
+	s.mu.Lock()
+	if s.active == nil {
+		s.active = map[string][]*inflight{}
 	}
-	r.active[server] = append(r.active[server], entry)
-	r.mu.Unlock()
+	s.active[server] = append(s.active[server], entry)
+	s.mu.Unlock()
 	return func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		calls := r.active[server]
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		calls := s.active[server]
 		for i, e := range calls {
 			if e == entry {
-				r.active[server] = append(calls[:i:i], calls[i+1:]...)
+				s.active[server] = append(calls[:i:i], calls[i+1:]...)
 				break
 			}
 		}
@@ -76,34 +80,35 @@ func sessionIDOf(ctx context.Context) string {
 	return ""
 }
 
-var _ upstream.Peer = (*Server)(nil)
+var _ upstream.Peer = (*relay)(nil)
 
-// callUpstream forwards one tools/call to its upstream server. It is the
-// one place where a client's call meets the upstream session.
-func (s *Server) callUpstream(ctx context.Context, server string, params mcp.CallToolParams) (json.RawMessage, error) {
+// callUpstream forwards one tools/call to its upstream server, served by
+// the child route names when the server is isolated (route.Instance then
+// names it). It is the one place where a client's call meets the upstream
+// session.
+func (s *relay) callUpstream(ctx context.Context, server string, route *upstream.Route, params mcp.CallToolParams) (json.RawMessage, error) {
 	defer s.enter(ctx, server)()
-	r := &s.relay
-	r.mu.Lock()
-	if r.tokens == nil {
-		r.tokens = map[string]progressRoute{}
+	s.mu.Lock()
+	if s.tokens == nil {
+		s.tokens = map[string]progressRoute{}
 	}
 	var token string
 	params.Meta = upstreamMeta(params.Meta)
 	if params.Meta != nil && params.Meta.ProgressToken != nil {
-		r.next++
-		token = "mcpwarden-" + strconv.FormatUint(r.next, 10)
-		r.tokens[token] = progressRoute{ctx: ctx, token: params.Meta.ProgressToken, principal: s.principalOf(ctx), session: sessionIDOf(ctx)}
+		s.next++
+		token = "mcpwarden-" + strconv.FormatUint(s.next, 10)
+		s.tokens[token] = progressRoute{ctx: ctx, token: params.Meta.ProgressToken, principal: s.principalOf(ctx), session: sessionIDOf(ctx)}
 		params.Meta.ProgressToken = token
 	}
-	r.mu.Unlock()
+	s.mu.Unlock()
 	if token != "" {
 		defer func() {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			delete(r.tokens, token)
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			delete(s.tokens, token)
 		}()
 	}
-	return s.upstream.Call(ctx, server, params)
+	return s.upstream.Call(ctx, server, route, params)
 }
 
 // upstreamMeta is the part of a client's _meta that is forwarded: a copy
@@ -134,7 +139,7 @@ func upstreamMeta(m *mcp.Meta) *mcp.Meta {
 // isolated child (upstream.CallerOf(ctx) is not nil) reaches only the
 // sessions that child serves: a progress token of another caller's call,
 // guessed or replayed, goes nowhere.
-func (s *Server) Notify(ctx context.Context, server string, n mcp.JSONRPCNotification) {
+func (s *relay) Notify(ctx context.Context, server string, n mcp.JSONRPCNotification) {
 	from := upstream.CallerOf(ctx)
 	params := maps.Clone(n.Params.AdditionalFields)
 	if params == nil {
@@ -153,9 +158,9 @@ func (s *Server) Notify(ctx context.Context, server string, n mcp.JSONRPCNotific
 	switch n.Method {
 	case string(mcp.MethodNotificationProgress):
 		token := fmt.Sprint(params["progressToken"])
-		s.relay.mu.Lock()
-		route, ok := s.relay.tokens[token]
-		s.relay.mu.Unlock()
+		s.mu.Lock()
+		route, ok := s.tokens[token]
+		s.mu.Unlock()
 		if !ok || !from.Serves(route.principal, route.session) {
 			return // the call has ended, or the token was never ours, or is another caller's
 		}
@@ -185,8 +190,8 @@ func (s *Server) Notify(ctx context.Context, server string, n mcp.JSONRPCNotific
 				_ = s.mcp.SendNotificationToClient(k.ctx, n.Method, params)
 			}
 		}
-		s.notifyListening(from, server, params) // and to 2026-07-28 clients' listen streams
+		s.listens.notify(policy, from, server, params) // and to 2026-07-28 clients' listen streams
 	case string(mcp.MethodNotificationResourcesListChanged), string(mcp.MethodNotificationPromptsListChanged):
-		s.refreshCatalogLater(server)
+		s.catalog.refreshLater(server)
 	}
 }

@@ -50,7 +50,7 @@ func (s *Server) Reload(ctx context.Context, next Settings, removed []string) {
 	staged := base
 	var regs []registration
 	stage := func(name string, tools []mcp.Tool, remove bool, failure string) {
-		snap, reg, _, _, _, err := s.stageTools(base, name, tools, remove)
+		snap, reg, _, _, _, err := s.tools.stage(base, name, tools, remove)
 		if err != nil {
 			s.logger.Error(failure, "server", name, "err", err)
 			return
@@ -65,7 +65,7 @@ func (s *Server) Reload(ctx context.Context, next Settings, removed []string) {
 		stage(name, s.tools.byServer[name], false, "re-registering tools after a reload; keeping the previous names")
 	}
 	s.snap.Store(staged)
-	s.register(merge(regs))
+	s.tools.register(merge(regs))
 	s.tools.mu.Unlock()
 
 	s.catalog.mu.Lock()
@@ -75,7 +75,7 @@ func (s *Server) Reload(ctx context.Context, next Settings, removed []string) {
 		delete(s.catalog.prompts, name)
 	}
 	if s.catalog.resources != nil {
-		s.registerCatalog()
+		s.catalog.register()
 	}
 	s.catalog.mu.Unlock()
 

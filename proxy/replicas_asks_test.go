@@ -43,7 +43,7 @@ func TestAskWaitingOnOneReplicaIsSettledOnAnother(t *testing.T) {
 			id = s.Pending[0].ID
 			return true
 		})
-		if err := brokers[1].DecideContext(t.Context(), id, approvals.AllowSession, approvals.ViaPage, "root"); err != nil {
+		if err := brokers[1].DecideContext(t.Context(), id, state.AllowSession, approvals.ViaPage, "root"); err != nil {
 			t.Fatal(err)
 		}
 		if got := <-done; got != "written" {

@@ -101,7 +101,7 @@ func newReplicas(t *testing.T, n int, store state.Store, policy rules.PolicySpec
 			t.Fatal(err)
 		}
 		adopt(t, srv)
-		h, sessions, err := streamable.NewHandler(srv.httpHost(), "127.0.0.1:0", ho)
+		h, sessions, err := streamable.NewHandler(httpHost(srv), "127.0.0.1:0", ho)
 		if err != nil {
 			t.Fatal(err)
 		}

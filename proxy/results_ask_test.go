@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/proxy/scan"
@@ -141,8 +142,8 @@ func TestResultAskGoesToTheApprovalsPageWhenTheClientCannotBeAsked(t *testing.T)
 		wantParts bool
 		want      string
 	}{
-		{"an allow on the page passes the result on as sent", approvals.Decision{Answer: approvals.AllowOnce, Via: approvals.ViaPage, Who: "root"}, true, githubPAT},
-		{"a deny on the page withholds it", approvals.Decision{Answer: approvals.Deny, Via: approvals.ViaPage}, false, "withheld on the approvals page"},
+		{"an allow on the page passes the result on as sent", approvals.Decision{Answer: state.AllowOnce, Via: approvals.ViaPage, Who: "root"}, true, githubPAT},
+		{"a deny on the page withholds it", approvals.Decision{Answer: state.Deny, Via: approvals.ViaPage}, false, "withheld on the approvals page"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

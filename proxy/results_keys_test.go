@@ -115,7 +115,7 @@ func TestPrivateKeyTailPassesNoLonger(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	pool.Start(t.Context(), srv)
+	pool.Start(t.Context(), srv.Peer())
 	adopt(t, srv)
 	c := testkit.Connect(t, srv.MCP(), "")
 	tests := []struct {

@@ -23,6 +23,7 @@ const rootsTimeout = 5 * time.Second
 // is decided without roots (everything outside the workspace) and the next
 // call asks again. It is safe for concurrent use.
 type rootCache struct {
+	*base    // the mcp-go server that asks the clients
 	mu       sync.Mutex
 	sessions map[string][]string // cached roots; empty is "no roots"
 	// changes counts each session's forgets, so that a fetch that was under
@@ -35,21 +36,21 @@ type rootCache struct {
 // earlier is sent roots/list; one on 2026-07-28, which takes no
 // server-to-client request within a call, is answered with an input
 // request for its roots (input), and its retry carries them.
-func (s *Server) rootsFor(ctx context.Context, c *call, req mcp.CallToolRequest) (roots []string, input *mcp.CallToolResult) {
+func (rc *rootCache) rootsFor(ctx context.Context, c *call, req mcp.CallToolRequest) (roots []string, input *mcp.CallToolResult) {
 	caps, modern := ask.ClientCapabilities(ctx)
 	if caps == nil || caps.Roots == nil {
 		return nil, nil
 	}
 	if !modern {
-		return s.rootsOf(ctx, c.session), nil
+		return rc.rootsOf(ctx, c.session), nil
 	}
 	if res := server.RootsResponse(req.Params.InputResponses, ask.RootsInputID); res != nil {
 		c.rootsByInput = true
 		roots = localRoots(res.Roots)
-		s.roots.store(c.session, roots, s.roots.generation(c.session))
+		rc.store(c.session, roots, rc.generation(c.session))
 		return roots, nil
 	}
-	if roots, ok := s.roots.cached(c.session); ok {
+	if roots, ok := rc.cached(c.session); ok {
 		return roots, nil
 	}
 	return nil, server.NewInputRequestBuilder(req.Params.RequestState).Roots(ask.RootsInputID).ToolResult()
@@ -57,11 +58,10 @@ func (s *Server) rootsFor(ctx context.Context, c *call, req mcp.CallToolRequest)
 
 // rootsOf returns a legacy client's roots, asking it with roots/list when
 // they are not known.
-func (s *Server) rootsOf(ctx context.Context, session string) []string {
+func (rc *rootCache) rootsOf(ctx context.Context, session string) []string {
 	if session == "" {
 		return nil
 	}
-	rc := &s.roots
 	rc.mu.Lock()
 	roots, ok := rc.sessions[session]
 	gen := rc.changes[session]
@@ -71,9 +71,9 @@ func (s *Server) rootsOf(ctx context.Context, session string) []string {
 	}
 	rctx, cancel := context.WithTimeout(ctx, rootsTimeout)
 	defer cancel()
-	res, err := s.mcp.RequestRoots(rctx, mcp.ListRootsRequest{Request: mcp.Request{Method: string(mcp.MethodListRoots)}})
+	res, err := rc.mcp.RequestRoots(rctx, mcp.ListRootsRequest{Request: mcp.Request{Method: string(mcp.MethodListRoots)}})
 	if err != nil {
-		s.logger.Warn("asking the client for its roots; deciding without them", "session", session, "err", err)
+		rc.logger.Warn("asking the client for its roots; deciding without them", "session", session, "err", err)
 		return nil
 	}
 	roots = localRoots(res.Roots)

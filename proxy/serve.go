@@ -9,23 +9,23 @@ import (
 	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 )
 
-// ServeStdio serves one client over in and out until ctx is done or in
-// ends, with mcpwarden's own stdio transport (package stdio). Nothing but
-// protocol messages is written to out.
-func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+// ServeStdio serves one client of s over in and out until ctx is done or
+// in ends, with mcpwarden's own stdio transport (package stdio). Nothing
+// but protocol messages is written to out.
+func ServeStdio(ctx context.Context, s *Server, in io.Reader, out io.Writer) error {
 	return stdio.Serve(ctx, s.mcp, s.inflight, s.logger, in, out)
 }
 
-// ListenAndServe serves streamable HTTP at streamable.EndpointPath on
-// addr until ctx is done (package streamable), then shuts down, giving
+// ListenAndServe serves s over streamable HTTP at streamable.EndpointPath
+// on addr until ctx is done (package streamable), then shuts down, giving
 // requests in flight a few seconds.
-func (s *Server) ListenAndServe(ctx context.Context, addr string, o streamable.Options) error {
-	return streamable.ListenAndServe(ctx, s.httpHost(), addr, o)
+func ListenAndServe(ctx context.Context, s *Server, addr string, o streamable.Options) error {
+	return streamable.ListenAndServe(ctx, httpHost(s), addr, o)
 }
 
 // httpHost is what the HTTP transport needs of s. A refusal it records is
 // decided under the current policy, whose hash the event carries.
-func (s *Server) httpHost() streamable.Host {
+func httpHost(s *Server) streamable.Host {
 	return streamable.Host{
 		MCP:         s.mcp,
 		Logger:      s.logger,

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -24,7 +23,6 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/proxy/drain"
-	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/proxy/wire"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
@@ -36,13 +34,15 @@ type Upstream interface {
 	Names() []string
 	Tools(server string) ([]mcp.Tool, error)
 	// Call returns the tools/call result object as the upstream sent it.
-	Call(ctx context.Context, server string, params mcp.CallToolParams) (json.RawMessage, error)
+	// For an isolated server it is served by the child route names, and
+	// sets route.Instance to that child's name.
+	Call(ctx context.Context, server string, route *upstream.Route, params mcp.CallToolParams) (json.RawMessage, error)
 	// Session is the live session for mcpwarden's own requests (listing).
 	Session(server string) (*client.Client, mcp.ServerCapabilities, error)
 	// Request runs do with the session that serves a client's request
 	// other than tools/call: for an isolated server, the child of the
-	// caller ctx's upstream.Route names.
-	Request(ctx context.Context, server string, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error)
+	// caller route names, whose name it sets in route.Instance.
+	Request(ctx context.Context, server string, route *upstream.Route, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error)
 	// EndSession tells the upstreams that a client session has ended, so
 	// that the children isolated per session that serve it stop.
 	EndSession(session string)
@@ -118,31 +118,25 @@ type Options struct {
 // A Server is the MCP server clients connect to. It is safe for concurrent
 // use by any number of client sessions.
 type Server struct {
-	upstream  Upstream
-	audit     *audit.Log
-	logger    *slog.Logger
-	snap      atomic.Pointer[snapshot] // see snapshot; replaced whole
-	pinning   *Pinning
-	review    review
-	relay     relay
-	conns     connections // the egress connections allowed and not yet reported
-	sessions  clientSessions
-	listens   listenStreams  // 2026-07-28 clients' streams that name resources (listen.go)
-	state     sessionState   // grants, labels, counts, request states
-	armed     storedLabels   // the flow labels each session has armed
-	limits    storedCounters // the limits' counters
-	drain     drain.Tracker
-	catalog   catalog
-	profile   string
-	principal string
-	tools     toolset
-	mcp       *server.MCPServer
-	asker     *ask.Asker
-	roots     rootCache
-	tel       *telemetry.Telemetry // nil: no telemetry
-	inflight  *wire.Budget
-	starting  func(ctx context.Context) error // see Options.Starting; nil
-	startBy   time.Time                       // Options.StartupDeadline
+	base     // the upstreams, the mcp-go server, the snapshot, …
+	audit    *audit.Log
+	review   review
+	relay    relay
+	egress   egressPolicy
+	sessions clientSessions
+	listens  listenStreams  // 2026-07-28 clients' streams that name resources (listen.go)
+	state    sessionState   // grants, labels, counts, request states
+	armed    storedLabels   // the flow labels each session has armed
+	limits   storedCounters // the limits' counters
+	drain    drain.Tracker
+	catalog  catalog
+	tools    toolset
+	asker    *ask.Asker
+	roots    rootCache
+	tel      *telemetry.Telemetry // nil: no telemetry
+	inflight *wire.Budget
+	starting func(ctx context.Context) error // see Options.Starting; nil
+	startBy  time.Time                       // Options.StartupDeadline
 }
 
 // New builds the server. It does no I/O: it exposes no tools until it is
@@ -158,29 +152,32 @@ func New(o Options) (*Server, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{
-		upstream:  o.Upstream,
-		audit:     o.Audit,
-		inflight:  wire.NewBudget(o.MaxInflightBytes),
-		logger:    logger,
-		pinning:   o.Pinning,
-		profile:   o.Profile,
-		principal: cmp.Or(o.Principal, PrincipalLocal),
-		tel:       o.Telemetry,
-		starting:  o.Starting,
-		startBy:   o.StartupDeadline,
-		state:     newSessionState(o.State),
+		base:     base{upstream: o.Upstream, logger: logger, profile: o.Profile, principal: cmp.Or(o.Principal, PrincipalLocal)},
+		audit:    o.Audit,
+		inflight: wire.NewBudget(o.MaxInflightBytes),
+		tel:      o.Telemetry,
+		starting: o.Starting,
+		startBy:  o.StartupDeadline,
+		state:    newSessionState(o.State),
 	}
 	s.armed, s.limits = s.state.labels(), s.state.counters()
+	// The parts share s.base and reach the decide-and-forward core, s, through core.
+	s.catalog.base, s.catalog.core = &s.base, s
+	s.tools.base, s.tools.core, s.tools.review = &s.base, s, &s.review
+	s.roots.base = &s.base
+	s.egress.base, s.egress.core, s.egress.relay = &s.base, s, &s.relay
+	s.review.base, s.review.core, s.review.pinning = &s.base, s, o.Pinning
+	s.relay.base, s.relay.core, s.relay.sessions, s.relay.catalog, s.relay.listens = &s.base, s, &s.sessions, &s.catalog, &s.listens
 	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &Names{}, servers: o.Servers})
 
 	hooks := &server.Hooks{}
 	hooks.AddOnError(s.auditHiddenCall)
-	hooks.AddBeforeSetLevel(s.setLevel)
+	hooks.AddBeforeSetLevel(s.catalog.setLevel)
 	hooks.AddOnRequestInitialization(s.gateRequest)
 	hooks.AddBeforeSubscriptionsListen(s.listening)
-	hooks.AddAfterListResources(s.listedResources)
-	hooks.AddAfterListResourceTemplates(s.listedTemplates)
-	hooks.AddAfterListPrompts(s.listedPrompts)
+	hooks.AddAfterListResources(s.catalog.listedResources)
+	hooks.AddAfterListResourceTemplates(s.catalog.listedTemplates)
+	hooks.AddAfterListPrompts(s.catalog.listedPrompts)
 	// mcp-go pairs the two: a session is unregistered only once, and only
 	// if it was registered.
 	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { s.tel.SessionOpened() })
@@ -197,9 +194,9 @@ func New(o Options) (*Server, error) {
 		server.WithPromptCapabilities(true),
 		server.WithLogging(),
 		server.WithCompletions(),
-		server.WithPromptCompletionProvider(s),
-		server.WithResourceCompletionProvider(s),
-		server.WithToolFilter(s.listed),
+		server.WithPromptCompletionProvider(&s.catalog),
+		server.WithResourceCompletionProvider(&s.catalog),
+		server.WithToolFilter(s.tools.listed),
 		server.WithHooks(hooks),
 		server.WithRecovery(),
 		server.WithLogger(logger),
@@ -253,50 +250,27 @@ func (s *Server) Close() {
 	s.catalog.refreshG.Wait()
 }
 
+// Peer is the proxy as the upstream pool sees it (upstream.Pool.Start):
+// the relay of the upstreams' notifications and requests to the client
+// sessions, and the egress policy of their sandboxes.
+func (s *Server) Peer() upstream.Peer {
+	return peer{relay: &s.relay, EgressPolicy: &s.egress}
+}
+
+// A peer joins the relay and the egress policy into what the pool's peer
+// is: an upstream.Peer that is also an upstream.EgressPolicy.
+type peer struct {
+	*relay
+	upstream.EgressPolicy
+}
+
+var _ upstream.EgressPolicy = peer{}
+
 // MCP returns the underlying mcp-go server, for transports and tests.
 func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
 // Lookup returns the tool behind a wire name, hidden or not.
-func (s *Server) Lookup(wire string) (Tool, bool) { return s.lookup(wire) }
-
-// listed is the tools/list filter: it drops every tool an unconditional deny
-// hides. mcp-go applies the same filter to tools/call, so a hidden tool
-// cannot be called by guessing its wire name either (see auditHiddenCall).
-// Since mcp-go runs it on every call, it returns tools itself when it drops
-// none, and copies only once it does: a call costs no allocation here.
-func (s *Server) listed(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-	snap := s.current()
-	profile := s.profileOf(ctx)
-	var out []mcp.Tool // nil until a tool is dropped
-	for i := range tools {
-		if s.shown(snap, profile, tools[i].Name) {
-			if out != nil {
-				out = append(out, tools[i])
-			}
-			continue
-		}
-		if out == nil {
-			out = append(make([]mcp.Tool, 0, len(tools)-1), tools[:i]...)
-		}
-	}
-	if out == nil {
-		return tools
-	}
-	return out
-}
-
-// shown reports whether the tool registered as wire is listed to profile
-// under snap: it is known, no unconditional deny hides it, and its
-// definition is not a change to its pinned one still waiting to be
-// accepted (see Pinning: none is listed before it is accepted).
-func (s *Server) shown(snap *snapshot, profile, wire string) bool {
-	t, ok := snap.names.Lookup(wire)
-	if !ok || snap.policy.Hidden(rules.Call{Profile: profile, Server: t.Server, Tool: t.Name}) {
-		return false
-	}
-	_, changed := s.review.of(t.Canonical)
-	return !changed
-}
+func (s *Server) Lookup(wire string) (Tool, bool) { return s.current().names.Lookup(wire) }
 
 // auditHiddenCall records a call to a hidden tool, which mcp-go refuses as
 // "tool not found" before any handler runs: the attempt is a decision too.
@@ -308,12 +282,12 @@ func (s *Server) auditHiddenCall(ctx context.Context, _ any, method mcp.MCPMetho
 	if !ok {
 		return
 	}
-	t, ok := s.lookup(req.Params.Name)
+	t, ok := s.Lookup(req.Params.Name)
 	if !ok {
 		return
 	}
 	c := s.newCall(ctx, t, *req)
-	c.verdict = s.pinVerdict(t, c.policy.Decide(c.rulesCall()))
+	c.verdict = s.review.verdict(t, c.policy.Decide(c.rulesCall()))
 	c.grantedBy = audit.GrantedByRule
 	s.tel.Decision(c.profile, t.Server, t.Name, c.verdict.Decision)
 	if werr := s.audit.Write(ctx, c.decisionEvent()); werr != nil {
@@ -329,22 +303,3 @@ const (
 	PrincipalLocal     = "local"
 	PrincipalAnonymous = "anonymous"
 )
-
-// profileOf is the profile a call runs under: the one its request was
-// authenticated as, else the server's default (serve --profile).
-func (s *Server) profileOf(ctx context.Context) string {
-	if profile, ok := httpguard.ProfileOf(ctx); ok {
-		return profile
-	}
-	return s.profile
-}
-
-// principalOf is who a request comes from: the principal its token was
-// authenticated as, else the server's default (PrincipalLocal over stdio,
-// PrincipalAnonymous on an HTTP listener without auth).
-func (s *Server) principalOf(ctx context.Context) string {
-	if principal := httpguard.PrincipalOf(ctx); principal != "" {
-		return principal
-	}
-	return s.principal
-}

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/egress"
 	"github.com/mcpwarden/mcpwarden/internal/pin"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -71,7 +72,7 @@ func verifyLog(t *testing.T, sink *memorySink) {
 
 func TestShadowModeNeverAsksAndNeverBlocks(t *testing.T) {
 	t.Parallel()
-	resolver := &standInResolver{d: approvals.Decision{Answer: approvals.Deny, Via: approvals.ViaResolver}}
+	resolver := &standInResolver{d: approvals.Decision{Answer: state.Deny, Via: approvals.ViaResolver}}
 	e := newCatalogEnv(t, shadowSpec(rules.EnforceShadow), Options{Resolvers: []approvals.Resolver{resolver}})
 	human := &countingHuman{}
 	c := e.client(t, client.WithElicitationHandler(human))
@@ -279,7 +280,7 @@ func TestFlowRuleInShadowModeIsRecordedNotAsked(t *testing.T) {
 	t.Parallel()
 	spec := flowPolicy()
 	spec.Enforce = rules.EnforceShadow
-	resolver := &standInResolver{d: approvals.Decision{Answer: approvals.Deny, Via: approvals.ViaResolver}}
+	resolver := &standInResolver{d: approvals.Decision{Answer: state.Deny, Via: approvals.ViaResolver}}
 	e := newFlowEnv(t, spec, resolver)
 	c := e.client(t)
 	testkit.CallTool(t, c, "web__fetch", map[string]any{"url": "https://news.test/"})
@@ -421,7 +422,7 @@ func TestShadowModeNeitherWithholdsNorAsksAboutACredentialInAResult(t *testing.T
 			t.Parallel()
 			spec := shadowSpec(rules.EnforceShadow)
 			spec.Results = results
-			resolver := &standInResolver{d: approvals.Decision{Answer: approvals.Deny, Via: approvals.ViaResolver}}
+			resolver := &standInResolver{d: approvals.Decision{Answer: state.Deny, Via: approvals.ViaResolver}}
 			e := newCatalogEnv(t, spec, Options{Resolvers: []approvals.Resolver{resolver}})
 			human := &countingHuman{}
 			c := e.client(t, client.WithElicitationHandler(human))

@@ -81,7 +81,7 @@ func TestShadowModeDoesNotOpenSpecialAddresses(t *testing.T) {
 	spec.Enforce = rules.EnforceShadow
 	e := newCatalogEnv(t, spec, Options{})
 	for _, addr := range []string{"169.254.169.254", "127.0.0.1", "10.0.0.1", "::1"} {
-		if e.srv.NamesAddress("fs", addr, netip.MustParseAddr(addr), 80) {
+		if e.srv.egress.NamesAddress("fs", addr, netip.MustParseAddr(addr), 80) {
 			t.Errorf("shadow mode lets the egress proxy dial %s", addr)
 		}
 	}

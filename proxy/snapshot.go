@@ -22,6 +22,3 @@ func (s *snapshot) withNames(names *Names) *snapshot {
 	next.names = names
 	return &next
 }
-
-// current is the snapshot in force.
-func (s *Server) current() *snapshot { return s.snap.Load() }

@@ -39,7 +39,7 @@ func (s *Server) awaitStarting(ctx context.Context, method mcp.MCPMethod, tool s
 		return nil
 	}
 	if method == mcp.MethodToolsCall {
-		if _, ok := s.lookup(tool); ok {
+		if _, ok := s.Lookup(tool); ok {
 			return nil
 		}
 		wctx, handOver, leave, ok := s.drain.EnterWaiting(ctx)
@@ -47,7 +47,7 @@ func (s *Server) awaitStarting(ctx context.Context, method mcp.MCPMethod, tool s
 			return nil // refused by the handler, or not found
 		}
 		for {
-			if _, ok := s.lookup(tool); ok {
+			if _, ok := s.Lookup(tool); ok {
 				handOver(passKey(ctx, tool))
 				return nil
 			}

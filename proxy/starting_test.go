@@ -62,7 +62,7 @@ func startingEnvFor(t *testing.T, wait time.Duration) (e *env, release func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool.Start(t.Context(), srv)
+	pool.Start(t.Context(), srv.Peer())
 	t.Cleanup(release) // first: the server's handlers end
 	return &env{pool: pool, srv: srv, sink: sink}, release
 }

@@ -29,7 +29,9 @@ func BenchmarkStdioTransport(b *testing.B) {
 			st.SetErrorLogger(log.New(io.Discard, "", 0))
 			return st.Listen(ctx, in, out)
 		}},
-		{"mcpwarden", e.srv.ServeStdio},
+		{"mcpwarden", func(ctx context.Context, in io.Reader, out io.Writer) error {
+			return ServeStdio(ctx, e.srv, in, out)
+		}},
 	}
 	workloads := []struct {
 		name     string

@@ -59,7 +59,7 @@ func TestStdioClientLeavingMidResultEndsTheCallsWithTheirResultEvents(t *testing
 	outR, outW := io.Pipe()
 	t.Cleanup(func() { inW.Close() })
 	done := make(chan error, 1)
-	go func() { done <- e.srv.ServeStdio(t.Context(), inR, outW) }()
+	go func() { done <- ServeStdio(t.Context(), e.srv, inR, outW) }()
 	out := bufio.NewReader(outR)
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	if _, err := out.ReadString('\n'); err != nil {
@@ -102,7 +102,7 @@ func TestSigtermWithANonReadingClientExitsWithinGrace(t *testing.T) {
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	done := make(chan error, 1)
-	go func() { done <- e.srv.ServeStdio(ctx, inR, outW) }()
+	go func() { done <- ServeStdio(ctx, e.srv, inR, outW) }()
 	out := bufio.NewReader(outR)
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	if _, err := out.ReadString('\n'); err != nil {
@@ -148,7 +148,7 @@ func TestSigtermWithANonReadingClientWaitingOnAnAskEndsAtTheGrace(t *testing.T) 
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	done := make(chan error, 1)
-	go func() { done <- e.srv.ServeStdio(ctx, inR, outW) }()
+	go func() { done <- ServeStdio(ctx, e.srv, inR, outW) }()
 	out := bufio.NewReader(outR)
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
 	if _, err := out.ReadString('\n'); err != nil {

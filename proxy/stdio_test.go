@@ -192,7 +192,7 @@ func TestStdioClientLeavingEndsTheRequestsWaitingOnIt(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- e.srv.ServeStdio(t.Context(), inR, outW) }()
+	go func() { done <- ServeStdio(t.Context(), e.srv, inR, outW) }()
 	out := bufio.NewScanner(outR)
 	go func() {
 		for out.Scan() {
@@ -243,7 +243,7 @@ func FuzzStdioLines(f *testing.F) {
 	e := newCatalogEnv(f, allowAllServers, Options{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var out bytes.Buffer
-		if err := e.srv.ServeStdio(t.Context(), bytes.NewReader(data), &out); err != nil {
+		if err := ServeStdio(t.Context(), e.srv, bytes.NewReader(data), &out); err != nil {
 			t.Fatalf("ServeStdio = %v", err)
 		}
 		sent := map[string]bool{"null": true}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -217,7 +218,7 @@ func TestTelemetryTracksOpenSessions(t *testing.T) {
 	e := newTelEnv(t, allowAll, &memorySink{})
 	inR, inW := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- e.srv.ServeStdio(t.Context(), inR, io.Discard) }()
+	go func() { done <- ServeStdio(t.Context(), e.srv, inR, io.Discard) }()
 	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +245,7 @@ func (r *heldResolver) Resolve(ctx context.Context, _ approvals.Request) (approv
 	r.asked <- trace.SpanContextFromContext(ctx)
 	select {
 	case <-r.release:
-		return approvals.Decision{Answer: approvals.AllowOnce, Via: approvals.ViaResolver}, nil
+		return approvals.Decision{Answer: state.AllowOnce, Via: approvals.ViaResolver}, nil
 	case <-ctx.Done():
 		return approvals.Decision{Via: approvals.ViaResolver}, ctx.Err()
 	}
@@ -285,8 +286,8 @@ func TestTelemetryCountsAnAskWhileItWaits(t *testing.T) {
 	if len(dec) != 1 || asked.SpanID() != dec[0].SpanContext.SpanID() {
 		t.Errorf("the resolver ran under span %v, want the decision span %v", asked.SpanID(), dec)
 	}
-	if got := attrOf(dec[0], telemetry.AttrGrantedBy); got != string(approvals.ViaResolver) {
-		t.Errorf("decision span granted_by = %q, want %q", got, approvals.ViaResolver)
+	if got := attrOf(dec[0], telemetry.AttrGrantedBy); got != string(audit.GrantedByResolver) {
+		t.Errorf("decision span granted_by = %q, want %q", got, audit.GrantedByResolver)
 	}
 }
 

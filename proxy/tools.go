@@ -10,14 +10,20 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpwarden/mcpwarden/proxy/toolscreen"
+	"github.com/mcpwarden/mcpwarden/rules"
+
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/argschema"
 )
 
 // A toolset is the exposed tools: the upstream definitions by server and the
-// wire-name map built from them. Updates are serialised; readers load the
-// map without locking.
+// wire-name map built from them, and the filter that lists them. Updates
+// are serialised; readers load the map without locking.
 type toolset struct {
+	*base
+	core                // the handler of each tool
+	review   *review    // the changed definitions, not listed until accepted
 	mu       sync.Mutex // held while the set is rebuilt
 	byServer map[string][]mcp.Tool
 	schemas  map[string]map[string]*argschema.Schema // by server and upstream tool name, compiled once per definition
@@ -29,7 +35,7 @@ type toolset struct {
 // stays and the error names both tools. The change is audited as a
 // tools_changed event.
 func (s *Server) SetTools(ctx context.Context, name string, tools []mcp.Tool) error {
-	added, removed, changed, err := s.setTools(name, tools)
+	added, removed, changed, err := s.tools.set(name, tools)
 	if err != nil {
 		s.logger.Error("upstream tools not updated", "server", name, "err", err)
 		return err
@@ -52,21 +58,21 @@ func (s *Server) SetTools(ctx context.Context, name string, tools []mcp.Tool) er
 	return nil
 }
 
-// setTools rebuilds the exposed set with name's tools replaced and returns
+// set rebuilds the exposed set with name's tools replaced and returns
 // the canonical names added, removed and redefined.
-func (s *Server) setTools(name string, tools []mcp.Tool) (added, removed, changed []string, err error) {
-	s.tools.mu.Lock()
-	defer s.tools.mu.Unlock()
-	cur := s.current()
+func (ts *toolset) set(name string, tools []mcp.Tool) (added, removed, changed []string, err error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	cur := ts.current()
 	if cur.policy.HidesSuspiciousTools() {
-		tools = s.unsuspicious(name, tools)
+		tools = ts.unsuspicious(name, tools)
 	}
-	next, reg, added, removed, changed, err := s.stageTools(cur, name, tools, false)
+	next, reg, added, removed, changed, err := ts.stage(cur, name, tools, false)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	s.snap.Store(next)
-	s.register(reg)
+	ts.snap.Store(next)
+	ts.register(reg)
 	return added, removed, changed, nil
 }
 
@@ -79,23 +85,23 @@ type registration struct {
 
 // register applies reg to the mcp-go server, once the snapshot that
 // names its tools is in force.
-func (s *Server) register(reg registration) {
+func (ts *toolset) register(reg registration) {
 	if len(reg.gone) > 0 {
-		s.mcp.DeleteTools(reg.gone...)
+		ts.mcp.DeleteTools(reg.gone...)
 	}
 	if len(reg.defs) > 0 {
-		s.mcp.AddTools(reg.defs...)
+		ts.mcp.AddTools(reg.defs...)
 	}
 }
 
-// stageTools rebuilds the exposed set of cur, under cur's naming, with
+// stage rebuilds the exposed set of cur, under cur's naming, with
 // name's tools replaced, or the server dropped altogether with remove. It
 // returns the snapshot with the new names, for the caller to swap in, and
-// the registration to apply after it. s.tools.mu is held; s.tools.byServer
+// the registration to apply after it. ts.mu is held; ts.byServer
 // is updated.
-func (s *Server) stageTools(cur *snapshot, name string, tools []mcp.Tool, remove bool) (next *snapshot, reg registration, added, removed, changed []string, err error) {
+func (ts *toolset) stage(cur *snapshot, name string, tools []mcp.Tool, remove bool) (next *snapshot, reg registration, added, removed, changed []string, err error) {
 	naming := cur.naming
-	byServer := maps.Clone(s.tools.byServer)
+	byServer := maps.Clone(ts.byServer)
 	if byServer == nil {
 		byServer = map[string][]mcp.Tool{}
 	}
@@ -110,7 +116,7 @@ func (s *Server) stageTools(cur *snapshot, name string, tools []mcp.Tool, remove
 	}
 
 	before := map[string]mcp.Tool{}
-	for _, def := range s.tools.byServer[name] {
+	for _, def := range ts.byServer[name] {
 		before[def.Name] = def
 	}
 	wires := map[string]bool{}
@@ -119,12 +125,12 @@ func (s *Server) stageTools(cur *snapshot, name string, tools []mcp.Tool, remove
 		t := naming.Tool(name, def.Name)
 		old, had := before[def.Name]
 		same := had && sameDefinition(old, def)
-		schema := s.toolSchema(name, def, s.tools.schemas[name], same)
+		schema := ts.toolSchema(name, def, ts.schemas[name], same)
 		schemas[def.Name] = schema
 		if !had {
 			added = append(added, t.Canonical)
 			if len(t.Wire) > longWireName {
-				s.logger.Warn("long wire name: clients that add a prefix may cut it; set an alias", "tool", t.Canonical, "wire_name", t.Wire)
+				ts.logger.Warn("long wire name: clients that add a prefix may cut it; set an alias", "tool", t.Canonical, "wire_name", t.Wire)
 			}
 		} else if !same {
 			changed = append(changed, t.Canonical)
@@ -132,7 +138,7 @@ func (s *Server) stageTools(cur *snapshot, name string, tools []mcp.Tool, remove
 		delete(before, def.Name)
 		wires[t.Wire] = true
 		def.Name = t.Wire
-		reg.defs = append(reg.defs, server.ServerTool{Tool: def, Handler: s.handler(t, schema)})
+		reg.defs = append(reg.defs, server.ServerTool{Tool: def, Handler: ts.handler(t, schema)})
 	}
 	for tool := range before {
 		removed = append(removed, Canonical(name, tool))
@@ -145,13 +151,13 @@ func (s *Server) stageTools(cur *snapshot, name string, tools []mcp.Tool, remove
 			reg.gone = append(reg.gone, wire)
 		}
 	}
-	s.tools.byServer = byServer
-	if s.tools.schemas == nil {
-		s.tools.schemas = map[string]map[string]*argschema.Schema{}
+	ts.byServer = byServer
+	if ts.schemas == nil {
+		ts.schemas = map[string]map[string]*argschema.Schema{}
 	}
-	s.tools.schemas[name] = schemas
+	ts.schemas[name] = schemas
 	if remove {
-		delete(s.tools.schemas, name)
+		delete(ts.schemas, name)
 	}
 	return cur.withNames(names), reg, added, removed, changed, nil
 }
@@ -163,7 +169,54 @@ func sameDefinition(a, b mcp.Tool) bool {
 	return errA == nil && errB == nil && string(ja) == string(jb)
 }
 
-// lookup returns the tool behind a wire name in the current set.
-func (s *Server) lookup(wire string) (Tool, bool) {
-	return s.current().names.Lookup(wire)
+// unsuspicious returns server's tools without those toolscreen.Tool flags
+// (hide_suspicious_tools), logging each one it hides. A hidden tool is
+// neither listed nor callable.
+func (ts *toolset) unsuspicious(server string, tools []mcp.Tool) []mcp.Tool {
+	return slices.DeleteFunc(slices.Clone(tools), func(t mcp.Tool) bool {
+		why := toolscreen.Tool(t)
+		if why != "" {
+			ts.logger.Warn("hiding a tool whose description looks aimed at the model", "tool", Canonical(server, t.Name), "why", why)
+		}
+		return why != ""
+	})
+}
+
+// listed is the tools/list filter: it drops every tool an unconditional deny
+// hides. mcp-go applies the same filter to tools/call, so a hidden tool
+// cannot be called by guessing its wire name either (see auditHiddenCall).
+// Since mcp-go runs it on every call, it returns tools itself when it drops
+// none, and copies only once it does: a call costs no allocation here.
+func (ts *toolset) listed(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	snap := ts.current()
+	profile := ts.profileOf(ctx)
+	var out []mcp.Tool // nil until a tool is dropped
+	for i := range tools {
+		if ts.shown(snap, profile, tools[i].Name) {
+			if out != nil {
+				out = append(out, tools[i])
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]mcp.Tool, 0, len(tools)-1), tools[:i]...)
+		}
+	}
+	if out == nil {
+		return tools
+	}
+	return out
+}
+
+// shown reports whether the tool registered as wire is listed to profile
+// under snap: it is known, no unconditional deny hides it, and its
+// definition is not a change to its pinned one still waiting to be
+// accepted (see Pinning: none is listed before it is accepted).
+func (ts *toolset) shown(snap *snapshot, profile, wire string) bool {
+	t, ok := snap.names.Lookup(wire)
+	if !ok || snap.policy.Hidden(rules.Call{Profile: profile, Server: t.Server, Tool: t.Name}) {
+		return false
+	}
+	_, changed := ts.review.of(t.Canonical)
+	return !changed
 }

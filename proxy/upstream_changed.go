@@ -12,9 +12,9 @@ func (s *Server) UpstreamChanged(ctx context.Context, server string) {
 	if err != nil && tools == nil {
 		return
 	}
-	s.checkPins(ctx, server, tools)
+	s.review.check(ctx, server, tools)
 	if err := s.SetTools(ctx, server, tools); err != nil {
 		s.logger.Error("keeping the previous tools", "server", server, "err", err)
 	}
-	s.refreshCatalog(ctx, server)
+	s.catalog.refresh(ctx, server)
 }

@@ -30,13 +30,12 @@ import (
 // forwardRequest runs do against the upstream session of an allowed
 // request and writes the request's result event.
 func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
-	defer s.enter(ctx, c.tool.Server)()
+	defer s.relay.enter(ctx, c.tool.Server)()
 	uctx, uspan := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
-	route := &upstream.Route{Principal: c.principal, Session: c.session}
-	uctx = upstream.WithRoute(uctx, route) // an isolated server picks its caller's child
+	route := &upstream.Route{Principal: c.principal, Session: c.session} // an isolated server picks its caller's child
 	uctx = withCallerReach(ctx, uctx)
 	start := time.Now()
-	res, err := s.withSession(uctx, c.tool.Server, do)
+	res, err := s.withSession(uctx, c.tool.Server, route, do)
 	if armErr := s.armBy(ctx, c); err == nil && armErr != nil { // before the client can see the result
 		res, err = nil, armErr
 	}
@@ -110,14 +109,15 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 	return res, nil
 }
 
-// withSession runs do with the session that serves the caller in ctx's
-// route on server: its own child, when the server is isolated.
-func (s *Server) withSession(ctx context.Context, server string, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
-	return s.upstream.Request(ctx, server, do)
+// withSession runs do with the session that serves the caller route on
+// server: its own child, when the server is isolated (route.Instance then
+// names it).
+func (s *Server) withSession(ctx context.Context, server string, route *upstream.Route, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
+	return s.upstream.Request(ctx, server, route, do)
 }
 
 // ownSession is an upstream's session for mcpwarden's own requests, which
 // carry nothing a client sent: listing the catalog.
-func (s *Server) ownSession(server string) (*client.Client, mcp.ServerCapabilities, error) {
+func (s *catalog) ownSession(server string) (*client.Client, mcp.ServerCapabilities, error) {
 	return s.upstream.Session(server)
 }

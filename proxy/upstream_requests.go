@@ -48,10 +48,10 @@ func elicitationPrefix(server string) string { return "[" + server + "] " }
 // which asks no one then). From an isolated child (from is not nil) only
 // the requests and sessions that child serves count: another caller's, in
 // flight to another child of the server, never do.
-func (s *Server) recipient(from *upstream.Route, server string, method mcp.MCPMethod) (context.Context, error) {
-	s.relay.mu.Lock()
-	calls := slices.DeleteFunc(slices.Clone(s.relay.active[server]), func(c *inflight) bool { return !from.Serves(c.principal, c.session) })
-	s.relay.mu.Unlock()
+func (s *relay) recipient(from *upstream.Route, server string, method mcp.MCPMethod) (context.Context, error) {
+	s.mu.Lock()
+	calls := slices.DeleteFunc(slices.Clone(s.active[server]), func(c *inflight) bool { return !from.Serves(c.principal, c.session) })
+	s.mu.Unlock()
 	if len(calls) > 0 {
 		newest := calls[len(calls)-1]
 		for _, c := range calls {
@@ -87,7 +87,7 @@ func (s *Server) recipient(from *upstream.Route, server string, method mcp.MCPMe
 // them (settleFromUpstream), and when it may go on runs do and writes the
 // result event, which names the isolated child that asked, from (nil for
 // a shared server), in instance.
-func (s *Server) fromUpstream(ctx context.Context, from *upstream.Route, server string, method mcp.MCPMethod, args map[string]any, do func(context.Context) (any, error)) (any, error) {
+func (s *relay) fromUpstream(ctx context.Context, from *upstream.Route, server string, method mcp.MCPMethod, args map[string]any, do func(context.Context) (any, error)) (any, error) {
 	c := s.newRequest(ctx, server, method, server, args)
 	if refusal, err := s.settleFromUpstream(ctx, c, from, nil); err != nil {
 		return nil, err
@@ -185,7 +185,7 @@ func paramsOf(params any) (map[string]any, error) {
 
 // refuseFromUpstream audits an upstream's request that has no session to
 // go to and returns why.
-func (s *Server) refuseFromUpstream(server string, method mcp.MCPMethod, why error) error {
+func (s *relay) refuseFromUpstream(server string, method mcp.MCPMethod, why error) error {
 	c := s.newRequest(context.Background(), server, method, server, nil)
 	c.verdict = rules.Verdict{Decision: rules.Deny, Reason: why.Error()}
 	c.grantedBy = audit.GrantedByRule
@@ -196,7 +196,7 @@ func (s *Server) refuseFromUpstream(server string, method mcp.MCPMethod, why err
 
 // CreateMessage passes an upstream's sampling request to its client
 // session (see target), unless it is denied.
-func (s *Server) CreateMessage(ctx context.Context, server string, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+func (s *relay) CreateMessage(ctx context.Context, server string, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	method := mcp.MethodSamplingCreateMessage
 	from := upstream.CallerOf(ctx)
 	ctx, err := s.recipient(from, server, method)
@@ -219,7 +219,7 @@ func (s *Server) CreateMessage(ctx context.Context, server string, req mcp.Creat
 // Elicit passes an upstream's elicitation to its client session (see
 // target), unless it is denied, with the message prefixed by the server's
 // name.
-func (s *Server) Elicit(ctx context.Context, server string, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+func (s *relay) Elicit(ctx context.Context, server string, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	method := mcp.MethodElicitationCreate
 	from := upstream.CallerOf(ctx)
 	ctx, err := s.recipient(from, server, method)
@@ -244,7 +244,7 @@ func (s *Server) Elicit(ctx context.Context, server string, req mcp.ElicitationR
 // directory: servers such as server-filesystem replace the directories
 // they were started with by the roots they are given, and an empty list
 // leaves them as configured, where any directory would widen them.
-func (s *Server) ListRoots(_ context.Context, server string, _ mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+func (s *relay) ListRoots(_ context.Context, server string, _ mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
 	dirs, _ := s.current().policy.Workspace(server)
 	roots := make([]mcp.Root, 0, len(dirs))
 	for _, d := range dirs {

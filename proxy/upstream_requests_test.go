@@ -82,7 +82,7 @@ func TestDeniedUpstreamElicitationAndSamplingAreRefused(t *testing.T) {
 	if res := testkit.CallTool(t, c, "fs__phish", nil); !res.IsError {
 		t.Errorf("a denied elicitation went through: %+v", res)
 	}
-	if _, err := e.srv.CreateMessage(t.Context(), "fs", samplingRequest); err == nil {
+	if _, err := e.srv.Peer().CreateMessage(t.Context(), "fs", samplingRequest); err == nil {
 		t.Error("a denied sampling request went through")
 	}
 	if len(h.seen()) != 0 || sampled {
@@ -100,10 +100,10 @@ func TestSamplingDeniedByServerPolicyStillHolds(t *testing.T) {
 	t.Parallel()
 	e := newCatalogEnv(t, allowEverything, Options{Servers: map[string]ServerOptions{"fs": {Sampling: rules.SamplingDeny}}})
 	e.client(t, client.WithSamplingHandler(samplerFunc(func() {})))
-	if _, err := e.srv.CreateMessage(t.Context(), "fs", samplingRequest); err == nil {
+	if _, err := e.srv.Peer().CreateMessage(t.Context(), "fs", samplingRequest); err == nil {
 		t.Error("sampling went through despite policy.sampling: deny")
 	}
-	if _, err := e.srv.CreateMessage(t.Context(), "hidden", samplingRequest); err != nil {
+	if _, err := e.srv.Peer().CreateMessage(t.Context(), "hidden", samplingRequest); err != nil {
 		t.Errorf("sampling of another server: %v", err)
 	}
 }
@@ -125,7 +125,7 @@ func TestOutOfCallRequestNeverReachesOtherPrincipal(t *testing.T) {
 		t.Fatal(err)
 	}
 	elicit := func() error {
-		_, err := e.srv.Elicit(t.Context(), "fs", mcp.ElicitationRequest{Params: mcp.ElicitationParams{Message: "out of call", RequestedSchema: map[string]any{"type": "object"}}})
+		_, err := e.srv.Peer().Elicit(t.Context(), "fs", mcp.ElicitationRequest{Params: mcp.ElicitationParams{Message: "out of call", RequestedSchema: map[string]any{"type": "object"}}})
 		return err
 	}
 	// Two principals could be meant: neither is asked.
@@ -221,7 +221,7 @@ func TestRootsListAnsweredWithWorkspace(t *testing.T) {
 		{"fs", "file:///srv/app file:///data/shared"},
 		{"hidden", "file:///srv/app"},
 	} {
-		res, err := e.srv.ListRoots(t.Context(), tt.server, mcp.ListRootsRequest{})
+		res, err := e.srv.Peer().ListRoots(t.Context(), tt.server, mcp.ListRootsRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,7 +242,7 @@ func TestRootsListAnsweredWithWorkspace(t *testing.T) {
 func TestRootsListWithoutWorkspaceDoesNotWidenTheServer(t *testing.T) {
 	t.Parallel()
 	e := newCatalogEnv(t, rules.Spec{Global: rules.PolicySpec{Allow: []string{"mcp:*:*"}}, Servers: map[string]rules.ServerSpec{"fs": {Root: "/"}, "hidden": {}}}, Options{})
-	got, err := e.srv.ListRoots(t.Context(), "fs", mcp.ListRootsRequest{})
+	got, err := e.srv.Peer().ListRoots(t.Context(), "fs", mcp.ListRootsRequest{})
 	if err != nil || got.Roots == nil || len(got.Roots) != 0 {
 		t.Errorf("roots of a server without a workspace = %+v, %v; want an empty list", got, err)
 	}
@@ -301,7 +301,7 @@ func TestSamplingThePolicyAsksIsAskedByMcpwarden(t *testing.T) {
 				return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"decision": tt.decision}}}
 			}
 			e.client(t, client.WithElicitationHandler(elicitFunc(answer)), client.WithSamplingHandler(samplerFunc(func() { sampled = true })))
-			_, err := e.srv.CreateMessage(t.Context(), "fs", samplingRequest)
+			_, err := e.srv.Peer().CreateMessage(t.Context(), "fs", samplingRequest)
 			if got := err == nil; got != tt.wantSampled {
 				t.Errorf("sampling went through = %v (err %v), want %v", got, err, tt.wantSampled)
 			}

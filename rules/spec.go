@@ -127,7 +127,7 @@ type Spec struct {
 	// Limits count requests matching a pattern per window (see LimitSpec).
 	Limits []LimitSpec
 	// HideSuspiciousTools hides the tools whose description looks aimed
-	// at the model (the proxy judges that; see proxy.SuspiciousTool).
+	// at the model (the proxy judges that; see toolscreen.Tool).
 	HideSuspiciousTools bool
 	// Results is what to do with a result that holds a credential:
 	// redact (the default, ""), deny, ask or log (see ResultAction).

@@ -27,17 +27,19 @@ var errCallTimeout = errors.New("call_timeout expired")
 // (ErrResultTooLarge). A call interrupted by the upstream going down, or
 // by Reconcile or Close stopping it, fails with ErrUnavailable and is not
 // retried: it may have had effects. A server isolated per principal or
-// per session is served by the child of the caller ctx's Route names
-// (see WithRoute), started on its first call; a call that would need one
-// more child than isolation_max allows fails with ErrIsolationFull.
-func (p *Pool) Call(ctx context.Context, name string, params mcp.CallToolParams) (json.RawMessage, error) {
+// per session is served by the child of the caller route names, started
+// on its first call, and Call sets route.Instance to that child's name; a
+// call that would need one more child than isolation_max allows fails
+// with ErrIsolationFull, and one with no route is refused. route is nil
+// only for a server that is not isolated.
+func (p *Pool) Call(ctx context.Context, name string, route *Route, params mcp.CallToolParams) (json.RawMessage, error) {
 	s, err := p.server(name)
 	if err != nil {
 		return nil, notSent(err)
 	}
 	if s.kids != nil {
 		var done func()
-		if s, done, err = p.pick(ctx, s); err != nil {
+		if s, done, err = p.pick(ctx, s, route); err != nil {
 			return nil, notSent(err)
 		}
 		defer done()
@@ -60,7 +62,7 @@ func (p *Pool) Call(ctx context.Context, name string, params mcp.CallToolParams)
 		return nil, notSent(err)
 	}
 	if s.instance != "" {
-		routeOf(ctx).Instance = s.instanceName(sess)
+		route.Instance = s.instanceName(sess)
 	}
 	var raw json.RawMessage
 	err = sess.callTool(ctx, &raw, params)

@@ -94,7 +94,7 @@ func benchPoolCallStdio(b *testing.B, spec Spec) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, err := pool.Call(b.Context(), "stdio", params); err != nil {
+			if _, err := pool.Call(b.Context(), "stdio", nil, params); err != nil {
 				b.Error(err)
 				return
 			}

@@ -99,9 +99,9 @@ func proxiedSpec(t *testing.T, tier sandbox.Tier) Spec {
 
 // fetch calls the fetch tool of server s and returns its text, with
 // "ERROR " before it when the tool failed.
-func fetch(ctx context.Context, t *testing.T, pool *Pool, s, u string) string {
+func fetch(ctx context.Context, t *testing.T, pool *Pool, s string, route *Route, u string) string {
 	t.Helper()
-	raw, err := pool.Call(ctx, s, mcp.CallToolParams{Name: "fetch", Arguments: map[string]any{"url": u}})
+	raw, err := pool.Call(ctx, s, route, mcp.CallToolParams{Name: "fetch", Arguments: map[string]any{"url": u}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,10 +135,10 @@ func TestSandboxedServerReachesOnlyWhatItsEgressPolicyAllows(t *testing.T) {
 			if err := pool.Err("s"); err != nil {
 				t.Fatal(err)
 			}
-			if got := fetch(t.Context(), t, pool, "s", "http://127.0.0.1:"+port+"/"); got != "hello from outside" {
+			if got := fetch(t.Context(), t, pool, "s", nil, "http://127.0.0.1:"+port+"/"); got != "hello from outside" {
 				t.Fatalf("the allowed host: %s", got)
 			}
-			if got := fetch(t.Context(), t, pool, "s", "http://example.invalid/"); !strings.Contains(got, "403") || !strings.Contains(got, "is not allowed for example.invalid") {
+			if got := fetch(t.Context(), t, pool, "s", nil, "http://example.invalid/"); !strings.Contains(got, "403") || !strings.Contains(got, "is not allowed for example.invalid") {
 				t.Fatalf("the denied host: %s, want 403 with the policy's reason", got)
 			}
 			peer.mu.Lock()
@@ -160,7 +160,7 @@ func TestSandboxedServerWithoutAnEgressPolicyReachesNothing(t *testing.T) {
 	if err := pool.Err("s"); err != nil {
 		t.Fatal(err)
 	}
-	if got := fetch(t.Context(), t, pool, "s", "http://127.0.0.1:"+port+"/"); !strings.Contains(got, "403") || !strings.Contains(got, "no egress policy") {
+	if got := fetch(t.Context(), t, pool, "s", nil, "http://127.0.0.1:"+port+"/"); !strings.Contains(got, "403") || !strings.Contains(got, "no egress policy") {
 		t.Fatalf("without an egress policy: %s, want 403 saying there is none", got)
 	}
 }
@@ -175,8 +175,7 @@ func TestIsolatedChildsConnectionsAreAttributedToItsCaller(t *testing.T) {
 	pool := New(map[string]Spec{"s": spec}, nil)
 	pool.Start(t.Context(), peer)
 	defer pool.Close()
-	ctx := WithRoute(t.Context(), &Route{Principal: "alice", Session: "s1"})
-	if got := fetch(ctx, t, pool, "s", "http://example.invalid/"); !strings.Contains(got, "403") {
+	if got := fetch(t.Context(), t, pool, "s", &Route{Principal: "alice", Session: "s1"}, "http://example.invalid/"); !strings.Contains(got, "403") {
 		t.Fatalf("fetch: %s, want 403", got)
 	}
 	peer.mu.Lock()

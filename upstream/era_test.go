@@ -50,7 +50,7 @@ func TestModernOnlyUpstreamIsReachable(t *testing.T) {
 	if err != nil || len(tools) != 3 {
 		t.Fatalf("tools = %d, %v; want all 3", len(tools), err)
 	}
-	res, err := pool.Call(t.Context(), "modern", mcp.CallToolParams{Name: "tool1", Arguments: map[string]any{"text": "modern"}})
+	res, err := pool.Call(t.Context(), "modern", nil, mcp.CallToolParams{Name: "tool1", Arguments: map[string]any{"text": "modern"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestEachUpstreamSpeaksItsOwnGeneration(t *testing.T) {
 		if want != "" && got != want || got == "" {
 			t.Errorf("%s speaks %q, want %q", name, got, want)
 		}
-		if _, err := pool.Call(t.Context(), name, mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "x"}}); err != nil {
+		if _, err := pool.Call(t.Context(), name, nil, mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "x"}}); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -182,7 +182,7 @@ func TestUpstreamOfBothGenerationsIsSpokenToWithTheHandshake(t *testing.T) {
 	if got := pool.Protocol("both"); got != mcp.LATEST_LEGACY_PROTOCOL_VERSION {
 		t.Errorf("protocol = %q, want %s", got, mcp.LATEST_LEGACY_PROTOCOL_VERSION)
 	}
-	if _, err := pool.Call(t.Context(), "both", mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "x"}}); err != nil {
+	if _, err := pool.Call(t.Context(), "both", nil, mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "x"}}); err != nil {
 		t.Error(err)
 	}
 }

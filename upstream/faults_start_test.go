@@ -57,7 +57,7 @@ func TestHangOnInitializeFailsWithinInitTimeout(t *testing.T) {
 	if err := pool.Err("garbage"); err != nil {
 		t.Errorf("server writing garbage first: %v", err)
 	}
-	if _, err := pool.Call(t.Context(), "garbage", mcp.CallToolParams{Name: "tool0"}); err != nil {
+	if _, err := pool.Call(t.Context(), "garbage", nil, mcp.CallToolParams{Name: "tool0"}); err != nil {
 		t.Errorf("server writing garbage first: call: %v", err)
 	}
 }

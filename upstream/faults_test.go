@@ -201,7 +201,7 @@ func TestUpstreamKilledMidCallIsRestarted(t *testing.T) {
 	evs.wait(t, EventConnected, 5*time.Second)
 	grandchild := readPid(t, filepath.Join(dir, "pid"))
 
-	_, err := pool.Call(t.Context(), "fs", mcp.CallToolParams{Name: "crash"})
+	_, err := pool.Call(t.Context(), "fs", nil, mcp.CallToolParams{Name: "crash"})
 	if err == nil || !strings.Contains(err.Error(), `upstream "fs"`) || !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("call to a server that died mid-call: err = %v, want ErrUnavailable naming the server", err)
 	}
@@ -211,11 +211,11 @@ func TestUpstreamKilledMidCallIsRestarted(t *testing.T) {
 	// While it is down, calls fail at once, saying so (a call that waited
 	// for the restart would get an answer, not this error); the other
 	// server works.
-	_, err = pool.Call(t.Context(), "fs", mcp.CallToolParams{Name: "tool0"})
+	_, err = pool.Call(t.Context(), "fs", nil, mcp.CallToolParams{Name: "tool0"})
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), `upstream "fs" is restarting (attempt`) {
 		t.Errorf("call during downtime: err = %v", err)
 	}
-	if _, err := pool.Call(t.Context(), "other", mcp.CallToolParams{Name: "tool0"}); err != nil {
+	if _, err := pool.Call(t.Context(), "other", nil, mcp.CallToolParams{Name: "tool0"}); err != nil {
 		t.Errorf("other server: %v", err)
 	}
 
@@ -227,7 +227,7 @@ func TestUpstreamKilledMidCallIsRestarted(t *testing.T) {
 	if restarted.ToolsChanged || len(restarted.Tools) != 7 {
 		t.Errorf("Restarted event: ToolsChanged = %v, %d tools; want the same 7", restarted.ToolsChanged, len(restarted.Tools))
 	}
-	res, err := pool.Call(t.Context(), "fs", mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "back"}})
+	res, err := pool.Call(t.Context(), "fs", nil, mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "back"}})
 	if err != nil {
 		t.Fatalf("call after restart: %v", err)
 	}
@@ -242,7 +242,7 @@ func TestUpstreamThatExitsBetweenCallsIsNoticedWithoutACall(t *testing.T) {
 	t.Parallel()
 	spec, dir := faulty(t, "exit-after=1")
 	pool, evs := startFaulty(t, map[string]Spec{"fs": spec})
-	if _, err := pool.Call(t.Context(), "fs", mcp.CallToolParams{Name: "tool0"}); err != nil {
+	if _, err := pool.Call(t.Context(), "fs", nil, mcp.CallToolParams{Name: "tool0"}); err != nil {
 		t.Fatal(err)
 	}
 	lost := evs.wait(t, EventLost, 5*time.Second)
@@ -265,7 +265,7 @@ func TestNeverAnsweringCallTimesOutAndIsCancelled(t *testing.T) {
 	spec.CallTimeout = 300 * time.Millisecond
 	pool, _ := startFaulty(t, map[string]Spec{"slow": spec})
 	start := time.Now()
-	_, err := pool.Call(t.Context(), "slow", mcp.CallToolParams{Name: "hang"})
+	_, err := pool.Call(t.Context(), "slow", nil, mcp.CallToolParams{Name: "hang"})
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("call took %s with a call_timeout of 300ms", d)
 	}
@@ -282,7 +282,7 @@ func TestNeverAnsweringCallTimesOutAndIsCancelled(t *testing.T) {
 	if !fileAppears(filepath.Join(dir, "cancelled"), 5*time.Second) {
 		t.Fatal("the upstream was not sent notifications/cancelled")
 	}
-	if _, err := pool.Call(t.Context(), "slow", mcp.CallToolParams{Name: "tool0"}); err != nil {
+	if _, err := pool.Call(t.Context(), "slow", nil, mcp.CallToolParams{Name: "tool0"}); err != nil {
 		t.Errorf("call after a timeout: %v", err)
 	}
 }
@@ -308,7 +308,7 @@ func TestTimedOutCallIsCancelledOverHTTP(t *testing.T) {
 			if err := pool.Err(name); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := pool.Call(t.Context(), name, mcp.CallToolParams{Name: "hang"}); !errors.Is(err, ErrTimeout) {
+			if _, err := pool.Call(t.Context(), name, nil, mcp.CallToolParams{Name: "hang"}); !errors.Is(err, ErrTimeout) {
 				t.Fatalf("err = %v, want ErrTimeout", err)
 			}
 			if !fileAppears(filepath.Join(dir, "cancelled"), 5*time.Second) {
@@ -340,11 +340,11 @@ func TestHugeResultIsRefused(t *testing.T) {
 			// 4 MiB is well over the cap and cheap enough to build and
 			// encode under -race while the rest of the suite runs; the
 			// default call_timeout leaves room for a slow machine.
-			_, err := pool.Call(t.Context(), name, mcp.CallToolParams{Name: "huge", Arguments: map[string]any{"size": 4 << 20}})
+			_, err := pool.Call(t.Context(), name, nil, mcp.CallToolParams{Name: "huge", Arguments: map[string]any{"size": 4 << 20}})
 			if !errors.Is(err, ErrResultTooLarge) || !strings.Contains(err.Error(), "max_result_bytes") {
 				t.Fatalf("err = %v, want ErrResultTooLarge", err)
 			}
-			res, err := pool.Call(t.Context(), name, mcp.CallToolParams{Name: "huge", Arguments: map[string]any{"size": 1000}})
+			res, err := pool.Call(t.Context(), name, nil, mcp.CallToolParams{Name: "huge", Arguments: map[string]any{"size": 1000}})
 			if err != nil {
 				t.Fatalf("a small result after a huge one: %v", err)
 			}
@@ -364,13 +364,13 @@ func TestCallsBeyondTheQueueAreBusy(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
-	wg.Go(func() { _, _ = pool.Call(ctx, "fs", mcp.CallToolParams{Name: "hang"}) })
+	wg.Go(func() { _, _ = pool.Call(ctx, "fs", nil, mcp.CallToolParams{Name: "hang"}) })
 	waitFor(t, func() bool { return len(g.slots) == 1 })
-	wg.Go(func() { _, _ = pool.Call(ctx, "fs", mcp.CallToolParams{Name: "hang"}) })
+	wg.Go(func() { _, _ = pool.Call(ctx, "fs", nil, mcp.CallToolParams{Name: "hang"}) })
 	waitFor(t, func() bool { return g.waiting.Load() == 1 })
 
 	start := time.Now()
-	_, err := pool.Call(t.Context(), "fs", mcp.CallToolParams{Name: "tool0"})
+	_, err := pool.Call(t.Context(), "fs", nil, mcp.CallToolParams{Name: "tool0"})
 	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), `upstream "fs" is busy`) {
 		t.Errorf("third call: err = %v, want ErrBusy", err)
 	}
@@ -380,7 +380,7 @@ func TestCallsBeyondTheQueueAreBusy(t *testing.T) {
 	}
 	cancel()
 	wg.Wait()
-	if _, err := pool.Call(t.Context(), "fs", mcp.CallToolParams{Name: "tool0"}); err != nil {
+	if _, err := pool.Call(t.Context(), "fs", nil, mcp.CallToolParams{Name: "tool0"}); err != nil {
 		t.Errorf("call once the queue drained: %v", err)
 	}
 }
@@ -404,7 +404,7 @@ func TestToolChangesAreReportedAndPinned(t *testing.T) {
 	}
 
 	// tools/list_changed: re-listed and reported.
-	if _, err := pool.Call(t.Context(), "fs", mcp.CallToolParams{Name: "add"}); err != nil {
+	if _, err := pool.Call(t.Context(), "fs", nil, mcp.CallToolParams{Name: "add"}); err != nil {
 		t.Fatal(err)
 	}
 	changed := evs.wait(t, EventToolsChanged, 5*time.Second)
@@ -420,7 +420,7 @@ func TestToolChangesAreReportedAndPinned(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "description"), []byte(evil), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = pool.Call(t.Context(), "fs", mcp.CallToolParams{Name: "crash"})
+	_, _ = pool.Call(t.Context(), "fs", nil, mcp.CallToolParams{Name: "crash"})
 	restarted := evs.wait(t, EventRestarted, 5*time.Second)
 	if !restarted.ToolsChanged {
 		t.Error("Restarted with a new description: ToolsChanged is false")
@@ -447,7 +447,7 @@ func TestCloseStopsSupervisorsAndChildren(t *testing.T) {
 		t.Errorf("Close took %s", d)
 	}
 	waitGone(t, grandchild, "grandchild")
-	_, err := pool.Call(t.Context(), "fs", mcp.CallToolParams{Name: "tool0"})
+	_, err := pool.Call(t.Context(), "fs", nil, mcp.CallToolParams{Name: "tool0"})
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("call after Close: %v", err)
 	}

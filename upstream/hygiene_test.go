@@ -31,7 +31,7 @@ func TestRestartsLeakNoFileDescriptors(t *testing.T) {
 	before := openFDs(t)
 	const restarts = 5
 	for range restarts {
-		_, _ = pool.Call(t.Context(), "s", mcp.CallToolParams{Name: "crash"})
+		_, _ = pool.Call(t.Context(), "s", nil, mcp.CallToolParams{Name: "crash"})
 		evs.wait(t, EventRestarted, 10*time.Second)
 	}
 	after := openFDs(t)

@@ -38,11 +38,11 @@ var ErrIsolationFull = errors.New("isolation_max reached")
 
 // A Route says who a request comes from, so that a server isolated per
 // principal or per session is given its caller's child: Call and Request
-// route by it and record in Instance which isolated child served the
-// request ("" when the server is shared). It also travels the other way,
-// under its own key (see CallerOf): the ctx a Peer gets with an isolated
-// child's notification or request carries the Route of the caller that
-// child serves, Session empty when the child serves every session of its
+// take it, route by it and record in Instance which isolated child served
+// the request ("" when the server is shared). It also travels the other
+// way (see CallerOf): the ctx a Peer gets with an isolated child's
+// notification or request carries the Route of the caller that child
+// serves, Session empty when the child serves every session of its
 // principal.
 type Route struct {
 	Principal string
@@ -61,27 +61,12 @@ func (r *Route) Serves(principal, session string) bool {
 	return principal == r.Principal && (r.Session == "" || session == r.Session)
 }
 
-type routeKey struct{}
-
-// WithRoute returns ctx carrying r, for Call and Request to route by and
-// fill in.
-func WithRoute(ctx context.Context, r *Route) context.Context {
-	return context.WithValue(ctx, routeKey{}, r)
-}
-
-// routeOf is the Route ctx carries for Call and Request, or nil.
-func routeOf(ctx context.Context) *Route {
-	r, _ := ctx.Value(routeKey{}).(*Route)
-	return r
-}
-
 type callerKey struct{}
 
 // CallerOf is, in the ctx of a Peer's notification or request, the Route
 // of the caller the isolated child that sent it serves; nil when a shared
-// server sent it. It has a key of its own: a call's Route, which an
-// in-process transport may hand back in the ctx of the upstream's request,
-// is not mistaken for it.
+// server sent it (whose ctx carries an explicit nil, so that no Route
+// inherited from the ctx the request was made with passes for it).
 func CallerOf(ctx context.Context) *Route {
 	r, _ := ctx.Value(callerKey{}).(*Route)
 	return r
@@ -138,11 +123,10 @@ type child struct {
 	lastUsed time.Time // when the last call ended
 }
 
-// pick returns the server that serves a call to s from ctx's route, and
+// pick returns the server that serves a call to s from the caller r, and
 // the function to call once the call has ended. A shared server is served
 // by s itself; an isolated one refuses a call without a route.
-func (p *Pool) pick(ctx context.Context, s *server) (*server, func(), error) {
-	r := routeOf(ctx)
+func (p *Pool) pick(ctx context.Context, s *server, r *Route) (*server, func(), error) {
 	if s.kids == nil {
 		return s, func() {}, nil
 	}

@@ -14,13 +14,12 @@ import (
 // and returns the instance that served it and the client it was given.
 func requestAs(t *testing.T, pool *Pool, r Route) (string, *client.Client, error) {
 	t.Helper()
-	ctx := WithRoute(t.Context(), &r)
 	var got *client.Client
-	_, err := pool.Request(ctx, "iso", func(ctx context.Context, cl *client.Client, _ mcp.ServerCapabilities) (any, error) {
+	_, err := pool.Request(t.Context(), "iso", &r, func(ctx context.Context, cl *client.Client, _ mcp.ServerCapabilities) (any, error) {
 		got = cl
 		return cl.ListTools(ctx, mcp.ListToolsRequest{})
 	})
-	return routeOf(ctx).Instance, got, err
+	return r.Instance, got, err
 }
 
 func TestPerPrincipalRequestGoesToOwnChild(t *testing.T) {
@@ -128,7 +127,7 @@ func TestAChildsPeerContextNamesOnlyTheCallerItServes(t *testing.T) {
 	}
 	s, _ := pool.server("iso")
 	inherited := context.WithValue(t.Context(), callerKey{}, &Route{Principal: "alice"})
-	if r := CallerOf(s.peerContext(WithRoute(inherited, &Route{Principal: "alice"}))); r != nil {
+	if r := CallerOf(s.peerContext(inherited)); r != nil {
 		t.Errorf("the template's peer context carries %+v, want none: it serves no caller", r)
 	}
 	s.kids.mu.Lock()

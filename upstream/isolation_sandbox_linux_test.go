@@ -15,7 +15,7 @@ import (
 // callText calls tool on "iso" as r and returns its text.
 func callText(t *testing.T, pool *Pool, r Route, tool string, args map[string]any) string {
 	t.Helper()
-	raw, err := pool.Call(WithRoute(t.Context(), &r), "iso", mcp.CallToolParams{Name: tool, Arguments: args})
+	raw, err := pool.Call(t.Context(), "iso", &r, mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
 		t.Fatalf("%s as %s: %v", tool, r.Principal, err)
 	}

@@ -38,13 +38,11 @@ func isolatedPool(t *testing.T, spec Spec, env ...string) (*Pool, *atomic.Int32)
 // callAs calls tool0 on "iso" as r and returns the instance that served it.
 func callAs(t *testing.T, pool *Pool, r Route) (string, error) {
 	t.Helper()
-	ctx := WithRoute(t.Context(), &r)
-	route := routeOf(ctx)
-	raw, err := pool.Call(ctx, "iso", mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "hi"}})
+	raw, err := pool.Call(t.Context(), "iso", &r, mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "hi"}})
 	if err == nil && firstText(t, raw) != "hi" {
 		t.Errorf("tool0 answered %q", firstText(t, raw))
 	}
-	return route.Instance, err
+	return r.Instance, err
 }
 
 // pidOf is the process id an instance name ends with.
@@ -91,11 +89,11 @@ func TestEachPrincipalIsServedByAChildOfItsOwn(t *testing.T) {
 func TestACallWithoutARouteIsNotServedByTheSharedTemplate(t *testing.T) {
 	t.Parallel()
 	pool, _ := isolatedPool(t, Spec{Isolation: IsolationPerPrincipal})
-	_, err := pool.Call(t.Context(), "iso", mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "hi"}})
+	_, err := pool.Call(t.Context(), "iso", nil, mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "hi"}})
 	if err == nil || !strings.Contains(err.Error(), "names no caller") {
 		t.Fatalf("a call without a route: %v; want it refused, not served by the process every caller shares", err)
 	}
-	_, err = pool.Request(t.Context(), "iso", func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error) { return nil, nil })
+	_, err = pool.Request(t.Context(), "iso", nil, func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error) { return nil, nil })
 	if err == nil {
 		t.Fatal("a request without a route was served; want it refused")
 	}
@@ -254,7 +252,7 @@ func TestReloadDrainsACallInFlightOnAnIsolatedChild(t *testing.T) {
 	evs.wait(t, EventConnected, 10*time.Second)
 	errs := make(chan error, 1)
 	go func() {
-		_, err := pool.Call(WithRoute(t.Context(), &Route{Principal: "alice"}), "s", mcp.CallToolParams{Name: "held"})
+		_, err := pool.Call(t.Context(), "s", &Route{Principal: "alice"}, mcp.CallToolParams{Name: "held"})
 		errs <- err
 	}()
 	waitFor(t, func() bool { s, _ := pool.server("s"); return s.kids.busy() })

@@ -28,7 +28,7 @@ func TestSSEServerGetsTheStoredOAuthToken(t *testing.T) {
 	if err := pool.Err("remote"); err != nil {
 		t.Fatalf("Err = %v", err)
 	}
-	res, err := pool.Call(t.Context(), "remote", mcp.CallToolParams{Name: remote.EchoTool, Arguments: map[string]any{"text": "over sse"}})
+	res, err := pool.Call(t.Context(), "remote", nil, mcp.CallToolParams{Name: remote.EchoTool, Arguments: map[string]any{"text": "over sse"}})
 	if err != nil || !strings.Contains(string(res), "over sse") {
 		t.Fatalf("Call = %s, %v", res, err)
 	}

@@ -63,7 +63,7 @@ func TestStoredOAuthTokenListsAndCallsTools(t *testing.T) {
 	if len(tools) != 1 || tools[0].Name != remote.EchoTool {
 		t.Errorf("listed %v, want the echo tool", tools)
 	}
-	res, err := pool.Call(t.Context(), "remote", mcp.CallToolParams{Name: remote.EchoTool, Arguments: map[string]any{"text": "hi"}})
+	res, err := pool.Call(t.Context(), "remote", nil, mcp.CallToolParams{Name: remote.EchoTool, Arguments: map[string]any{"text": "hi"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestTokenAboutToExpireIsRefreshedFirst(t *testing.T) {
 	pool := Start(t.Context(), map[string]Spec{"remote": up.spec(store, "remote")}, nil)
 	t.Cleanup(func() { pool.Close() })
 
-	if _, err := pool.Call(t.Context(), "remote", mcp.CallToolParams{Name: remote.EchoTool, Arguments: map[string]any{"text": "x"}}); err != nil {
+	if _, err := pool.Call(t.Context(), "remote", nil, mcp.CallToolParams{Name: remote.EchoTool, Arguments: map[string]any{"text": "x"}}); err != nil {
 		t.Fatal(err)
 	}
 	now, _, err := store.Get(t.Context(), "remote")

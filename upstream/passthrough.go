@@ -95,13 +95,14 @@ func (p *Pool) Session(name string) (*client.Client, mcp.ServerCapabilities, err
 // other than tools/call (resources, prompts, completion, logging) to the
 // named server, and the capabilities its server declared. A server
 // isolated per principal or per session serves it from the child of the
-// caller ctx's Route names (see WithRoute), started on first use and kept
-// from being reaped until do returns; Route.Instance then names it. A
+// caller route names, started on first use and kept from being reaped
+// until do returns; route.Instance then names it (route is nil only for a
+// server that is not isolated). A
 // request that would need one more child than isolation_max allows fails
 // with ErrIsolationFull. Request waits while a child is starting, at most
 // the server's CallTimeout, and fails fast while a server is down, like
 // Session.
-func (p *Pool) Request(ctx context.Context, name string, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
+func (p *Pool) Request(ctx context.Context, name string, route *Route, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
 	s, err := p.server(name)
 	if err != nil {
 		return nil, notSent(err)
@@ -109,7 +110,7 @@ func (p *Pool) Request(ctx context.Context, name string, do func(context.Context
 	var sess *session
 	if s.kids != nil {
 		var done func()
-		if s, done, err = p.pick(ctx, s); err != nil {
+		if s, done, err = p.pick(ctx, s, route); err != nil {
 			return nil, notSent(err)
 		}
 		defer done()
@@ -119,7 +120,7 @@ func (p *Pool) Request(ctx context.Context, name string, do func(context.Context
 		sess, err = s.await(wctx)
 		cancel()
 		if err == nil {
-			routeOf(ctx).Instance = s.instanceName(sess)
+			route.Instance = s.instanceName(sess)
 		}
 	} else {
 		sess, err = s.current()

@@ -118,7 +118,7 @@ func TestStartConnectsEveryTransportAndFollowsPagination(t *testing.T) {
 					t.Errorf("%s's inputSchema listed as %s (decoded %+v), want the upstream's %s", tool.Name, tool.RawInputSchema, tool.InputSchema, standInSchema)
 				}
 			}
-			res, err := pool.Call(t.Context(), name, mcp.CallToolParams{Name: "tool3", Arguments: map[string]any{"text": "via " + name}})
+			res, err := pool.Call(t.Context(), name, nil, mcp.CallToolParams{Name: "tool3", Arguments: map[string]any{"text": "via " + name}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -190,11 +190,11 @@ func TestFailedServerIsReportedAndOthersWork(t *testing.T) {
 				t.Errorf("%s: error %q does not mention %q", tt.server, err, want)
 			}
 		}
-		if _, err := pool.Call(t.Context(), tt.server, mcp.CallToolParams{Name: "x"}); err == nil || !strings.Contains(err.Error(), tt.server) {
+		if _, err := pool.Call(t.Context(), tt.server, nil, mcp.CallToolParams{Name: "x"}); err == nil || !strings.Contains(err.Error(), tt.server) {
 			t.Errorf("%s: Call error %v does not name the server", tt.server, err)
 		}
 	}
-	if _, err := pool.Call(t.Context(), "good", mcp.CallToolParams{Name: "tool0"}); err != nil {
+	if _, err := pool.Call(t.Context(), "good", nil, mcp.CallToolParams{Name: "tool0"}); err != nil {
 		t.Errorf("good server call: %v", err)
 	}
 }

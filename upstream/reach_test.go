@@ -34,11 +34,12 @@ func addCapsTool(srv *mcpserver.MCPServer) {
 	})
 }
 
-// declaredFor calls caps on server name with ctx, and returns what the
+// declaredFor calls caps on server name with ctx for route (nil: a
+// shared server), and returns what the
 // upstream was declared.
-func declaredFor(t *testing.T, ctx context.Context, pool *Pool, name string) mcp.ClientCapabilities {
+func declaredFor(t *testing.T, ctx context.Context, pool *Pool, name string, route *Route) mcp.ClientCapabilities {
 	t.Helper()
-	raw, err := pool.Call(ctx, name, mcp.CallToolParams{Name: "caps"})
+	raw, err := pool.Call(ctx, name, route, mcp.CallToolParams{Name: "caps"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestModernUpstreamIsDeclaredPerCallOnlyWhatItsCallerCanBeSent(t *testing.T)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			caps := declaredFor(t, tt.ctx, pool, "s")
+			caps := declaredFor(t, tt.ctx, pool, "s", nil)
 			if got := caps.Elicitation != nil; got != tt.wantElicitation {
 				t.Errorf("elicitation declared: %v, want %v", got, tt.wantElicitation)
 			}
@@ -93,12 +94,12 @@ func TestModernUpstreamIsDeclaredPerCallOnlyWhatItsCallerCanBeSent(t *testing.T)
 func TestChildIsolatedPerSessionIsDeclaredOnlyWhatItsClientCanBeSent(t *testing.T) {
 	t.Parallel()
 	pool, _ := isolatedPool(t, Spec{Isolation: IsolationPerSession}, capsToolEnv+"=1")
-	modern := WithReach(WithRoute(t.Context(), &Route{Principal: "p", Session: "modern"}), Reach{})
-	if caps := declaredFor(t, modern, pool, "iso"); caps.Elicitation != nil || caps.Sampling != nil {
+	modern := WithReach(t.Context(), Reach{})
+	if caps := declaredFor(t, modern, pool, "iso", &Route{Principal: "p", Session: "modern"}); caps.Elicitation != nil || caps.Sampling != nil {
 		t.Errorf("the child of a client that cannot be sent a request was declared %+v, want neither elicitation nor sampling", caps)
 	}
-	legacy := WithReach(WithRoute(t.Context(), &Route{Principal: "p", Session: "legacy"}), Reach{Elicitation: true, Sampling: true})
-	if caps := declaredFor(t, legacy, pool, "iso"); caps.Elicitation == nil || caps.Sampling == nil {
+	legacy := WithReach(t.Context(), Reach{Elicitation: true, Sampling: true})
+	if caps := declaredFor(t, legacy, pool, "iso", &Route{Principal: "p", Session: "legacy"}); caps.Elicitation == nil || caps.Sampling == nil {
 		t.Errorf("the child of a client that can be sent both was declared %+v, want elicitation and sampling", caps)
 	}
 }

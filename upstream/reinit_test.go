@@ -76,7 +76,7 @@ func TestLostUpstreamSessionReinitialises(t *testing.T) {
 		&Options{OnEvent: evs.add, MinBackoff: time.Minute, MaxBackoff: time.Minute})
 	t.Cleanup(func() { pool.Close() })
 	call := func() error {
-		_, err := pool.Call(t.Context(), "http", mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "x"}})
+		_, err := pool.Call(t.Context(), "http", nil, mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "x"}})
 		return err
 	}
 	if err := call(); err != nil {
@@ -124,7 +124,7 @@ func TestReloadDrainsCallsInFlightOnAChangedServer(t *testing.T) {
 	errs := make(chan error, inFlight)
 	for range inFlight {
 		go func() {
-			_, err := pool.Call(t.Context(), "s", mcp.CallToolParams{Name: "held"})
+			_, err := pool.Call(t.Context(), "s", nil, mcp.CallToolParams{Name: "held"})
 			errs <- err
 		}()
 	}
@@ -133,7 +133,7 @@ func TestReloadDrainsCallsInFlightOnAChangedServer(t *testing.T) {
 	if !slices.Equal(restarted, []string{"s"}) {
 		t.Fatalf("restarted %v", restarted)
 	}
-	raw, err := pool.Call(t.Context(), "s", mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "new"}})
+	raw, err := pool.Call(t.Context(), "s", nil, mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "new"}})
 	if err != nil {
 		t.Fatalf("a call after the reload, while the old calls are held: %v", err)
 	}
@@ -174,7 +174,7 @@ func TestServerForgettingEverySessionIsNotReinitialisedInALoop(t *testing.T) {
 	srv.always = true
 	srv.mu.Unlock()
 	for range 5 {
-		_, _ = pool.Call(t.Context(), "http", mcp.CallToolParams{Name: "tool0"})
+		_, _ = pool.Call(t.Context(), "http", nil, mcp.CallToolParams{Name: "tool0"})
 	}
 	time.Sleep(500 * time.Millisecond)
 	srv.mu.Lock()

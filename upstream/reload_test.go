@@ -56,7 +56,7 @@ func cloneSpec(spec Spec) Spec {
 
 func echo(t *testing.T, pool *Pool, server, text string) {
 	t.Helper()
-	res, err := pool.Call(t.Context(), server, mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": text}})
+	res, err := pool.Call(t.Context(), server, nil, mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": text}})
 	if err != nil {
 		t.Fatalf("call to %s: %v", server, err)
 	}
@@ -88,7 +88,7 @@ func TestReconcileAddsRemovesRestartsAndKeeps(t *testing.T) {
 	// A call in flight to the server about to be removed.
 	inFlight := make(chan error, 1)
 	go func() {
-		_, err := pool.Call(context.Background(), "gone", mcp.CallToolParams{Name: "hang"})
+		_, err := pool.Call(context.Background(), "gone", nil, mcp.CallToolParams{Name: "hang"})
 		inFlight <- err
 	}()
 	waitFor(t, func() bool { return len((*pool.servers.Load())["gone"].gate.slots) == 1 })
@@ -112,7 +112,7 @@ func TestReconcileAddsRemovesRestartsAndKeeps(t *testing.T) {
 		if err != nil || len(tools) != 5 {
 			t.Fatalf("Tools = %d tools, %v; want 5", len(tools), err)
 		}
-		res, err := pool.Call(t.Context(), "http", mcp.CallToolParams{Name: "tool3", Arguments: map[string]any{"text": "new"}})
+		res, err := pool.Call(t.Context(), "http", nil, mcp.CallToolParams{Name: "tool3", Arguments: map[string]any{"text": "new"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +129,7 @@ func TestReconcileAddsRemovesRestartsAndKeeps(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("the call in flight to the removed server did not end")
 		}
-		if _, err := pool.Call(t.Context(), "gone", mcp.CallToolParams{Name: "tool0"}); !errors.Is(err, ErrUnknownServer) {
+		if _, err := pool.Call(t.Context(), "gone", nil, mcp.CallToolParams{Name: "tool0"}); !errors.Is(err, ErrUnknownServer) {
 			t.Errorf("Call: err = %v, want ErrUnknownServer", err)
 		}
 		if _, err := pool.Tools("gone"); !errors.Is(err, ErrUnknownServer) {
@@ -271,7 +271,7 @@ func TestCloseStopsServersAddedByReconcile(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, grandchild, "grandchild of the added server")
-	if _, err := pool.Call(t.Context(), "fs", mcp.CallToolParams{Name: "tool0"}); !errors.Is(err, ErrUnavailable) {
+	if _, err := pool.Call(t.Context(), "fs", nil, mcp.CallToolParams{Name: "tool0"}); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("call after Close: %v", err)
 	}
 
@@ -309,7 +309,7 @@ func TestConcurrentReconcileAndCalls(t *testing.T) {
 				default:
 				}
 				for _, name := range []string{"a", "b"} {
-					_, err := pool.Call(context.Background(), name, mcp.CallToolParams{Name: "tool0"})
+					_, err := pool.Call(context.Background(), name, nil, mcp.CallToolParams{Name: "tool0"})
 					if err != nil && !errors.Is(err, ErrUnknownServer) && !errors.Is(err, ErrUnavailable) {
 						t.Errorf("call to %s: %v", name, err)
 					}

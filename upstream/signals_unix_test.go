@@ -49,7 +49,7 @@ func TestChildTerminatedWhileRunningIsStillReportedLost(t *testing.T) {
 		t.Errorf("lost: %v, want it killed by SIGTERM", lost.Err)
 	}
 	evs.wait(t, EventRestarted, 10*time.Second)
-	if _, err := pool.Call(t.Context(), "s", mcp.CallToolParams{Name: "tool0"}); err != nil {
+	if _, err := pool.Call(t.Context(), "s", nil, mcp.CallToolParams{Name: "tool0"}); err != nil {
 		t.Errorf("call after the restart: %v", err)
 	}
 }

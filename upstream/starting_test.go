@@ -31,7 +31,7 @@ func TestBackgroundStartDoesNotWaitForANeverAnsweringServer(t *testing.T) {
 	if ev := evs.wait(t, EventConnected, 10*time.Second); ev.Server != "fine" {
 		t.Errorf("connected %q, want fine", ev.Server)
 	}
-	if _, err := pool.Call(t.Context(), "fine", mcp.CallToolParams{Name: "tool0"}); err != nil {
+	if _, err := pool.Call(t.Context(), "fine", nil, mcp.CallToolParams{Name: "tool0"}); err != nil {
 		t.Errorf("calling the server that is up while the other hangs: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
@@ -46,7 +46,7 @@ func TestCallWaitsForAServerStillStarting(t *testing.T) {
 	slow, _ := faulty(t, "slow-init=1s")
 	pool, _ := startBackground(t, map[string]Spec{"slow": slow})
 	begin := time.Now()
-	raw, err := pool.Call(t.Context(), "slow", mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "waited"}})
+	raw, err := pool.Call(t.Context(), "slow", nil, mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": "waited"}})
 	if err != nil {
 		t.Fatalf("a call to a server still starting failed instead of waiting: %v", err)
 	}
@@ -66,7 +66,7 @@ func TestCallToAServerThatNeverAnswersSaysItIsStillStarting(t *testing.T) {
 	hang.CallTimeout = 300 * time.Millisecond
 	pool, _ := startBackground(t, map[string]Spec{"hang": hang})
 	begin := time.Now()
-	_, err := pool.Call(t.Context(), "hang", mcp.CallToolParams{Name: "tool0"})
+	_, err := pool.Call(t.Context(), "hang", nil, mcp.CallToolParams{Name: "tool0"})
 	var serr *StartingError
 	if !errors.As(err, &serr) || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), `upstream "hang" is still starting`) {
 		t.Fatalf("err = %v, want a still-starting error wrapping ErrUnavailable", err)
@@ -82,7 +82,7 @@ func TestCallDuringBackoffFailsFast(t *testing.T) {
 	pool, evs := startBackground(t, map[string]Spec{"gone": spec})
 	evs.wait(t, EventFailed, 10*time.Second)
 	begin := time.Now()
-	_, err := pool.Call(t.Context(), "gone", mcp.CallToolParams{Name: "tool0"})
+	_, err := pool.Call(t.Context(), "gone", nil, mcp.CallToolParams{Name: "tool0"})
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("err = %v, want ErrUnavailable", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/argview"
 	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 
 	"github.com/mcpwarden/mcpwarden/internal/textcut"
 )
@@ -173,14 +174,14 @@ them; for a call without paths: the calls without paths), or with --folder
 the later calls whose paths are all under the call's folders.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a := approvals.AllowOnce
+			a := state.AllowOnce
 			switch {
 			case session && folder:
 				return &codeError{code: exitUsage, err: fmt.Errorf("give --session or --folder, not both")}
 			case session:
-				a = approvals.AllowSession
+				a = state.AllowSession
 			case folder:
-				a = approvals.AllowFolder
+				a = state.AllowFolder
 			}
 			return decideCmd(cmd, &f, args[0], a)
 		},
@@ -198,20 +199,20 @@ func newDenyCmd() *cobra.Command {
 		Short: "Deny a tool call waiting for approval",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return decideCmd(cmd, &f, args[0], approvals.Deny)
+			return decideCmd(cmd, &f, args[0], state.Deny)
 		},
 	}
 	f.add(cmd)
 	return cmd
 }
 
-func decideCmd(cmd *cobra.Command, f *approvalFlags, id string, a approvals.Answer) error {
+func decideCmd(cmd *cobra.Command, f *approvalFlags, id string, a state.Answer) error {
 	c, err := f.client()
 	if err != nil {
 		return err
 	}
 	who := "mcpwarden approve"
-	if a == approvals.Deny {
+	if a == state.Deny {
 		who = "mcpwarden deny"
 	}
 	if u, err := user.Current(); err == nil && u.Username != "" {
@@ -221,11 +222,11 @@ func decideCmd(cmd *cobra.Command, f *approvalFlags, id string, a approvals.Answ
 		return err
 	}
 	switch a {
-	case approvals.AllowOnce:
+	case state.AllowOnce:
 		fmt.Fprintf(cmd.OutOrStdout(), "allowed %s once\n", id)
-	case approvals.AllowSession:
+	case state.AllowSession:
 		fmt.Fprintf(cmd.OutOrStdout(), "allowed %s for the session\n", id)
-	case approvals.AllowFolder:
+	case state.AllowFolder:
 		fmt.Fprintf(cmd.OutOrStdout(), "allowed %s under its folders for the session\n", id)
 	default:
 		fmt.Fprintf(cmd.OutOrStdout(), "denied %s\n", id)

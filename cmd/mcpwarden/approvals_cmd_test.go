@@ -16,6 +16,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/app"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
@@ -104,13 +105,13 @@ func TestApprovalsCommands(t *testing.T) {
 	if code, out, errOut := runCLI(t, "approve", "aaa111", "--session", "--token-file", tokenFile); code != 0 || !strings.Contains(out, "allowed aaa111 for the session") {
 		t.Errorf("approve --session = %d %q %q", code, out, errOut)
 	}
-	if d := <-first; d.Answer != approvals.AllowSession || d.Via != approvals.ViaCLI || d.Who == "" {
+	if d := <-first; d.Answer != state.AllowSession || d.Via != approvals.ViaCLI || d.Who == "" {
 		t.Errorf("first ask decided %+v", d)
 	}
 	if code, out, _ := runCLI(t, "deny", "bbb222", "--config", configPath); code != 0 || !strings.Contains(out, "denied bbb222") {
 		t.Errorf("deny = %d %q", code, out)
 	}
-	if d := <-second; d.Answer != approvals.Deny || d.Via != approvals.ViaCLI {
+	if d := <-second; d.Answer != state.Deny || d.Via != approvals.ViaCLI {
 		t.Errorf("second ask decided %+v", d)
 	}
 	if code, _, errOut := runCLI(t, "approve", "aaa111", "--token-file", tokenFile); code != 1 || !strings.Contains(errOut, "no such pending ask") {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/app"
 	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/proxy/toolscreen"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -31,7 +32,7 @@ type toolRow struct {
 	// is forwarded whatever it is (a tool denied outright is listed).
 	Shadow bool `json:"shadow,omitempty"`
 	// Suspicious says why the tool's description looks aimed at the
-	// model (proxy.SuspiciousTool); "" when it does not.
+	// model (toolscreen.Tool); "" when it does not.
 	Suspicious string `json:"suspicious,omitempty"`
 }
 
@@ -141,7 +142,7 @@ listed with their error), 2 the config is invalid.`,
 						Decision:   v.Decision.String(),
 						Rule:       v.Rule,
 						Gate:       v.Gate,
-						Suspicious: proxy.SuspiciousTool(t),
+						Suspicious: toolscreen.Tool(t),
 						Shadow:     st.Policy.Enforcement(l.Server, "") == rules.EnforceShadow,
 					}
 					if st.Policy.Hidden(call) {

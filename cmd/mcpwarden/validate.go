@@ -12,6 +12,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/app"
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/proxy/toolscreen"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -110,7 +111,7 @@ the exit status the same).`,
 					rep.Sandboxes[l.Server] = l.Sandbox
 				}
 				for _, t := range l.Tools {
-					if why := proxy.SuspiciousTool(t); why != "" {
+					if why := toolscreen.Tool(t); why != "" {
 						poisoned = append(poisoned, rules.Finding{Where: proxy.Canonical(l.Server, t.Name), Message: "looks aimed at the model: its " + why})
 					}
 					props := t.InputSchema.Properties

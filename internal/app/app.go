@@ -222,7 +222,7 @@ func Start(ctx context.Context, st *Setup, o Options) (_ *App, err error) {
 	if w := askWarning(cfg); w != "" {
 		a.logger.Warn(w)
 	}
-	a.pool.Start(context.WithoutCancel(ctx), a.srv)
+	a.pool.Start(context.WithoutCancel(ctx), a.srv.Peer())
 	return a, nil
 }
 

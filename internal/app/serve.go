@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
 	"github.com/mcpwarden/mcpwarden/proxy/streamable"
@@ -62,9 +63,9 @@ func (a *App) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	cfg := a.setup().Config
 	if cfg.Listen == "" || cfg.Listen == config.ListenStdio {
 		a.logger.Info("serving on stdio; upstreams start in the background", "upstreams", len(a.pool.Names()))
-		return a.srv.ServeStdio(serveCtx, in, out)
+		return proxy.ServeStdio(serveCtx, a.srv, in, out)
 	}
-	return a.srv.ListenAndServe(serveCtx, cfg.Listen, streamable.Options{
+	return proxy.ListenAndServe(serveCtx, a.srv, cfg.Listen, streamable.Options{
 		Identity: a.identity,
 		Guard: httpguard.Options{
 			AllowedHosts:   cfg.HTTP.AllowedHosts,

@@ -31,59 +31,55 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/argview"
 	"github.com/mcpwarden/mcpwarden/internal/enumtext"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 )
 
-// An Answer is what a resolver said to an ask. The zero value is Deny, so
-// a forgotten assignment fails closed.
-type Answer uint8
+// ParseAnswer reads the answer a resolver, the page or the CLI gives:
+// allow_once, allow_session, allow_session_folder or deny (deny_session is
+// an answer of the client's form only). Anything else is an error, with
+// Deny.
+func ParseAnswer(s string) (state.Answer, error) {
+	var a state.Answer
+	if err := a.UnmarshalText([]byte(s)); err != nil || a == state.DenySession {
+		return state.Deny, fmt.Errorf("unknown decision %q: want allow_once, allow_session, allow_session_folder or deny", s)
+	}
+	return a, nil
+}
 
-// The answers, with their JSON names in the comments.
+// A Via is the channel an answer came through, written by its name in
+// the history and the shared state. The zero value is ViaNone, for an ask
+// that ended unanswered.
+type Via uint8
+
+// The channels, with their names in the comments.
 const (
-	Deny         Answer = iota // "deny": refuse this call
-	AllowOnce                  // "allow_once": forward this call only
-	AllowSession               // "allow_session": forward this call and, for the session, the calls with exactly its paths (or, without paths, the tool's calls without paths)
-	AllowFolder                // "allow_session_folder": forward this call and, for the session, the calls whose paths are all under its folders
+	ViaNone     Via = iota // "": no channel (the ask expired or was withdrawn)
+	ViaPage                // "approval_page": the approvals page
+	ViaCLI                 // "approval_cli": mcpwarden approve / deny
+	ViaResolver            // "resolver": an external resolver
 )
 
-var answerNames = enumtext.Names[Answer]{Deny: "deny", AllowOnce: "allow_once", AllowSession: "allow_session", AllowFolder: "allow_session_folder"}
+var viaNames = enumtext.Names[Via]{ViaNone: "", ViaPage: "approval_page", ViaCLI: "approval_cli", ViaResolver: "resolver"}
 
-// String returns the JSON name of a.
-func (a Answer) String() string { return answerNames.String(a, "Answer") }
+// String returns the channel's name.
+func (v Via) String() string { return viaNames.String(v, "Via") }
 
-// MarshalText returns the JSON name of a.
-func (a Answer) MarshalText() ([]byte, error) { return answerNames.Marshal(a, "answer") }
+// MarshalText returns the channel's name.
+func (v Via) MarshalText() ([]byte, error) { return viaNames.Marshal(v, "channel") }
 
-// UnmarshalText sets a from its JSON name; anything else is an error (and
-// leaves a at Deny).
-func (a *Answer) UnmarshalText(b []byte) error {
-	if !answerNames.Set(a, string(b)) {
-		return fmt.Errorf("unknown decision %q: want allow_once, allow_session, allow_session_folder or deny", b)
+// UnmarshalText reads a channel's name; anything else is an error and
+// leaves ViaNone.
+func (v *Via) UnmarshalText(b []byte) error {
+	if !viaNames.Set(v, string(b)) {
+		return fmt.Errorf("unknown answer channel %q", b)
 	}
 	return nil
 }
 
-// ParseAnswer is UnmarshalText for a string.
-func ParseAnswer(s string) (Answer, error) {
-	var a Answer
-	err := a.UnmarshalText([]byte(s))
-	return a, err
-}
-
-// A Via is the channel an answer came through. Its text is the audit
-// event's granted_by value.
-type Via string
-
-// The channels.
-const (
-	ViaPage     Via = "approval_page" // the approvals page
-	ViaCLI      Via = "approval_cli"  // mcpwarden approve / deny
-	ViaResolver Via = "resolver"      // an external resolver
-)
-
 // A Decision is a resolver's answer to one ask: what was answered, through
 // which channel, and by whom (free text for the audit log and the page).
 type Decision struct {
-	Answer Answer
+	Answer state.Answer
 	Via    Via
 	Who    string
 }
@@ -181,10 +177,10 @@ type answerJSON struct {
 }
 
 // parseAnswer reads {"decision": "..."}; anything else is an error.
-func parseAnswer(data []byte) (Answer, error) {
+func parseAnswer(data []byte) (state.Answer, error) {
 	var a answerJSON
 	if err := json.Unmarshal(data, &a); err != nil {
-		return Deny, fmt.Errorf("the answer is not {\"decision\": ...} JSON: %w", err)
+		return state.Deny, fmt.Errorf("the answer is not {\"decision\": ...} JSON: %w", err)
 	}
 	return ParseAnswer(a.Decision)
 }

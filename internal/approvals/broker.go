@@ -118,7 +118,7 @@ func NewBroker(o *BrokerOptions) *Broker {
 // (the error is then ctx's) or the broker closes (ErrClosed). An answer
 // given at the same moment the deadline passes still counts.
 func (b *Broker) Resolve(ctx context.Context, req Request) (Decision, error) {
-	fail := Decision{Answer: Deny, Via: ViaPage}
+	fail := Decision{Answer: state.Deny, Via: ViaPage}
 	if req.ID == "" {
 		req.ID = NewID()
 	}
@@ -186,11 +186,11 @@ func (b *Broker) withdraw(p *pendingAsk, outcome string) (Decision, bool) {
 // the audit log and the history. An id that is not pending is
 // ErrUnknownAsk. With shared state it is DecideContext without a
 // deadline of its own (the store's timeout bounds it).
-func (b *Broker) Decide(id string, a Answer, via Via, who string) error {
+func (b *Broker) Decide(id string, a state.Answer, via Via, who string) error {
 	if b.shared != nil {
 		return b.DecideContext(context.Background(), id, a, via, who)
 	}
-	if int(a) >= len(answerNames) {
+	if a > state.AllowFolder { // what a resolver, the page or the CLI may answer (ParseAnswer)
 		return fmt.Errorf("invalid answer %d", uint8(a))
 	}
 	b.mu.Lock()

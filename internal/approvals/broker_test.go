@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/state"
 )
 
 // waitPending waits until b lists n pending asks and returns them.
@@ -46,12 +48,12 @@ func TestDecideAnswersThePendingAsk(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		answer Answer
+		answer state.Answer
 		via    Via
 	}{
-		{"allow once from the page", AllowOnce, ViaPage},
-		{"allow for the session from the CLI", AllowSession, ViaCLI},
-		{"deny from the page", Deny, ViaPage},
+		{"allow once from the page", state.AllowOnce, ViaPage},
+		{"allow for the session from the CLI", state.AllowSession, ViaCLI},
+		{"deny from the page", state.Deny, ViaPage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,7 +80,7 @@ func TestDecideAnswersThePendingAsk(t *testing.T) {
 				if s.Recent[0].Arguments != nil {
 					t.Errorf("the history keeps the arguments: %v", s.Recent[0].Arguments)
 				}
-				if err := b.Decide("abc", AllowOnce, ViaPage, ""); !errors.Is(err, ErrUnknownAsk) {
+				if err := b.Decide("abc", state.AllowOnce, ViaPage, ""); !errors.Is(err, ErrUnknownAsk) {
 					t.Errorf("a second answer to the same ask: %v, want ErrUnknownAsk", err)
 				}
 			})
@@ -94,7 +96,7 @@ func TestUnansweredAskTimesOut(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 		defer cancel()
 		d, err := b.Resolve(ctx, Request{Tool: "mcp:fs:write_file"})
-		if !errors.Is(err, context.DeadlineExceeded) || d.Answer != Deny {
+		if !errors.Is(err, context.DeadlineExceeded) || d.Answer != state.Deny {
 			t.Fatalf("Resolve = %+v, %v; want Deny, DeadlineExceeded", d, err)
 		}
 		s, _ := b.Snapshot()
@@ -112,7 +114,7 @@ func TestCloseDeniesPendingAsks(t *testing.T) {
 		waitPending(t, b, 1)
 		b.Close()
 		b.Close() // idempotent
-		if r := <-got; !errors.Is(r.err, ErrClosed) || r.d.Answer != Deny {
+		if r := <-got; !errors.Is(r.err, ErrClosed) || r.d.Answer != state.Deny {
 			t.Errorf("pending ask at Close: %+v, %v", r.d, r.err)
 		}
 		if _, err := b.Resolve(t.Context(), Request{}); !errors.Is(err, ErrClosed) {
@@ -141,7 +143,7 @@ func TestHistoryKeepsTheLastN(t *testing.T) {
 	for _, id := range []string{"a", "b", "c"} {
 		got := resolveAsync(t.Context(), b, Request{ID: id})
 		waitPending(t, b, 1)
-		if err := b.Decide(id, Deny, ViaCLI, ""); err != nil {
+		if err := b.Decide(id, state.Deny, ViaCLI, ""); err != nil {
 			t.Fatal(err)
 		}
 		<-got
@@ -170,18 +172,20 @@ func TestParseAnswerRefusesUnknownDecisions(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		in   string
-		want Answer
+		want state.Answer
 		ok   bool
 	}{
-		{`{"decision":"allow_once"}`, AllowOnce, true},
-		{`{"decision":"allow_session"}`, AllowSession, true},
-		{`{"decision":"deny"}`, Deny, true},
-		{`{"decision":"ALLOW_ONCE"}`, Deny, false},
-		{`{"decision":"yes"}`, Deny, false},
-		{`{}`, Deny, false},
-		{`{"decision":"allow_once"} trailing`, Deny, false},
-		{`allow_once`, Deny, false},
-		{``, Deny, false},
+		{`{"decision":"allow_once"}`, state.AllowOnce, true},
+		{`{"decision":"allow_session"}`, state.AllowSession, true},
+		{`{"decision":"deny"}`, state.Deny, true},
+		{`{"decision":"deny_session"}`, state.Deny, false}, // the client form's answer alone
+		{`{"decision":"none"}`, state.Deny, false},
+		{`{"decision":"ALLOW_ONCE"}`, state.Deny, false},
+		{`{"decision":"yes"}`, state.Deny, false},
+		{`{}`, state.Deny, false},
+		{`{"decision":"allow_once"} trailing`, state.Deny, false},
+		{`allow_once`, state.Deny, false},
+		{``, state.Deny, false},
 	}
 	for _, tt := range tests {
 		got, err := parseAnswer([]byte(tt.in))

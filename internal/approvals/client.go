@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpwarden/mcpwarden/internal/atomicfile"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 )
 
 // A TokenFile is what a running mcpwarden writes for the CLI: where its
@@ -98,7 +99,7 @@ func (c *Client) Snapshot(ctx context.Context) (Snapshot, error) {
 
 // Decide answers the pending ask id; who names the human for the history
 // and the audit log.
-func (c *Client) Decide(ctx context.Context, id string, a Answer, who string) error {
+func (c *Client) Decide(ctx context.Context, id string, a state.Answer, who string) error {
 	body, err := json.Marshal(decideBody{Decision: a.String(), Via: "cli", Who: who})
 	if err != nil {
 		return err

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/state"
 )
 
 const testToken = "TESTTOKEN0123456789ABCDEFG"
@@ -165,7 +167,7 @@ func TestCrossOriginDecisionIsRefused(t *testing.T) {
 	if code, body := do(t, req); code != http.StatusOK {
 		t.Fatalf("same-origin decision: %d %s", code, body)
 	}
-	if r := <-got; r.err != nil || r.d.Answer != AllowSession || r.d.Via != ViaPage {
+	if r := <-got; r.err != nil || r.d.Answer != state.AllowSession || r.d.Via != ViaPage {
 		t.Errorf("Resolve = %+v, %v", r.d, r.err)
 	}
 	if code, _ := do(t, decideReq(t, srv, "abc", `{"decision":"deny"}`)); code != http.StatusNotFound {
@@ -229,13 +231,13 @@ func TestClientListsAndDecides(t *testing.T) {
 	if err != nil || len(s.Pending) != 1 || s.Pending[0].ID != "abc" {
 		t.Fatalf("Snapshot = %+v, %v", s, err)
 	}
-	if err := c.Decide(t.Context(), "nope", AllowOnce, "me"); err == nil || !strings.Contains(err.Error(), ErrUnknownAsk.Error()) {
+	if err := c.Decide(t.Context(), "nope", state.AllowOnce, "me"); err == nil || !strings.Contains(err.Error(), ErrUnknownAsk.Error()) {
 		t.Errorf("Decide of an unknown id: %v", err)
 	}
-	if err := c.Decide(t.Context(), "abc", AllowOnce, "me"); err != nil {
+	if err := c.Decide(t.Context(), "abc", state.AllowOnce, "me"); err != nil {
 		t.Fatal(err)
 	}
-	if r := <-got; r.err != nil || r.d != (Decision{Answer: AllowOnce, Via: ViaCLI, Who: "me"}) {
+	if r := <-got; r.err != nil || r.d != (Decision{Answer: state.AllowOnce, Via: ViaCLI, Who: "me"}) {
 		t.Errorf("Resolve = %+v, %v", r.d, r.err)
 	}
 	bad := &Client{TokenFile: TokenFile{URL: srv.URL + "/", Token: "wrong"}}

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/state"
 )
 
 // DefaultResolverTimeout bounds one external resolver's answer when none
@@ -60,7 +62,7 @@ func encodeAsk(ctx context.Context, req Request, timeout time.Duration, what str
 
 // Resolve runs the program for req.
 func (c *Command) Resolve(ctx context.Context, req Request) (Decision, error) {
-	d := Decision{Answer: Deny, Via: ViaResolver, Who: "resolver " + strings.Join(c.Argv, " ")}
+	d := Decision{Answer: state.Deny, Via: ViaResolver, Who: "resolver " + strings.Join(c.Argv, " ")}
 	if len(c.Argv) == 0 || c.Argv[0] == "" {
 		return d, errors.New("resolver command: no program")
 	}
@@ -129,7 +131,7 @@ func Sign(secret []byte, timestamp string, body []byte) string {
 
 // Resolve posts req to the endpoint.
 func (u *URL) Resolve(ctx context.Context, req Request) (Decision, error) {
-	d := Decision{Answer: Deny, Via: ViaResolver, Who: cut("resolver "+u.URL, maxWho)}
+	d := Decision{Answer: state.Deny, Via: ViaResolver, Who: cut("resolver "+u.URL, maxWho)}
 	if len(u.Secret) == 0 {
 		return d, errors.New("resolver url: no secret to sign with")
 	}

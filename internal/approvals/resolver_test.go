@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/state"
 )
 
 var askForResolver = Request{ID: "r1", Tool: "mcp:fs:write_file", Server: "fs", Rule: "mcp:fs:write_file", Arguments: map[string]any{"path": "/tmp/x"}}
@@ -31,19 +33,19 @@ func TestCommandResolver(t *testing.T) {
 	tests := []struct {
 		name    string
 		body    string
-		want    Answer
+		want    state.Answer
 		wantErr string
 	}{
-		{"allow once", `cat >/dev/null; echo '{"decision":"allow_once"}'`, AllowOnce, ""},
-		{"allow for the session", `echo '{"decision": "allow_session"}'`, AllowSession, ""},
-		{"deny", `echo '{"decision":"deny"}'`, Deny, ""},
-		{"garbage denies", `echo 'sure, go ahead'`, Deny, "not {"},
-		{"an unknown decision denies", `echo '{"decision":"allow"}'`, Deny, "unknown decision"},
-		{"no output denies", `true`, Deny, "not {"},
-		{"a failing program denies even with an allow", `echo '{"decision":"allow_once"}'; echo oops >&2; exit 3`, Deny, "oops"},
-		{"a timeout denies", `sleep 30; echo '{"decision":"allow_once"}'`, Deny, "no answer within"},
-		{"a timeout kills the children too", `(sleep 30; echo '{"decision":"allow_once"}') & wait`, Deny, "no answer within"},
-		{"the ask arrives on stdin", `grep -q '"tool":"mcp:fs:write_file"' && echo '{"decision":"allow_once"}'`, AllowOnce, ""},
+		{"allow once", `cat >/dev/null; echo '{"decision":"allow_once"}'`, state.AllowOnce, ""},
+		{"allow for the session", `echo '{"decision": "allow_session"}'`, state.AllowSession, ""},
+		{"deny", `echo '{"decision":"deny"}'`, state.Deny, ""},
+		{"garbage denies", `echo 'sure, go ahead'`, state.Deny, "not {"},
+		{"an unknown decision denies", `echo '{"decision":"allow"}'`, state.Deny, "unknown decision"},
+		{"no output denies", `true`, state.Deny, "not {"},
+		{"a failing program denies even with an allow", `echo '{"decision":"allow_once"}'; echo oops >&2; exit 3`, state.Deny, "oops"},
+		{"a timeout denies", `sleep 30; echo '{"decision":"allow_once"}'`, state.Deny, "no answer within"},
+		{"a timeout kills the children too", `(sleep 30; echo '{"decision":"allow_once"}') & wait`, state.Deny, "no answer within"},
+		{"the ask arrives on stdin", `grep -q '"tool":"mcp:fs:write_file"' && echo '{"decision":"allow_once"}'`, state.AllowOnce, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,7 +72,7 @@ func TestCommandResolver(t *testing.T) {
 func TestCommandResolverMissingProgramDenies(t *testing.T) {
 	t.Parallel()
 	c := &Command{Argv: []string{filepath.Join(t.TempDir(), "missing")}}
-	if d, err := c.Resolve(t.Context(), askForResolver); err == nil || d.Answer != Deny {
+	if d, err := c.Resolve(t.Context(), askForResolver); err == nil || d.Answer != state.Deny {
 		t.Errorf("Resolve = %+v, %v", d, err)
 	}
 }
@@ -111,26 +113,26 @@ func TestURLResolver(t *testing.T) {
 		name    string
 		secret  string // the resolver's; the endpoint's is "s3cret"
 		answer  func(http.ResponseWriter)
-		want    Answer
+		want    state.Answer
 		wantErr string
 	}{
-		{"allow once", "s3cret", says(`{"decision":"allow_once"}`), AllowOnce, ""},
-		{"allow for the session", "s3cret", says(`{"decision":"allow_session"}`), AllowSession, ""},
-		{"deny", "s3cret", says(`{"decision":"deny"}`), Deny, ""},
-		{"garbage denies", "s3cret", says(`<html>ok</html>`), Deny, "not {"},
+		{"allow once", "s3cret", says(`{"decision":"allow_once"}`), state.AllowOnce, ""},
+		{"allow for the session", "s3cret", says(`{"decision":"allow_session"}`), state.AllowSession, ""},
+		{"deny", "s3cret", says(`{"decision":"deny"}`), state.Deny, ""},
+		{"garbage denies", "s3cret", says(`<html>ok</html>`), state.Deny, "not {"},
 		{"an error status denies even with an allow", "s3cret", func(w http.ResponseWriter) {
 			w.WriteHeader(http.StatusInternalServerError)
 			io.WriteString(w, `{"decision":"allow_once"}`)
-		}, Deny, "500"},
+		}, state.Deny, "500"},
 		{"a redirect is not followed", "s3cret", func(w http.ResponseWriter) {
 			w.Header().Set("Location", "/elsewhere")
 			w.WriteHeader(http.StatusFound)
-		}, Deny, "302"},
+		}, state.Deny, "302"},
 		{"a timeout denies", "s3cret", func(w http.ResponseWriter) {
 			time.Sleep(time.Second)
 			io.WriteString(w, `{"decision":"allow_once"}`)
-		}, Deny, "no answer within"},
-		{"a wrong secret is refused by the endpoint", "guess", says(`{"decision":"allow_once"}`), Deny, "401"},
+		}, state.Deny, "no answer within"},
+		{"a wrong secret is refused by the endpoint", "guess", says(`{"decision":"allow_once"}`), state.Deny, "401"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

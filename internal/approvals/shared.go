@@ -37,9 +37,9 @@ const SharedPoll = time.Second
 
 // decisionJSON is an answer as the shared state carries it.
 type decisionJSON struct {
-	Answer Answer `json:"answer"`
-	Via    Via    `json:"via"`
-	Who    string `json:"who,omitempty"`
+	Answer state.Answer `json:"answer"`
+	Via    Via          `json:"via"`
+	Who    string       `json:"who,omitempty"`
 }
 
 // askTTL is how long an ask made with ctx stays listed: until ctx's
@@ -55,7 +55,7 @@ func askTTL(ctx context.Context) time.Duration {
 // resolveShared lists req in the shared state and waits for its answer
 // from any replica; p is its entry among this broker's own asks.
 func (b *Broker) resolveShared(ctx context.Context, req Request, p *pendingAsk) (Decision, error) {
-	fail := Decision{Answer: Deny, Via: ViaPage}
+	fail := Decision{Answer: state.Deny, Via: ViaPage}
 	defer b.forget(p)
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -107,7 +107,7 @@ func (b *Broker) resolveShared(ctx context.Context, req Request, p *pendingAsk) 
 func (b *Broker) answered(req Request, raw json.RawMessage) (Decision, error) {
 	var d decisionJSON
 	if err := json.Unmarshal(raw, &d); err != nil {
-		return Decision{Answer: Deny, Via: ViaPage}, fmt.Errorf("reading the answer to ask %q: %w", req.ID, err)
+		return Decision{Answer: state.Deny, Via: ViaPage}, fmt.Errorf("reading the answer to ask %q: %w", req.ID, err)
 	}
 	b.record(Decided{Request: req, Outcome: d.Answer.String(), Via: d.Via, Who: d.Who, DecidedAt: time.Now()})
 	return Decision{Answer: d.Answer, Via: d.Via, Who: d.Who}, nil
@@ -115,7 +115,7 @@ func (b *Broker) answered(req Request, raw json.RawMessage) (Decision, error) {
 
 // decideShared answers ask id in the shared state, waking its waiter on
 // whichever replica it is.
-func (b *Broker) decideShared(ctx context.Context, id string, a Answer, via Via, who string) error {
+func (b *Broker) decideShared(ctx context.Context, id string, a state.Answer, via Via, who string) error {
 	raw, err := json.Marshal(decisionJSON{Answer: a, Via: via, Who: who})
 	if err != nil {
 		return fmt.Errorf("encoding the answer to ask %q: %w", id, err)
@@ -133,7 +133,7 @@ func (b *Broker) decideShared(ctx context.Context, id string, a Answer, via Via,
 // take the answer to ask id: its waiter withdraws the ask, answer and
 // all, so the ask is no longer found. An answer left there is
 // ErrAnswerNotTaken.
-func (b *Broker) awaitTaken(ctx context.Context, id string, a Answer) error {
+func (b *Broker) awaitTaken(ctx context.Context, id string, a state.Answer) error {
 	ctx, cancel := context.WithTimeout(ctx, answerTakeWait)
 	defer cancel()
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -209,11 +209,11 @@ func (b *Broker) SnapshotContext(ctx context.Context) (Snapshot, <-chan struct{}
 
 // DecideContext is Decide: with shared state it answers an ask pending
 // on any replica.
-func (b *Broker) DecideContext(ctx context.Context, id string, a Answer, via Via, who string) error {
+func (b *Broker) DecideContext(ctx context.Context, id string, a state.Answer, via Via, who string) error {
 	if b.shared == nil {
 		return b.Decide(id, a, via, who)
 	}
-	if int(a) >= len(answerNames) {
+	if a > state.AllowFolder { // what a resolver, the page or the CLI may answer (ParseAnswer)
 		return fmt.Errorf("invalid answer %d", uint8(a))
 	}
 	if strings.ContainsRune(id, ':') {

@@ -95,15 +95,15 @@ func TestAskWaitingOnOneReplicaIsSettledOnAnother(t *testing.T) {
 		defer cancel()
 		got := resolveAsync(ctx, a, Request{ID: "abc123", Tool: "mcp:fs:write_file", Session: "s1"})
 		waitListed(t, cliB, "abc123")
-		if err := cliB.Decide(t.Context(), "abc123", AllowSession, "root"); err != nil {
+		if err := cliB.Decide(t.Context(), "abc123", state.AllowSession, "root"); err != nil {
 			t.Fatalf("approving on replica B: %v", err)
 		}
 		r := <-got
-		if r.err != nil || r.d != (Decision{Answer: AllowSession, Via: ViaCLI, Who: "root"}) {
+		if r.err != nil || r.d != (Decision{Answer: state.AllowSession, Via: ViaCLI, Who: "root"}) {
 			t.Errorf("replica A got %+v, %v; want the answer given on replica B", r.d, r.err)
 		}
 		// Answered once: a second answer finds nothing.
-		if err := cliB.Decide(t.Context(), "abc123", Deny, "root"); err == nil {
+		if err := cliB.Decide(t.Context(), "abc123", state.Deny, "root"); err == nil {
 			t.Error("a second answer to a settled ask was taken")
 		}
 		s, _, err := a.SnapshotContext(t.Context())
@@ -124,7 +124,7 @@ func TestConcurrentAnswersOnTwoReplicasSettleOnce(t *testing.T) {
 			s, _, err := others[0].SnapshotContext(t.Context())
 			return err == nil && len(s.Pending) == 1
 		})
-		answers := []Answer{AllowOnce, Deny}
+		answers := []state.Answer{state.AllowOnce, state.Deny}
 		errs := make([]error, 2)
 		var wg sync.WaitGroup
 		for i, b := range others {
@@ -163,7 +163,7 @@ func TestSharedAskTimesOutAndIsWithdrawnEverywhere(t *testing.T) {
 		if s, _, err := b.SnapshotContext(t.Context()); err != nil || len(s.Pending) != 0 {
 			t.Errorf("the other replica still lists %d asks (%v)", len(s.Pending), err)
 		}
-		if err := b.DecideContext(t.Context(), "late1", AllowOnce, ViaPage, "x"); !errors.Is(err, ErrUnknownAsk) {
+		if err := b.DecideContext(t.Context(), "late1", state.AllowOnce, ViaPage, "x"); !errors.Is(err, ErrUnknownAsk) {
 			t.Errorf("answering a withdrawn ask: %v, want ErrUnknownAsk", err)
 		}
 	})
@@ -189,7 +189,7 @@ func TestSharedStateDownFailsTheAskInsteadOfKeepingItHere(t *testing.T) {
 	if _, err := c.Snapshot(t.Context()); err == nil {
 		t.Error("listing the asks with redis down succeeded")
 	}
-	if err := c.Decide(t.Context(), "down1", AllowOnce, "x"); err == nil {
+	if err := c.Decide(t.Context(), "down1", state.AllowOnce, "x"); err == nil {
 		t.Error("answering with redis down succeeded")
 	}
 }
@@ -205,7 +205,7 @@ func TestPageCannotAnswerWhatIsNotAnAsk(t *testing.T) {
 	}
 	b := NewBroker(&BrokerOptions{Shared: store})
 	t.Cleanup(b.Close)
-	if err := b.DecideContext(t.Context(), "relay:s1:7", AllowOnce, ViaPage, "x"); !errors.Is(err, ErrUnknownAsk) {
+	if err := b.DecideContext(t.Context(), "relay:s1:7", state.AllowOnce, ViaPage, "x"); !errors.Is(err, ErrUnknownAsk) {
 		t.Errorf("answering a relay claim through the page: %v, want ErrUnknownAsk", err)
 	}
 	if s, _, err := b.SnapshotContext(t.Context()); err != nil || len(s.Pending) != 0 {
@@ -274,7 +274,7 @@ func TestApprovingAnAskWhoseReplicaDiedSaysNothingRuns(t *testing.T) {
 		}
 		waitListed(t, cliB, "orphan1")
 		start := time.Now()
-		err = cliB.Decide(t.Context(), "orphan1", AllowOnce, "root")
+		err = cliB.Decide(t.Context(), "orphan1", state.AllowOnce, "root")
 		if !errors.Is(err, ErrAnswerNotTaken) || !strings.Contains(err.Error(), "nothing runs") {
 			t.Errorf("approving an ask no replica waits on: %v; want ErrAnswerNotTaken saying nothing runs", err)
 		}

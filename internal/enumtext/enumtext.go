@@ -1,5 +1,5 @@
 // Package enumtext is the text of mcpwarden's small enums (a decision, an
-// answer, a grant's effect): one table of names indexed by value, read the
+// answer, a result action): one table of names indexed by value, read the
 // same way by String, MarshalText and parsing, so that an unknown value is
 // never written and an unknown name never read.
 package enumtext

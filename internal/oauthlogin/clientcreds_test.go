@@ -28,7 +28,7 @@ func TestClientCredentialsTokenIsObtainedStoredAndReused(t *testing.T) {
 		OAuth: &upstream.OAuth{ClientID: up.Client.ID, ClientSecret: up.Client.Secret, Tokens: cc},
 	}}, nil)
 	t.Cleanup(func() { pool.Close() })
-	if _, err := pool.Call(t.Context(), "remote", mcp.CallToolParams{Name: remote.EchoTool, Arguments: map[string]any{"text": "x"}}); err != nil {
+	if _, err := pool.Call(t.Context(), "remote", nil, mcp.CallToolParams{Name: remote.EchoTool, Arguments: map[string]any{"text": "x"}}); err != nil {
 		t.Fatal(err)
 	}
 	first, ok, err := store.Get(t.Context(), "remote")

@@ -67,7 +67,7 @@ func TestLoginCompletedHeadlesslyStoresAWorkingToken(t *testing.T) {
 		},
 	}}, nil)
 	t.Cleanup(func() { pool.Close() })
-	if _, err := pool.Call(t.Context(), "remote", mcp.CallToolParams{Name: remote.EchoTool, Arguments: map[string]any{"text": "x"}}); err != nil {
+	if _, err := pool.Call(t.Context(), "remote", nil, mcp.CallToolParams{Name: remote.EchoTool, Arguments: map[string]any{"text": "x"}}); err != nil {
 		t.Fatalf("calling with the token login stored: %v", err)
 	}
 	if !up.SawToken(tok.AccessToken) {

@@ -29,7 +29,7 @@ func TestLoginToAnSSEServerGivesATokenItTakes(t *testing.T) {
 		},
 	}}, nil)
 	t.Cleanup(func() { pool.Close() })
-	res, err := pool.Call(t.Context(), "remote", mcp.CallToolParams{Name: remote.EchoTool, Arguments: map[string]any{"text": "x-sse"}})
+	res, err := pool.Call(t.Context(), "remote", nil, mcp.CallToolParams{Name: remote.EchoTool, Arguments: map[string]any{"text": "x-sse"}})
 	if err != nil || !strings.Contains(string(res), "x-sse") {
 		t.Fatalf("calling over SSE with the token login stored: %s, %v", res, err)
 	}

@@ -66,40 +66,50 @@ type GrantKey struct {
 	Rule      string `json:"rule"`
 }
 
-// An Effect says whether a grant allows or denies the calls it covers.
-// The zero value is Deny, so a forgotten assignment fails closed.
-type Effect uint8
+// An Answer is what a human (or a resolver on one's behalf) said to an
+// ask: through the client's form, the approvals page or CLI, or an
+// external resolver. A session grant keeps the answer that made it
+// (AllowSession or DenySession). The zero value is Deny, so a forgotten
+// assignment fails closed; None, "nothing was answered", decides nothing
+// and is never read from text.
+type Answer uint8
 
-// The effects.
+// The answers, with their names in the comments.
 const (
-	Deny Effect = iota
-	Allow
+	Deny         Answer = iota // "deny": refuse this call
+	AllowOnce                  // "allow_once": forward this call only
+	AllowSession               // "allow_session": forward this call and, for the session, the calls with the same paths (or, for a call without paths, any call of the tool without paths)
+	AllowFolder                // "allow_session_folder": forward this call and, for the session, the calls whose paths are all under the same folders
+	DenySession                // "deny_session": refuse this call and every call of the tool for the session
+	None                       // "none": no answer (a form cancelled, no standing grant)
 )
 
-var effectNames = enumtext.Names[Effect]{Deny: "deny", Allow: "allow"}
+var answerNames = enumtext.Names[Answer]{Deny: "deny", AllowOnce: "allow_once", AllowSession: "allow_session", AllowFolder: "allow_session_folder", DenySession: "deny_session", None: "none"}
 
-// String returns the effect's name.
-func (e Effect) String() string { return effectNames.String(e, "Effect") }
+// String returns the answer's name.
+func (a Answer) String() string { return answerNames.String(a, "Answer") }
 
-// MarshalText returns the effect's name.
-func (e Effect) MarshalText() ([]byte, error) { return effectNames.Marshal(e, "effect") }
+// MarshalText returns the answer's name.
+func (a Answer) MarshalText() ([]byte, error) { return answerNames.Marshal(a, "answer") }
 
-// UnmarshalText reads an effect's name; anything else is an error and
-// leaves Deny.
-func (e *Effect) UnmarshalText(b []byte) error {
-	if !effectNames.Set(e, string(b)) {
-		return fmt.Errorf("unknown grant effect %q", b)
+// UnmarshalText reads an answer's name; "none" or anything else is an
+// error and leaves Deny.
+func (a *Answer) UnmarshalText(b []byte) error {
+	if !answerNames.Set(a, string(b)) || *a == None {
+		*a = Deny
+		return fmt.Errorf("unknown answer %q: want allow_once, allow_session, allow_session_folder, deny or deny_session", b)
 	}
 	return nil
 }
 
-// A Grant is one standing answer of a human for a session: its key, its
-// effect and its scope. Scope is the caller's JSON (the proxy's scope
-// kind and paths); the store matches grants by key only and leaves
-// deciding whether a scope covers a call to the caller.
+// A Grant is one standing answer of a human for a session: its key, the
+// answer (AllowSession or DenySession; a reader takes any other for a
+// deny) and its scope. Scope is the caller's JSON (the proxy's scope kind
+// and paths); the store matches grants by key only and leaves deciding
+// whether a scope covers a call to the caller.
 type Grant struct {
 	Key    GrantKey        `json:"key"`
-	Effect Effect          `json:"effect"`
+	Answer Answer          `json:"answer"`
 	Scope  json.RawMessage `json:"scope"`
 }
 

@@ -42,7 +42,7 @@ func Example() {
 	uctx, uspan := tel.StartUpstreamCall(ctx, "fs", "read_file")
 	start := time.Now()
 	meta := tel.InjectMeta(uctx, req.Params.Meta) // forwarded as params._meta
-	_ = meta                                      // pool.Call(uctx, "fs", params{Meta: meta}); HTTP upstreams add tel.Headers(uctx)
+	_ = meta                                      // pool.Call(uctx, "fs", nil, params{Meta: meta}); HTTP upstreams add tel.Headers(uctx)
 	var callErr error
 	tel.Call("fs", time.Since(start), telemetry.ResultOutcome(false, callErr))
 	uspan.End(callErr)

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/argview"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -110,7 +111,7 @@ func (a *Asker) Resolve(ctx context.Context, q *Question, req mcp.CallToolReques
 		return a.unavailable(q, err)
 	}
 	switch ans {
-	case AllowSession, DenySession:
+	case state.AllowSession, state.DenySession:
 		return a.byGrant(q, ans)
 	}
 
@@ -174,14 +175,14 @@ func withSkipped(res Resolution, skipped []noAnswer) Resolution {
 
 // apply turns the human's answer on the form into a Resolution,
 // remembering session-wide answers.
-func (a *Asker) apply(ctx context.Context, q *Question, sess *Waiting, key GrantKey, sc Scope, ans Answer) Resolution {
+func (a *Asker) apply(ctx context.Context, q *Question, sess *Waiting, key GrantKey, sc Scope, ans state.Answer) Resolution {
 	switch ans {
-	case AllowOnce:
+	case state.AllowOnce:
 		return Resolution{Forward: true, GrantedBy: audit.GrantedByUserOnce, Reason: "allowed once on the client's form"}
-	case AllowSession, AllowFolder:
-		err := a.Keep.Remember(ctx, sess, q.Session, key, AllowSession, sc)
+	case state.AllowSession, state.AllowFolder:
+		err := a.Keep.Remember(ctx, sess, q.Session, key, state.AllowSession, sc)
 		return withGrantFailure(Resolution{Forward: true, GrantedBy: audit.GrantedByUserSession, Reason: "allowed for the session on the client's form (" + sc.String() + ")"}, err)
-	case DenySession:
+	case state.DenySession:
 		err := a.Keep.Remember(ctx, sess, q.Session, key, ans, sc)
 		return withGrantFailure(a.refused(q, audit.GrantedByUserDenied, "denied for the session on the client's form"), err)
 	default:
@@ -190,8 +191,8 @@ func (a *Asker) apply(ctx context.Context, q *Question, sess *Waiting, key Grant
 }
 
 // byGrant is the Resolution of a call a session grant covers.
-func (a *Asker) byGrant(q *Question, ans Answer) Resolution {
-	if ans == DenySession {
+func (a *Asker) byGrant(q *Question, ans state.Answer) Resolution {
+	if ans == state.DenySession {
 		return a.refused(q, audit.GrantedByUserDenied, "denied for this session")
 	}
 	return Resolution{Forward: true, GrantedBy: audit.GrantedByUserSession, Reason: "covered by a session grant"}

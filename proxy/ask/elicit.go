@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 )
 
 // RootsInputID keys the roots request in a multi round-trip input request.
@@ -59,7 +60,7 @@ func (a *Asker) elicit(ctx context.Context, q *Question, sess *Waiting, key Gran
 			return Resolution{}, &noAnswer{why: "asking the client failed", failure: fmt.Sprintf("elicitation: %v", r.err)}
 		}
 		ans, why := AnswerOf(r.res, offered)
-		if ans == None {
+		if ans == state.None {
 			return Resolution{}, &noAnswer{why: why}
 		}
 		return a.apply(ctx, q, sess, key, ScopeFor(t, ans), ans), nil
@@ -86,7 +87,7 @@ func (a *Asker) roundTrip(ctx context.Context, q *Question, req mcp.CallToolRequ
 			return a.timedOutAt(q, ""), nil
 		}
 		ans, why := AnswerOf(server.ElicitationResponse(req.Params.InputResponses, approvalID), p.Offered)
-		if ans == None {
+		if ans == state.None {
 			return Resolution{}, &noAnswer{why: why}
 		}
 		return a.apply(ctx, q, sess, key, ScopeFor(p.Target, ans), ans), nil

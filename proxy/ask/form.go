@@ -5,34 +5,35 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/textcut"
 )
 
 // AnswerOf reads the form's answer. Only an accept with one of the offered
 // choices decides, and a decline is a deny; anything else (cancel, an
 // empty accept, a value not offered) is no answer, with why saying which.
-func AnswerOf(res *mcp.ElicitationResult, offered []string) (ans Answer, why string) {
+func AnswerOf(res *mcp.ElicitationResult, offered []string) (ans state.Answer, why string) {
 	switch {
 	case res == nil:
-		return None, "the client returned no answer"
+		return state.None, "the client returned no answer"
 	case res.Action == mcp.ElicitationResponseActionDecline:
-		return Deny, ""
+		return state.Deny, ""
 	case res.Action == mcp.ElicitationResponseActionCancel:
-		return None, "the client cancelled the form"
+		return state.None, "the client cancelled the form"
 	case res.Action != mcp.ElicitationResponseActionAccept:
-		return None, fmt.Sprintf("the client answered the form with action %q", res.Action)
+		return state.None, fmt.Sprintf("the client answered the form with action %q", res.Action)
 	}
 	content, _ := res.Content.(map[string]any)
 	s, _ := content["decision"].(string)
 	if s == "" {
-		return None, "the client accepted the form without a choice"
+		return state.None, "the client accepted the form without a choice"
 	}
 	for _, o := range offered {
 		if o == s {
 			return Choice(s), ""
 		}
 	}
-	return None, fmt.Sprintf("the client answered %q, which is not a choice of the form", textcut.Tail(s, 40))
+	return state.None, fmt.Sprintf("the client answered %q, which is not a choice of the form", textcut.Tail(s, 40))
 }
 
 // DecisionForm is an approval form: message, and one required "decision"

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/state"
 )
 
 func TestFormAnswerOnlyDecidesWithAChoiceTheFormOffered(t *testing.T) {
@@ -16,17 +18,17 @@ func TestFormAnswerOnlyDecidesWithAChoiceTheFormOffered(t *testing.T) {
 	tests := []struct {
 		name string
 		res  *mcp.ElicitationResult
-		want Answer
+		want state.Answer
 	}{
-		{"an allow the form did not offer is no answer", accept("allow_session"), None},
-		{"a value no form offers is no answer", accept("allow_everything"), None},
-		{"a choice of the wrong type is no answer", accept(true), None},
-		{"an empty accept is no answer", accept(""), None},
-		{"a cancel is no answer", &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionCancel}}, None},
-		{"an unknown action is no answer", &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: "approve"}}, None},
-		{"no result is no answer", nil, None},
-		{"a decline denies", &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, Deny},
-		{"an offered choice decides", accept("deny_session"), DenySession},
+		{"an allow the form did not offer is no answer", accept("allow_session"), state.None},
+		{"a value no form offers is no answer", accept("allow_everything"), state.None},
+		{"a choice of the wrong type is no answer", accept(true), state.None},
+		{"an empty accept is no answer", accept(""), state.None},
+		{"a cancel is no answer", &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionCancel}}, state.None},
+		{"an unknown action is no answer", &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: "approve"}}, state.None},
+		{"no result is no answer", nil, state.None},
+		{"a decline denies", &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, state.Deny},
+		{"an offered choice decides", accept("deny_session"), state.DenySession},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -35,7 +37,7 @@ func TestFormAnswerOnlyDecidesWithAChoiceTheFormOffered(t *testing.T) {
 			if got != tt.want {
 				t.Errorf("AnswerOf = %v (%s), want %v", got, why, tt.want)
 			}
-			if got == None && why == "" {
+			if got == state.None && why == "" {
 				t.Error("no answer without saying why")
 			}
 		})
@@ -55,8 +57,8 @@ func FuzzAnswerOf(f *testing.F) {
 		res := &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseAction(action), Content: map[string]any{"decision": decision}}}
 		got, _ := AnswerOf(res, offered)
 		switch {
-		case got == None:
-		case got == Deny && action == string(mcp.ElicitationResponseActionDecline):
+		case got == state.None:
+		case got == state.Deny && action == string(mcp.ElicitationResponseActionDecline):
 		case action == string(mcp.ElicitationResponseActionAccept) && slices.Contains(offered, decision) && got == Choice(decision):
 		default:
 			t.Fatalf("action %q, decision %q gave %v", action, decision, got)

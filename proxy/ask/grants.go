@@ -1,5 +1,5 @@
-// Package ask is the vocabulary of asking a human about a call: the
-// answers (and reading them off the approval form), what a session grant
+// Package ask is the vocabulary of asking a human about a call: reading
+// an answer (state.Answer) off the approval form, what a session grant
 // is bound to (GrantKey) and which later calls it covers (Target, Scope),
 // the asks of a session waiting for a grant given meanwhile (Waiting),
 // and keeping grants and pending multi round-trip asks in a state store
@@ -14,35 +14,27 @@ import (
 	"sync"
 
 	"github.com/mcpwarden/mcpwarden/internal/enumtext"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
-// An Answer is what the human said to an ask. The zero value is None,
-// which decides nothing.
-type Answer uint8
-
-// The answers.
-const (
-	None         Answer = iota // no answer (yet)
-	AllowOnce                  // forward this call only
-	AllowSession               // forward this call and, for the session, the calls with the same paths (or, for a call without paths, any call of the tool without paths)
-	AllowFolder                // forward this call and, for the session, the calls whose paths are all under the same folders
-	Deny                       // refuse this call only
-	DenySession                // refuse this call and every call of the tool for the session
-)
-
 // choices are the values of the approval form's decision field.
-var choices = map[string]Answer{
-	"allow_once":           AllowOnce,
-	"allow_session":        AllowSession,
-	"allow_session_folder": AllowFolder,
-	"deny":                 Deny,
-	"deny_session":         DenySession,
+var choices = map[string]state.Answer{
+	"allow_once":           state.AllowOnce,
+	"allow_session":        state.AllowSession,
+	"allow_session_folder": state.AllowFolder,
+	"deny":                 state.Deny,
+	"deny_session":         state.DenySession,
 }
 
 // Choice is the answer a value of the approval form's decision field
 // gives; None for a value that is not one.
-func Choice(value string) Answer { return choices[value] }
+func Choice(value string) state.Answer {
+	if a, ok := choices[value]; ok {
+		return a
+	}
+	return state.None
+}
 
 // A GrantKey is what a session grant is bound to, besides its session: the
 // principal, the tool and the ask rule that asked (docs/design.md, "Asking a human").
@@ -98,23 +90,23 @@ type Scope struct {
 
 // ScopeFor is the scope of the session grant ans gives for t. A call that
 // earns no session grant gets ScopeNothing, whatever was answered.
-func ScopeFor(t Target, ans Answer) Scope {
+func ScopeFor(t Target, ans state.Answer) Scope {
 	switch {
-	case ans == DenySession:
+	case ans == state.DenySession:
 		return Scope{Kind: ScopeAll}
 	case !t.Earns:
 		return Scope{}
-	case t.Endpoint != "" && ans == AllowSession:
+	case t.Endpoint != "" && ans == state.AllowSession:
 		return Scope{Kind: ScopeEndpoint, Paths: []string{t.Endpoint}}
 	case t.Endpoint != "":
 		return Scope{}
-	case t.Pathless && ans == AllowSession:
+	case t.Pathless && ans == state.AllowSession:
 		return Scope{Kind: ScopeTool}
 	case t.Pathless:
 		return Scope{}
-	case ans == AllowSession:
+	case ans == state.AllowSession:
 		return Scope{Kind: ScopeExact, Paths: t.Forms}
-	case ans == AllowFolder:
+	case ans == state.AllowFolder:
 		return Scope{Kind: ScopeUnder, Paths: t.Folders}
 	}
 	return Scope{}
@@ -176,12 +168,12 @@ func withinAny(p string, dirs []string) bool {
 type Waiter struct {
 	key  GrantKey
 	t    Target
-	done chan Answer // buffered, receives at most one answer
+	done chan state.Answer // buffered, receives at most one answer
 }
 
 // Done receives the answer of a session grant given meanwhile that covers
 // the ask, at most once.
-func (w *Waiter) Done() <-chan Answer { return w.done }
+func (w *Waiter) Done() <-chan state.Answer { return w.done }
 
 // Waiting are the asks of one client session waiting for the human, for
 // a session grant given meanwhile to resolve the ones it covers. The
@@ -193,7 +185,7 @@ type Waiting struct {
 
 // Wake resolves the waiting asks that a session-wide answer a, just given
 // with scope sc, covers.
-func (s *Waiting) Wake(key GrantKey, a Answer, sc Scope) {
+func (s *Waiting) Wake(key GrantKey, a state.Answer, sc Scope) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for w := range s.waiters {
@@ -208,7 +200,7 @@ func (s *Waiting) Wake(key GrantKey, a Answer, sc Scope) {
 
 // Wait adds an ask about t, bound to key, until Unwait.
 func (s *Waiting) Wait(key GrantKey, t Target) *Waiter {
-	w := &Waiter{key: key, t: t, done: make(chan Answer, 1)}
+	w := &Waiter{key: key, t: t, done: make(chan state.Answer, 1)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.waiters == nil {
@@ -270,6 +262,9 @@ var scopeKindNames = enumtext.Names[ScopeKind]{
 	ScopeNothing: "nothing", ScopeTool: "tool", ScopeExact: "exact", ScopeUnder: "under", ScopeAll: "all",
 	ScopeEndpoint: "endpoint",
 }
+
+// String returns the scope kind's name.
+func (k ScopeKind) String() string { return scopeKindNames.String(k, "ScopeKind") }
 
 // MarshalText returns the scope kind's name.
 func (k ScopeKind) MarshalText() ([]byte, error) { return scopeKindNames.Marshal(k, "scope kind") }

@@ -55,24 +55,24 @@ func grantKey(session string, key GrantKey) state.GrantKey {
 // about t. A call without a session id has none: nothing it grants
 // outlives it. A session deny wins over a session allow. A grant whose
 // scope cannot be read covers nothing.
-func (k Keeper) Standing(ctx context.Context, id string, key GrantKey, t Target) (Answer, error) {
+func (k Keeper) Standing(ctx context.Context, id string, key GrantKey, t Target) (state.Answer, error) {
 	if id == "" {
-		return None, nil
+		return state.None, nil
 	}
 	grants, err := k.Store.FindGrants(ctx, grantKey(id, key))
 	if err != nil {
-		return None, fmt.Errorf("looking up the session grants: %w", err)
+		return state.None, fmt.Errorf("looking up the session grants: %w", err)
 	}
-	ans := None
+	ans := state.None
 	for _, g := range grants {
 		var sc Scope
 		if json.Unmarshal(g.Scope, &sc) != nil || !sc.Covers(t) {
 			continue
 		}
-		if g.Effect == state.Deny {
-			return DenySession, nil
+		if g.Answer != state.AllowSession { // DenySession, or what no grant says: fail closed
+			return state.DenySession, nil
 		}
-		ans = AllowSession
+		ans = state.AllowSession
 	}
 	return ans, nil
 }
@@ -81,7 +81,7 @@ func (k Keeper) Standing(ctx context.Context, id string, key GrantKey, t Target)
 // waiting here that it covers, and is kept in the store (for every
 // replica, when it is the shared state). A scope that covers nothing is
 // not kept, nor a grant of a call without a session id.
-func (k Keeper) Remember(ctx context.Context, w *Waiting, id string, key GrantKey, ans Answer, sc Scope) error {
+func (k Keeper) Remember(ctx context.Context, w *Waiting, id string, key GrantKey, ans state.Answer, sc Scope) error {
 	if sc.Kind == ScopeNothing {
 		return nil
 	}
@@ -93,9 +93,9 @@ func (k Keeper) Remember(ctx context.Context, w *Waiting, id string, key GrantKe
 	if err != nil {
 		return fmt.Errorf("encoding a grant's scope: %w", err)
 	}
-	g := state.Grant{Key: grantKey(id, key), Effect: state.Allow, Scope: raw}
-	if ans == DenySession {
-		g.Effect = state.Deny
+	g := state.Grant{Key: grantKey(id, key), Answer: state.AllowSession, Scope: raw}
+	if ans == state.DenySession {
+		g.Answer = state.DenySession
 	}
 	if err := k.Store.PutGrant(ctx, g, k.GrantTTL); err != nil {
 		return fmt.Errorf("sharing the session grant: %w", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/argview"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 )
 
 // progressEvery is how often a call waiting for an out-of-band answer
@@ -146,14 +147,14 @@ func (a *Asker) decided(ctx context.Context, q *Question, sess *Waiting, key Gra
 		who = " by " + d.Who
 	}
 	switch d.Answer {
-	case approvals.AllowOnce:
+	case state.AllowOnce:
 		return Resolution{Forward: true, GrantedBy: by, Reason: "allowed once " + how + who}
-	case approvals.AllowSession, approvals.AllowFolder:
-		sc := ScopeFor(t, AllowSession)
-		if d.Answer == approvals.AllowFolder {
-			sc = ScopeFor(t, AllowFolder)
+	case state.AllowSession, state.AllowFolder:
+		sc := ScopeFor(t, state.AllowSession)
+		if d.Answer == state.AllowFolder {
+			sc = ScopeFor(t, state.AllowFolder)
 		}
-		err := a.Keep.Remember(ctx, sess, q.Session, key, AllowSession, sc)
+		err := a.Keep.Remember(ctx, sess, q.Session, key, state.AllowSession, sc)
 		return withGrantFailure(Resolution{Forward: true, GrantedBy: by, Reason: "allowed for the session (" + sc.String() + ") " + how + who}, err)
 	default:
 		if d.Via == approvals.ViaCLI {

@@ -17,14 +17,14 @@ func TestEachApprovalChannelIsAuditedAsItsOwnGrantedBy(t *testing.T) {
 		{"the approvals page", approvals.ViaPage, audit.GrantedByApprovalPage},
 		{"mcpwarden approve", approvals.ViaCLI, audit.GrantedByApprovalCLI},
 		{"the external resolver", approvals.ViaResolver, audit.GrantedByResolver},
-		{"a channel not named is the external resolver", "", audit.GrantedByResolver},
-		{"a channel named like another granted_by is still the external resolver", approvals.Via(audit.GrantedByUserOnce), audit.GrantedByResolver},
+		{"a channel not named is the external resolver", approvals.ViaNone, audit.GrantedByResolver},
+		{"a channel no constant names is still the external resolver", approvals.Via(200), audit.GrantedByResolver},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			if got := grantedByVia(tt.via); got != tt.want {
-				t.Errorf("grantedByVia(%q) = %q, want %q", tt.via, got, tt.want)
+				t.Errorf("grantedByVia(%v) = %q, want %q", tt.via, got, tt.want)
 			}
 		})
 	}

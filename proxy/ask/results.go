@@ -13,6 +13,8 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/internal/argview"
+	"github.com/mcpwarden/mcpwarden/internal/enumtext"
+	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/textcut"
 	"github.com/mcpwarden/mcpwarden/proxy/scan"
 )
@@ -45,12 +47,22 @@ const (
 // value withholds it, so a forgotten assignment fails closed.
 type ResultOutcome uint8
 
-// The outcomes.
+// The outcomes, with their names in the comments.
 const (
-	ResultWithheld ResultOutcome = iota
-	ResultAsSent
-	ResultRedacted
+	ResultWithheld ResultOutcome = iota // "withheld"
+	ResultAsSent                        // "as_sent"
+	ResultRedacted                      // "redacted"
 )
+
+var resultOutcomeNames = enumtext.Names[ResultOutcome]{ResultWithheld: "withheld", ResultAsSent: "as_sent", ResultRedacted: "redacted"}
+
+// String returns the outcome's name.
+func (o ResultOutcome) String() string { return resultOutcomeNames.String(o, "ResultOutcome") }
+
+// MarshalText returns the outcome's name.
+func (o ResultOutcome) MarshalText() ([]byte, error) {
+	return resultOutcomeNames.Marshal(o, "result outcome")
+}
 
 // A ResultAnswer is how the ask about a result came out, for the client
 // and the result's audit event.
@@ -257,7 +269,7 @@ func (a *Asker) resultOutOfBand(ctx context.Context, q *Question, req mcp.CallTo
 	if d.Who != "" {
 		who = " by " + d.Who
 	}
-	if d.Answer == approvals.Deny {
+	if d.Answer == state.Deny {
 		return ResultAnswer{GrantedBy: by, Reason: "withheld " + viaText(d.Via) + who}, nil
 	}
 	return ResultAnswer{Outcome: ResultAsSent, GrantedBy: by, Reason: "passed on as sent " + viaText(d.Via) + who}, nil

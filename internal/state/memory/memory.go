@@ -176,7 +176,7 @@ func (s *Store) liveGrantsLocked(key state.GrantKey, now time.Time) []grantEntry
 }
 
 func sameGrant(a, b state.Grant) bool {
-	return a.Key == b.Key && a.Effect == b.Effect && string(a.Scope) == string(b.Scope)
+	return a.Key == b.Key && a.Answer == b.Answer && string(a.Scope) == string(b.Scope)
 }
 
 func cloneGrant(g state.Grant) state.Grant {

@@ -14,8 +14,12 @@ type keys struct {
 }
 
 // grants is the sorted set of a session's grants, each member a grant's
-// JSON scored by its expiry in Redis's clock (milliseconds).
-func (k keys) grants(session string) string { return k.prefix + "grants:" + digest(session) }
+// JSON scored by its expiry in Redis's clock (milliseconds). It is
+// "grants2:" since a grant keeps its state.Answer (it kept an effect,
+// allow or deny, under "grants:"): a replica of either version does not
+// read the other's grants, so during a rolling upgrade a grant given on one
+// is asked again on the other instead of failing to decode.
+func (k keys) grants(session string) string { return k.prefix + "grants2:" + digest(session) }
 
 // ask is a pending ask's JSON, expiring with the ask.
 func (k keys) ask(id string) string { return k.prefix + "ask:" + id }

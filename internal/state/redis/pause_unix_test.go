@@ -22,7 +22,7 @@ func TestPausedRedisRefusesWithinTwoSeconds(t *testing.T) {
 	srv := testkit.StartRedis(t)
 	s := open(t, srv, redis.Options{Namespace: "pause", Timeout: redis.DefaultTimeout})
 	ctx := t.Context()
-	g := state.Grant{Key: state.GrantKey{Session: "s1", Principal: "alice", Tool: "mcp:fs:write"}, Effect: state.Allow, Scope: json.RawMessage(`{}`)}
+	g := state.Grant{Key: state.GrantKey{Session: "s1", Principal: "alice", Tool: "mcp:fs:write"}, Answer: state.AllowSession, Scope: json.RawMessage(`{}`)}
 	if err := s.PutGrant(ctx, g, time.Minute); err != nil {
 		t.Fatalf("PutGrant: %v", err)
 	}

@@ -87,7 +87,7 @@ func TestRedisKilledFailsClosedAndRecovers(t *testing.T) {
 	var counts statetest.Counts
 	s := open(t, srv, redis.Options{Namespace: "kill", Observer: &counts})
 	ctx := t.Context()
-	g := state.Grant{Key: state.GrantKey{Session: "s1", Principal: "alice", Tool: "mcp:fs:write"}, Effect: state.Allow, Scope: json.RawMessage(`{}`)}
+	g := state.Grant{Key: state.GrantKey{Session: "s1", Principal: "alice", Tool: "mcp:fs:write"}, Answer: state.AllowSession, Scope: json.RawMessage(`{}`)}
 	if err := s.PutGrant(ctx, g, time.Minute); err != nil {
 		t.Fatalf("PutGrant: %v", err)
 	}
@@ -219,7 +219,7 @@ func TestNamespacesDoNotShareGrantsOrTokens(t *testing.T) {
 	prod := open(t, srv, redis.Options{Namespace: "prod"})
 	dev := open(t, srv, redis.Options{Namespace: "dev"})
 	ctx := t.Context()
-	g := state.Grant{Key: state.GrantKey{Session: "s1", Principal: "alice", Tool: "mcp:fs:write"}, Effect: state.Allow, Scope: json.RawMessage(`{}`)}
+	g := state.Grant{Key: state.GrantKey{Session: "s1", Principal: "alice", Tool: "mcp:fs:write"}, Answer: state.AllowSession, Scope: json.RawMessage(`{}`)}
 	if err := dev.PutGrant(ctx, g, time.Minute); err != nil {
 		t.Fatalf("PutGrant: %v", err)
 	}
@@ -261,7 +261,7 @@ func TestEveryKeyExpires(t *testing.T) {
 	srv := testkit.StartRedis(t)
 	s := open(t, srv, redis.Options{Namespace: "exp"})
 	ctx := t.Context()
-	g := state.Grant{Key: state.GrantKey{Session: "s1", Principal: "alice", Tool: "mcp:fs:write"}, Effect: state.Allow, Scope: json.RawMessage(`{}`)}
+	g := state.Grant{Key: state.GrantKey{Session: "s1", Principal: "alice", Tool: "mcp:fs:write"}, Answer: state.AllowSession, Scope: json.RawMessage(`{}`)}
 	steps := []error{
 		s.PutGrant(ctx, g, time.Minute),
 		s.IssueToken(ctx, "tok", json.RawMessage(`1`), time.Minute),

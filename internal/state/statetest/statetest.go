@@ -70,7 +70,7 @@ func runCases[S any](t *testing.T, open func(*testing.T) (S, S), cases []testCas
 func grant(session, principal, tool, scope string) state.Grant {
 	return state.Grant{
 		Key:    state.GrantKey{Session: session, Principal: principal, Tool: tool, Rule: "ask mcp:fs:*"},
-		Effect: state.Allow,
+		Answer: state.AllowSession,
 		Scope:  json.RawMessage(scope),
 	}
 }
@@ -90,7 +90,7 @@ func grantExpires(t *testing.T, a, b state.Store) {
 		t.Fatalf("PutGrant: %v", err)
 	}
 	got := mustFind(t, b, g.Key)
-	if len(got) != 1 || got[0].Effect != state.Allow || got[0].Key != g.Key {
+	if len(got) != 1 || got[0].Answer != state.AllowSession || got[0].Key != g.Key {
 		t.Fatalf("FindGrants on the other client = %+v, want the grant", got)
 	}
 	var scope map[string]any
@@ -127,7 +127,7 @@ func grantPutAgain(t *testing.T, a, b state.Store) {
 		t.Fatalf("PutGrant again: %v", err)
 	}
 	deny := g
-	deny.Effect = state.Deny
+	deny.Answer = state.DenySession
 	if err := b.PutGrant(t.Context(), deny, time.Minute); err != nil {
 		t.Fatalf("PutGrant deny: %v", err)
 	}

@@ -1,4 +1,9 @@
-package proxy
+// Package toolscreen judges whether the definition of a tool, prompt,
+// resource or resource template looks aimed at the model rather than at
+// the person choosing tools (tool poisoning): an instruction such as
+// "ignore previous …", or hidden Unicode. `validate` and `tools` flag such
+// a definition, and hide_suspicious_tools hides it.
+package toolscreen
 
 import (
 	"encoding/json"
@@ -22,7 +27,7 @@ var modelPhrases = []string{
 	"<important>", "</important>", "<system>", "system prompt", "before using this tool", "before calling any",
 }
 
-// SuspiciousTool says why t's definition looks aimed at the model (an
+// Tool says why t's definition looks aimed at the model (an
 // instruction such as "ignore previous …", or hidden Unicode: tag
 // characters, zero-width, direction-changing and variation-selector
 // characters), or "" when nothing does. Every string of the definition is
@@ -33,7 +38,7 @@ var modelPhrases = []string{
 // previous" reads "ignore previous"), and the hidden characters are
 // flagged too. `validate` and `tools` flag such a tool, and
 // hide_suspicious_tools hides it.
-func SuspiciousTool(t mcp.Tool) string {
+func Tool(t mcp.Tool) string {
 	if why := suspiciousText(t.Description); why != "" {
 		return "description " + why
 	}
@@ -49,16 +54,16 @@ func SuspiciousTool(t mcp.Tool) string {
 	return suspiciousDefinition(t)
 }
 
-// SuspiciousPrompt is SuspiciousTool for a prompt: its description, title
+// Prompt is Tool for a prompt: its description, title
 // and its arguments' names, titles and descriptions.
-func SuspiciousPrompt(p mcp.Prompt) string { return suspiciousDefinition(p) }
+func Prompt(p mcp.Prompt) string { return suspiciousDefinition(p) }
 
-// SuspiciousResource is SuspiciousTool for a resource: its name, title and
+// Resource is Tool for a resource: its name, title and
 // description.
-func SuspiciousResource(r mcp.Resource) string { return suspiciousDefinition(r) }
+func Resource(r mcp.Resource) string { return suspiciousDefinition(r) }
 
-// SuspiciousResourceTemplate is SuspiciousTool for a resource template.
-func SuspiciousResourceTemplate(r mcp.ResourceTemplate) string { return suspiciousDefinition(r) }
+// ResourceTemplate is Tool for a resource template.
+func ResourceTemplate(r mcp.ResourceTemplate) string { return suspiciousDefinition(r) }
 
 // suspiciousDefinition says what string of def, as JSON, looks aimed at
 // the model, naming its place ("inputSchema.properties.opts.description"),
@@ -167,36 +172,4 @@ func variationSelector(r rune) bool {
 func emojiPresentation(before string) bool {
 	r, _ := utf8.DecodeLastRuneInString(before)
 	return unicode.IsSymbol(r)
-}
-
-// unsuspicious returns server's tools without those SuspiciousTool flags
-// (hide_suspicious_tools), logging each one it hides. A hidden tool is
-// neither listed nor callable.
-func (s *Server) unsuspicious(server string, tools []mcp.Tool) []mcp.Tool {
-	return slices.DeleteFunc(slices.Clone(tools), func(t mcp.Tool) bool {
-		why := SuspiciousTool(t)
-		if why != "" {
-			s.logger.Warn("hiding a tool whose description looks aimed at the model", "tool", Canonical(server, t.Name), "why", why)
-		}
-		return why != ""
-	})
-}
-
-// unsuspiciousCatalog returns server's resources, templates and prompts
-// without those whose definitions look aimed at the model
-// (hide_suspicious_tools covers them as it covers tools), logging each one
-// it hides. A hidden one is neither listed nor routed.
-func (s *Server) unsuspiciousCatalog(server string, resources []mcp.Resource, templates []mcp.ResourceTemplate, prompts []mcp.Prompt) ([]mcp.Resource, []mcp.ResourceTemplate, []mcp.Prompt) {
-	hide := func(kind, name, why string) bool {
-		if why != "" {
-			s.logger.Warn("hiding a "+kind+" whose definition looks aimed at the model", "server", server, "name", name, "why", why)
-		}
-		return why != ""
-	}
-	resources = slices.DeleteFunc(slices.Clone(resources), func(r mcp.Resource) bool { return hide("resource", r.URI, SuspiciousResource(r)) })
-	templates = slices.DeleteFunc(slices.Clone(templates), func(t mcp.ResourceTemplate) bool {
-		return hide("resource template", templateText(t), SuspiciousResourceTemplate(t))
-	})
-	prompts = slices.DeleteFunc(slices.Clone(prompts), func(p mcp.Prompt) bool { return hide("prompt", p.Name, SuspiciousPrompt(p)) })
-	return resources, templates, prompts
 }
