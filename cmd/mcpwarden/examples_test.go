@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/mcpwarden/mcpwarden/internal/config"
@@ -215,5 +216,38 @@ func TestQuickstartRefusesEtcPasswdItself(t *testing.T) {
 	}
 	if v := p.Decide(rules.Call{Server: "fs", Tool: "read_text_file", Arguments: map[string]any{"path": "README.md"}}); v.Decision != rules.Allow {
 		t.Errorf("reading README.md = %v by %q, want allow", v.Decision, v.Rule)
+	}
+}
+
+// TestClientExamplesSendAsksToTheApprovalsPage loads each client's example
+// (a folder of examples/ with the client's file next to mcpwarden.yaml):
+// each can ask, and many clients cannot show an ask, so each sets
+// ask.approvals: local as quickstart and import do (issue 37), or its asks
+// would be refused with no one to answer them.
+func TestClientExamplesSendAsksToTheApprovalsPage(t *testing.T) {
+	t.Parallel()
+	clients := []string{"claude-code", "claude-desktop", "cursor", "opencode", "vscode"}
+	entries, err := os.ReadDir(examplesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, e := range entries {
+		snippets, _ := filepath.Glob(filepath.Join(examplesDir, e.Name(), "*.json"))
+		if e.IsDir() && len(snippets) > 0 {
+			found = append(found, e.Name())
+		}
+	}
+	if diff := cmp.Diff(clients, found); diff != "" {
+		t.Errorf("client examples (-want +got):\n%s", diff)
+	}
+	for _, client := range found {
+		cfg, err := config.Load(filepath.Join(examplesDir, client, "mcpwarden.yaml"), exampleEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Ask.Approvals != config.ApprovalsLocal {
+			t.Errorf("examples/%s: ask.approvals = %q, want %q", client, cfg.Ask.Approvals, config.ApprovalsLocal)
+		}
 	}
 }
