@@ -78,6 +78,8 @@ func TestMisconfigurationsSayWhereAndWhatToWrite(t *testing.T) {
 			[]string{"mcpwarden.yaml:6:15", "profiles.ci.servers[0]", `did you mean "fs"?`}},
 		{"a cwd that does not exist", "mcpwarden.yaml", fs + "    cwd: ./no-such-dir\n", strict, exitError,
 			[]string{"mcpwarden.yaml:4:5", "servers.fs.cwd", "is not a directory here", "create it or correct cwd"}},
+		{"a cwd that does not exist, at start", "mcpwarden.yaml", fs + "    cwd: ./no-such-dir\n", []string{"tools"}, exitError,
+			[]string{"starting: config ", "mcpwarden.yaml:4:5: servers.fs.cwd", "no-such-dir\": it does not exist", "create the folder or correct cwd"}},
 		{"check of a server the config lacks", "mcpwarden.yaml", fs, []string{"check", "mcp:fz:read_file"}, exitUsage,
 			[]string{`no server "fz" in the config`, "servers: fs", "did you mean mcp:fs:...?"}},
 		{"check where outside_workspace has no effect says so", "mcpwarden.yaml", fs + "policy:\n  outside_workspace: deny\n  allow: [\"mcp:fs:*\"]\n",

@@ -32,7 +32,7 @@ func (w Warning) String() string {
 // cwd or url (only env and headers are expanded), an allow of mcp:*:* (every tool of every
 // server, and any added later), a rule or profile naming a server the
 // config does not have, and a stdio server's cwd that does not exist (the
-// server cannot start there; the error would name its command instead).
+// server cannot start there).
 // It is for c as loaded; validate --strict makes warnings errors.
 func (c *Config) Lint() []Warning {
 	var ws []Warning
@@ -87,7 +87,7 @@ func (c *Config) Lint() []Warning {
 		if s.EffectiveTransport() == TransportStdio && s.Cwd != "" {
 			dir := c.ServerDir(n, "")
 			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-				add("servers."+n+".cwd", "%q is not a directory here, so %s cannot start in it (the error would name its command, %s); create it or correct cwd", dir, n, s.Command)
+				add("servers."+n+".cwd", "%q is not a directory here, so %s cannot start in it; create it or correct cwd", dir, n)
 			}
 		}
 	}
@@ -104,6 +104,16 @@ type gateSpec struct {
 	key         string
 	p           rules.PolicySpec
 	everyServer bool
+}
+
+// Origin is where key was set, followed by the key, as errors name it:
+// "config FILE:LINE:COL: servers.fs.cwd", or "environment variable
+// MCPWARDEN_SERVERS__FS__CWD: servers.fs.cwd" when a variable set it.
+func (c *Config) Origin(key string) string {
+	if variable, _ := c.envSources.of(key); variable != "" {
+		return "environment variable " + variable + ": " + key
+	}
+	return c.placeOf(key) + ": " + key
 }
 
 // placeOf is "config FILE:LINE:COL" for key, as errors name it.
