@@ -212,9 +212,47 @@ func parseError(data []byte, err error) (textPos, string) {
 		return textPos{line, col}, strings.TrimPrefix(tdec.Error(), "toml: ")
 	}
 	msg := err.Error()
+	if m := tomlTwice.FindStringSubmatch(msg); m != nil {
+		return tomlRedefinition(data, m[1]), strings.TrimPrefix(msg, "toml: ") + "; write each key and table once"
+	}
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		return textPos{line: line}, msg[len(m[0]):]
+		msg = msg[len(m[0]):]
+		if lines := bytes.Split(data, []byte("\n")); strings.Contains(msg, "tab character") ||
+			line > 0 && line <= len(lines) && bytes.ContainsRune(lines[line-1][:len(lines[line-1])-len(bytes.TrimLeft(lines[line-1], " \t"))], '\t') {
+			msg += "; indent with spaces, not tabs"
+		}
+		return textPos{line: line}, msg
 	}
 	return textPos{}, msg
+}
+
+// tomlTwice matches go-toml's message for a key or table defined twice,
+// which carries no position.
+var tomlTwice = regexp.MustCompile(`^toml: (?:key|table) (\S+) (?:is already defined|already exists)`)
+
+// tomlRedefinition is where key name is defined the last time in data, a
+// TOML text (as a key = value, or as the last part of a table header):
+// the second definition, which the parser refuses. It is the zero textPos
+// if name is defined fewer than twice.
+func tomlRedefinition(data []byte, name string) textPos {
+	name = name[strings.LastIndex(name, ".")+1:]
+	var found []textPos
+	for i, line := range strings.Split(string(data), "\n") {
+		text := strings.TrimLeft(line, " \t")
+		var defined string
+		if header, ok := strings.CutPrefix(text, "["); ok {
+			header, _, _ = strings.Cut(strings.TrimPrefix(header, "["), "]")
+			defined = header[strings.LastIndex(header, ".")+1:]
+		} else if key, _, ok := strings.Cut(text, "="); ok {
+			defined = key
+		}
+		if name != "" && strings.Trim(defined, " \t\"'") == name {
+			found = append(found, textPos{line: i + 1, col: len(line) - len(text) + 1})
+		}
+	}
+	if len(found) < 2 {
+		return textPos{}
+	}
+	return found[len(found)-1]
 }
