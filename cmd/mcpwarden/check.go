@@ -68,6 +68,9 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 			if err != nil {
 				return err
 			}
+			if meant := canonicalMeant(pos[0], st.Config.ServerNames()); meant != "" {
+				return &codeError{code: exitUsage, err: fmt.Errorf("tool %q: want a canonical name mcp:<server>:<tool>; did you mean %s?", pos[0], meant)}
+			}
 			call, err := parseCheckCall(pos, args)
 			if err != nil {
 				return &codeError{code: exitUsage, err: err}
@@ -130,6 +133,9 @@ func unknownServer(cfg *config.Config, server string) error {
 // unknownProfile is the error for a --profile cfg does not have.
 func unknownProfile(cfg *config.Config, profile string) error {
 	names := slices.Sorted(maps.Keys(cfg.Profiles))
+	if len(names) == 0 {
+		return fmt.Errorf("--profile %q: the config %s has no profiles; define it under profiles: (see docs/teams.md), or drop --profile", profile, cfg.File)
+	}
 	err := fmt.Errorf("--profile %q: the config has no such profile; profiles: %s", profile, strings.Join(names, ", "))
 	if meant := spelling.Closest(profile, names); meant != "" {
 		err = fmt.Errorf("%w; did you mean %q?", err, meant)
@@ -174,7 +180,7 @@ func parseCheckCall(pos, kv []string) (rules.Call, error) {
 	}
 	args, _, err := jsonargs.Parse([]byte(raw))
 	if err != nil {
-		return rules.Call{}, err
+		return rules.Call{}, argumentsError(err, raw)
 	}
 	for _, pair := range kv {
 		k, v, ok := strings.Cut(pair, "=")

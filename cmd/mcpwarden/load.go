@@ -15,16 +15,18 @@ import (
 
 // loadSetup loads and validates the config at path and compiles its
 // policy. Every failure is a usage error (exit 2) naming the file.
-func loadSetup(path string) (*app.Setup, error) { return loadSetupWith(path, config.Load) }
+func loadSetup(path string) (*app.Setup, error) { return loadSetupWith(path, config.Load, os.Stderr) }
 
 // loadOfflineSetup is loadSetup for the commands that start no server
 // (check, validate --offline, tools --offline): the servers' variables that
 // are not set are warnings, not errors (see config.LoadOffline).
 func loadOfflineSetup(path string) (*app.Setup, error) {
-	return loadSetupWith(path, config.LoadOffline)
+	return loadSetupWith(path, config.LoadOffline, os.Stderr)
 }
 
-func loadSetupWith(path string, load func(string, []string) (*config.Config, error)) (*app.Setup, error) {
+// loadSetupWith is loadSetup loading with load, the load's warnings
+// written to warn.
+func loadSetupWith(path string, load func(string, []string) (*config.Config, error), warn io.Writer) (*app.Setup, error) {
 	if path == "" {
 		return nil, &codeError{code: exitUsage, err: fmt.Errorf("--config FILE is required")}
 	}
@@ -33,7 +35,7 @@ func loadSetupWith(path string, load func(string, []string) (*config.Config, err
 		return nil, &codeError{code: exitUsage, err: err}
 	}
 	for _, w := range cfg.Warnings {
-		fmt.Fprintln(os.Stderr, "warning:", w)
+		fmt.Fprintln(warn, "warning:", w)
 	}
 	workDir, err := os.Getwd()
 	if err != nil {
