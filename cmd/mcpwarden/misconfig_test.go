@@ -130,6 +130,8 @@ func TestMisconfigurationsSayWhereAndWhatToWrite(t *testing.T) {
 			[]string{"mcpwarden.toml:3:1", "key command is already defined", "write each key and table once"}},
 		{"a table written twice in TOML", "mcpwarden.toml", "[servers.fs]\ncommand = \"npx\"\n[servers.fs]\ncommand = \"node\"\n", offline, exitUsage,
 			[]string{"mcpwarden.toml:3:1", "table fs already exists", "write each key and table once"}},
+		{"a key written twice in JSON", "mcpwarden.json", "{\"servers\": {\"fs\": {\"command\": \"npx\"}},\n \"policy\": {\"deny\": [\"mcp:fs:write_file\"]},\n \"policy\": {\"default\": \"allow\"}}", offline, exitUsage,
+			[]string{"mcpwarden.json:3:2", "policy is written twice", "write it once"}},
 		{"a tab in YAML's indentation", "mcpwarden.yaml", "servers:\n  fs:\n\tcommand: npx\n", offline, exitUsage,
 			[]string{"mcpwarden.yaml:3", "invalid YAML", "indent with spaces, not tabs"}},
 		{"a sandbox turned off says where", "mcpwarden.yaml", fs + "sandbox: off\n", offline, 0,

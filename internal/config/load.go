@@ -103,6 +103,12 @@ func parse(data []byte, ext, dir string, environ []string, source string, offlin
 		pos, msg := parseError(data, err)
 		return nil, fmt.Errorf("%s: invalid %s: %s", src.place(pos), format, msg)
 	}
+	if format == "JSON" {
+		// YAML and TOML refuse a key written twice; JSON keeps the last.
+		if key, pos := jsonTwice(data); key != "" {
+			return nil, fmt.Errorf("%s: invalid JSON: %s is written twice, and the second would replace the first whole, rules and all; write it once", src.place(pos), key)
+		}
+	}
 	env := envMap(environ)
 	sources, warnings, err := applyEnv(k, env, data)
 	if err != nil {

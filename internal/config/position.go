@@ -136,6 +136,56 @@ func jsonKeyPos(data []byte, segs []string) textPos {
 	return offsetPos(data, off)
 }
 
+// jsonTwice finds the first key that an object of data, a JSON text,
+// holds twice, which a JSON parser takes the last of, silently: a second
+// "policy" would drop the first one's deny rules unseen. key is its path
+// as errors name it (policy.deny, servers.fs); "" if no key is twice.
+func jsonTwice(data []byte) (key string, pos textPos) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var walk func(path string) (string, textPos, error)
+	walk = func(path string) (string, textPos, error) {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", textPos{}, err
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return "", textPos{}, err
+				}
+				k, _ := kt.(string)
+				child := k
+				if path != "" {
+					child = path + "." + k
+				}
+				if seen[k] {
+					end := int(dec.InputOffset())
+					return child, offsetPos(data, bytes.LastIndexByte(data[:end-1], '"')), nil
+				}
+				seen[k] = true
+				if key, pos, err := walk(child); key != "" || err != nil {
+					return key, pos, err
+				}
+			}
+		case json.Delim('['):
+			for i := 0; dec.More(); i++ {
+				if key, pos, err := walk(fmt.Sprintf("%s[%d]", path, i)); key != "" || err != nil {
+					return key, pos, err
+				}
+			}
+		default:
+			return "", textPos{}, nil
+		}
+		_, err = dec.Token() // the closing } or ]
+		return "", textPos{}, err
+	}
+	key, pos, _ = walk("")
+	return key, pos
+}
+
 // skipJSONValue reads the next value of dec whole.
 func skipJSONValue(dec *json.Decoder) error {
 	depth := 0
