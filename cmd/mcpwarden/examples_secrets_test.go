@@ -85,7 +85,7 @@ func exampleConfigs(t *testing.T) []exampleConfig {
 	t.Helper()
 	var out []exampleConfig
 	err := filepath.WalkDir(examplesDir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || (filepath.Ext(path) != ".yaml" && filepath.Ext(path) != ".yml") {
+		if err != nil || d.IsDir() || (filepath.Ext(path) != ".yaml" && filepath.Ext(path) != ".yml") || strings.HasSuffix(path, ".cases.yaml") {
 			return err
 		}
 		rel, _ := filepath.Rel(examplesDir, path)

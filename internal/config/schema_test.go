@@ -60,7 +60,7 @@ func exampleConfigs(t *testing.T) map[string]any {
 	root := moduleRoot(t)
 	configs := map[string]any{}
 	err := filepath.WalkDir(filepath.Join(root, "examples"), func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".yaml") {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".cases.yaml") {
 			return err
 		}
 		rel, _ := filepath.Rel(root, p)
