@@ -1,5 +1,7 @@
 package rules
 
+import "strings"
+
 // The grammars of the names mcpwarden deals in. A server name (a key of
 // servers, and of profiles) is part of every canonical tool name,
 // mcp:<server>:<tool>, and so of every rule; a wire name is what a client
@@ -36,6 +38,29 @@ func ValidServerName(s string) bool {
 		}
 	}
 	return true
+}
+
+// ServerNameFor is the server name closest to name, a name written
+// elsewhere (a client's entry, a key that breaks ServerNameGrammar): lower
+// case, every character outside [a-z0-9_-] replaced by '-', leading '-'
+// and '_' dropped, at most 32 characters; "server" if nothing is left.
+func ServerNameFor(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	k := strings.TrimLeft(b.String(), "-_")
+	if len(k) > 32 {
+		k = strings.TrimRight(k[:32], "-_")
+	}
+	if k == "" {
+		k = "server"
+	}
+	return k
 }
 
 // ValidWireName reports whether s matches WireNameGrammar.

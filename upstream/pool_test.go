@@ -216,3 +216,46 @@ func firstText(t *testing.T, raw json.RawMessage) string {
 	}
 	return text.Text
 }
+
+// TestMissingCwdIsReportedAsTheCwdNotTheCommand starts stdio servers in a
+// folder that does not exist and in a file: the start fails naming the
+// folder and the key that set it, where exec would name the command (a
+// missing /usr/bin/sh).
+func TestMissingCwdIsReportedAsTheCwdNotTheCommand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	gone, own, file := filepath.Join(dir, "gone"), filepath.Join(dir, "own"), filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	origin := func(name string) string { return "config m.yaml:4:5: servers." + name + ".cwd" }
+	pool := Start(t.Context(), map[string]Spec{
+		"gone":  {Transport: TransportStdio, Command: "sh", Dir: gone, DirOrigin: origin("gone")},
+		"file":  {Transport: TransportStdio, Command: "sh", Dir: file, DirOrigin: origin("file")},
+		"nokey": {Transport: TransportStdio, Command: "sh", Dir: own},
+	}, nil)
+	t.Cleanup(func() { pool.Close() })
+	tests := []struct {
+		server string
+		want   []string
+	}{
+		{"gone", []string{origin("gone"), strconv.Quote(gone) + ": it does not exist", "create the folder or correct cwd"}},
+		{"file", []string{origin("file"), "it is not a directory", "create the folder or correct cwd"}},
+		{"nokey", []string{"working directory " + strconv.Quote(own) + ": it does not exist"}},
+	}
+	for _, tt := range tests {
+		err := pool.Err(tt.server)
+		if err == nil {
+			t.Errorf("%s: no error", tt.server)
+			continue
+		}
+		for _, want := range tt.want {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: error %q does not mention %q", tt.server, err, want)
+			}
+		}
+		if strings.Contains(err.Error(), "fork/exec") {
+			t.Errorf("%s: error %q names the command, not the folder", tt.server, err)
+		}
+	}
+}

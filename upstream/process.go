@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"os"
@@ -47,6 +49,28 @@ type process struct {
 	waitErr    error         // set before exited is closed
 }
 
+// checkDir fails unless spec.Dir is a directory, naming it and where it
+// was set: the start would fail too, but its error names the command (a
+// missing /usr/bin/npx), not the folder.
+func checkDir(spec Spec) error {
+	if spec.Dir == "" {
+		return nil
+	}
+	fi, err := os.Stat(spec.Dir)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil
+	case err == nil:
+		err = errors.New("it is not a directory")
+	case errors.Is(err, fs.ErrNotExist):
+		err = errors.New("it does not exist")
+	}
+	if spec.DirOrigin == "" {
+		return fmt.Errorf("working directory %q: %w", spec.Dir, err)
+	}
+	return fmt.Errorf("%s: %q: %w, so the server cannot start in it; create the folder or correct cwd", spec.DirOrigin, spec.Dir, err)
+}
+
 // startProcess starts spec's command through sp, in a process group of
 // its own (see procAttr), in spec.Dir, with its stderr logged line by
 // line. Unsandboxed, spec.Env is added to mcpwarden's environment; with
@@ -55,6 +79,9 @@ type process struct {
 func startProcess(ctx context.Context, spec Spec, logger *slog.Logger, sp *spawner) (*process, error) {
 	if spec.Command == "" {
 		return nil, errors.New("no command to run")
+	}
+	if err := checkDir(spec); err != nil {
+		return nil, err
 	}
 	var (
 		cmd     *exec.Cmd

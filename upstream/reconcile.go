@@ -126,11 +126,12 @@ func specEqual(a, b Spec) bool {
 	return reflect.DeepEqual(a.canonical(), b.canonical())
 }
 
-// canonical is s without HeaderFunc, egress and OAuth's token store (a store
+// canonical is s without HeaderFunc, egress, OAuth's token store (a store
 // has state of its own, such as discovery done; the running session keeps
-// its own) and with empty maps and slices nil.
+// its own) and DirOrigin (a line added above cwd restarts no server), and
+// with empty maps and slices nil.
 func (s Spec) canonical() Spec {
-	s.HeaderFunc, s.egress = nil, nil
+	s.HeaderFunc, s.egress, s.DirOrigin = nil, nil, ""
 	if s.OAuth != nil {
 		o := *s.OAuth
 		o.Tokens = nil

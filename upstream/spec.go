@@ -20,6 +20,10 @@ type Spec struct {
 	Args    []string
 	Env     map[string]string
 	Dir     string
+	// DirOrigin is where Dir was set, as the error of a Dir that is no
+	// directory names it ("config FILE:LINE:COL: servers.NAME.cwd"); ""
+	// when Dir is not the config's.
+	DirOrigin string
 	// URL and Headers reach a remote server.
 	URL     string
 	Headers map[string]string

@@ -42,7 +42,7 @@ func (f *approvalFlags) client() (*approvals.Client, error) {
 			return nil, &codeError{code: exitUsage, err: fmt.Errorf("%w (or give --token-file)", err)}
 		}
 		if cfg.Ask.Approvals != config.ApprovalsLocal {
-			return nil, &codeError{code: exitUsage, err: fmt.Errorf("config %s does not set ask.approvals: local", f.config)}
+			return nil, &codeError{code: exitUsage, err: fmt.Errorf("config %s does not set ask.approvals: local, so no approvals page runs; add it (ask: {approvals: local}) and restart mcpwarden serve", f.config)}
 		}
 		if path, err = cfg.TokenFilePath(os.Getenv); err != nil {
 			return nil, &codeError{code: exitUsage, err: err}

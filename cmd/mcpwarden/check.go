@@ -69,6 +69,9 @@ Exit status: 0 allow, 3 ask, 4 deny, 2 bad input.`,
 			if err != nil {
 				return err
 			}
+			if meant := canonicalMeant(pos[0], st.Config.ServerNames()); meant != "" {
+				return &codeError{code: exitUsage, err: fmt.Errorf("tool %q: want a canonical name mcp:<server>:<tool>; did you mean %s?", pos[0], meant)}
+			}
 			call, err := parseCheckCall(pos, args)
 			if err != nil {
 				return &codeError{code: exitUsage, err: err}
@@ -130,7 +133,7 @@ func parseCheckCall(pos, kv []string) (rules.Call, error) {
 	}
 	args, _, err := jsonargs.Parse([]byte(raw))
 	if err != nil {
-		return rules.Call{}, err
+		return rules.Call{}, argumentsError(err, raw)
 	}
 	for _, pair := range kv {
 		k, v, ok := strings.Cut(pair, "=")

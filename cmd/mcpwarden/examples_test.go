@@ -8,11 +8,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/mcpwarden/mcpwarden/internal/clientconfig"
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -215,5 +217,65 @@ func TestQuickstartRefusesEtcPasswdItself(t *testing.T) {
 	}
 	if v := p.Decide(rules.Call{Server: "fs", Tool: "read_text_file", Arguments: map[string]any{"path": "README.md"}}); v.Decision != rules.Allow {
 		t.Errorf("reading README.md = %v by %q, want allow", v.Decision, v.Rule)
+	}
+}
+
+// TestClientExamplesStartMcpwardenAndSendAsksToTheApprovalsPage reads
+// each client's example (a folder of examples/ with the client's file
+// next to mcpwarden.yaml): the client's file parses as that client's and
+// starts mcpwarden serve --config alone, and the config, which can ask
+// where many clients cannot show an ask, sets ask.approvals: local as
+// quickstart and import do (issue 37), or its asks would be refused with
+// no one to answer them.
+func TestClientExamplesStartMcpwardenAndSendAsksToTheApprovalsPage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		dir, file string
+		format    clientconfig.Format
+	}{
+		{"claude-code", ".mcp.json", clientconfig.ClaudeCode},
+		{"claude-desktop", "claude_desktop_config.json", clientconfig.ClaudeDesktop},
+		{"codex", "config.toml", clientconfig.Codex},
+		{"cursor", "mcp.json", clientconfig.Cursor},
+		{"gemini", "settings.json", clientconfig.Gemini},
+		{"opencode", "opencode.json", clientconfig.OpenCode},
+		{"vscode", "mcp.json", clientconfig.VSCode},
+	}
+	for _, tc := range tests {
+		t.Run(tc.dir, func(t *testing.T) {
+			t.Parallel()
+			data, err := os.ReadFile(filepath.Join(examplesDir, tc.dir, tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, err := clientconfig.Parse(tc.format, data)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.file, err)
+			}
+			if len(src.Servers) != 1 || src.Servers[0].Name != "mcpwarden" || !slices.Contains(src.Servers[0].Args, "serve") || !slices.Contains(src.Servers[0].Args, "--config") {
+				t.Errorf("%s has servers %+v, want one, mcpwarden, running serve --config", tc.file, src.Servers)
+			}
+			cfg, err := config.Load(filepath.Join(examplesDir, tc.dir, "mcpwarden.yaml"), exampleEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Ask.Approvals != config.ApprovalsLocal {
+				t.Errorf("ask.approvals = %q, want %q", cfg.Ask.Approvals, config.ApprovalsLocal)
+			}
+		})
+	}
+	entries, err := os.ReadDir(examplesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tested := map[string]bool{}
+	for _, tc := range tests {
+		tested[tc.dir] = true
+	}
+	for _, e := range entries {
+		snippets, _ := filepath.Glob(filepath.Join(examplesDir, e.Name(), "*.json"))
+		if e.IsDir() && len(snippets) > 0 && !tested[e.Name()] {
+			t.Errorf("examples/%s holds a client's file but is not in this test", e.Name())
+		}
 	}
 }

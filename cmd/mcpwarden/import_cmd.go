@@ -4,16 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcpwarden/mcpwarden/internal/clientconfig"
 	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/spelling"
 )
 
 // importOptions are the flags of import.
@@ -149,6 +152,9 @@ func runImport(stdout, stderr io.Writer, o importOptions, args []string) error {
 	if o.from != "" {
 		var err error
 		if format, err = clientconfig.ParseFormat(o.from); err != nil {
+			if meant := spelling.Closest(o.from, clientNames()); meant != "" {
+				err = fmt.Errorf("%w; did you mean --from %s?", err, meant)
+			}
 			return &codeError{code: exitUsage, err: fmt.Errorf("--from: %w", err)}
 		}
 	}
@@ -157,6 +163,9 @@ func runImport(stdout, stderr io.Writer, o importOptions, args []string) error {
 		return err
 	}
 	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && len(args) == 1 {
+		return missingClientFile(path, err)
+	}
 	if err != nil {
 		return usageErr("reading client config: %w", err)
 	}
@@ -324,6 +333,28 @@ func clientFile(f clientconfig.Format, args []string) (string, error) {
 		}
 	}
 	return "", usageErr("no %s config found (looked in %s); give its path as FILE", f, strings.Join(candidates, ", "))
+}
+
+// clientNames are the names --from takes.
+func clientNames() []string {
+	var names []string
+	for _, f := range clientconfig.Formats() {
+		names = append(names, f.String())
+	}
+	return names
+}
+
+// missingClientFile is the error for FILE, a client config that does not
+// exist (err): a client's name, or one spelt like it, is the --from meant.
+func missingClientFile(path string, err error) error {
+	meant := spelling.Closest(path, clientNames())
+	if slices.Contains(clientNames(), path) {
+		meant = path
+	}
+	if meant != "" {
+		return usageErr("client config %s does not exist: to read %s's usual file write mcpwarden import --from %s (%w)", path, meant, meant, err)
+	}
+	return usageErr("client config %s does not exist: give the client's config file, or --from CLIENT alone to read its usual file (%s) (%w)", path, strings.Join(clientNames(), ", "), err)
 }
 
 // projectOf is the project a client file belongs to, which the imported

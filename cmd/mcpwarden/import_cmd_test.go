@@ -200,7 +200,10 @@ func TestImportUsageErrors(t *testing.T) {
 		{"no file and no format", []string{"import"}, "give the client config FILE"},
 		{"an unknown format", []string{"import", "--from", "emacs", notMCP}, `unknown client format "emacs"`},
 		{"a file that is not a client config", []string{"import", notMCP}, "no mcpServers, servers or mcp key"},
-		{"a missing file", []string{"import", filepath.Join(dir, "missing.json")}, "reading client config"},
+		{"a missing file", []string{"import", filepath.Join(dir, "missing.json")}, "missing.json does not exist: give the client's config file"},
+		{"a client's name given as the file", []string{"import", "claude-code"}, "client config claude-code does not exist: to read claude-code's usual file write mcpwarden import --from claude-code"},
+		{"a client's name misspelt as the file", []string{"import", "cursr"}, "write mcpwarden import --from cursor"},
+		{"a misspelt client format", []string{"import", "--from", "claude-cod", notMCP}, "did you mean --from claude-code?"},
 		{"a non-YAML out", []string{"import", "--out", filepath.Join(dir, "c.json"), notMCP}, "import writes YAML"},
 	}
 	for _, tt := range tests {

@@ -16,36 +16,38 @@ import (
 
 // loadSetup loads and validates the config at path and compiles its
 // policy. Every failure is a usage error (exit 2) naming the file.
-func loadSetup(path string) (*app.Setup, error) { return loadSetupWith(path, config.Load) }
+func loadSetup(path string) (*app.Setup, error) { return loadSetupWith(path, config.Load, os.Stderr) }
 
 // loadOfflineSetup is loadSetup for the commands that start no server
 // (check, validate --offline, tools --offline): the servers' variables that
 // are not set are warnings, not errors (see config.LoadOffline).
 func loadOfflineSetup(path string) (*app.Setup, error) {
-	return loadSetupWith(path, config.LoadOffline)
+	return loadSetupWith(path, config.LoadOffline, os.Stderr)
 }
 
 // loadOfflineSetupInConfigDir is loadOfflineSetup for mcpwarden started in the
 // config file's directory rather than the current one (test: a case's
 // relative paths decide alike wherever it is run from).
-func loadOfflineSetupInConfigDir(path string) (*app.Setup, error) {
+func loadOfflineSetupInConfigDir(path string, warn io.Writer) (*app.Setup, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
-	return loadSetupIn(path, config.LoadOffline, filepath.Dir(abs))
+	return loadSetupIn(path, config.LoadOffline, filepath.Dir(abs), warn)
 }
 
-func loadSetupWith(path string, load func(string, []string) (*config.Config, error)) (*app.Setup, error) {
+// loadSetupWith is loadSetup loading with load, the load's warnings
+// written to warn.
+func loadSetupWith(path string, load func(string, []string) (*config.Config, error), warn io.Writer) (*app.Setup, error) {
 	workDir, err := os.Getwd()
 	if err != nil {
 		return nil, err
 	}
-	return loadSetupIn(path, load, workDir)
+	return loadSetupIn(path, load, workDir, warn)
 }
 
 // loadSetupIn is loadSetupWith for mcpwarden run in workDir.
-func loadSetupIn(path string, load func(string, []string) (*config.Config, error), workDir string) (*app.Setup, error) {
+func loadSetupIn(path string, load func(string, []string) (*config.Config, error), workDir string, warn io.Writer) (*app.Setup, error) {
 	if path == "" {
 		return nil, &codeError{code: exitUsage, err: fmt.Errorf("--config FILE is required")}
 	}
@@ -54,7 +56,7 @@ func loadSetupIn(path string, load func(string, []string) (*config.Config, error
 		return nil, &codeError{code: exitUsage, err: err}
 	}
 	for _, w := range cfg.Warnings {
-		fmt.Fprintln(os.Stderr, "warning:", w)
+		fmt.Fprintln(warn, "warning:", w)
 	}
 	st, err := app.NewSetup(cfg, workDir)
 	if err != nil {

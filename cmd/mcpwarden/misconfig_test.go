@@ -14,6 +14,7 @@ import (
 func TestMisconfigurationsSayWhereAndWhatToWrite(t *testing.T) {
 	t.Parallel()
 	const fs = "servers:\n  fs:\n    command: npx\n"
+	const noFile = "\x00" // the text of a config not written
 	offline := []string{"validate", "--offline"}
 	strict := []string{"validate", "--offline", "--strict"}
 	tests := []struct {
@@ -78,6 +79,8 @@ func TestMisconfigurationsSayWhereAndWhatToWrite(t *testing.T) {
 			[]string{"mcpwarden.yaml:6:15", "profiles.ci.servers[0]", `did you mean "fs"?`}},
 		{"a cwd that does not exist", "mcpwarden.yaml", fs + "    cwd: ./no-such-dir\n", strict, exitError,
 			[]string{"mcpwarden.yaml:4:5", "servers.fs.cwd", "is not a directory here", "create it or correct cwd"}},
+		{"a cwd that does not exist, at start", "mcpwarden.yaml", fs + "    cwd: ./no-such-dir\n", []string{"tools"}, exitError,
+			[]string{"starting: config ", "mcpwarden.yaml:4:5: servers.fs.cwd", "no-such-dir\": it does not exist", "create the folder or correct cwd"}},
 		{"check of a server the config lacks", "mcpwarden.yaml", fs, []string{"check", "mcp:fz:read_file"}, exitUsage,
 			[]string{`no server "fz" in the config`, "servers: fs", "did you mean mcp:fs:...?"}},
 		{"check where outside_workspace has no effect says so", "mcpwarden.yaml", fs + "policy:\n  outside_workspace: deny\n  allow: [\"mcp:fs:*\"]\n",
@@ -91,13 +94,71 @@ func TestMisconfigurationsSayWhereAndWhatToWrite(t *testing.T) {
 			[]string{`--profile "cj"`, `did you mean "ci"?`}},
 		{"a misspelt flag", "mcpwarden.yaml", fs, []string{"validate", "--ofline"}, exitUsage,
 			[]string{"unknown flag: --ofline", "did you mean --offline?"}},
+		{"a config file that does not exist", "mcpwarden.yaml", noFile, offline, exitUsage,
+			[]string{"mcpwarden.yaml does not exist", "correct --config", "mcpwarden import writes one", "examples/quickstart.yaml"}},
+		{"an empty config file", "mcpwarden.yaml", "", offline, exitUsage,
+			[]string{"mcpwarden.yaml", "servers", "add at least one under servers:"}},
+		{"a client's mcpServers as the config", "mcpwarden.yaml", "mcpServers:\n  fs:\n    command: npx\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:1:1", "mcpServers", "did you mean servers?", "mcpwarden import FILE converts"}},
+		{"a client's mcpServers as the config in JSON", "mcpwarden.json", `{"mcpServers": {"fs": {"command": "npx"}}}`, offline, exitUsage,
+			[]string{"mcpwarden.json:1:2", "mcpServers", "did you mean servers?"}},
+		{"servers written as a list", "mcpwarden.yaml", "servers:\n  - name: fs\n    command: npx\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:1:1", "servers", "e.g. servers: {fs: {command: npx", "got a list"}},
+		{"a server name with a space", "mcpwarden.yaml", "servers:\n  fs tools:\n    command: npx\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:2:3", `"fs tools" is not a server name`, "write fs-tools"}},
+		{"a command with its arguments in it", "mcpwarden.yaml", "servers:\n  fs:\n    command: npx -y pkg\n", strict, exitError,
+			[]string{"mcpwarden.yaml:3:5", "servers.fs.command", "command: npx, args: [-y, pkg]"}},
+		{"a $VAR without braces in env", "mcpwarden.yaml", fs + "    env:\n      TOKEN: $GITHUB_TOKEN\n", strict, exitError,
+			[]string{"mcpwarden.yaml:5:7", "servers.fs.env.TOKEN", "$GITHUB_TOKEN is used as written", "write ${GITHUB_TOKEN}"}},
+		{"a $VAR without braces in a header", "mcpwarden.yaml", "servers:\n  api:\n    url: https://example.com/mcp\n    headers:\n      Authorization: Bearer $API_TOKEN\n", strict, exitError,
+			[]string{"mcpwarden.yaml:5:7", "servers.api.headers.Authorization", "write ${API_TOKEN}"}},
+		{"an unset variable offline says where", "mcpwarden.yaml", fs + "    env:\n      TOKEN: ${MCPWARDEN_TEST_UNSET_37}\n", offline, 0,
+			[]string{"mcpwarden.yaml:5:7", "servers.fs.env.TOKEN", "${MCPWARDEN_TEST_UNSET_37:-value}"}},
+		{"an unset variable refuses the start", "mcpwarden.yaml", fs + "    env:\n      TOKEN: ${MCPWARDEN_TEST_UNSET_37}\n", []string{"validate"}, exitUsage,
+			[]string{"mcpwarden.yaml:5:7", "servers.fs.env.TOKEN", "set it in the environment", "${MCPWARDEN_TEST_UNSET_37:-value}"}},
+		{"listen without a port", "mcpwarden.yaml", fs + "listen: localhost\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:4:1", "listen", "missing port", "listen: 127.0.0.1:8765"}},
+		{"listen on a port that cannot be", "mcpwarden.yaml", fs + "listen: 127.0.0.1:99999\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:4:1", "listen", "port 99999", "listen: 127.0.0.1:8765"}},
+		{"a misspelt transport", "mcpwarden.yaml", "servers:\n  api:\n    url: https://example.com/mcp\n    transport: htpp\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:4:5", "servers.api.transport", `did you mean "http"?`}},
+		{"yes written for approvals", "mcpwarden.yaml", fs + "ask:\n  approvals: true\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:5:3", "ask.approvals", "e.g. approvals: local"}},
+		{"a duration without its unit in a list", "mcpwarden.yaml", fs + "limits:\n  - match: \"mcp:fs:*\"\n    max: 5\n    window: 1 minute\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:7:5", "limits[0].window", "durations look like", `got text "1 minute"`}},
+		{"a key written twice in TOML", "mcpwarden.toml", "[servers.fs]\ncommand = \"npx\"\ncommand = \"node\"\n", offline, exitUsage,
+			[]string{"mcpwarden.toml:3:1", "key command is already defined", "write each key and table once"}},
+		{"a table written twice in TOML", "mcpwarden.toml", "[servers.fs]\ncommand = \"npx\"\n[servers.fs]\ncommand = \"node\"\n", offline, exitUsage,
+			[]string{"mcpwarden.toml:3:1", "table fs already exists", "write each key and table once"}},
+		{"a key written twice in JSON", "mcpwarden.json", "{\"servers\": {\"fs\": {\"command\": \"npx\"}},\n \"policy\": {\"deny\": [\"mcp:fs:write_file\"]},\n \"policy\": {\"default\": \"allow\"}}", offline, exitUsage,
+			[]string{"mcpwarden.json:3:2", "policy is written twice", "write it once"}},
+		{"a tab in YAML's indentation", "mcpwarden.yaml", "servers:\n  fs:\n\tcommand: npx\n", offline, exitUsage,
+			[]string{"mcpwarden.yaml:3", "invalid YAML", "indent with spaces, not tabs"}},
+		{"a sandbox turned off says where", "mcpwarden.yaml", fs + "sandbox: off\n", offline, 0,
+			[]string{"mcpwarden.yaml:4:1", "servers.fs", "sandbox is off"}},
+		{"check of a client's tool name", "mcpwarden.yaml", fs, []string{"check", "fs__read_file"}, exitUsage,
+			[]string{`tool "fs__read_file"`, "did you mean mcp:fs:read_file?"}},
+		{"check of Claude Code's tool name", "mcpwarden.yaml", fs, []string{"check", "mcp__mcpwarden__fs__read_file"}, exitUsage,
+			[]string{"did you mean mcp:fs:read_file?"}},
+		{"check of a tool without its server", "mcpwarden.yaml", fs, []string{"check", "read_file"}, exitUsage,
+			[]string{`tool "read_file"`, "want a canonical name mcp:<server>:<tool>", "did you mean mcp:fs:read_file?"}},
+		{"check with arguments that are not JSON", "mcpwarden.yaml", fs, []string{"check", "mcp:fs:read_file", `{"path": }`}, exitUsage,
+			[]string{"arguments: invalid JSON at column 10", `e.g. '{"path": "README.md"}'`, "--arg key=value"}},
+		{"check with arguments that are a list", "mcpwarden.yaml", fs, []string{"check", "mcp:fs:read_file", `["README.md"]`}, exitUsage,
+			[]string{"arguments must be a JSON object, not an array", `e.g. '{"path": "README.md"}'`}},
+		{"check for a profile of a config without profiles", "mcpwarden.yaml", fs, []string{"check", "mcp:fs:read_file", "--profile", "ci"}, exitUsage,
+			[]string{`--profile "ci"`, "has no profiles", "define it under profiles:", "or drop it"}},
+		{"approvals of a config without an approvals page", "mcpwarden.yaml", fs, []string{"approvals"}, exitUsage,
+			[]string{"mcpwarden.yaml does not set ask.approvals: local", "add it (ask: {approvals: local})"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(t.TempDir(), tc.file)
-			if err := os.WriteFile(path, []byte(tc.text), 0o600); err != nil {
-				t.Fatal(err)
+			if tc.text != noFile {
+				if err := os.WriteFile(path, []byte(tc.text), 0o600); err != nil {
+					t.Fatal(err)
+				}
 			}
 			args := append([]string{tc.args[0], "--config", path}, tc.args[1:]...)
 			code, out, errOut := run(t, args...)

@@ -61,7 +61,7 @@ a case file, a flag).`,
 				}
 				opts.Run = re
 			}
-			st, err := loadOfflineSetupInConfigDir(configPath)
+			st, err := loadOfflineSetupInConfigDir(configPath, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -35,8 +36,13 @@ func keepUsageContract(root *cobra.Command) {
 		help.Run = nil
 		help.RunE = func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				if found, _, err := root.Find(args); err != nil || found == root {
+				found, rest, err := root.Find(args)
+				switch {
+				case err != nil || found == root:
 					return subcommandArgs(root, args)
+				case len(rest) > 0:
+					// help audit verfy: cobra stops at audit and shows its help.
+					return subcommandArgs(found, rest)
 				}
 			}
 			show(c, args)
@@ -53,7 +59,7 @@ func keepUsageContract(root *cobra.Command) {
 			check := c.Args
 			c.Args = func(c *cobra.Command, args []string) error {
 				if err := check(c, args); err != nil {
-					return usageError(c, err)
+					return argsError(c, check, args, err)
 				}
 				return nil
 			}
@@ -71,6 +77,30 @@ func usageError(c *cobra.Command, err error) error {
 	return &codeError{code: exitUsage, err: fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 }
 
+// argsError is err, the wrong number of arguments to c (whose own check
+// is check), said as what c takes: its usage line, or for a command that
+// takes none the argument given; a config file given as an argument is
+// the --config meant.
+func argsError(c *cobra.Command, check cobra.PositionalArgs, args []string, err error) error {
+	if len(args) > 0 && check(c, nil) == nil && check(c, args[:1]) != nil {
+		err = fmt.Errorf("%s takes no arguments; got %q", c.CommandPath(), args[0])
+		if c.Flags().Lookup("config") != nil && configFile(args[0]) {
+			err = fmt.Errorf("%w; did you mean --config %s?", err, args[0])
+		}
+		return usageError(c, err)
+	}
+	return usageError(c, fmt.Errorf("%w; usage: %s", err, c.UseLine()))
+}
+
+// configFile reports whether arg is named like a config file.
+func configFile(arg string) bool {
+	switch strings.ToLower(filepath.Ext(arg)) {
+	case ".yaml", ".yml", ".json", ".toml":
+		return true
+	}
+	return false
+}
+
 // subcommandArgs refuses an argument to a command that only groups
 // others unless it names one of them, saying which was meant.
 func subcommandArgs(c *cobra.Command, args []string) error {
@@ -85,6 +115,9 @@ func subcommandArgs(c *cobra.Command, args []string) error {
 		}
 	}
 	err := fmt.Errorf("unknown command %q for %q", args[0], c.CommandPath())
+	if len(names) == 0 {
+		return usageError(c, fmt.Errorf("%w: it has no commands; for its help write mcpwarden help %s", err, strings.TrimPrefix(c.CommandPath(), "mcpwarden ")))
+	}
 	if meant := spelling.Closest(args[0], names); meant != "" {
 		err = fmt.Errorf("%w; did you mean %q?", err, meant)
 	} else {

@@ -63,16 +63,17 @@ the exit status the same).`,
 				}
 				return err
 			}
-			load := loadSetup
+			load := config.Load
 			if offline {
-				load = loadOfflineSetup
+				load = config.LoadOffline
 			}
-			st, err := load(configPath)
+			st, err := loadSetupWith(configPath, load, out)
 			if err != nil {
 				rep.invalid(err)
 				return done(err)
 			}
 			rep.Valid, rep.Config, rep.Servers = true, st.Config.File, len(st.Config.Servers)
+			rep.Warnings = append(rep.Warnings, st.Config.Warnings...)
 			fmt.Fprintf(out, "config %s is valid: %d servers\n", st.Config.File, len(st.Config.Servers))
 			rep.Shadow = shadowScope(st.Policy)
 			printShadow(out, rep.Shadow)

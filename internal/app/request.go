@@ -62,6 +62,9 @@ func (s *Setup) CheckProfile(profile string) error {
 		return nil
 	}
 	names := slices.Sorted(maps.Keys(s.Config.Profiles))
+	if len(names) == 0 {
+		return fmt.Errorf("%q: the config %s has no profiles; define it under profiles: (see docs/teams.md), or drop it", profile, s.Config.File)
+	}
 	err := fmt.Errorf("%q: the config has no such profile; profiles: %s", profile, strings.Join(names, ", "))
 	if meant := spelling.Closest(profile, names); meant != "" {
 		err = fmt.Errorf("%w; did you mean %q?", err, meant)

@@ -89,6 +89,9 @@ func (s *Setup) Specs(headerFunc func(context.Context) map[string]string) map[st
 		default:
 			spec.Transport = upstream.TransportStdio
 			spec.Dir = s.Config.ServerDir(name, s.WorkDir)
+			if srv.Cwd != "" {
+				spec.DirOrigin = s.Config.Origin("servers." + name + ".cwd")
+			}
 			spec.Sandbox = s.sandbox(name)
 		}
 		specs[name] = spec

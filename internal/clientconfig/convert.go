@@ -83,26 +83,8 @@ type Result struct {
 }
 
 // ServerKey converts a client entry name into a valid mcpwarden server key
-// (rules.ValidServerName): lower case, every character outside [a-z0-9_-] replaced by '-', leading
-// '-' and '_' dropped, at most 32 characters; "server" if nothing is left.
-func ServerKey(name string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(name) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	k := strings.TrimLeft(b.String(), "-_")
-	if len(k) > 32 {
-		k = strings.TrimRight(k[:32], "-_")
-	}
-	if k == "" {
-		k = "server"
-	}
-	return k
-}
+// (rules.ServerNameFor).
+func ServerKey(name string) string { return rules.ServerNameFor(name) }
 
 // converter holds the state of one Convert.
 type converter struct {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -18,17 +19,22 @@ const durationHint = "durations look like 30s, 5m, 1h"
 // examples are the values shown for keys whose general example would
 // mislead, by the key's last level.
 var examples = map[string]string{
-	"args":    "[-y, pkg]",
-	"command": "npx",
-	"url":     "https://example.com/mcp",
+	"args":      "[-y, pkg]",
+	"command":   "npx",
+	"url":       "https://example.com/mcp",
+	"approvals": "local",
+	"transport": "stdio",
+	"listen":    "127.0.0.1:8765",
+	"servers":   "{fs: {command: npx, args: [-y, pkg]}}",
+	"profiles":  "{ci: {servers: [fs]}}",
 }
 
 // decodeErrors turns mapstructure's error for the config into one error
 // per key, each naming the key as written (servers.fs.args, not
 // 'servers[fs].args') and saying what the key wants, with an example.
 //
-// value returns the value a key holds.
-func decodeErrors(err error, value func(key string) any) error {
+// all is the config's keys, nested, to find the value of a key in.
+func decodeErrors(err error, all map[string]any) error {
 	parts := flatten(err)
 	out := make([]error, 0, len(parts))
 	for _, e := range parts {
@@ -38,7 +44,7 @@ func decodeErrors(err error, value func(key string) any) error {
 			continue
 		}
 		key := keyPath(de.Name())
-		out = append(out, &keyError{key: key, err: fmt.Errorf("%s: %s", key, wantFor(key, de.Unwrap(), value(key)))})
+		out = append(out, &keyError{key: key, err: fmt.Errorf("%s: %s", key, wantFor(key, de.Unwrap(), valueAt(all, key)))})
 	}
 	return errors.Join(out...)
 }
@@ -66,7 +72,7 @@ func wantFor(key string, err error, v any) string {
 	case t.Kind() == reflect.Slice:
 		return fmt.Sprintf("want a list, e.g. %s: %s%s", name, example(name, "[a, b]"), got)
 	case t.Kind() == reflect.Map:
-		return fmt.Sprintf("want a section of names and values, e.g. %s: {name: value}%s", name, got)
+		return fmt.Sprintf("want a section of names and values, e.g. %s: %s%s", name, example(name, "{name: value}"), got)
 	case t.Kind() == reflect.Struct && len(node.children) > 0:
 		keys := slices.Sorted(maps.Keys(node.children))
 		return fmt.Sprintf("want a section holding keys (%s), each on its own line indented under %s:%s", strings.Join(keys, ", "), name, got)
@@ -108,6 +114,28 @@ func example(name, general string) string {
 	return general
 }
 
+// valueAt is the value at key (as errors name it, "limits[0].window")
+// in the config's keys, all; nil if there is none. koanf's Get does not
+// go into lists.
+func valueAt(all map[string]any, key string) any {
+	var v any = all
+	for _, seg := range keySegments(key) {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[seg]
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
 // describeValue names what the config holds in a value of the wrong type.
 func describeValue(v any) string {
 	switch v := v.(type) {
@@ -147,6 +175,9 @@ func unknownKey(key string) error {
 	_, at, suggest := configKeys.lookup(segs)
 	msg := key + ": unknown key"
 	switch parent := configKeys.at(segs[:at]); {
+	case key == "mcpServers" || key == "mcp":
+		// A client's config (Claude's, Cursor's, OpenCode's) given as mcpwarden's.
+		msg += "; did you mean servers? This is a client's section: mcpwarden import FILE converts a client's config into an mcpwarden config"
 	case suggest != "":
 		meant := strings.Join(append(slices.Clone(segs[:at]), suggest), ".")
 		if at == len(segs)-1 { // as written, with a list's [i]

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -29,11 +31,12 @@ func (w Warning) String() string {
 
 // Lint returns the config's warnings, by key: an outside_workspace with
 // no workspace (it decides nothing), a ${VAR} in a server's args, command,
-// cwd or url (only env and headers are expanded), an allow of mcp:*:* (every tool of every
-// server, and any added later), a rule or profile naming a server the
-// config does not have, and a stdio server's cwd that does not exist (the
-// server cannot start there; the error would name its command instead).
-// It is for c as loaded; validate --strict makes warnings errors.
+// cwd or url (only env and headers are expanded), a $VAR without braces in
+// env or headers (only ${VAR} is), a command holding its arguments, an
+// allow of mcp:*:* (every tool of every server, and any added later), a
+// rule or profile naming a server the config does not have, and a stdio
+// server's cwd that does not exist (the server cannot start there). It is
+// for c as loaded; validate --strict makes warnings errors.
 func (c *Config) Lint() []Warning {
 	var ws []Warning
 	add := func(key, format string, args ...any) {
@@ -84,10 +87,28 @@ func (c *Config) Lint() []Warning {
 				add("servers."+n+"."+k, "%s is used as written: ${VAR} is expanded only in env and headers; write the value, or for args set it in env (env: {%s: %s}) for the server to read", m, m[2:len(m)-1], m)
 			}
 		}
+		expanded := map[string]string{}
+		for k, v := range s.Env {
+			expanded["env."+k] = v
+		}
+		for k, v := range s.Headers {
+			expanded["headers."+k] = v
+		}
+		for _, k := range slices.Sorted(maps.Keys(expanded)) {
+			if m := bareVarRef.FindStringSubmatch(expanded[k]); m != nil {
+				add("servers."+n+"."+k, "$%s is used as written: only the braced form is expanded; write ${%s}", m[1], m[1])
+			}
+		}
+		if s.EffectiveTransport() == TransportStdio && strings.ContainsAny(strings.TrimSpace(s.Command), " \t") {
+			if _, err := exec.LookPath(s.Command); err != nil {
+				words := strings.Fields(s.Command)
+				add("servers."+n+".command", "%q is run as one program's name, spaces and all, and there is no such file; give the program alone and its arguments as a list: command: %s, args: [%s]", s.Command, words[0], strings.Join(words[1:], ", "))
+			}
+		}
 		if s.EffectiveTransport() == TransportStdio && s.Cwd != "" {
 			dir := c.ServerDir(n, "")
 			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-				add("servers."+n+".cwd", "%q is not a directory here, so %s cannot start in it (the error would name its command, %s); create it or correct cwd", dir, n, s.Command)
+				add("servers."+n+".cwd", "%q is not a directory here, so %s cannot start in it; create it or correct cwd", dir, n)
 			}
 		}
 	}
@@ -97,6 +118,11 @@ func (c *Config) Lint() []Warning {
 	return ws
 }
 
+// bareVarRef matches $VAR written without braces, which is not expanded,
+// where it reads as meant to be: the whole value, or after a space (as in
+// "Bearer $TOKEN").
+var bareVarRef = regexp.MustCompile(`(?:^|\s)\$([A-Za-z_][A-Za-z0-9_]*)\b`)
+
 // A gateSpec is a gate's policy and the key it is written under;
 // everyServer is set for a gate whose rules may reach any server's tools
 // (not a server's own).
@@ -104,6 +130,16 @@ type gateSpec struct {
 	key         string
 	p           rules.PolicySpec
 	everyServer bool
+}
+
+// Origin is where key was set, followed by the key, as errors name it:
+// "config FILE:LINE:COL: servers.fs.cwd", or "environment variable
+// MCPWARDEN_SERVERS__FS__CWD: servers.fs.cwd" when a variable set it.
+func (c *Config) Origin(key string) string {
+	if variable, _ := c.envSources.of(key); variable != "" {
+		return "environment variable " + variable + ": " + key
+	}
+	return c.placeOf(key) + ": " + key
 }
 
 // placeOf is "config FILE:LINE:COL" for key, as errors name it.

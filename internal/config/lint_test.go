@@ -31,7 +31,7 @@ func TestLintNamesWhatTheConfigSilentlyIgnores(t *testing.T) {
 		{"a profile naming a server the config lacks sees nothing by it", fs + "profiles:\n  ci:\n    servers: [fz]\n",
 			[]string{"profiles.ci.servers[0]", "config:6:15", "names no server in the config", `did you mean "fs"?`}},
 		{"a cwd that does not exist is named before the server is started", fs + "    cwd: /nonexistent/mcpwarden-test\n",
-			[]string{"servers.fs.cwd", "config:4:5", "is not a directory here", "the error would name its command, npx", "create it or correct cwd"}},
+			[]string{"servers.fs.cwd", "config:4:5", "is not a directory here", "create it or correct cwd"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

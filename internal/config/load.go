@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -55,7 +56,10 @@ func LoadOffline(path string, environ []string) (*Config, error) {
 
 func load(path string, environ []string, offline bool) (*Config, error) {
 	data, err := os.ReadFile(path)
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("config %s does not exist; correct --config, or write one: mcpwarden import writes one from a client's config, and examples/quickstart.yaml is one to start from (%w)", path, err)
+	case err != nil:
 		return nil, fmt.Errorf("reading config: %w", err)
 	}
 	abs, err := filepath.Abs(path)
@@ -98,6 +102,12 @@ func parse(data []byte, ext, dir string, environ []string, source string, offlin
 	if err := k.Load(rawbytes.Provider(data), parser); err != nil {
 		pos, msg := parseError(data, err)
 		return nil, fmt.Errorf("%s: invalid %s: %s", src.place(pos), format, msg)
+	}
+	if format == "JSON" {
+		// YAML and TOML refuse a key written twice; JSON keeps the last.
+		if key, pos := jsonTwice(data); key != "" {
+			return nil, fmt.Errorf("%s: invalid JSON: %s is written twice, and the second would replace the first whole, rules and all; write it once", src.place(pos), key)
+		}
 	}
 	env := envMap(environ)
 	sources, warnings, err := applyEnv(k, env, data)
@@ -237,7 +247,7 @@ func decode(k *koanf.Koanf) (*Config, error) {
 		},
 	})
 	if err != nil {
-		return nil, decodeErrors(err, k.Get)
+		return nil, decodeErrors(err, k.Raw())
 	}
 	if len(md.Unused) > 0 {
 		slices.Sort(md.Unused)
@@ -286,7 +296,7 @@ func (c *Config) expand(env map[string]string, keepUnset bool) ([]string, error)
 				case len(missing) == 0:
 					field.m[k] = expanded
 				case keepUnset:
-					warnings = append(warnings, fmt.Sprintf("servers.%s.%s.%s: environment variable %s is not set: kept as written here; serve needs it (or a default: ${%s:-value})", name, field.key, k, strings.Join(missing, ", "), missing[0]))
+					warnings = append(warnings, fmt.Sprintf("%s: servers.%s.%s.%s: environment variable %s is not set: kept as written here; serve needs it (or a default: ${%s:-value})", c.placeOf("servers."+name+"."+field.key+"."+k), name, field.key, k, strings.Join(missing, ", "), missing[0]))
 				default:
 					errs = append(errs, fmt.Errorf("servers.%s.%s.%s: environment variable %s is not set: set it in the environment mcpwarden runs in, or give a default: ${%s:-value}", name, field.key, k, strings.Join(missing, ", "), missing[0]))
 				}

@@ -136,6 +136,56 @@ func jsonKeyPos(data []byte, segs []string) textPos {
 	return offsetPos(data, off)
 }
 
+// jsonTwice finds the first key that an object of data, a JSON text,
+// holds twice, which a JSON parser takes the last of, silently: a second
+// "policy" would drop the first one's deny rules unseen. key is its path
+// as errors name it (policy.deny, servers.fs); "" if no key is twice.
+func jsonTwice(data []byte) (key string, pos textPos) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var walk func(path string) (string, textPos, error)
+	walk = func(path string) (string, textPos, error) {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", textPos{}, err
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return "", textPos{}, err
+				}
+				k, _ := kt.(string)
+				child := k
+				if path != "" {
+					child = path + "." + k
+				}
+				if seen[k] {
+					end := int(dec.InputOffset())
+					return child, offsetPos(data, bytes.LastIndexByte(data[:end-1], '"')), nil
+				}
+				seen[k] = true
+				if key, pos, err := walk(child); key != "" || err != nil {
+					return key, pos, err
+				}
+			}
+		case json.Delim('['):
+			for i := 0; dec.More(); i++ {
+				if key, pos, err := walk(fmt.Sprintf("%s[%d]", path, i)); key != "" || err != nil {
+					return key, pos, err
+				}
+			}
+		default:
+			return "", textPos{}, nil
+		}
+		_, err = dec.Token() // the closing } or ]
+		return "", textPos{}, err
+	}
+	key, pos, _ = walk("")
+	return key, pos
+}
+
 // skipJSONValue reads the next value of dec whole.
 func skipJSONValue(dec *json.Decoder) error {
 	depth := 0
@@ -212,9 +262,47 @@ func parseError(data []byte, err error) (textPos, string) {
 		return textPos{line, col}, strings.TrimPrefix(tdec.Error(), "toml: ")
 	}
 	msg := err.Error()
+	if m := tomlTwice.FindStringSubmatch(msg); m != nil {
+		return tomlRedefinition(data, m[1]), strings.TrimPrefix(msg, "toml: ") + "; write each key and table once"
+	}
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		return textPos{line: line}, msg[len(m[0]):]
+		msg = msg[len(m[0]):]
+		if lines := bytes.Split(data, []byte("\n")); strings.Contains(msg, "tab character") ||
+			line > 0 && line <= len(lines) && bytes.ContainsRune(lines[line-1][:len(lines[line-1])-len(bytes.TrimLeft(lines[line-1], " \t"))], '\t') {
+			msg += "; indent with spaces, not tabs"
+		}
+		return textPos{line: line}, msg
 	}
 	return textPos{}, msg
+}
+
+// tomlTwice matches go-toml's message for a key or table defined twice,
+// which carries no position.
+var tomlTwice = regexp.MustCompile(`^toml: (?:key|table) (\S+) (?:is already defined|already exists)`)
+
+// tomlRedefinition is where key name is defined the last time in data, a
+// TOML text (as a key = value, or as the last part of a table header):
+// the second definition, which the parser refuses. It is the zero textPos
+// if name is defined fewer than twice.
+func tomlRedefinition(data []byte, name string) textPos {
+	name = name[strings.LastIndex(name, ".")+1:]
+	var found []textPos
+	for i, line := range strings.Split(string(data), "\n") {
+		text := strings.TrimLeft(line, " \t")
+		var defined string
+		if header, ok := strings.CutPrefix(text, "["); ok {
+			header, _, _ = strings.Cut(strings.TrimPrefix(header, "["), "]")
+			defined = header[strings.LastIndex(header, ".")+1:]
+		} else if key, _, ok := strings.Cut(text, "="); ok {
+			defined = key
+		}
+		if name != "" && strings.Trim(defined, " \t\"'") == name {
+			found = append(found, textPos{line: i + 1, col: len(line) - len(text) + 1})
+		}
+	}
+	if len(found) < 2 {
+		return textPos{}
+	}
+	return found[len(found)-1]
 }

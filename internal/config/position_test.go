@@ -90,3 +90,28 @@ func FuzzKeyPosNeverPanics(f *testing.F) {
 		_, _ = Parse(data, ext, "/", nil)
 	})
 }
+
+// FuzzTOMLRedefinitionIsInTheText places the key or table a TOML text
+// defines twice (go-toml's message for it has no position) in any text:
+// it never panics, and a place found is inside the text, on a line that
+// holds the name.
+func FuzzTOMLRedefinitionIsInTheText(f *testing.F) {
+	f.Add([]byte("[servers.fs]\ncommand = \"npx\"\ncommand = \"x\"\n"), "command")
+	f.Add([]byte("[servers.fs]\ncommand = \"npx\"\n[servers.fs]\n"), "fs")
+	f.Add([]byte("[a]\n\"b.c\" = 1\n\"b.c\" = 2\n"), "b.c")
+	f.Add([]byte("[[limits]]\n[[limits]]\n"), "limits")
+	f.Fuzz(func(t *testing.T, data []byte, name string) {
+		p := tomlRedefinition(data, name)
+		if p == (textPos{}) {
+			return
+		}
+		lines := bytes.Split(data, []byte{'\n'})
+		if p.line < 1 || p.line > len(lines) || p.col < 1 || p.col > len(lines[p.line-1])+1 {
+			t.Fatalf("tomlRedefinition(%q, %q) = %v, outside the text", data, name, p)
+		}
+		last := name[strings.LastIndex(name, ".")+1:]
+		if !bytes.Contains(lines[p.line-1], []byte(last)) {
+			t.Errorf("tomlRedefinition(%q, %q) = %v, a line without %q", data, name, p, last)
+		}
+	})
+}

@@ -281,11 +281,16 @@ func (c *Config) SandboxWarnings() []string {
 			continue
 		}
 		sb, on := c.EffectiveSandbox(name)
+		// The place is the sandbox that decides: the server's own, else the top level's.
+		key := "sandbox"
+		if c.Servers[name].Sandbox != nil {
+			key = "servers." + name + ".sandbox"
+		}
 		switch {
 		case !on:
-			out = append(out, fmt.Sprintf("servers.%s: sandbox is off: the server runs unconfined, with your user's files, environment and network", name))
+			out = append(out, fmt.Sprintf("%s: servers.%s: sandbox is off: the server runs unconfined, with your user's files, environment and network", c.placeOf(key), name))
 		case sb.Network == "host":
-			out = append(out, fmt.Sprintf("servers.%s: sandbox.network is host: the server may connect anywhere", name))
+			out = append(out, fmt.Sprintf("%s: servers.%s: sandbox.network is host: the server may connect anywhere", c.placeOf(key+".network"), name))
 		}
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"github.com/mcpwarden/mcpwarden/internal/hostport"
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -21,9 +22,11 @@ func (c *Config) Validate() error {
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
 	if c.Listen != "" && c.Listen != ListenStdio {
-		host, _, err := net.SplitHostPort(c.Listen)
+		host, port, err := net.SplitHostPort(c.Listen)
 		if err != nil {
-			add("listen: %q is neither %q nor host:port (%v)", c.Listen, ListenStdio, err)
+			add("listen: %q is neither %q nor host:port (%v); write e.g. listen: 127.0.0.1:8765, or listen: stdio", c.Listen, ListenStdio, err)
+		} else if n, err := strconv.Atoi(port); err == nil && (n < 0 || n > 65535) {
+			add("listen: %q: port %d is not one from 0 to 65535; write e.g. listen: 127.0.0.1:8765", c.Listen, n)
 		} else if !hostport.IsLoopback(host) && c.Auth.BearerTokenEnv == "" && !c.profilesHaveTokens() && c.Auth.OAuth == nil {
 			add("listen: %q is not a loopback address, so auth.oauth, auth.bearer_token_env or profiles with tokens are required", c.Listen)
 		} else if entry, ok := hostport.ListenHost(host); ok {
@@ -79,7 +82,13 @@ func (c *Config) Validate() error {
 	if err := c.Telemetry.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := rules.Compile(c.RulesSpec()); err != nil {
+	spec := c.RulesSpec()
+	for name := range spec.Servers {
+		if !rules.ValidServerName(name) {
+			delete(spec.Servers, name) // said above, with its place and the name to write
+		}
+	}
+	if _, err := rules.Compile(spec); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -91,7 +100,8 @@ func (s Server) validate(name string) []error {
 		errs = append(errs, fmt.Errorf("servers.%s"+format, append([]any{name}, args...)...))
 	}
 	if !rules.ValidServerName(name) {
-		add(": server name must match %s (lower case letters, digits, _ and -, at most 32)", rules.ServerNameGrammar)
+		key := "servers." + name
+		errs = append(errs, &keyError{key: key, err: fmt.Errorf("%s: %q is not a server name (lower-case letters, digits, _ and -, at most 32, starting with a letter or digit); write %s", key, name, rules.ServerNameFor(name))})
 	}
 	switch s.EffectiveTransport() {
 	case TransportStdio:
@@ -118,7 +128,7 @@ func (s Server) validate(name string) []error {
 			add(".url: %q must start with http:// or https://", s.URL)
 		}
 	default:
-		add(".transport: %q is not one of stdio, http, sse", s.Transport)
+		add(".transport: %q is not one of stdio, http, sse%s", s.Transport, meant(s.Transport, []string{TransportStdio, TransportHTTP, TransportSSE}))
 	}
 	for _, err := range s.validateOAuth() {
 		add("%v", err)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // root is the module root, two directories up.
@@ -186,33 +188,6 @@ func TestSlugIsGitHubsAnchorOfAHeading(t *testing.T) {
 	}
 }
 
-// setupSection is the README section holding the set-up commands.
-const setupSection = "## From a fresh clone: the two set-up commands"
-
-// setupCommands are the commands of the README's set-up section: the
-// lines of its sh code blocks.
-func setupCommands(t *testing.T, readme string) []string {
-	t.Helper()
-	_, rest, ok := strings.Cut(readme, "\n"+setupSection+"\n")
-	if !ok {
-		t.Fatalf("README.md has no section %q: the fresh-machine set-up commands belong there", setupSection)
-	}
-	if next := strings.Index(rest, "\n## "); next >= 0 {
-		rest = rest[:next]
-	}
-	var cmds []string
-	in := false
-	for _, l := range strings.Split(rest, "\n") {
-		switch {
-		case strings.HasPrefix(l, "```"):
-			in = !in && strings.TrimPrefix(l, "```") == "sh"
-		case in && strings.TrimSpace(l) != "" && !strings.HasPrefix(strings.TrimSpace(l), "#"):
-			cmds = append(cmds, strings.TrimSpace(l))
-		}
-	}
-	return cmds
-}
-
 func TestTheReadmeHasExactlyTwoSetUpCommandsAndWhatTheyRunExists(t *testing.T) {
 	t.Parallel()
 	r := root(t)
@@ -220,7 +195,10 @@ func TestTheReadmeHasExactlyTwoSetUpCommandsAndWhatTheyRunExists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmds := setupCommands(t, string(readme))
+	cmds, err := testkit.ReadmeSetupCommands(string(readme))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(cmds) != 2 {
 		t.Fatalf("README.md's set-up section has %d commands %q, want exactly two: one that runs mcpwarden, one that runs the tests", len(cmds), cmds)
 	}
