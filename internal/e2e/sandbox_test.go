@@ -120,9 +120,12 @@ func TestSandboxRequireRefusesToStartUnconfinableServer(t *testing.T) {
 	if !refused || strings.Contains(text, "ESCAPED") {
 		t.Errorf("a server that cannot be confined answered: %q", clip(text))
 	}
-	if log := stderr.String(); !strings.Contains(log, "sandbox incomplete") || !strings.Contains(log, "landlock_fs") {
-		t.Errorf("mcpwarden's log does not say the sandbox is incomplete for want of landlock_fs:\n%s", log)
-	}
+	// The refusal can reach the client before the pipe has carried the
+	// log line that says why to the buffer.
+	testkit.Eventually(t, 10*time.Second, "mcpwarden's log to say the sandbox is incomplete for want of landlock_fs", func() bool {
+		log := stderr.String()
+		return strings.Contains(log, "sandbox incomplete") && strings.Contains(log, "landlock_fs")
+	})
 	// The next variant: require: false starts it, and says what is missing.
 	if field := upstreamSandbox(t, f, "weak"); !strings.Contains(field, "missing landlock_fs") {
 		t.Errorf("weak's upstream audit event says sandbox %q, want it to name landlock_fs missing", field)
