@@ -211,11 +211,12 @@ func TestMustNotArrows(t *testing.T) {
 // TestNoNonTestImportOfTestkit keeps internal/testkit to tests: only a
 // package that is itself test support may import it outside _test.go
 // files. What non-test code needs of it (the bench's HAProxy config, say)
-// moves to a package of its own.
+// moves to a package of its own. The other test support (statetest,
+// apptest) is reached from tests only.
 func TestNoNonTestImportOfTestkit(t *testing.T) {
 	t.Parallel()
 	g := loadGraph(t)
-	testSupport := []string{"internal/testkit/...", "internal/state/statetest"}
+	testSupport := []string{"internal/testkit/...", "internal/state/statetest", "internal/app/apptest"}
 	for _, pkg := range slices.Sorted(maps.Keys(g)) {
 		if matchesAny(testSupport, pkg) {
 			continue
@@ -230,7 +231,7 @@ func TestNoNonTestImportOfTestkit(t *testing.T) {
 			continue
 		}
 		for dep, via := range g.reach(pkg) {
-			if dep == "internal/state/statetest" {
+			if dep == "internal/state/statetest" || dep == "internal/app/apptest" {
 				t.Errorf("%s reaches %s (via %s) in non-test code", pkg, dep, strings.Join(via, " → "))
 			}
 		}

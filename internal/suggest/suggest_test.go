@@ -12,7 +12,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/app"
-	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/app/apptest"
 	"github.com/mcpwarden/mcpwarden/internal/recorded"
 	"github.com/mcpwarden/mcpwarden/internal/suggest"
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -55,19 +55,7 @@ func setupYAML(t *testing.T, yaml string) (*app.Setup, string) {
 	if err := os.MkdirAll(ws, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "mcpwarden.yaml")
-	if err := os.WriteFile(path, []byte(strings.ReplaceAll(yaml, "$WS", ws)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.LoadOffline(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := app.NewSetup(cfg, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st, ws
+	return apptest.Setup(t, dir, strings.ReplaceAll(yaml, "$WS", ws)), ws
 }
 
 func decider(st *app.Setup) suggest.Decider {
