@@ -121,7 +121,7 @@ Exit status: 0 no decision changes, 1 some do, 2 bad usage or config.`,
 			if err != nil {
 				return err
 			}
-			res := policydiff.Replay(reqs, replayed(old), replayed(next))
+			res := policydiff.Replay(reqs, old.Replayed(), next.Replayed())
 			if asJSON {
 				err = writeJSON(cmd.OutOrStdout(), res)
 			} else {
@@ -159,11 +159,6 @@ func readRecorded(logs []string) ([]recorded.Request, error) {
 // decider decides as check does: st.Decide, not over any limit.
 func decider(st *app.Setup) func(rules.Call) rules.Verdict {
 	return func(c rules.Call) rules.Verdict { return st.Decide(c, false).Verdict }
-}
-
-// replayed is st as policy diff replays requests under it.
-func replayed(st *app.Setup) policydiff.Policy {
-	return policydiff.Policy{Decide: decider(st), Labels: st.Policy.Labels}
 }
 
 // withAllow is st with allow added to the global policy's allow list.

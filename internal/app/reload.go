@@ -85,7 +85,7 @@ func (a *App) policyChanged(ctx context.Context, old, next *Setup) {
 		if err != nil {
 			a.logger.Warn("reading the recent decisions to compare the reloaded policy with", "err", err)
 		}
-		res = policydiff.Replay(reqs, replayed(old), replayed(next))
+		res = policydiff.Replay(reqs, old.Replayed(), next.Replayed())
 		detail = fmt.Sprintf("%d recent decisions replayed: %d change, %d widen", res.Replayed, res.Changed, res.Widened)
 	}
 	if res.Widened > 0 {
@@ -113,9 +113,10 @@ func (a *App) policyChanged(ctx context.Context, old, next *Setup) {
 	}
 }
 
-// replayed is s as a reload replays requests under it: decided as the
-// proxy would (Setup.Decide), not over any limit, with its flow labels.
-func replayed(s *Setup) policydiff.Policy {
+// Replayed is s as a reload's warning and policy diff replay recorded
+// requests under it: decided as the proxy would (Decide), not over any
+// limit, with its flow labels.
+func (s *Setup) Replayed() policydiff.Policy {
 	return policydiff.Policy{
 		Decide: func(c rules.Call) rules.Verdict { return s.Decide(c, false).Verdict },
 		Labels: s.Policy.Labels,

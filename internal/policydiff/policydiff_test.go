@@ -18,10 +18,10 @@ const servers = `servers:
 audit: { sink: none }
 `
 
+// decider is servers with policy as policy diff replays requests under it.
 func decider(t *testing.T, policy string) policydiff.Policy {
 	t.Helper()
-	st := apptest.Setup(t, t.TempDir(), servers+policy)
-	return policydiff.Policy{Decide: func(c rules.Call) rules.Verdict { return st.Decide(c, false).Verdict }, Labels: st.Policy.Labels}
+	return apptest.Setup(t, t.TempDir(), servers+policy).Replayed()
 }
 
 func req(tool string, args map[string]any) recorded.Request {
