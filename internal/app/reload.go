@@ -19,7 +19,6 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/internal/policydiff"
 	"github.com/mcpwarden/mcpwarden/internal/recorded"
-	"github.com/mcpwarden/mcpwarden/rules"
 )
 
 // Reload applies next, a changed config, to the running App. The whole
@@ -110,16 +109,6 @@ func (a *App) policyChanged(ctx context.Context, old, next *Setup) {
 	}
 	if err := a.audit.Write(ctx, e); err != nil {
 		a.logger.Error("writing the policy_changed audit event", "err", err)
-	}
-}
-
-// Replayed is s as a reload's warning and policy diff replay recorded
-// requests under it: decided as the proxy would (Decide), not over any
-// limit, with its flow labels.
-func (s *Setup) Replayed() policydiff.Policy {
-	return policydiff.Policy{
-		Decide: func(c rules.Call) rules.Verdict { return s.Decide(c, false).Verdict },
-		Labels: s.Policy.Labels,
 	}
 }
 

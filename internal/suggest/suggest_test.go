@@ -58,32 +58,6 @@ func setupYAML(t *testing.T, yaml string) (*app.Setup, string) {
 	return apptest.Setup(t, dir, strings.ReplaceAll(yaml, "$WS", ws)), ws
 }
 
-func decider(st *app.Setup) suggest.Decider {
-	return func(c rules.Call) rules.Verdict { return st.Decide(c, false).Verdict }
-}
-
-// policyOf is st as suggest sees it, deciding through Setup.Decide.
-func policyOf(t *testing.T, st *app.Setup) suggest.Policy {
-	return suggest.Policy{
-		Rules:   st.Policy,
-		Servers: st.Config.ServerNames(),
-		Decide:  decider(st),
-		With: func(allow []string) (suggest.Decider, error) {
-			next, err := withAllow(st, allow)
-			if err != nil {
-				return nil, err
-			}
-			return decider(next), nil
-		},
-	}
-}
-
-func withAllow(st *app.Setup, allow []string) (*app.Setup, error) {
-	cfg := *st.Config
-	cfg.Policy.Allow = append(slices.Clone(cfg.Policy.Allow), allow...)
-	return app.NewSetup(&cfg, st.WorkDir)
-}
-
 // asked is a request of tool recorded as asked by default and allowed
 // once; args is JSON.
 func asked(tool, args string) recorded.Request {
@@ -160,7 +134,7 @@ func TestSuggestGeneralisesAsSpecified(t *testing.T) {
 			for i := 0; i < len(tt.reqs); i += 2 {
 				reqs = append(reqs, asked(tt.reqs[i], strings.ReplaceAll(tt.reqs[i+1], "$WS", ws)))
 			}
-			res, err := suggest.Suggest(reqs, policyOf(t, st))
+			res, err := suggest.Suggest(reqs, st.Suggesting())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -180,7 +154,7 @@ func TestSuggestGeneralisesAsSpecified(t *testing.T) {
 				t.Errorf("flagged outside the workspace (-want +got):\n%s", diff)
 			}
 			// Every rule allows what it was suggested for.
-			next, err := withAllow(st, res.Rules())
+			next, err := st.WithAllow(res.Rules())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,7 +179,7 @@ func TestSuggestNeverWidensPastTheWorkspace(t *testing.T) {
 		asked("mcp:fs:read_file", `{"path":"`+filepath.Dir(ws)+`/elsewhere/z"}`),
 		asked("mcp:fs:read_file", `{"path":"`+filepath.Dir(ws)+`/elsewhere/w"}`),
 	}
-	res, err := suggest.Suggest(reqs, policyOf(t, st))
+	res, err := suggest.Suggest(reqs, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +187,7 @@ func TestSuggestNeverWidensPastTheWorkspace(t *testing.T) {
 	if diff := cmp.Diff(want, res.Rules()); diff != "" {
 		t.Fatalf("rules (-want +got):\n%s", diff)
 	}
-	next, err := withAllow(st, res.Rules())
+	next, err := st.WithAllow(res.Rules())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +214,7 @@ func TestRecordedDenyIsNeverSuggested(t *testing.T) {
 		asked("mcp:fs:read_file", `{"path":"`+ws+`/src/b.go"}`),
 		denied, envDenied,
 	}
-	res, err := suggest.Suggest(reqs, policyOf(t, st))
+	res, err := suggest.Suggest(reqs, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +225,7 @@ func TestRecordedDenyIsNeverSuggested(t *testing.T) {
 	if got := res.Allow[0].Narrowed; !strings.Contains(got, "/src/** would also allow") || !strings.Contains(got, "secret.txt") {
 		t.Errorf("narrowed = %q, want the folder and the refused request named", got)
 	}
-	next, err := withAllow(st, res.Rules())
+	next, err := st.WithAllow(res.Rules())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +252,7 @@ func TestAskAPersonRefusedIsNotSuggested(t *testing.T) {
 	again := asked("mcp:fs:read_file", `{"path":"`+ws+`/notes.txt"}`)
 	timedOut := asked("mcp:web:fetch", `{"url":"https://example.com/"}`)
 	timedOut.GrantedBy, timedOut.Outcome = audit.GrantedByTimeout, audit.OutcomeRefused
-	res, err := suggest.Suggest([]recorded.Request{refused, again, timedOut}, policyOf(t, st))
+	res, err := suggest.Suggest([]recorded.Request{refused, again, timedOut}, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +277,7 @@ func TestRedactedValueIsNeverNamedInARule(t *testing.T) {
 		asked("mcp:web:run", `{"command":"deploy --token `+audit.Redacted+`"}`),
 		asked("mcp:fs:edit_file", `{"path":"`+ws+`/a","content":"first line <redacted: 900 chars>"}`),
 	}
-	res, err := suggest.Suggest(reqs, policyOf(t, st))
+	res, err := suggest.Suggest(reqs, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +305,7 @@ func TestAlreadyAllowedAndAskRulesAreNotSuggested(t *testing.T) {
 		asked("mcp:fs:list_directory", `{"path":"`+ws+`"}`),
 		asked("mcp:fs:write_file", `{"path":"`+ws+`/a"}`),
 	}
-	res, err := suggest.Suggest(reqs, policyOf(t, st))
+	res, err := suggest.Suggest(reqs, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +325,7 @@ func TestFlowRuleDecisionIsNotSuggested(t *testing.T) {
 	st, _ := setup(t)
 	flowAsked := asked("mcp:web:send_mail", `{"to":"a@example.com"}`)
 	flowAsked.Session, flowAsked.ArmedBy, flowAsked.Rule = "s1", "f1", "flow"
-	res, err := suggest.Suggest([]recorded.Request{flowAsked}, policyOf(t, st))
+	res, err := suggest.Suggest([]recorded.Request{flowAsked}, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +350,7 @@ func TestServerDefaultSaysWhereTheRuleGoes(t *testing.T) {
 	st, ws := setupYAML(t, "servers:\n  fs:\n    command: /bin/true\n    policy: { default: deny }\npolicy: { default: ask, workspace: [\"$WS\"] }\naudit: { sink: none }\n")
 	denied := asked("mcp:fs:read_file", `{"path":"`+ws+`/a"}`)
 	denied.Decision, denied.GrantedBy, denied.Outcome = audit.DecisionDeny, audit.GrantedByRule, ""
-	res, err := suggest.Suggest([]recorded.Request{denied}, policyOf(t, st))
+	res, err := suggest.Suggest([]recorded.Request{denied}, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}
