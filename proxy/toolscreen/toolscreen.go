@@ -30,11 +30,11 @@ var modelPhrases = []string{
 }
 
 // Tool says why t's definition looks aimed at the model (an
-// instruction such as "ignore previous …", or hidden Unicode: the
-// characters internal/invisible lists, as tag, zero-width,
+// instruction such as "ignore previous …", or hidden Unicode: any
+// character internal/invisible lists, such as tag, zero-width,
 // direction-changing and variation-selector characters and fillers), or
-// "" when nothing does. Every string of the definition is
-// read, at every depth: the description, the title, and the input and
+// "" when nothing does. Every string of the definition is read, at every
+// depth: the description, the title, and the input and
 // output schemas' descriptions, titles, enums and defaults in nested
 // properties, items, anyOf/oneOf/allOf branches and $defs. Phrases are
 // looked for after the hidden characters are taken out ("i\uFE0Fgnore
