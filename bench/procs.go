@@ -12,8 +12,9 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/freeport"
 )
 
 // A proc is a child process the benchmark started, in its own process
@@ -77,37 +78,10 @@ func (p *proc) Stop() {
 	p.killGroup() // stragglers in the group
 }
 
-// handedOut holds the addresses freeAddr returned in this run (package
-// state on purpose: the ports are the process's to hand out).
-var handedOut struct {
-	sync.Mutex
-	addrs map[string]bool
-}
-
 // freeAddr returns a loopback address with a port that was free a moment
-// ago and not returned before in this run: the system may give a port it
-// just gave again, and two processes of the run would then be told to
-// listen on one (internal/testkit.FreeAddr does the same for tests).
-func freeAddr() (string, error) {
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	if handedOut.addrs == nil {
-		handedOut.addrs = map[string]bool{}
-	}
-	for range 100 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return "", err
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		if !handedOut.addrs[addr] {
-			handedOut.addrs[addr] = true
-			return addr, nil
-		}
-	}
-	return "", errors.New("finding a free loopback port: 100 tries gave only ports handed out already")
-}
+// ago and not returned before in this run (freeport.Addr, which the tests'
+// testkit.FreeAddr shares).
+func freeAddr() (string, error) { return freeport.Addr() }
 
 // initializeBody is a raw initialize request, for readiness probes.
 const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + protocolVersion + `","capabilities":{},"clientInfo":{"name":"mcpwarden-bench-probe","version":"1"}}}`

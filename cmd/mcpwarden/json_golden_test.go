@@ -12,6 +12,26 @@ import (
 
 var updateGolden = flag.Bool("update", false, "rewrite the --json golden files in testdata/golden")
 
+// matchesGolden compares got with testdata/golden/name, or with -update
+// writes it there.
+func matchesGolden(t *testing.T, name, got string) {
+	t.Helper()
+	file := filepath.Join("testdata", "golden", name)
+	if *updateGolden {
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (go test -run %s -update writes it)", err, strings.SplitN(t.Name(), "/", 2)[0])
+	}
+	if diff := gocmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s differs (-want +got):\n%s", file, diff)
+	}
+}
+
 // TestJSONOutputMatchesTheGoldenFiles runs check, validate, pin and test with
 // --json and compares what they print, with the temporary directory and
 // the stand-in server's path replaced (and test's clock, see untimed), to
@@ -59,20 +79,7 @@ func TestJSONOutputMatchesTheGoldenFiles(t *testing.T) {
 				t.Fatalf("%v exited %d, want %d; stderr: %s", tc.args, code, tc.code, errOut)
 			}
 			got := untimed(strings.NewReplacer(filepath.Dir(path), "$DIR", exe, "$EXE").Replace(out))
-			file := filepath.Join("testdata", "golden", tc.golden)
-			if *updateGolden {
-				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatalf("%v (go test -run TestJSONOutput -update writes it)", err)
-			}
-			if diff := gocmp.Diff(string(want), got); diff != "" {
-				t.Errorf("%s differs (-want +got):\n%s", file, diff)
-			}
+			matchesGolden(t, tc.golden, got)
 		})
 	}
 }

@@ -4,16 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpwarden/mcpwarden/internal/app"
 	"github.com/mcpwarden/mcpwarden/internal/policydiff"
 	"github.com/mcpwarden/mcpwarden/internal/recorded"
 	"github.com/mcpwarden/mcpwarden/internal/suggest"
-	"github.com/mcpwarden/mcpwarden/rules"
 )
 
 func newPolicyCmd() *cobra.Command {
@@ -61,18 +58,7 @@ team makes without blocking any.`,
 			if err != nil {
 				return err
 			}
-			res, err := suggest.Suggest(reqs, suggest.Policy{
-				Rules:   st.Policy,
-				Servers: st.Config.ServerNames(),
-				Decide:  decider(st),
-				With: func(allow []string) (suggest.Decider, error) {
-					next, err := withAllow(st, allow)
-					if err != nil {
-						return nil, err
-					}
-					return decider(next), nil
-				},
-			})
+			res, err := suggest.Suggest(reqs, st.Suggesting())
 			if err != nil {
 				return err
 			}
@@ -121,7 +107,7 @@ Exit status: 0 no decision changes, 1 some do, 2 bad usage or config.`,
 			if err != nil {
 				return err
 			}
-			res := policydiff.Replay(reqs, replayed(old), replayed(next))
+			res := policydiff.Replay(reqs, old.Replayed(), next.Replayed())
 			if asJSON {
 				err = writeJSON(cmd.OutOrStdout(), res)
 			} else {
@@ -154,23 +140,6 @@ func readRecorded(logs []string) ([]recorded.Request, error) {
 		return nil, &codeError{code: exitUsage, err: err}
 	}
 	return reqs, nil
-}
-
-// decider decides as check does: st.Decide, not over any limit.
-func decider(st *app.Setup) func(rules.Call) rules.Verdict {
-	return func(c rules.Call) rules.Verdict { return st.Decide(c, false).Verdict }
-}
-
-// replayed is st as policy diff replays requests under it.
-func replayed(st *app.Setup) policydiff.Policy {
-	return policydiff.Policy{Decide: decider(st), Labels: st.Policy.Labels}
-}
-
-// withAllow is st with allow added to the global policy's allow list.
-func withAllow(st *app.Setup, allow []string) (*app.Setup, error) {
-	cfg := *st.Config
-	cfg.Policy.Allow = append(slices.Clone(cfg.Policy.Allow), allow...)
-	return app.NewSetup(&cfg, st.WorkDir)
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -265,20 +265,7 @@ func TestPolicyJSONOutputMatchesTheGoldenFiles(t *testing.T) {
 				t.Fatalf("%v exited %d, want %d; stderr: %s", tc.args, code, tc.code, errOut)
 			}
 			got := strings.ReplaceAll(out, dir, "$DIR")
-			file := filepath.Join("testdata", "golden", tc.golden)
-			if *updateGolden {
-				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatalf("%v (go test -run TestPolicyJSON -update writes it)", err)
-			}
-			if diff := gocmp.Diff(string(want), got); diff != "" {
-				t.Errorf("%s differs (-want +got):\n%s", file, diff)
-			}
+			matchesGolden(t, tc.golden, got)
 		})
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/internal/policydiff"
 	"github.com/mcpwarden/mcpwarden/internal/recorded"
-	"github.com/mcpwarden/mcpwarden/rules"
 )
 
 // Reload applies next, a changed config, to the running App. The whole
@@ -85,7 +84,7 @@ func (a *App) policyChanged(ctx context.Context, old, next *Setup) {
 		if err != nil {
 			a.logger.Warn("reading the recent decisions to compare the reloaded policy with", "err", err)
 		}
-		res = policydiff.Replay(reqs, replayed(old), replayed(next))
+		res = policydiff.Replay(reqs, old.Replayed(), next.Replayed())
 		detail = fmt.Sprintf("%d recent decisions replayed: %d change, %d widen", res.Replayed, res.Changed, res.Widened)
 	}
 	if res.Widened > 0 {
@@ -110,15 +109,6 @@ func (a *App) policyChanged(ctx context.Context, old, next *Setup) {
 	}
 	if err := a.audit.Write(ctx, e); err != nil {
 		a.logger.Error("writing the policy_changed audit event", "err", err)
-	}
-}
-
-// replayed is s as a reload replays requests under it: decided as the
-// proxy would (Setup.Decide), not over any limit, with its flow labels.
-func replayed(s *Setup) policydiff.Policy {
-	return policydiff.Policy{
-		Decide: func(c rules.Call) rules.Verdict { return s.Decide(c, false).Verdict },
-		Labels: s.Policy.Labels,
 	}
 }
 

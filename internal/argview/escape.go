@@ -14,6 +14,8 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/mcpwarden/mcpwarden/internal/invisible"
 )
 
 const hexDigits = "0123456789abcdef"
@@ -21,26 +23,12 @@ const hexDigits = "0123456789abcdef"
 // hidden reports whether r must be shown as an escape: anything not
 // printable (control, format (Cf), private use, surrogates, unassigned
 // code points and every separator but the ASCII space: line and paragraph
-// separators, no-break and wide spaces), and the printable characters that
-// show nothing: variation selectors, the combining grapheme joiner, Hangul
-// and Khmer fillers, Mongolian selectors. Bidirectional controls
-// (U+202A–202E, U+2066–2069, U+200E/F, U+061C), zero-width characters
-// (U+200B–200D, U+2060–2064, U+FEFF), the soft hyphen and tag characters
-// (U+E0000–E007F) are all format characters.
+// separators, no-break and wide spaces), and every character
+// internal/invisible lists, among them the printable ones that show
+// nothing: variation selectors, the combining grapheme joiner, Hangul and
+// Khmer fillers, Mongolian selectors.
 func hidden(r rune) bool {
-	switch {
-	case r == ' ':
-		return false
-	case !unicode.IsPrint(r), unicode.In(r, unicode.Cf, unicode.Co, unicode.Cs):
-		return true
-	case r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF: // variation selectors (Mn)
-		return true
-	case r >= 0x180B && r <= 0x180F: // Mongolian selectors and vowel separator
-		return true
-	case r == 0x034F, r == 0x115F, r == 0x1160, r == 0x17B4, r == 0x17B5, r == 0x3164, r == 0xFFA0:
-		return true
-	}
-	return false
+	return r != ' ' && (!unicode.IsPrint(r) || invisible.Is(r))
 }
 
 // Escape returns s with `\` doubled and every character that hidden

@@ -267,6 +267,20 @@ func TestServerKey(t *testing.T) {
 	}
 }
 
+// convertedWithout converts s alone, from a Claude Desktop config, and
+// fails the test if secret is in the config it writes.
+func convertedWithout(t *testing.T, s Server, secret string) *Result {
+	t.Helper()
+	res, err := Convert(&Source{Format: ClaudeDesktop, Servers: []Server{s}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(res.Config), secret) {
+		t.Errorf("the secret %q is in the config:\n%s", secret, res.Config)
+	}
+	return res
+}
+
 func TestLiteralSecretsAreNeverCopied(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -287,13 +301,7 @@ func TestLiteralSecretsAreNeverCopied(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res, err := Convert(&Source{Format: ClaudeDesktop, Servers: []Server{tt.server}}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.Contains(string(res.Config), tt.secret) {
-				t.Errorf("the secret %q is in the config:\n%s", tt.secret, res.Config)
-			}
+			res := convertedWithout(t, tt.server, tt.secret)
 			if !strings.Contains(string(res.Config), tt.want) {
 				t.Errorf("config lacks %q:\n%s", tt.want, res.Config)
 			}

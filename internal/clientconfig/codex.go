@@ -8,7 +8,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/knadh/koanf/parsers/toml/v2"
@@ -102,21 +101,8 @@ func parseCodexEntry(name string, e map[string]any) (Server, []string, error) {
 			errs = append(errs, fmt.Errorf("%s: want a table", key))
 			return nil
 		}
-		out := make(map[string]string, len(m))
-		for k, x := range m {
-			switch x := x.(type) {
-			case string:
-				out[k] = x
-			case int64:
-				out[k] = strconv.FormatInt(x, 10)
-			case float64:
-				out[k] = strconv.FormatFloat(x, 'f', -1, 64)
-			case bool:
-				out[k] = strconv.FormatBool(x)
-			default:
-				errs = append(errs, fmt.Errorf("%s.%s: want a string", key, k))
-			}
-		}
+		out, bad := scalarStrings(key, m)
+		errs = append(errs, bad...)
 		return out
 	}
 	s.Command = str("command")

@@ -168,6 +168,31 @@ var knownKeys = map[Format][]string{
 	Gemini:        {"command", "args", "env", "cwd", "url", "httpUrl", "headers", "type", "disabled", "excludeTools"},
 }
 
+// scalarStrings is m, the table at key (an entry's env or headers), with
+// every value a string: a number or a boolean as it is spelt (TOML's
+// integers as int64, JSON's numbers as float64), and for anything else an
+// error "<key>.<name>: want a string". The JSON and TOML readers share it,
+// so an env converts the same way from every client's file.
+func scalarStrings(key string, m map[string]any) (map[string]string, []error) {
+	out := make(map[string]string, len(m))
+	var errs []error
+	for k, x := range m {
+		switch x := x.(type) {
+		case string:
+			out[k] = x
+		case int64:
+			out[k] = strconv.FormatInt(x, 10)
+		case float64:
+			out[k] = strconv.FormatFloat(x, 'f', -1, 64)
+		case bool:
+			out[k] = strconv.FormatBool(x)
+		default:
+			errs = append(errs, fmt.Errorf("%s.%s: want a string", key, k))
+		}
+	}
+	return out, errs
+}
+
 func parseEntry(f Format, name string, raw json.RawMessage) (Server, []string, error) {
 	var e map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &e); err != nil {
@@ -204,19 +229,8 @@ func parseEntry(f Format, name string, raw json.RawMessage) (Server, []string, e
 			errs = append(errs, fmt.Errorf("%s: want an object", key))
 			return nil
 		}
-		out := make(map[string]string, len(v))
-		for k, x := range v {
-			switch x := x.(type) {
-			case string:
-				out[k] = x
-			case float64:
-				out[k] = strconv.FormatFloat(x, 'f', -1, 64)
-			case bool:
-				out[k] = strconv.FormatBool(x)
-			default:
-				errs = append(errs, fmt.Errorf("%s.%s: want a string", key, k))
-			}
-		}
+		out, bad := scalarStrings(key, v)
+		errs = append(errs, bad...)
 		return out
 	}
 	boolean := func(key string) (bool, bool) {

@@ -2,8 +2,6 @@ package config
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,19 +27,7 @@ func TestAWrongEnforceValueNamesItsPlaceAndTheTwoValues(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			path := filepath.Join(t.TempDir(), tc.file)
-			if err := os.WriteFile(path, []byte(tc.text), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			_, err := Load(path, nil)
-			if err == nil {
-				t.Fatal("Load succeeded")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q\nlacks %q", err, w)
-				}
-			}
+			loadError(t, tc.file, tc.text, tc.want)
 		})
 	}
 }

@@ -9,6 +9,27 @@ import (
 	"testing"
 )
 
+// loadError writes text as file in a new directory, loads it and returns
+// the error Load gives, failing the test when there is none or it lacks
+// one of want.
+func loadError(t *testing.T, file, text string, want []string) error {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), file)
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path, nil)
+	if err == nil {
+		t.Fatal("Load succeeded")
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q\nlacks %q", err, w)
+		}
+	}
+	return err
+}
+
 func TestDecodeErrorsNameFileLineColumnKeyAndFix(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -53,19 +74,7 @@ func TestDecodeErrorsNameFileLineColumnKeyAndFix(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			path := filepath.Join(t.TempDir(), tc.file)
-			if err := os.WriteFile(path, []byte(tc.text), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			_, err := Load(path, nil)
-			if err == nil {
-				t.Fatal("Load succeeded")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q\nlacks %q", err, w)
-				}
-			}
+			err := loadError(t, tc.file, tc.text, tc.want)
 			if strings.Contains(err.Error(), "source data") || strings.Contains(err.Error(), "'servers[") {
 				t.Errorf("error %q speaks the decoder's jargon", err)
 			}

@@ -143,13 +143,13 @@ func TestLeavesOfProxyImportOnlyLeaves(t *testing.T) {
 			"the HTTP listener's defences run before any MCP processing and know nothing of policy"},
 		{"proxy/drain", nil,
 			"counting the requests in progress for shutdown knows nothing of MCP or policy"},
-		{"proxy/toolscreen", nil,
+		{"proxy/toolscreen", []string{"internal/invisible"},
 			"judging a definition for poisoning reads only the definition: nothing of policy or proxy"},
 		{"proxy/connect", []string{"rules", "internal/egress", "internal/enumtext", "internal/hostport", "internal/keyfold", "internal/textcut"},
 			"a connection's vocabulary is the rules' and the egress proxy's address classes, nothing of proxy"},
 		{"proxy/ondisk", []string{"rules", "internal/enumtext", "internal/hostport", "internal/keyfold", "internal/textcut"},
 			"reading paths on disk is a leaf: the rules' path forms and the file system, nothing of proxy"},
-		{"proxy/ask", []string{"rules", "audit", "proxy/scan", "internal/approvals", "internal/argview", "internal/state",
+		{"proxy/ask", []string{"rules", "audit", "proxy/scan", "internal/approvals", "internal/argview", "internal/invisible", "internal/state",
 			"internal/secrets", "internal/textcut", "internal/atomicfile", "internal/enumtext", "internal/httpserve", "internal/hostport", "internal/keyfold"},
 			"the asker puts a Question to the human through the client and the resolvers, and keeps grants in the state store's interfaces (not a store): nothing of proxy, upstream or the transports"},
 	}
@@ -211,11 +211,12 @@ func TestMustNotArrows(t *testing.T) {
 // TestNoNonTestImportOfTestkit keeps internal/testkit to tests: only a
 // package that is itself test support may import it outside _test.go
 // files. What non-test code needs of it (the bench's HAProxy config, say)
-// moves to a package of its own.
+// moves to a package of its own. The other test support (statetest,
+// apptest) is reached from tests only.
 func TestNoNonTestImportOfTestkit(t *testing.T) {
 	t.Parallel()
 	g := loadGraph(t)
-	testSupport := []string{"internal/testkit/...", "internal/state/statetest"}
+	testSupport := []string{"internal/testkit/...", "internal/state/statetest", "internal/app/apptest"}
 	for _, pkg := range slices.Sorted(maps.Keys(g)) {
 		if matchesAny(testSupport, pkg) {
 			continue
@@ -230,7 +231,7 @@ func TestNoNonTestImportOfTestkit(t *testing.T) {
 			continue
 		}
 		for dep, via := range g.reach(pkg) {
-			if dep == "internal/state/statetest" {
+			if dep == "internal/state/statetest" || dep == "internal/app/apptest" {
 				t.Errorf("%s reaches %s (via %s) in non-test code", pkg, dep, strings.Join(via, " → "))
 			}
 		}

@@ -2,30 +2,12 @@ package e2e
 
 import (
 	"fmt"
-	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
-
-// outsideHost is a web server on loopback standing in for a host on the
-// internet; it answers "hello from outside". It returns its port.
-func outsideHost(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprint(w, "hello from outside")
-	}), ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // TestSandboxedServerReachesOnlyWhatThePolicyAllows runs goserver
 // sandboxed (network: proxy, the default) behind mcpwarden serve, with a
@@ -35,7 +17,7 @@ func outsideHost(t *testing.T) int {
 // cannot go around its proxy.
 func TestSandboxedServerReachesOnlyWhatThePolicyAllows(t *testing.T) {
 	t.Parallel()
-	port := outsideHost(t)
+	port := testkit.OutsideHost(t)
 	f := newFixture(t, "stdio", fmt.Sprintf("  go:\n    command: %q", goServer.binary(t)), fmt.Sprintf(`  default: deny
   allow:
     - "mcp:go:fetch"
@@ -88,7 +70,7 @@ func TestSandboxedServerReachesOnlyWhatThePolicyAllows(t *testing.T) {
 // even the address the policy allows it through the proxy.
 func TestSandboxedServerCannotGoAroundItsProxy(t *testing.T) {
 	t.Parallel()
-	port := outsideHost(t)
+	port := testkit.OutsideHost(t)
 	f := newFixture(t, "stdio", fmt.Sprintf("  go:\n    command: %q", goServer.binary(t)), fmt.Sprintf(`  default: deny
   allow:
     - "mcp:go:fetch"

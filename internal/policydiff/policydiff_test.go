@@ -1,15 +1,12 @@
 package policydiff_test
 
 import (
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpwarden/mcpwarden/internal/app"
-	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/app/apptest"
 	"github.com/mcpwarden/mcpwarden/internal/policydiff"
 	"github.com/mcpwarden/mcpwarden/internal/recorded"
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -21,22 +18,10 @@ const servers = `servers:
 audit: { sink: none }
 `
 
+// decider is servers with policy as policy diff replays requests under it.
 func decider(t *testing.T, policy string) policydiff.Policy {
 	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "mcpwarden.yaml")
-	if err := os.WriteFile(path, []byte(servers+policy), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.LoadOffline(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := app.NewSetup(cfg, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return policydiff.Policy{Decide: func(c rules.Call) rules.Verdict { return st.Decide(c, false).Verdict }, Labels: st.Policy.Labels}
+	return apptest.Setup(t, t.TempDir(), servers+policy).Replayed()
 }
 
 func req(tool string, args map[string]any) recorded.Request {

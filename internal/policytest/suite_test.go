@@ -13,7 +13,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/mcpwarden/mcpwarden/internal/app"
-	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/app/apptest"
 )
 
 // testConfig is the config the suites here are decided against: a
@@ -60,19 +60,7 @@ func testSetup(t testing.TB) *app.Setup {
 	if err := os.Mkdir(filepath.Join(dir, "project"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "mcpwarden.yaml")
-	if err := os.WriteFile(path, []byte(testConfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.LoadOffline(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := app.NewSetup(cfg, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
+	return apptest.Setup(t, dir, testConfig)
 }
 
 // suiteOf parses text and prepares it against st, failing the test on an

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -56,23 +56,6 @@ func (testResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }
 
-// outside is a web server on loopback standing in for a host on the
-// internet; it answers "hello from outside". It returns its port.
-func outside(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprint(w, "hello from outside")
-	})}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
-	_, port, _ := net.SplitHostPort(l.Addr().String())
-	return port
-}
-
 // proxied starts the malicious server in m with network: proxy, its
 // warden's proxy allowing allow (comma-separated hosts).
 func proxied(t *testing.T, w world, m mode, allow string, o sessionOpts) *session {
@@ -112,7 +95,7 @@ func eachTier(t *testing.T, f func(t *testing.T, w world, m mode)) {
 
 func TestSandboxProxyCarriesAnAllowedHostForAGoServer(t *testing.T) {
 	t.Parallel()
-	port := outside(t)
+	port := strconv.Itoa(testkit.OutsideHost(t))
 	eachTier(t, func(t *testing.T, w world, m mode) {
 		s := proxied(t, w, m, "allowed.test", sessionOpts{})
 		if got := s.call("http_get", "http://allowed.test:"+port+"/", ""); !strings.Contains(got, "got hello from outside") {
@@ -123,7 +106,7 @@ func TestSandboxProxyCarriesAnAllowedHostForAGoServer(t *testing.T) {
 
 func TestSandboxProxyRefusesAHostThePolicyDenies(t *testing.T) {
 	t.Parallel()
-	port := outside(t)
+	port := strconv.Itoa(testkit.OutsideHost(t))
 	eachTier(t, func(t *testing.T, w world, m mode) {
 		s := proxied(t, w, m, "allowed.test", sessionOpts{})
 		got := s.call("http_get", "http://denied.test:"+port+"/", "")
@@ -155,7 +138,7 @@ func pinnedNode(t *testing.T) string {
 
 func TestSandboxProxyCarriesAnAllowedHostForANodeClient(t *testing.T) {
 	t.Parallel()
-	node, port := pinnedNode(t), outside(t)
+	node, port := pinnedNode(t), strconv.Itoa(testkit.OutsideHost(t))
 	eachTier(t, func(t *testing.T, w world, m mode) {
 		p := w.policy(m)
 		p.Limits.MemoryBytes = 0 // V8 reserves much
@@ -176,7 +159,7 @@ func TestSandboxProxyCarriesAnAllowedHostForAPythonClient(t *testing.T) {
 	if _, err := os.Stat(python); err != nil {
 		t.Skip("no " + python)
 	}
-	port := outside(t)
+	port := strconv.Itoa(testkit.OutsideHost(t))
 	eachTier(t, func(t *testing.T, w world, m mode) {
 		s := proxied(t, w, m, "allowed.test", sessionOpts{})
 		if got := s.call("http_client", python, "http://allowed.test:"+port+"/"); !strings.Contains(got, "got hello from outside") {
@@ -192,7 +175,7 @@ func TestSandboxProxyCarriesAnAllowedHostForAPythonClient(t *testing.T) {
 // the server's own, by IP and around the proxy, reaches nothing.
 func TestSandboxProxyStopsDirectTCPConnectByIP(t *testing.T) {
 	t.Parallel()
-	addr := "127.0.0.1:" + outside(t)
+	addr := "127.0.0.1:" + strconv.Itoa(testkit.OutsideHost(t))
 	checkEscape(t, proxiedTool("tcp_connect", func(w world) (string, string) { return addr, "" }))
 }
 

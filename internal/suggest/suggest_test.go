@@ -12,7 +12,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/app"
-	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/app/apptest"
 	"github.com/mcpwarden/mcpwarden/internal/recorded"
 	"github.com/mcpwarden/mcpwarden/internal/suggest"
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -55,45 +55,7 @@ func setupYAML(t *testing.T, yaml string) (*app.Setup, string) {
 	if err := os.MkdirAll(ws, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "mcpwarden.yaml")
-	if err := os.WriteFile(path, []byte(strings.ReplaceAll(yaml, "$WS", ws)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.LoadOffline(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := app.NewSetup(cfg, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st, ws
-}
-
-func decider(st *app.Setup) suggest.Decider {
-	return func(c rules.Call) rules.Verdict { return st.Decide(c, false).Verdict }
-}
-
-// policyOf is st as suggest sees it, deciding through Setup.Decide.
-func policyOf(t *testing.T, st *app.Setup) suggest.Policy {
-	return suggest.Policy{
-		Rules:   st.Policy,
-		Servers: st.Config.ServerNames(),
-		Decide:  decider(st),
-		With: func(allow []string) (suggest.Decider, error) {
-			next, err := withAllow(st, allow)
-			if err != nil {
-				return nil, err
-			}
-			return decider(next), nil
-		},
-	}
-}
-
-func withAllow(st *app.Setup, allow []string) (*app.Setup, error) {
-	cfg := *st.Config
-	cfg.Policy.Allow = append(slices.Clone(cfg.Policy.Allow), allow...)
-	return app.NewSetup(&cfg, st.WorkDir)
+	return apptest.Setup(t, dir, strings.ReplaceAll(yaml, "$WS", ws)), ws
 }
 
 // asked is a request of tool recorded as asked by default and allowed
@@ -172,7 +134,7 @@ func TestSuggestGeneralisesAsSpecified(t *testing.T) {
 			for i := 0; i < len(tt.reqs); i += 2 {
 				reqs = append(reqs, asked(tt.reqs[i], strings.ReplaceAll(tt.reqs[i+1], "$WS", ws)))
 			}
-			res, err := suggest.Suggest(reqs, policyOf(t, st))
+			res, err := suggest.Suggest(reqs, st.Suggesting())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -192,7 +154,7 @@ func TestSuggestGeneralisesAsSpecified(t *testing.T) {
 				t.Errorf("flagged outside the workspace (-want +got):\n%s", diff)
 			}
 			// Every rule allows what it was suggested for.
-			next, err := withAllow(st, res.Rules())
+			next, err := st.WithAllow(res.Rules())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -217,7 +179,7 @@ func TestSuggestNeverWidensPastTheWorkspace(t *testing.T) {
 		asked("mcp:fs:read_file", `{"path":"`+filepath.Dir(ws)+`/elsewhere/z"}`),
 		asked("mcp:fs:read_file", `{"path":"`+filepath.Dir(ws)+`/elsewhere/w"}`),
 	}
-	res, err := suggest.Suggest(reqs, policyOf(t, st))
+	res, err := suggest.Suggest(reqs, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +187,7 @@ func TestSuggestNeverWidensPastTheWorkspace(t *testing.T) {
 	if diff := cmp.Diff(want, res.Rules()); diff != "" {
 		t.Fatalf("rules (-want +got):\n%s", diff)
 	}
-	next, err := withAllow(st, res.Rules())
+	next, err := st.WithAllow(res.Rules())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +214,7 @@ func TestRecordedDenyIsNeverSuggested(t *testing.T) {
 		asked("mcp:fs:read_file", `{"path":"`+ws+`/src/b.go"}`),
 		denied, envDenied,
 	}
-	res, err := suggest.Suggest(reqs, policyOf(t, st))
+	res, err := suggest.Suggest(reqs, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +225,7 @@ func TestRecordedDenyIsNeverSuggested(t *testing.T) {
 	if got := res.Allow[0].Narrowed; !strings.Contains(got, "/src/** would also allow") || !strings.Contains(got, "secret.txt") {
 		t.Errorf("narrowed = %q, want the folder and the refused request named", got)
 	}
-	next, err := withAllow(st, res.Rules())
+	next, err := st.WithAllow(res.Rules())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +252,7 @@ func TestAskAPersonRefusedIsNotSuggested(t *testing.T) {
 	again := asked("mcp:fs:read_file", `{"path":"`+ws+`/notes.txt"}`)
 	timedOut := asked("mcp:web:fetch", `{"url":"https://example.com/"}`)
 	timedOut.GrantedBy, timedOut.Outcome = audit.GrantedByTimeout, audit.OutcomeRefused
-	res, err := suggest.Suggest([]recorded.Request{refused, again, timedOut}, policyOf(t, st))
+	res, err := suggest.Suggest([]recorded.Request{refused, again, timedOut}, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +277,7 @@ func TestRedactedValueIsNeverNamedInARule(t *testing.T) {
 		asked("mcp:web:run", `{"command":"deploy --token `+audit.Redacted+`"}`),
 		asked("mcp:fs:edit_file", `{"path":"`+ws+`/a","content":"first line <redacted: 900 chars>"}`),
 	}
-	res, err := suggest.Suggest(reqs, policyOf(t, st))
+	res, err := suggest.Suggest(reqs, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +305,7 @@ func TestAlreadyAllowedAndAskRulesAreNotSuggested(t *testing.T) {
 		asked("mcp:fs:list_directory", `{"path":"`+ws+`"}`),
 		asked("mcp:fs:write_file", `{"path":"`+ws+`/a"}`),
 	}
-	res, err := suggest.Suggest(reqs, policyOf(t, st))
+	res, err := suggest.Suggest(reqs, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +325,7 @@ func TestFlowRuleDecisionIsNotSuggested(t *testing.T) {
 	st, _ := setup(t)
 	flowAsked := asked("mcp:web:send_mail", `{"to":"a@example.com"}`)
 	flowAsked.Session, flowAsked.ArmedBy, flowAsked.Rule = "s1", "f1", "flow"
-	res, err := suggest.Suggest([]recorded.Request{flowAsked}, policyOf(t, st))
+	res, err := suggest.Suggest([]recorded.Request{flowAsked}, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +350,7 @@ func TestServerDefaultSaysWhereTheRuleGoes(t *testing.T) {
 	st, ws := setupYAML(t, "servers:\n  fs:\n    command: /bin/true\n    policy: { default: deny }\npolicy: { default: ask, workspace: [\"$WS\"] }\naudit: { sink: none }\n")
 	denied := asked("mcp:fs:read_file", `{"path":"`+ws+`/a"}`)
 	denied.Decision, denied.GrantedBy, denied.Outcome = audit.DecisionDeny, audit.GrantedByRule, ""
-	res, err := suggest.Suggest([]recorded.Request{denied}, policyOf(t, st))
+	res, err := suggest.Suggest([]recorded.Request{denied}, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func TestClimbingOutOfTheWorkspaceIsNotGeneralised(t *testing.T) {
 		asked("mcp:fs:read_file", `{"path":"`+ws+`2/y"}`),
 		asked("mcp:fs:read_file", `{"path":"`+ws+`/a/y"}`),
 	}
-	res, err := suggest.Suggest(reqs, policyOf(t, st))
+	res, err := suggest.Suggest(reqs, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,14 +53,14 @@ func TestToolNamedLikeAGlobIsNamedLiterally(t *testing.T) {
 	t.Parallel()
 	st, _ := setup(t)
 	reqs := []recorded.Request{asked("mcp:web:*", `{}`), asked("mcp:web:read_{a,b}", `{}`)}
-	res, err := suggest.Suggest(reqs, policyOf(t, st))
+	res, err := suggest.Suggest(reqs, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{`mcp:web:\*`, `mcp:web:read_\{a\,b\}`}, res.Rules()); diff != "" {
 		t.Fatalf("rules (-want +got):\n%s", diff)
 	}
-	next, err := withAllow(st, res.Rules())
+	next, err := st.WithAllow(res.Rules())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestRequestsNoRuleCanNameAreNotSuggested(t *testing.T) {
 		asked("mcp:fs:read_file", `{"ſource":"`+ws+`/a"}`),
 		asked("mcp:fs:read_file", `{"opts":{"a=b:c":{"path":"`+ws+`/a"}}}`),
 	}
-	res, err := suggest.Suggest(reqs, policyOf(t, st))
+	res, err := suggest.Suggest(reqs, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestShadowDenyIsNeverSuggested(t *testing.T) {
 	st, _ := setup(t)
 	shadowDeny := asked("mcp:web:fetch", `{"url":"https://evil.example/x"}`)
 	shadowDeny.Decision, shadowDeny.Rule, shadowDeny.GrantedBy, shadowDeny.Outcome, shadowDeny.Shadow = audit.DecisionDeny, "mcp:web:fetch:url.host=evil.example", "shadow", "", true
-	res, err := suggest.Suggest([]recorded.Request{shadowDeny, asked("mcp:web:fetch", `{"url":"https://go.dev/"}`)}, policyOf(t, st))
+	res, err := suggest.Suggest([]recorded.Request{shadowDeny, asked("mcp:web:fetch", `{"url":"https://go.dev/"}`)}, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,11 +123,11 @@ func TestCaseFoldedPathsNeverGeneraliseAboveTheWorkspace(t *testing.T) {
 		asked("mcp:fs:read_file", `{"path":"`+dir+`/WS/a/x"}`),
 		asked("mcp:fs:read_file", `{"path":"`+ws+`/b/y"}`),
 	}
-	res, err := suggest.Suggest(reqs, policyOf(t, st))
+	res, err := suggest.Suggest(reqs, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, err := withAllow(st, res.Rules())
+	next, err := st.WithAllow(res.Rules())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,11 +143,11 @@ func TestCaseFoldedPathsNeverGeneraliseAboveTheWorkspace(t *testing.T) {
 func TestOnePathIsNamedExactlyWhateverItsForms(t *testing.T) {
 	t.Parallel()
 	st, ws := setup(t)
-	res, err := suggest.Suggest([]recorded.Request{asked("mcp:fs:read_file", `{"path":"`+ws+`/src/cafe\u0301.txt"}`)}, policyOf(t, st))
+	res, err := suggest.Suggest([]recorded.Request{asked("mcp:fs:read_file", `{"path":"`+ws+`/src/cafe\u0301.txt"}`)}, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, err := withAllow(st, res.Rules())
+	next, err := st.WithAllow(res.Rules())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,11 +164,11 @@ func TestOnePathIsNamedExactlyWhateverItsForms(t *testing.T) {
 func TestPathInAnArrayOfObjectsIsStillNamed(t *testing.T) {
 	t.Parallel()
 	st, _ := setupYAML(t, "servers:\n  web: { command: /bin/true }\npolicy: { default: ask }\naudit: { sink: none }\n")
-	res, err := suggest.Suggest([]recorded.Request{asked("mcp:web:batch", `{"ops":[{"path":"/srv/data/a"}]}`)}, policyOf(t, st))
+	res, err := suggest.Suggest([]recorded.Request{asked("mcp:web:batch", `{"ops":[{"path":"/srv/data/a"}]}`)}, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, err := withAllow(st, res.Rules())
+	next, err := st.WithAllow(res.Rules())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestURLsAndCommandsInArraysOfObjectsAreNamed(t *testing.T) {
 		asked("mcp:web:deep", `{"batches":[[{"url":"https://a.example/"}]]}`),
 		asked("mcp:web:odd", `{"url":{"href":"https://a.example/"}}`),
 	}
-	res, err := suggest.Suggest(reqs, policyOf(t, st))
+	res, err := suggest.Suggest(reqs, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestURLsAndCommandsInArraysOfObjectsAreNamed(t *testing.T) {
 	if diff := cmp.Diff(want, res.Rules()); diff != "" {
 		t.Errorf("rules (-want +got):\n%s\nnot suggested: %q", diff, whys(res))
 	}
-	next, err := withAllow(st, res.Rules())
+	next, err := st.WithAllow(res.Rules())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,6 +122,23 @@ func TestFreeAddrCanBeListenedOn(t *testing.T) {
 	ln.Close()
 }
 
+func TestOutsideHostAnswersHelloFromOutside(t *testing.T) {
+	t.Parallel()
+	port := OutsideHost(t)
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/anything", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(body), "hello from outside"; resp.StatusCode != http.StatusOK || got != want {
+		t.Errorf("got %s %q, want 200 %q", resp.Status, got, want)
+	}
+}
+
 func TestStandInRecordsCallsInOrder(t *testing.T) {
 	t.Parallel()
 	s := NewStandIn()

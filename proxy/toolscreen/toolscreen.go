@@ -16,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/invisible"
 )
 
 // modelPhrases are phrases of text aimed at the model rather than at the
@@ -28,10 +30,11 @@ var modelPhrases = []string{
 }
 
 // Tool says why t's definition looks aimed at the model (an
-// instruction such as "ignore previous …", or hidden Unicode: tag
-// characters, zero-width, direction-changing and variation-selector
-// characters), or "" when nothing does. Every string of the definition is
-// read, at every depth: the description, the title, and the input and
+// instruction such as "ignore previous …", or hidden Unicode: any
+// character internal/invisible lists, such as tag, zero-width,
+// direction-changing and variation-selector characters and fillers), or
+// "" when nothing does. Every string of the definition is read, at every
+// depth: the description, the title, and the input and
 // output schemas' descriptions, titles, enums and defaults in nested
 // properties, items, anyOf/oneOf/allOf branches and $defs. Phrases are
 // looked for after the hidden characters are taken out ("i\uFE0Fgnore
@@ -116,13 +119,13 @@ func suspiciousValue(v any, path string) string {
 func suspiciousText(s string) string {
 	var hidden string
 	for i, r := range s {
-		if hiddenRune(r) || variationSelector(r) && !emojiPresentation(s[:i]) {
+		if invisible.Is(r) && !(invisible.VariationSelector(r) && emojiPresentation(s[:i])) {
 			hidden = fmt.Sprintf("holds hidden character U+%04X at byte %d", r, i)
 			break
 		}
 	}
 	visible := strings.Map(func(r rune) rune {
-		if hiddenRune(r) || variationSelector(r) {
+		if invisible.Is(r) {
 			return -1
 		}
 		return r
@@ -137,31 +140,6 @@ func suspiciousText(s string) string {
 		}
 	}
 	return hidden
-}
-
-// hiddenRune reports whether r is invisible in most renderings yet read
-// by a model: a Unicode tag character, a zero-width character, a word
-// joiner or invisible operator, a byte order mark, or a bidirectional
-// control.
-func hiddenRune(r rune) bool {
-	switch {
-	case r >= 0xE0000 && r <= 0xE007F: // tags
-		return true
-	case r >= 0x200B && r <= 0x200F: // zero-width space, joiners, marks
-		return true
-	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069: // bidi
-		return true
-	case r >= 0x2060 && r <= 0x2064, r == 0xFEFF, r == 0x180E, r == 0x00AD:
-		return true
-	}
-	return false
-}
-
-// variationSelector reports whether r is a variation selector (U+FE00 to
-// U+FE0F, U+E0100 to U+E01EF): invisible, and a way to write bytes
-// between the letters of a phrase.
-func variationSelector(r rune) bool {
-	return r >= 0xFE00 && r <= 0xFE0F || r >= 0xE0100 && r <= 0xE01EF
 }
 
 // emojiPresentation reports whether the text before a variation selector

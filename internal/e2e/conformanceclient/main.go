@@ -1,53 +1,35 @@
 // Command conformanceclient is the client the MCP conformance suite's
-// client mode runs for its auth/* scenarios, with mcpwarden as the client
-// under test. The suite runs it with the URL of its test server as the
-// only argument, the scenario in MCP_CONFORMANCE_SCENARIO and, for a
-// scenario with a pre-registered client, its credentials in
-// MCP_CONFORMANCE_CONTEXT. It writes a mcpwarden config with that URL as
-// a remote server with an oauth block, signs in with `mcpwarden login`
-// (the suite's authorization server redirects at once, so following the
-// printed URL with an HTTP client completes the sign-in through
-// mcpwarden's loopback listener), starts `mcpwarden serve` on stdio and
-// calls the server's test-tool through it. When the call says the server
-// wants a new login (a step-up of scope), it signs in again and retries,
-// at most maxLogins sign-ins in all. The mcpwarden binary is in the
-// MCPWARDEN environment variable.
+// client mode runs, with mcpwarden as the client under test. The suite
+// runs it with the URL of its scenario server as the only argument and
+// the scenario in MCP_CONFORMANCE_SCENARIO (and what the scenario gives
+// the client, if anything, as JSON in MCP_CONFORMANCE_CONTEXT). It writes
+// a mcpwarden config with that URL as a remote server, everything
+// allowed, starts `mcpwarden serve` on stdio and, as a real client on the
+// other side, does what the scenario expects of a client through it: for
+// the auth/* scenarios, sign in with `mcpwarden login` and call the
+// server's test tool (auth.go); for the others, the calls each scenario
+// names (scenarios.go). The mcpwarden binary is in the MCPWARDEN
+// environment variable.
 package main
 
 import (
-	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// serverName is the test server's name in the config.
+// serverName is the scenario server's name in the config.
 const serverName = "conf"
-
-// metadataDocument is the client ID metadata document URL the suite
-// expects from a client that uses one (as its reference clients do).
-const metadataDocument = "https://conformance-test.local/client-metadata.json"
-
-// maxLogins bounds the sign-ins of one run: the first, and the step-ups
-// the server asks for (the suite's scope-retry-limit allows three).
-const maxLogins = 3
-
-// testTool is the tool the suite's auth scenarios serve.
-const testTool = "test-tool"
 
 func main() {
 	log.SetFlags(0)
@@ -57,12 +39,13 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	if err := run(ctx, os.Args[1]); err != nil {
-		log.Fatalf("scenario %s: %v", os.Getenv("MCP_CONFORMANCE_SCENARIO"), err)
+	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
+	if err := run(ctx, os.Args[1], scenario); err != nil {
+		log.Fatalf("scenario %s: %v", scenario, err)
 	}
 }
 
-func run(ctx context.Context, serverURL string) error {
+func run(ctx context.Context, serverURL, scenario string) error {
 	bin := os.Getenv("MCPWARDEN")
 	if bin == "" {
 		return errors.New("MCPWARDEN is not set")
@@ -72,161 +55,54 @@ func run(ctx context.Context, serverURL string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	w, err := newWarden(bin, dir, serverURL)
-	if err != nil {
-		return err
+	w := warden{bin: bin, dir: dir, config: filepath.Join(dir, "mcpwarden.yaml"),
+		env: append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(dir, "state"))}
+	if strings.HasPrefix(scenario, "auth/") {
+		return runAuth(ctx, w, serverURL)
 	}
-	logins := 1
-	if err := w.login(ctx); err != nil {
-		return err
+	return runScenario(ctx, w, serverURL, scenario)
+}
+
+// A warden is the mcpwarden of one run: its binary, the run's directory,
+// the config in it and the environment mcpwarden runs in.
+type warden struct {
+	bin, dir, config string
+	env              []string
+}
+
+// writeConfig writes the config: the scenario server at serverURL with
+// entry's further lines (each a "key: value" of the server's entry),
+// everything allowed, the audit log in the run's directory.
+func (w warden) writeConfig(serverURL string, entry ...string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "servers:\n  %s:\n    url: %q\n", serverName, serverURL)
+	for _, line := range entry {
+		fmt.Fprintf(&b, "    %s\n", line)
 	}
-	c, err := client.NewStdioMCPClient(bin, w.env, "serve", "--config", w.config)
-	if err != nil {
-		return fmt.Errorf("starting mcpwarden serve: %w", err)
+	fmt.Fprintf(&b, "policy:\n  default: allow\naudit:\n  path: %q\n", filepath.Join(w.dir, "audit.jsonl"))
+	return os.WriteFile(w.config, []byte(b.String()), 0o600)
+}
+
+// serve starts `mcpwarden serve` on stdio and initializes it at protocol
+// version, its stderr copied to ours. It returns the client and its
+// transport; the caller closes the client.
+func (w warden) serve(ctx context.Context, version string, opts ...client.ClientOption) (*client.Client, transport.Interface, error) {
+	t := transport.NewStdioWithOptions(w.bin, w.env, []string{"serve", "--config", w.config})
+	c := client.NewClient(t, opts...)
+	if err := c.Start(ctx); err != nil {
+		return nil, nil, fmt.Errorf("starting mcpwarden serve: %w", err)
 	}
-	defer c.Close()
 	if stderr, ok := client.GetStderr(c); ok {
 		go io.Copy(os.Stderr, stderr)
 	}
 	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION,
+		ProtocolVersion: version,
 		ClientInfo:      mcp.Implementation{Name: "conformanceclient", Version: "1"},
 	}}); err != nil {
-		return fmt.Errorf("initializing mcpwarden: %w", err)
+		c.Close()
+		return nil, nil, fmt.Errorf("initializing mcpwarden: %w", err)
 	}
-	for {
-		tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-		if err != nil {
-			return fmt.Errorf("listing tools through mcpwarden: %w", err)
-		}
-		name, found := "", false
-		for _, t := range tools.Tools {
-			if strings.HasSuffix(t.Name, testTool) {
-				name, found = t.Name, true
-			}
-		}
-		if !found {
-			return fmt.Errorf("mcpwarden lists no %s (%d tools)", testTool, len(tools.Tools))
-		}
-		res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: map[string]any{}}})
-		if err != nil {
-			return fmt.Errorf("calling %s through mcpwarden: %w", name, err)
-		}
-		text := resultText(res)
-		if !res.IsError {
-			log.Printf("%s answered: %s", name, text)
-			return nil
-		}
-		if !strings.Contains(text, "mcpwarden login") || logins >= maxLogins {
-			return fmt.Errorf("%s failed after %d sign-ins: %s", name, logins, text)
-		}
-		log.Printf("%s wants a new sign-in: %s", name, text)
-		logins++
-		if err := w.login(ctx); err != nil {
-			return err
-		}
-	}
-}
-
-// A warden is the mcpwarden config and environment of one run.
-type warden struct {
-	bin, config string
-	env         []string
-}
-
-// newWarden writes the config for serverURL in dir: the client the
-// scenario pre-registered, else the metadata document (mcpwarden
-// registers a client itself when the server does not take it).
-func newWarden(bin, dir, serverURL string) (*warden, error) {
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		return nil, err
-	}
-	var conf struct {
-		ClientID     string `json:"client_id"`
-		ClientSecret string `json:"client_secret"`
-	}
-	if s := os.Getenv("MCP_CONFORMANCE_CONTEXT"); s != "" {
-		if err := json.Unmarshal([]byte(s), &conf); err != nil {
-			return nil, fmt.Errorf("reading MCP_CONFORMANCE_CONTEXT: %w", err)
-		}
-	}
-	oauth := fmt.Sprintf("{ client_metadata_url: %q }", metadataDocument)
-	if conf.ClientID != "" {
-		oauth = fmt.Sprintf("{ client_id: %q, client_secret_env: CONFORMANCE_CLIENT_SECRET }", conf.ClientID)
-	}
-	w := &warden{bin: bin, config: filepath.Join(dir, "mcpwarden.yaml")}
-	yaml := fmt.Sprintf(`servers:
-  %s:
-    url: %q
-    oauth: %s
-policy:
-  default: allow
-audit:
-  path: %q
-`, serverName, serverURL, oauth, filepath.Join(dir, "audit.jsonl"))
-	if err := os.WriteFile(w.config, []byte(yaml), 0o600); err != nil {
-		return nil, err
-	}
-	w.env = append(os.Environ(),
-		"XDG_STATE_HOME="+filepath.Join(dir, "state"),
-		"MCPWARDEN_TOKEN_KEY="+base64.StdEncoding.EncodeToString(key),
-		"CONFORMANCE_CLIENT_SECRET="+conf.ClientSecret)
-	return w, nil
-}
-
-// login runs `mcpwarden login` and opens the URL it prints with an HTTP
-// client that follows redirects, as a browser would: the authorization
-// server's redirect reaches login's loopback listener.
-func (w *warden) login(ctx context.Context) error {
-	cmd := exec.CommandContext(ctx, w.bin, "login", "--config", w.config, "--timeout", "20s", serverName)
-	cmd.Env = w.env
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting mcpwarden login: %w", err)
-	}
-	opened := make(chan error, 1)
-	urls := 0
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		fmt.Fprintln(os.Stderr, "login: "+line)
-		if urls == 0 && (strings.HasPrefix(line, "http://") || strings.HasPrefix(line, "https://")) {
-			urls++
-			go func() { opened <- open(ctx, line) }()
-		}
-	}
-	werr := cmd.Wait()
-	if urls == 0 {
-		return fmt.Errorf("mcpwarden login printed no URL (%v)", werr)
-	}
-	oerr := <-opened
-	if werr != nil {
-		return fmt.Errorf("mcpwarden login: %w (following its URL: %v)", werr, oerr)
-	}
-	return oerr
-}
-
-// open follows the authorization URL to its end.
-func open(ctx context.Context, u string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("following the sign-in URL: %w", err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("the sign-in ended in %s: %s", resp.Status, body)
-	}
-	return nil
+	return c, t, nil
 }
 
 // resultText is the text of a tool result.

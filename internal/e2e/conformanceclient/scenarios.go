@@ -1,35 +1,12 @@
-// Command conformancedriver is the client the MCP conformance suite's
-// client mode runs for its scenarios other than auth/*, with mcpwarden as
-// the client under test. The suite runs it with the URL of its scenario
-// server as the only argument and the scenario in
-// MCP_CONFORMANCE_SCENARIO. It writes a mcpwarden config with that URL as
-// a remote server (no prefix, everything allowed), starts `mcpwarden
-// serve` on stdio and, as a real client on the other side, drives what
-// the scenario expects of a client through it: initialize only
-// (initialize), a call of add_numbers (tools_call), a call of the tool
-// that asks for an elicitation, accepted with the requested schema's
-// defaults as the suite's reference client does
-// (elicitation-sep1034-client-defaults), a call the server answers on a
-// resumed stream (sse-retry), the tools a scenario names in
-// MCP_CONFORMANCE_CONTEXT's toolCalls, with their arguments
-// (http-custom-headers), the valid tool among invalid ones
-// (http-invalid-tool-headers), the tools of a multi round-trip flow
-// (sep-2322-client-request-state), and the echo of a tool's inputSchema
-// exactly as mcpwarden listed it (json-schema-2020-12-preservation). The
-// mcpwarden binary is in the MCPWARDEN environment variable.
 package main
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -85,57 +62,27 @@ func contextCalls() ([]toolCall, error) {
 	return ctx.ToolCalls, nil
 }
 
-func main() {
-	log.SetFlags(0)
-	log.SetPrefix("conformancedriver: ")
-	if len(os.Args) != 2 {
-		log.Fatal("usage: conformancedriver SERVER_URL (MCPWARDEN=path of the mcpwarden binary)")
+// runScenario runs a scenario other than auth/*: the server without a
+// prefix, and through it what the scenario expects of a client:
+// initialize only (initialize), a call of add_numbers (tools_call), a call
+// of the tool that asks for an elicitation, accepted with the requested
+// schema's defaults as the suite's reference client does
+// (elicitation-sep1034-client-defaults), a call the server answers on a
+// resumed stream (sse-retry), the tools a scenario names in
+// MCP_CONFORMANCE_CONTEXT's toolCalls, with their arguments
+// (http-custom-headers), the valid tool among invalid ones
+// (http-invalid-tool-headers), the tools of a multi round-trip flow
+// (sep-2322-client-request-state), and the echo of a tool's inputSchema
+// exactly as mcpwarden listed it (json-schema-2020-12-preservation).
+func runScenario(ctx context.Context, w warden, serverURL, scenario string) error {
+	if err := w.writeConfig(serverURL, "prefix: false"); err != nil {
+		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
-	defer cancel()
-	if err := run(ctx, os.Args[1], os.Getenv("MCP_CONFORMANCE_SCENARIO")); err != nil {
-		log.Fatalf("scenario %s: %v", os.Getenv("MCP_CONFORMANCE_SCENARIO"), err)
-	}
-}
-
-func run(ctx context.Context, serverURL, scenario string) error {
-	bin := os.Getenv("MCPWARDEN")
-	if bin == "" {
-		return errors.New("MCPWARDEN is not set")
-	}
-	dir, err := os.MkdirTemp("", "conformancedriver-")
+	c, t, err := w.serve(ctx, mcp.LATEST_LEGACY_PROTOCOL_VERSION, client.WithElicitationHandler(acceptDefaults{}))
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	config := filepath.Join(dir, "mcpwarden.yaml")
-	yaml := fmt.Sprintf(`servers:
-  conf:
-    url: %q
-    prefix: false
-policy:
-  default: allow
-audit:
-  path: %q
-`, serverURL, filepath.Join(dir, "audit.jsonl"))
-	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
-		return err
-	}
-	t := transport.NewStdioWithOptions(bin, append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(dir, "state")), []string{"serve", "--config", config})
-	c := client.NewClient(t, client.WithElicitationHandler(acceptDefaults{}))
-	if err := c.Start(ctx); err != nil {
-		return fmt.Errorf("starting mcpwarden serve: %w", err)
-	}
 	defer c.Close()
-	if stderr, ok := client.GetStderr(c); ok {
-		go io.Copy(os.Stderr, stderr)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION,
-		ClientInfo:      mcp.Implementation{Name: "conformancedriver", Version: "1"},
-	}}); err != nil {
-		return fmt.Errorf("initializing mcpwarden: %w", err)
-	}
 	calls, err := contextCalls()
 	if err != nil {
 		return err
@@ -244,15 +191,4 @@ func (acceptDefaults) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mc
 	}
 	log.Printf("elicitation %q accepted with %v", req.Params.Message, content)
 	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: content}}, nil
-}
-
-// resultText is the text of a tool result.
-func resultText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if t, ok := c.(mcp.TextContent); ok {
-			b.WriteString(t.Text)
-		}
-	}
-	return b.String()
 }
