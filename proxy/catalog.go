@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/proxy/toolscreen"
 )
 
@@ -134,7 +135,7 @@ func (c *catalog) register() {
 	var resources []server.ServerResource
 	var templates []server.ServerResourceTemplate
 	var prompts []server.ServerPrompt
-	naming := c.current().naming
+	scheme := c.current().naming
 	for _, srv := range servers {
 		routes.exposed[srv] = map[string]string{}
 		for _, r := range c.resources[srv] {
@@ -161,9 +162,9 @@ func (c *catalog) register() {
 			templates = append(templates, server.ServerResourceTemplate{Template: t, Handler: c.readTemplated(srv, exposed != raw)})
 		}
 		for _, p := range c.prompts[srv] {
-			name := naming.Wire(srv, p.Name)
+			name := scheme.Wire(srv, p.Name)
 			if prev, dup := routes.prompts[name]; dup {
-				c.logger.Error("two prompts map to one name; the second is not exposed", "name", name, "first", Canonical(prev.server, prev.name), "second", Canonical(srv, p.Name))
+				c.logger.Error("two prompts map to one name; the second is not exposed", "name", name, "first", naming.Canonical(prev.server, prev.name), "second", naming.Canonical(srv, p.Name))
 				continue
 			}
 			routes.prompts[name] = route{srv, p.Name}

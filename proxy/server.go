@@ -23,6 +23,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/proxy/drain"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/proxy/wire"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
@@ -61,7 +62,7 @@ type Options struct {
 	// Logger receives the human log; nil discards.
 	Logger *slog.Logger
 	// Naming says how tools get their wire names.
-	Naming Naming
+	Naming naming.Scheme
 	// Version is reported to clients in initialize.
 	Version string
 	// Servers are the upstream servers' options, by name; a server not
@@ -168,7 +169,7 @@ func New(o Options) (*Server, error) {
 	s.egress.base, s.egress.core, s.egress.relay = &s.base, s, &s.relay
 	s.review.base, s.review.core, s.review.pinning = &s.base, s, o.Pinning
 	s.relay.base, s.relay.core, s.relay.sessions, s.relay.catalog, s.relay.listens = &s.base, s, &s.sessions, &s.catalog, &s.listens
-	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &Names{}, servers: o.Servers})
+	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &naming.Names{}, servers: o.Servers})
 
 	hooks := &server.Hooks{}
 	hooks.AddOnError(s.auditHiddenCall)
@@ -270,7 +271,7 @@ var _ upstream.EgressPolicy = peer{}
 func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
 // Lookup returns the tool behind a wire name, hidden or not.
-func (s *Server) Lookup(wire string) (Tool, bool) { return s.current().names.Lookup(wire) }
+func (s *Server) Lookup(wire string) (naming.Tool, bool) { return s.current().names.Lookup(wire) }
 
 // auditHiddenCall records a call to a hidden tool, which mcp-go refuses as
 // "tool not found" before any handler runs: the attempt is a decision too.
