@@ -136,9 +136,10 @@ func (s *Server) handler(t naming.Tool, schema *argschema.Schema) server.ToolHan
 		c.checkTypes(schema)
 		c.hold = h
 		if c.argsErr == nil && c.policy.UsesRoots() {
-			var ask *mcp.CallToolResult
-			if c.roots, ask = s.roots.rootsFor(ctx, c, req); ask != nil {
-				return ask, nil // the client's roots first; decided when it retries
+			caps, modern := ask.ClientCapabilities(ctx)
+			var input *mcp.CallToolResult
+			if c.roots, c.rootsByInput, input = s.roots.For(ctx, c.session, caps, modern, req); input != nil {
+				return input, nil // the client's roots first; decided when it retries
 			}
 		}
 		ctx, span := s.tel.StartRequest(ctx, telemetry.Request{Method: string(mcp.MethodToolsCall), Tool: t.Wire, Session: c.session})

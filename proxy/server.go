@@ -24,6 +24,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/proxy/drain"
 	"github.com/mcpwarden/mcpwarden/proxy/naming"
+	"github.com/mcpwarden/mcpwarden/proxy/roots"
 	"github.com/mcpwarden/mcpwarden/proxy/wire"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
@@ -133,7 +134,7 @@ type Server struct {
 	catalog  catalog
 	tools    toolset
 	asker    *ask.Asker
-	roots    rootCache
+	roots    *roots.Cache
 	tel      *telemetry.Telemetry // nil: no telemetry
 	inflight *wire.Budget
 	starting func(ctx context.Context) error // see Options.Starting; nil
@@ -165,7 +166,6 @@ func New(o Options) (*Server, error) {
 	// The parts share s.base and reach the decide-and-forward core, s, through core.
 	s.catalog.base, s.catalog.core = &s.base, s
 	s.tools.base, s.tools.core, s.tools.review = &s.base, s, &s.review
-	s.roots.base = &s.base
 	s.egress.base, s.egress.core, s.egress.relay = &s.base, s, &s.relay
 	s.review.base, s.review.core, s.review.pinning = &s.base, s, o.Pinning
 	s.relay.base, s.relay.core, s.relay.sessions, s.relay.catalog, s.relay.listens = &s.base, s, &s.sessions, &s.catalog, &s.listens
@@ -202,6 +202,7 @@ func New(o Options) (*Server, error) {
 		server.WithRecovery(),
 		server.WithLogger(logger),
 	)
+	s.roots = roots.New(s.mcp, logger)
 	// Upstreams get their roots from mcpwarden (the server's workspace),
 	// so a client's roots/list_changed only drops the roots cached for
 	// workspace_from_roots.
@@ -211,7 +212,7 @@ func New(o Options) (*Server, error) {
 	})
 	s.mcp.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, func(ctx context.Context, _ mcp.JSONRPCNotification) {
 		if cs := server.ClientSessionFromContext(ctx); cs != nil {
-			s.roots.forget(cs.SessionID()) // asked again at the next call
+			s.roots.Forget(cs.SessionID()) // asked again at the next call
 		}
 	})
 	timeout := o.AskTimeout
@@ -229,7 +230,7 @@ func New(o Options) (*Server, error) {
 func (s *Server) endSession(id string) {
 	s.asker.Waiting.End(id)
 	s.sessions.forget(id)
-	s.roots.end(id)
+	s.roots.End(id)
 	s.state.end(id)
 	s.upstream.EndSession(id)
 	s.tel.SessionClosed()
