@@ -148,8 +148,7 @@ type Policy struct {
 	cmdKeys        keySet
 	foldPaths      bool                    // Spec.PathsCaseInsensitive
 	annotations    bool                    // some rule reads a tool annotation (@readOnly …)
-	protected      []protectedPath         // see Spec.Protected
-	protectedNames []string                // see Spec.ProtectedNames: "/.mcp.json"
+	own            ownFiles                // see Spec.Protected and Spec.ProtectedNames
 	labels         []label                 // Spec.Labels, by name
 	flow           []flowRule              // Spec.Flow, in order
 	limits         []Limit                 // Spec.Limits, in order
