@@ -114,29 +114,29 @@ type Scheme struct {
 }
 
 // Wire returns the wire name of a server's tool.
-func (n Scheme) Wire(server, tool string) string {
-	if alias := n.Aliases[server][tool]; alias != "" {
+func (s Scheme) Wire(server, tool string) string {
+	if alias := s.Aliases[server][tool]; alias != "" {
 		return alias
 	}
-	if n.Unprefixed[server] {
+	if s.Unprefixed[server] {
 		return tool
 	}
-	return WireName(server, tool, n.Separator)
+	return WireName(server, tool, s.Separator)
 }
 
 // Tool returns a server's tool as the proxy knows it under this naming.
-func (n Scheme) Tool(server, tool string) Tool {
-	return Tool{Server: server, Name: tool, Canonical: Canonical(server, tool), Wire: n.Wire(server, tool)}
+func (s Scheme) Tool(server, tool string) Tool {
+	return Tool{Server: server, Name: tool, Canonical: Canonical(server, tool), Wire: s.Wire(server, tool)}
 }
 
 // Names builds the wire-name map for every server's tools under this
 // naming; a collision or a name clients would reject is an error naming
 // the tools (see NewNames).
-func (n Scheme) Names(byServer map[string][]mcp.Tool) (*Names, error) {
+func (s Scheme) Names(byServer map[string][]mcp.Tool) (*Names, error) {
 	var all []Tool
 	for _, srv := range slices.Sorted(maps.Keys(byServer)) {
 		for _, def := range byServer[srv] {
-			all = append(all, n.Tool(srv, def.Name))
+			all = append(all, s.Tool(srv, def.Name))
 		}
 	}
 	return NewNames(all)
