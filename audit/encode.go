@@ -61,8 +61,14 @@ func appendEvent(dst []byte, e *Event) ([]byte, error) {
 	dst = appendField(dst, `,"decision":`, e.Decision)
 	dst = appendField(dst, `,"rule":`, e.Rule)
 	dst = appendField(dst, `,"armed_by":`, e.ArmedBy)
-	dst = appendField(dst, `,"granted_by":`, string(e.GrantedBy))
-	dst = appendField(dst, `,"outcome":`, string(e.Outcome))
+	if int(e.GrantedBy) >= len(grantedByNames) {
+		return dst, fmt.Errorf("json: error calling MarshalText for type audit.GrantedBy: invalid granted_by %d", uint8(e.GrantedBy))
+	}
+	dst = appendField(dst, `,"granted_by":`, grantedByNames[e.GrantedBy])
+	if int(e.Outcome) >= len(outcomeNames) {
+		return dst, fmt.Errorf("json: error calling MarshalText for type audit.Outcome: invalid outcome %d", uint8(e.Outcome))
+	}
+	dst = appendField(dst, `,"outcome":`, outcomeNames[e.Outcome])
 	dst = appendField(dst, `,"reason":`, e.Reason)
 	if len(e.Arguments) > 0 {
 		var err error

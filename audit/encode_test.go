@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -113,6 +114,8 @@ func TestAppendEventFailsWhereEncodingJSONFails(t *testing.T) {
 	}{
 		{"an invalid kind", Event{Time: when, Event: Kind(99)}},
 		{"the zero kind", Event{Time: when}},
+		{"an invalid granted_by", Event{Time: when, Event: KindDecision, GrantedBy: GrantedBy(99)}},
+		{"an invalid outcome", Event{Time: when, Event: KindDecision, Outcome: Outcome(99)}},
 		{"a year past 9999", Event{Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), Event: KindResult}},
 		{"a negative year", Event{Time: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC), Event: KindResult}},
 		{"a zone offset of 24 hours", Event{Time: when.In(time.FixedZone("", 24*3600)), Event: KindResult}},
@@ -168,6 +171,10 @@ func setNonZero(v reflect.Value) bool {
 	case reflect.Uint8:
 		if v.Type() == reflect.TypeFor[Kind]() {
 			v.SetUint(uint64(KindResult))
+			return true
+		}
+		if v.Type().Implements(reflect.TypeFor[encoding.TextMarshaler]()) {
+			v.SetUint(1) // the first name of a typed vocabulary (GrantedBy, Outcome)
 			return true
 		}
 		v.SetUint(42)
@@ -234,6 +241,7 @@ func FuzzAppendEventMatchesEncodingJSON(f *testing.F) {
 			Session: s1, Principal: s2, Server: s1, Tool: s2, Rule: s1, Reason: s2, Arguments: m,
 			Detail: s1 + s2, Instance: s2, Error: s2 + s1, Lost: n, Shadow: n%2 == 0, Changed: n, Widened: -n,
 			PolicySHA256: s1, PreviousPolicySHA256: s2,
+			GrantedBy: GrantedBy(uint8(n>>8) % uint8(len(grantedByNames)+1)), Outcome: Outcome(uint8(n>>16) % uint8(len(outcomeNames)+1)),
 		}
 		if numbers {
 			e.Client = &Client{Name: s1, Version: s2}

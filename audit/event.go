@@ -11,6 +11,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/enumtext"
 )
 
 // A Kind is the type of an Event. The zero value is not a valid kind, so an
@@ -82,33 +84,75 @@ const (
 )
 
 // A GrantedBy says what settled a decision: a rule, the user, a timeout, a
-// channel of approval. Its text is the audit event's granted_by value.
-type GrantedBy string
+// channel of approval. Its text is the audit event's granted_by value; the
+// zero value, GrantedByNone, is "not said" and is not written.
+type GrantedBy uint8
 
-// The values of Event.GrantedBy.
+// The values of Event.GrantedBy, with their texts in the comments.
 const (
-	GrantedByRule          GrantedBy = "rule"           // a rule (or the default) decided alone
-	GrantedByUserOnce      GrantedBy = "user_once"      // the user allowed this one call
-	GrantedByUserSession   GrantedBy = "user_session"   // the user allowed the tool for the session (or a standing grant did)
-	GrantedByUserDenied    GrantedBy = "user_denied"    // the user was asked and denied
-	GrantedByTimeout       GrantedBy = "timeout"        // the user was asked and did not answer in time
-	GrantedByNoElicitation GrantedBy = "no_elicitation" // asking was needed but the client cannot be asked
-	GrantedByApprovalPage  GrantedBy = "approval_page"  // answered on the local approvals page (ask.approvals: local)
-	GrantedByApprovalCLI   GrantedBy = "approval_cli"   // answered with mcpwarden approve / deny
-	GrantedByResolver      GrantedBy = "resolver"       // answered by the external resolver (ask.resolver)
-	GrantedByShadow        GrantedBy = "shadow"         // shadow mode (enforce: shadow) let through what the rules would have asked about or denied
+	GrantedByNone          GrantedBy = iota // "": not said (an event that settles nothing)
+	GrantedByRule                           // "rule": a rule (or the default) decided alone
+	GrantedByUserOnce                       // "user_once": the user allowed this one call
+	GrantedByUserSession                    // "user_session": the user allowed the tool for the session (or a standing grant did)
+	GrantedByUserDenied                     // "user_denied": the user was asked and denied
+	GrantedByTimeout                        // "timeout": the user was asked and did not answer in time
+	GrantedByNoElicitation                  // "no_elicitation": asking was needed but the client cannot be asked
+	GrantedByApprovalPage                   // "approval_page": answered on the local approvals page (ask.approvals: local)
+	GrantedByApprovalCLI                    // "approval_cli": answered with mcpwarden approve / deny
+	GrantedByResolver                       // "resolver": answered by the external resolver (ask.resolver)
+	GrantedByShadow                         // "shadow": shadow mode (enforce: shadow) let through what the rules would have asked about or denied
 )
+
+var grantedByNames = enumtext.Names[GrantedBy]{
+	GrantedByNone: "", GrantedByRule: "rule", GrantedByUserOnce: "user_once", GrantedByUserSession: "user_session",
+	GrantedByUserDenied: "user_denied", GrantedByTimeout: "timeout", GrantedByNoElicitation: "no_elicitation",
+	GrantedByApprovalPage: "approval_page", GrantedByApprovalCLI: "approval_cli", GrantedByResolver: "resolver",
+	GrantedByShadow: "shadow",
+}
+
+// String returns g's text, or "GrantedBy(N)" for an invalid value.
+func (g GrantedBy) String() string { return grantedByNames.String(g, "GrantedBy") }
+
+// MarshalText returns g's text; an invalid value is an error.
+func (g GrantedBy) MarshalText() ([]byte, error) { return grantedByNames.Marshal(g, "granted_by") }
+
+// UnmarshalText reads a granted_by text; an unknown one is an error and
+// leaves GrantedByNone.
+func (g *GrantedBy) UnmarshalText(b []byte) error {
+	if !grantedByNames.Set(g, string(b)) {
+		return fmt.Errorf("unknown granted_by %q", b)
+	}
+	return nil
+}
 
 // An Outcome says how a request that was asked ended: forwarded (or its
 // result passed on) or refused. Its text is the audit event's outcome
-// value; the zero value is "not asked" and is not written.
-type Outcome string
+// value; the zero value, OutcomeNone, is "not asked" and is not written.
+type Outcome uint8
 
-// The values of Event.Outcome.
+// The values of Event.Outcome, with their texts in the comments.
 const (
-	OutcomeAllowed Outcome = "allowed" // the ask was settled for the request: it was forwarded
-	OutcomeRefused Outcome = "refused" // the ask was settled against it, or never settled: nothing was forwarded
+	OutcomeNone    Outcome = iota // "": the request was not asked about
+	OutcomeAllowed                // "allowed": the ask was settled for the request: it was forwarded
+	OutcomeRefused                // "refused": the ask was settled against it, or never settled: nothing was forwarded
 )
+
+var outcomeNames = enumtext.Names[Outcome]{OutcomeNone: "", OutcomeAllowed: "allowed", OutcomeRefused: "refused"}
+
+// String returns o's text, or "Outcome(N)" for an invalid value.
+func (o Outcome) String() string { return outcomeNames.String(o, "Outcome") }
+
+// MarshalText returns o's text; an invalid value is an error.
+func (o Outcome) MarshalText() ([]byte, error) { return outcomeNames.Marshal(o, "outcome") }
+
+// UnmarshalText reads an outcome's text; an unknown one is an error and
+// leaves OutcomeNone.
+func (o *Outcome) UnmarshalText(b []byte) error {
+	if !outcomeNames.Set(o, string(b)) {
+		return fmt.Errorf("unknown outcome %q: want allowed or refused", b)
+	}
+	return nil
+}
 
 // OutcomeOf is the Outcome of an asked request that was forwarded
 // (allowed) or not.

@@ -31,7 +31,7 @@ func (f Filter) Match(e Event) bool {
 	switch {
 	case f.Server != "" && e.Server != f.Server,
 		f.Decision != "" && e.Decision != f.Decision,
-		f.Outcome != "" && e.Outcome != f.Outcome,
+		f.Outcome != OutcomeNone && e.Outcome != f.Outcome,
 		f.Event != 0 && e.Event != f.Event,
 		f.Session != "" && e.Session != f.Session,
 		!f.Since.IsZero() && e.Time.Before(f.Since):
@@ -115,8 +115,8 @@ func Format(e Event) string {
 	case KindDecision:
 		fmt.Fprintf(&b, " %-5s %s", decisionLabel(e), e.Tool)
 		field("rule", e.Rule)
-		field("by", string(e.GrantedBy))
-		field("outcome", string(e.Outcome))
+		field("by", e.GrantedBy.String())
+		field("outcome", e.Outcome.String())
 	case KindResult:
 		b.WriteString(" " + e.Tool)
 		if e.DurationMS != nil {
@@ -132,8 +132,8 @@ func Format(e Event) string {
 		if e.ResultBytes != nil {
 			fmt.Fprintf(&b, " %dB", *e.ResultBytes)
 		}
-		field("by", string(e.GrantedBy))
-		field("outcome", string(e.Outcome))
+		field("by", e.GrantedBy.String())
+		field("outcome", e.Outcome.String())
 		field("decision_id", e.DecisionID)
 	case KindCheckpoint:
 		if c, err := OpenCheckpoint([]byte(e.Checkpoint), nil); err == nil {

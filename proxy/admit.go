@@ -62,7 +62,7 @@ func (s *Server) admit(ctx context.Context, c *call, req mcp.CallToolRequest, mo
 			res = s.resolveAsk(dctx, c, req)
 			switch {
 			case res.Pending != nil && mode == askWithRetry:
-				dspan.End(c.verdict, "")
+				dspan.End(c.verdict, audit.GrantedByNone)
 				return res, nil // asked; decided when the client retries
 			case res.Pending != nil:
 				res = retryOnly(c)

@@ -7,6 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/internal/argschema"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 )
 
 // reasonArgTypes is the audit reason of a call refused because an argument
@@ -30,13 +31,13 @@ func (ts *toolset) toolSchema(server string, def mcp.Tool, prev map[string]*args
 		}
 		var err error
 		if raw, err = json.Marshal(in); err != nil {
-			ts.logger.Warn("a tool's inputSchema cannot be read; its argument types are not checked", "tool", Canonical(server, def.Name), "err", err)
+			ts.logger.Warn("a tool's inputSchema cannot be read; its argument types are not checked", "tool", naming.Canonical(server, def.Name), "err", err)
 			return nil
 		}
 	}
 	sc, err := argschema.Compile(raw)
 	if err != nil {
-		ts.logger.Warn("a tool's inputSchema cannot be used as written; only its top-level argument types are checked", "tool", Canonical(server, def.Name), "err", err)
+		ts.logger.Warn("a tool's inputSchema cannot be used as written; only its top-level argument types are checked", "tool", naming.Canonical(server, def.Name), "err", err)
 	}
 	return sc
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/argschema"
 	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
@@ -38,7 +39,7 @@ type core interface {
 	newRequest(ctx context.Context, server string, method mcp.MCPMethod, exposed string, params map[string]any) *call
 	request(ctx context.Context, c *call, ask asking, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error)
 	settleFromUpstream(ctx context.Context, c *call, from *upstream.Route, nobody error) (refusal string, err error)
-	handler(t Tool, schema *argschema.Schema) server.ToolHandlerFunc
+	handler(t naming.Tool, schema *argschema.Schema) server.ToolHandlerFunc
 	armBy(ctx context.Context, c *call) error
 	writeAudit(ctx context.Context, e audit.Event) error
 }

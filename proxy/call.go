@@ -19,6 +19,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/proxy/scan"
 	"github.com/mcpwarden/mcpwarden/proxy/wire"
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -27,7 +28,7 @@ import (
 
 // A call is one tools/call on its way through the proxy.
 type call struct {
-	tool      Tool
+	tool      naming.Tool
 	method    mcp.MCPMethod // "" is tools/call; see newRequest
 	principal string        // who sent it (see principalOf)
 	profile   string
@@ -60,7 +61,7 @@ type call struct {
 	labels []string       // the labels it carries, armed once it returns
 }
 
-func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *call {
+func (s *Server) newCall(ctx context.Context, t naming.Tool, req mcp.CallToolRequest) *call {
 	snap := s.current()
 	c := &call{tool: t, snap: snap, policy: snap.policy, principal: s.principalOf(ctx), profile: s.profileOf(ctx)}
 	if cs := server.ClientSessionFromContext(ctx); cs != nil {
@@ -102,7 +103,7 @@ func (s *Server) newCall(ctx context.Context, t Tool, req mcp.CallToolRequest) *
 // a request span, with a decision span and, when forwarded, an upstream
 // call span as children, and is counted once in the decision metric when
 // it is decided (a pending multi round-trip ask is counted on its retry).
-func (s *Server) handler(t Tool, schema *argschema.Schema) server.ToolHandlerFunc {
+func (s *Server) handler(t naming.Tool, schema *argschema.Schema) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (result *mcp.CallToolResult, err error) {
 		// Arguments lifted out of the message are taken first, so that
 		// what they hold is given back however the call ends.
@@ -135,9 +136,10 @@ func (s *Server) handler(t Tool, schema *argschema.Schema) server.ToolHandlerFun
 		c.checkTypes(schema)
 		c.hold = h
 		if c.argsErr == nil && c.policy.UsesRoots() {
-			var ask *mcp.CallToolResult
-			if c.roots, ask = s.roots.rootsFor(ctx, c, req); ask != nil {
-				return ask, nil // the client's roots first; decided when it retries
+			caps, modern := ask.ClientCapabilities(ctx)
+			var input *mcp.CallToolResult
+			if c.roots, c.rootsByInput, input = s.roots.For(ctx, c.session, caps, modern, req); input != nil {
+				return input, nil // the client's roots first; decided when it retries
 			}
 		}
 		ctx, span := s.tel.StartRequest(ctx, telemetry.Request{Method: string(mcp.MethodToolsCall), Tool: t.Wire, Session: c.session})

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/proxy/toolscreen"
 )
 
@@ -60,8 +61,8 @@ type route struct{ server, name string }
 // refresh re-lists one upstream's resources, templates and prompts
 // and re-registers the whole catalog; mcp-go tells clients the lists
 // changed. A server that is down keeps what it last listed.
-func (s *catalog) refresh(ctx context.Context, name string) {
-	cl, caps, err := s.ownSession(name)
+func (cat *catalog) refresh(ctx context.Context, name string) {
+	cl, caps, err := cat.ownSession(name)
 	if err != nil {
 		return
 	}
@@ -76,49 +77,49 @@ func (s *catalog) refresh(ctx context.Context, name string) {
 		if res, err := cl.ListResources(ctx, mcp.ListResourcesRequest{}); err == nil {
 			resources = res.Resources
 		} else {
-			s.logger.Warn("listing upstream resources", "server", name, "err", err)
+			cat.logger.Warn("listing upstream resources", "server", name, "err", err)
 		}
 		if res, err := cl.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{}); err == nil {
 			templates = res.ResourceTemplates
 		} else {
-			s.logger.Debug("listing upstream resource templates", "server", name, "err", err)
+			cat.logger.Debug("listing upstream resource templates", "server", name, "err", err)
 		}
 	}
 	if caps.Prompts != nil {
 		if res, err := cl.ListPrompts(ctx, mcp.ListPromptsRequest{}); err == nil {
 			prompts = res.Prompts
 		} else {
-			s.logger.Warn("listing upstream prompts", "server", name, "err", err)
+			cat.logger.Warn("listing upstream prompts", "server", name, "err", err)
 		}
 	}
-	if s.current().policy.HidesSuspiciousTools() {
-		resources, templates, prompts = s.unsuspiciousCatalog(name, resources, templates, prompts)
+	if cat.current().policy.HidesSuspiciousTools() {
+		resources, templates, prompts = cat.unsuspiciousCatalog(name, resources, templates, prompts)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.resources == nil {
-		s.resources, s.templates, s.prompts = map[string][]mcp.Resource{}, map[string][]mcp.ResourceTemplate{}, map[string][]mcp.Prompt{}
+	cat.mu.Lock()
+	defer cat.mu.Unlock()
+	if cat.resources == nil {
+		cat.resources, cat.templates, cat.prompts = map[string][]mcp.Resource{}, map[string][]mcp.ResourceTemplate{}, map[string][]mcp.Prompt{}
 	}
-	s.resources[name], s.templates[name], s.prompts[name] = resources, templates, prompts
-	s.register()
+	cat.resources[name], cat.templates[name], cat.prompts[name] = resources, templates, prompts
+	cat.register()
 }
 
 // refreshLater re-lists a server's catalog off the caller's
 // goroutine (an upstream's reader, which must not block).
-func (s *catalog) refreshLater(name string) {
-	s.refreshG.Go(func() { s.refresh(context.Background(), name) })
+func (cat *catalog) refreshLater(name string) {
+	cat.refreshG.Go(func() { cat.refresh(context.Background(), name) })
 }
 
 // register rebuilds the registrations from what every server listed.
-// The caller holds c.mu.
-func (c *catalog) register() {
-	servers := slices.Sorted(maps.Keys(c.resources))
+// The caller holds cat.mu.
+func (cat *catalog) register() {
+	servers := slices.Sorted(maps.Keys(cat.resources))
 	owners := map[string][]string{} // URI or template → servers offering it
 	for _, srv := range servers {
-		for _, r := range c.resources[srv] {
+		for _, r := range cat.resources[srv] {
 			owners[r.URI] = append(owners[r.URI], srv)
 		}
-		for _, t := range c.templates[srv] {
+		for _, t := range cat.templates[srv] {
 			if raw := templateText(t); raw != "" {
 				owners["\x00"+raw] = append(owners["\x00"+raw], srv)
 			}
@@ -134,17 +135,17 @@ func (c *catalog) register() {
 	var resources []server.ServerResource
 	var templates []server.ServerResourceTemplate
 	var prompts []server.ServerPrompt
-	naming := c.current().naming
+	scheme := cat.current().naming
 	for _, srv := range servers {
 		routes.exposed[srv] = map[string]string{}
-		for _, r := range c.resources[srv] {
+		for _, r := range cat.resources[srv] {
 			uri := exposedAs(srv, r.URI, len(owners[r.URI]) > 1)
 			routes.uris[uri] = route{srv, r.URI}
 			routes.exposed[srv][r.URI] = uri
 			r.URI = uri
-			resources = append(resources, server.ServerResource{Resource: r, Handler: c.readResource})
+			resources = append(resources, server.ServerResource{Resource: r, Handler: cat.readResource})
 		}
-		for _, t := range c.templates[srv] {
+		for _, t := range cat.templates[srv] {
 			raw := templateText(t)
 			if raw == "" {
 				continue
@@ -152,30 +153,30 @@ func (c *catalog) register() {
 			exposed := exposedAs(srv, raw, len(owners["\x00"+raw]) > 1)
 			tmpl, err := newTemplate(exposed)
 			if err != nil {
-				c.logger.Warn("skipping a resource template", "server", srv, "template", raw, "err", err)
+				cat.logger.Warn("skipping a resource template", "server", srv, "template", raw, "err", err)
 				continue
 			}
 			routes.templates[exposed] = route{srv, raw}
 			routes.matchers = append(routes.matchers, templateRoute{tmpl: tmpl, server: srv, prefixed: exposed != raw})
 			t.URITemplate = tmpl
-			templates = append(templates, server.ServerResourceTemplate{Template: t, Handler: c.readTemplated(srv, exposed != raw)})
+			templates = append(templates, server.ServerResourceTemplate{Template: t, Handler: cat.readTemplated(srv, exposed != raw)})
 		}
-		for _, p := range c.prompts[srv] {
-			name := naming.Wire(srv, p.Name)
+		for _, p := range cat.prompts[srv] {
+			name := scheme.Wire(srv, p.Name)
 			if prev, dup := routes.prompts[name]; dup {
-				c.logger.Error("two prompts map to one name; the second is not exposed", "name", name, "first", Canonical(prev.server, prev.name), "second", Canonical(srv, p.Name))
+				cat.logger.Error("two prompts map to one name; the second is not exposed", "name", name, "first", naming.Canonical(prev.server, prev.name), "second", naming.Canonical(srv, p.Name))
 				continue
 			}
 			routes.prompts[name] = route{srv, p.Name}
 			upstreamName := p.Name
 			p.Name = name
-			prompts = append(prompts, server.ServerPrompt{Prompt: p, Handler: c.getPrompt(srv, upstreamName)})
+			prompts = append(prompts, server.ServerPrompt{Prompt: p, Handler: cat.getPrompt(srv, upstreamName)})
 		}
 	}
-	c.routes.Store(&routes)
-	c.mcp.SetResources(resources...)
-	c.mcp.SetResourceTemplates(templates...)
-	c.mcp.SetPrompts(prompts...)
+	cat.routes.Store(&routes)
+	cat.mcp.SetResources(resources...)
+	cat.mcp.SetResourceTemplates(templates...)
+	cat.mcp.SetPrompts(prompts...)
 }
 
 func templateText(t mcp.ResourceTemplate) string {
@@ -198,16 +199,16 @@ func newTemplate(raw string) (*mcp.URITemplate, error) {
 }
 
 // loadRoutes returns the current routes; before any listing, none.
-func (c *catalog) loadRoutes() *catalogRoutes {
-	if r := c.routes.Load(); r != nil {
+func (cat *catalog) loadRoutes() *catalogRoutes {
+	if r := cat.routes.Load(); r != nil {
 		return r
 	}
 	return &catalogRoutes{}
 }
 
 // exposedURI is how a client knows an upstream's resource URI.
-func (c *catalog) exposedURI(server, uri string) string {
-	if u, ok := c.loadRoutes().exposed[server][uri]; ok {
+func (cat *catalog) exposedURI(server, uri string) string {
+	if u, ok := cat.loadRoutes().exposed[server][uri]; ok {
 		return u
 	}
 	return uri
@@ -217,10 +218,10 @@ func (c *catalog) exposedURI(server, uri string) string {
 // without those whose definitions look aimed at the model
 // (hide_suspicious_tools covers them as it covers tools), logging each one
 // it hides. A hidden one is neither listed nor routed.
-func (s *catalog) unsuspiciousCatalog(server string, resources []mcp.Resource, templates []mcp.ResourceTemplate, prompts []mcp.Prompt) ([]mcp.Resource, []mcp.ResourceTemplate, []mcp.Prompt) {
+func (cat *catalog) unsuspiciousCatalog(server string, resources []mcp.Resource, templates []mcp.ResourceTemplate, prompts []mcp.Prompt) ([]mcp.Resource, []mcp.ResourceTemplate, []mcp.Prompt) {
 	hide := func(kind, name, why string) bool {
 		if why != "" {
-			s.logger.Warn("hiding a "+kind+" whose definition looks aimed at the model", "server", server, "name", name, "why", why)
+			cat.logger.Warn("hiding a "+kind+" whose definition looks aimed at the model", "server", server, "name", name, "why", why)
 		}
 		return why != ""
 	}

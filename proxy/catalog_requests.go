@@ -15,30 +15,30 @@ import (
 // resource or of a URI made from a template), prompts/get,
 // completion/complete, resources/subscribe and unsubscribe and
 // logging/setLevel. Each is decided as mcp:<server>:<method> by
-// s.request before anything reaches the upstream.
+// cat.request before anything reaches the upstream.
 
 // subscribeTimeout bounds forwarding a subscription.
 const subscribeTimeout = 10 * time.Second
 
 // readResource forwards resources/read of a listed resource.
-func (s *catalog) readResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	r, ok := s.loadRoutes().uris[req.Params.URI]
+func (cat *catalog) readResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	r, ok := cat.loadRoutes().uris[req.Params.URI]
 	if !ok {
 		return nil, fmt.Errorf("resource %q is not offered by any upstream", req.Params.URI)
 	}
-	return s.read(ctx, r.server, r.name, req)
+	return cat.read(ctx, r.server, r.name, req)
 }
 
 // readTemplated forwards resources/read of a URI made from a template of
 // server; prefixed says whether the template was exposed with the server's
 // "<server>+" prefix, which is then removed.
-func (s *catalog) readTemplated(srv string, prefixed bool) server.ResourceTemplateHandlerFunc {
+func (cat *catalog) readTemplated(srv string, prefixed bool) server.ResourceTemplateHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		uri := req.Params.URI
 		if prefixed {
 			uri = strings.TrimPrefix(uri, srv+"+")
 		}
-		return s.read(ctx, srv, uri, req)
+		return cat.read(ctx, srv, uri, req)
 	}
 }
 
@@ -46,10 +46,10 @@ func (s *catalog) readTemplated(srv string, prefixed bool) server.ResourceTempla
 // gets the URI and the client's _meta, nothing else: the template
 // variables mcp-go matched, or arguments a client added, are not part of
 // MCP's resources/read and are not forwarded.
-func (s *catalog) read(ctx context.Context, srv, uri string, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+func (cat *catalog) read(ctx context.Context, srv, uri string, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	exposed := req.Params.URI
-	c := s.newRequest(ctx, srv, mcp.MethodResourcesRead, exposed, map[string]any{"uri": uri})
-	res, err := s.request(ctx, c, askHuman, func(ctx context.Context, cl *client.Client, _ mcp.ServerCapabilities) (any, error) {
+	c := cat.newRequest(ctx, srv, mcp.MethodResourcesRead, exposed, map[string]any{"uri": uri})
+	res, err := cat.request(ctx, c, askHuman, func(ctx context.Context, cl *client.Client, _ mcp.ServerCapabilities) (any, error) {
 		// A fresh request: the client's own headers and session meta stay here.
 		return cl.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{
 			URI: uri, Meta: upstreamMeta(req.Params.Meta),
@@ -79,7 +79,7 @@ func (s *catalog) read(ctx context.Context, srv, uri string, req mcp.ReadResourc
 }
 
 // getPrompt forwards prompts/get of server's prompt name.
-func (s *catalog) getPrompt(srv, name string) server.PromptHandlerFunc {
+func (cat *catalog) getPrompt(srv, name string) server.PromptHandlerFunc {
 	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		params := map[string]any{"name": name}
 		if req.Params.Arguments != nil {
@@ -89,8 +89,8 @@ func (s *catalog) getPrompt(srv, name string) server.PromptHandlerFunc {
 			}
 			params["arguments"] = args
 		}
-		c := s.newRequest(ctx, srv, mcp.MethodPromptsGet, req.Params.Name, params)
-		res, err := s.request(ctx, c, askHuman, func(ctx context.Context, cl *client.Client, _ mcp.ServerCapabilities) (any, error) {
+		c := cat.newRequest(ctx, srv, mcp.MethodPromptsGet, req.Params.Name, params)
+		res, err := cat.request(ctx, c, askHuman, func(ctx context.Context, cl *client.Client, _ mcp.ServerCapabilities) (any, error) {
 			return cl.GetPrompt(ctx, mcp.GetPromptRequest{Params: mcp.GetPromptParams{
 				Name: name, Arguments: req.Params.Arguments, Meta: upstreamMeta(req.Params.Meta),
 			}})
@@ -103,19 +103,19 @@ func (s *catalog) getPrompt(srv, name string) server.PromptHandlerFunc {
 }
 
 // CompletePromptArgument forwards completion/complete for a prompt.
-func (s *catalog) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
-	r, ok := s.loadRoutes().prompts[name]
+func (cat *catalog) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	r, ok := cat.loadRoutes().prompts[name]
 	if !ok {
 		return nil, fmt.Errorf("prompt %q is not offered by any upstream", name)
 	}
 	ref := map[string]any{"type": "ref/prompt", "name": r.name}
-	return s.complete(ctx, r.server, name, ref, mcp.PromptReference{Type: "ref/prompt", Name: r.name}, arg, cctx)
+	return cat.complete(ctx, r.server, name, ref, mcp.PromptReference{Type: "ref/prompt", Name: r.name}, arg, cctx)
 }
 
 // CompleteResourceArgument forwards completion/complete for a resource
 // template.
-func (s *catalog) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
-	routes := s.loadRoutes()
+func (cat *catalog) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	routes := cat.loadRoutes()
 	r, ok := routes.templates[uri]
 	if !ok {
 		if r, ok = routes.uris[uri]; !ok {
@@ -123,12 +123,12 @@ func (s *catalog) CompleteResourceArgument(ctx context.Context, uri string, arg 
 		}
 	}
 	ref := map[string]any{"type": "ref/resource", "uri": r.name}
-	return s.complete(ctx, r.server, uri, ref, mcp.ResourceReference{Type: "ref/resource", URI: r.name}, arg, cctx)
+	return cat.complete(ctx, r.server, uri, ref, mcp.ResourceReference{Type: "ref/resource", URI: r.name}, arg, cctx)
 }
 
 // complete decides and forwards completion/complete; refParams is ref as
 // the rules see it, upstreamRef as it is sent.
-func (s *catalog) complete(ctx context.Context, srv, exposed string, refParams map[string]any, upstreamRef any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+func (cat *catalog) complete(ctx context.Context, srv, exposed string, refParams map[string]any, upstreamRef any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
 	params := map[string]any{
 		"ref":      refParams,
 		"argument": map[string]any{"name": arg.Name, "value": arg.Value},
@@ -140,8 +140,8 @@ func (s *catalog) complete(ctx context.Context, srv, exposed string, refParams m
 		}
 		params["context"] = map[string]any{"arguments": args}
 	}
-	c := s.newRequest(ctx, srv, mcp.MethodCompletionComplete, exposed, params)
-	res, err := s.request(ctx, c, askHuman, func(ctx context.Context, cl *client.Client, caps mcp.ServerCapabilities) (any, error) {
+	c := cat.newRequest(ctx, srv, mcp.MethodCompletionComplete, exposed, params)
+	res, err := cat.request(ctx, c, askHuman, func(ctx context.Context, cl *client.Client, caps mcp.ServerCapabilities) (any, error) {
 		if caps.Completions == nil {
 			return &mcp.CompleteResult{Completion: mcp.Completion{Values: []string{}}}, nil
 		}
@@ -157,10 +157,10 @@ func (s *catalog) complete(ctx context.Context, srv, exposed string, refParams m
 // whose mcp:<server>:logging/setLevel an allow rule forwards (it is never
 // asked). It cannot refuse the client's request, which mcp-go answers
 // itself; a server it is not forwarded to keeps its level.
-func (s *catalog) setLevel(ctx context.Context, _ any, req *mcp.SetLevelRequest) {
-	for _, name := range s.upstream.Names() {
-		c := s.newRequest(ctx, name, mcp.MethodSetLogLevel, name, map[string]any{"level": string(req.Params.Level)})
-		_, err := s.request(ctx, c, askNever, func(ctx context.Context, cl *client.Client, caps mcp.ServerCapabilities) (any, error) {
+func (cat *catalog) setLevel(ctx context.Context, _ any, req *mcp.SetLevelRequest) {
+	for _, name := range cat.upstream.Names() {
+		c := cat.newRequest(ctx, name, mcp.MethodSetLogLevel, name, map[string]any{"level": string(req.Params.Level)})
+		_, err := cat.request(ctx, c, askNever, func(ctx context.Context, cl *client.Client, caps mcp.ServerCapabilities) (any, error) {
 			if caps.Logging == nil {
 				return nil, nil
 			}
@@ -169,7 +169,7 @@ func (s *catalog) setLevel(ctx context.Context, _ any, req *mcp.SetLevelRequest)
 			return nil, cl.SetLevel(lctx, mcp.SetLevelRequest{Params: mcp.SetLevelParams{Level: req.Params.Level}})
 		})
 		if err != nil {
-			s.logger.Debug("setting an upstream's log level", "server", name, "err", err)
+			cat.logger.Debug("setting an upstream's log level", "server", name, "err", err)
 		}
 	}
 }
@@ -179,14 +179,14 @@ func (s *catalog) setLevel(ctx context.Context, _ any, req *mcp.SetLevelRequest)
 // mcp:<server>:resources/subscribe (a rule about subscribing covers
 // unsubscribing; the audit's method tells them apart). A URI no upstream
 // offers is refused.
-func (s *catalog) subscription(ctx context.Context, method mcp.MCPMethod, uri string) error {
-	r, err := s.routeURI(uri)
+func (cat *catalog) subscription(ctx context.Context, method mcp.MCPMethod, uri string) error {
+	r, err := cat.routeURI(uri)
 	if err != nil {
 		return err
 	}
-	c := s.newRequest(ctx, r.server, mcp.MethodResourcesSubscribe, uri, map[string]any{"uri": r.name})
+	c := cat.newRequest(ctx, r.server, mcp.MethodResourcesSubscribe, uri, map[string]any{"uri": r.name})
 	c.method = method
-	_, err = s.request(ctx, c, askHuman, func(ctx context.Context, cl *client.Client, caps mcp.ServerCapabilities) (any, error) {
+	_, err = cat.request(ctx, c, askHuman, func(ctx context.Context, cl *client.Client, caps mcp.ServerCapabilities) (any, error) {
 		if caps.Resources == nil || !caps.Resources.Subscribe {
 			return nil, nil // nothing to forward: the server sends no updates
 		}
@@ -203,8 +203,8 @@ func (s *catalog) subscription(ctx context.Context, method mcp.MCPMethod, uri st
 // routeURI finds the server and upstream URI behind a URI a client uses: a
 // listed resource, else the one template that matches it. A URI no
 // template matches, or that templates of two servers match, is refused.
-func (c *catalog) routeURI(uri string) (route, error) {
-	routes := c.loadRoutes()
+func (cat *catalog) routeURI(uri string) (route, error) {
+	routes := cat.loadRoutes()
 	if r, ok := routes.uris[uri]; ok {
 		return r, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/internal/pin"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -14,7 +15,7 @@ import (
 // anything about a tool nobody has pinned, so then every fact is absent. A
 // pinned tool's hint that is not set reads as MCP's default for it
 // (readOnly false, destructive true, idempotent false, openWorld true).
-func (r *review) facts(t Tool) rules.Facts {
+func (r *review) facts(t naming.Tool) rules.Facts {
 	p := r.pinning
 	if p == nil || p.Lock == nil || !p.Lock.Known(t.Server) {
 		return rules.Facts{}

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/internal/pin"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -55,13 +56,13 @@ func TestUnpinnedAnnotationsAreNoFacts(t *testing.T) {
 	s := &Server{review: review{base: &base{upstream: upstream}, pinning: &Pinning{Lock: lock}}}
 	tests := []struct {
 		name string
-		tool Tool
+		tool naming.Tool
 		want rules.Facts
 	}{
-		{"a pinned tool's annotations are facts", Tool{Server: "fs", Name: "read"}, rules.Facts{ReadOnly: rules.HintTrue, Destructive: rules.HintTrue, Idempotent: rules.HintFalse, OpenWorld: rules.HintFalse}},
-		{"a changed tool's claim is no fact", Tool{Server: "fs", Name: "plain"}, rules.Facts{}},
-		{"a tool added since pinning has no facts", Tool{Server: "fs", Name: "added"}, rules.Facts{}},
-		{"a server never pinned has no facts", Tool{Server: "web", Name: "read"}, rules.Facts{}},
+		{"a pinned tool's annotations are facts", naming.Tool{Server: "fs", Name: "read"}, rules.Facts{ReadOnly: rules.HintTrue, Destructive: rules.HintTrue, Idempotent: rules.HintFalse, OpenWorld: rules.HintFalse}},
+		{"a changed tool's claim is no fact", naming.Tool{Server: "fs", Name: "plain"}, rules.Facts{}},
+		{"a tool added since pinning has no facts", naming.Tool{Server: "fs", Name: "added"}, rules.Facts{}},
+		{"a server never pinned has no facts", naming.Tool{Server: "web", Name: "read"}, rules.Facts{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,7 +72,7 @@ func TestUnpinnedAnnotationsAreNoFacts(t *testing.T) {
 			}
 		})
 	}
-	if got := (&review{base: &base{upstream: upstream}}).facts(Tool{Server: "fs", Name: "read"}); got != (rules.Facts{}) {
+	if got := (&review{base: &base{upstream: upstream}}).facts(naming.Tool{Server: "fs", Name: "read"}); got != (rules.Facts{}) {
 		t.Errorf("toolFacts without pinning = %+v, want none", got)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -264,7 +265,7 @@ func TestFlowFormTellsTheHumanWhatArmedIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &call{
-		tool: Tool{Canonical: "mcp:mail:send_mail", Server: "mail", Name: "send_mail"}, policy: p, principal: "local",
+		tool: naming.Tool{Canonical: "mcp:mail:send_mail", Server: "mail", Name: "send_mail"}, policy: p, principal: "local",
 		armed: []rules.Arming{{Label: "untrusted_input", ID: "id-fetch", Tool: "mcp:web:fetch"}},
 		args:  map[string]any{"to": "attacker@evil.test"},
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/approvals"
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/proxy/scan"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -29,7 +30,7 @@ func formCallSpec(t *testing.T, spec rules.Spec, args map[string]any) *call {
 		t.Fatal(err)
 	}
 	return &call{
-		tool: Tool{Canonical: "mcp:fs:write_file", Server: "fs", Name: "write_file"}, policy: p, principal: "local",
+		tool: naming.Tool{Canonical: "mcp:fs:write_file", Server: "fs", Name: "write_file"}, policy: p, principal: "local",
 		snap:    &snapshot{policy: p},
 		verdict: rules.Verdict{Rule: "default", Gate: "policy"},
 		args:    args,
@@ -41,7 +42,7 @@ func formLines(c *call) (lines []string, offered []string) { return formLinesSch
 
 // formLinesSchema is formLines with the tool's inputSchema as schema
 // returns it.
-func formLinesSchema(schema func(Tool) map[string]any, c *call) (lines []string, offered []string) {
+func formLinesSchema(schema func(naming.Tool) map[string]any, c *call) (lines []string, offered []string) {
 	params, offered := (&ask.Asker{}).Form(questionOf(c, ask.Target{}, schema), ask.Target{})
 	return strings.Split(params.Message, "\n"), offered
 }
@@ -86,7 +87,7 @@ func wantForms(t *testing.T, lines []string, prefix string, want ...string) {
 }
 
 // writeFileSchema is filesystem's write_file inputSchema.
-func writeFileSchema(Tool) map[string]any {
+func writeFileSchema(naming.Tool) map[string]any {
 	return map[string]any{"type": "object", "properties": map[string]any{
 		"path": map[string]any{"type": "string"}, "content": map[string]any{"type": "string"},
 	}}
@@ -213,7 +214,7 @@ func TestUndeclaredKeysAreListedUnderAWarning(t *testing.T) {
 
 func TestNestedUndeclaredKeysAreListedUnderAWarning(t *testing.T) {
 	t.Parallel()
-	schema := func(Tool) map[string]any {
+	schema := func(naming.Tool) map[string]any {
 		return map[string]any{"type": "object", "properties": map[string]any{
 			"edits": map[string]any{"type": "array", "items": map[string]any{"type": "object", "properties": map[string]any{"oldText": map[string]any{}, "newText": map[string]any{}}}},
 			"meta":  map[string]any{"type": "object"},

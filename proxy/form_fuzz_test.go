@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/internal/argview"
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -29,14 +30,14 @@ func FuzzFormLayout(f *testing.F) {
 		}
 		args := map[string]any{"path": path, "opts": map[string]any{nk: []any{nv, 1.5, nil, true}}}
 		args[k1], args[k2] = v1, v2
-		schema := func(Tool) map[string]any {
+		schema := func(naming.Tool) map[string]any {
 			return map[string]any{"type": "object", "properties": map[string]any{
 				"path": map[string]any{"type": "string"},
 				"opts": map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{}}},
 			}}
 		}
 		c := &call{
-			tool: Tool{Canonical: "mcp:fs:write_file", Server: "fs", Name: "write_file"}, policy: p, principal: "local",
+			tool: naming.Tool{Canonical: "mcp:fs:write_file", Server: "fs", Name: "write_file"}, policy: p, principal: "local",
 			snap: &snapshot{policy: p}, verdict: rules.Verdict{Rule: "default", Gate: "policy"}, args: args,
 		}
 		params, offered := (&ask.Asker{}).Form(questionOf(c, ask.Target{}, schema), ask.Target{})

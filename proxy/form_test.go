@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/rules"
 
 	"github.com/mcpwarden/mcpwarden/internal/textcut"
@@ -48,7 +49,7 @@ func TestFormShowsEveryPathNormalised(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &call{
-		tool: Tool{Canonical: "mcp:fs:read_multiple_files", Server: "fs", Name: "read_multiple_files"}, policy: p, principal: "local",
+		tool: naming.Tool{Canonical: "mcp:fs:read_multiple_files", Server: "fs", Name: "read_multiple_files"}, policy: p, principal: "local",
 		verdict: rules.Verdict{Rule: "default", Gate: "policy"},
 		args:    map[string]any{"path": "notes/../run.sh", "paths": []any{"/srv/app/a/../../../etc/shadow", "/srv/app/ok.txt"}},
 	}

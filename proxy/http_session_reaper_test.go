@@ -147,9 +147,7 @@ func sessionTables(e *sessionEnv, hs *streamable.Sessions) map[string]int {
 	known := len(e.srv.sessions.byID)
 	e.srv.sessions.mu.Unlock()
 	grants := e.srv.asker.Waiting.Len()
-	e.srv.roots.mu.Lock()
-	roots := len(e.srv.roots.sessions) + len(e.srv.roots.changes)
-	e.srv.roots.mu.Unlock()
+	roots := e.srv.roots.Len()
 	e.srv.relay.mu.Lock()
 	routes := len(e.srv.relay.tokens)
 	inFlight := 0

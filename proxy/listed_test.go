@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -32,7 +33,7 @@ func listedServer(tb testing.TB) (*Server, []mcp.Tool) {
 	srv.snap.Store(srv.current().withNames(names))
 	var wire []mcp.Tool
 	for _, d := range defs {
-		wire = append(wire, mcp.Tool{Name: Naming{}.Tool("fs", d.Name).Wire})
+		wire = append(wire, mcp.Tool{Name: naming.Scheme{}.Tool("fs", d.Name).Wire})
 	}
 	return srv, wire
 }

@@ -21,8 +21,8 @@ import (
 
 // hiddenFor reports whether a server's requests of method are hidden from
 // the caller.
-func (s *catalog) hiddenFor(ctx context.Context, server string, method mcp.MCPMethod) bool {
-	return s.current().policy.Hidden(rules.Call{Profile: s.profileOf(ctx), Server: server, Tool: string(method)})
+func (cat *catalog) hiddenFor(ctx context.Context, server string, method mcp.MCPMethod) bool {
+	return cat.current().policy.Hidden(rules.Call{Profile: cat.profileOf(ctx), Server: server, Tool: string(method)})
 }
 
 // visible returns the items of a list whose server, found in routes by
@@ -40,24 +40,24 @@ func visible[T any](ctx context.Context, s *catalog, items []T, method mcp.MCPMe
 
 // listedResources drops from a resources/list result the resources the
 // caller may not see.
-func (s *catalog) listedResources(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
+func (cat *catalog) listedResources(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
 	if res != nil {
-		res.Resources = visible(ctx, s, res.Resources, mcp.MethodResourcesRead, s.loadRoutes().uris, func(r mcp.Resource) string { return r.URI })
+		res.Resources = visible(ctx, cat, res.Resources, mcp.MethodResourcesRead, cat.loadRoutes().uris, func(r mcp.Resource) string { return r.URI })
 	}
 }
 
 // listedTemplates drops from a resources/templates/list result the
 // templates the caller may not see.
-func (s *catalog) listedTemplates(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
+func (cat *catalog) listedTemplates(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
 	if res != nil {
-		res.ResourceTemplates = visible(ctx, s, res.ResourceTemplates, mcp.MethodResourcesRead, s.loadRoutes().templates, templateText)
+		res.ResourceTemplates = visible(ctx, cat, res.ResourceTemplates, mcp.MethodResourcesRead, cat.loadRoutes().templates, templateText)
 	}
 }
 
 // listedPrompts drops from a prompts/list result the prompts the caller
 // may not see.
-func (s *catalog) listedPrompts(ctx context.Context, _ any, _ *mcp.ListPromptsRequest, res *mcp.ListPromptsResult) {
+func (cat *catalog) listedPrompts(ctx context.Context, _ any, _ *mcp.ListPromptsRequest, res *mcp.ListPromptsResult) {
 	if res != nil {
-		res.Prompts = visible(ctx, s, res.Prompts, mcp.MethodPromptsGet, s.loadRoutes().prompts, func(p mcp.Prompt) string { return p.Name })
+		res.Prompts = visible(ctx, cat, res.Prompts, mcp.MethodPromptsGet, cat.loadRoutes().prompts, func(p mcp.Prompt) string { return p.Name })
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/proxy/scan"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -54,7 +55,7 @@ func (s *relay) scanNotification(ctx context.Context, server string, method mcp.
 		done = "passed on"
 	}
 	detail := fmt.Sprintf("notification credentials: %s (%s, results: %s)", strings.Join(findings.Names(), ", "), done, action)
-	canonical := Canonical(server, string(method))
+	canonical := naming.Canonical(server, string(method))
 	s.logger.Warn("upstream notification held credentials", "request", canonical, "detail", detail)
 	s.writeAudit(context.WithoutCancel(ctx), audit.Event{Event: audit.KindResult, Server: server, Tool: canonical, Method: string(method), Detail: detail, PolicySHA256: s.current().policy.SHA256()})
 	if !redact {

@@ -103,7 +103,7 @@ func TestAskOutcomeOfASessionGrant(t *testing.T) {
 	if ds[1].Outcome != audit.OutcomeAllowed || ds[1].GrantedBy != audit.GrantedByUserSession {
 		t.Errorf("second call: outcome %q granted_by %q, want allowed by user_session", ds[1].Outcome, ds[1].GrantedBy)
 	}
-	if rd := decisionsOf(t, sink, "mcp:up:echo"); len(rd) != 1 || rd[0].Outcome != "" {
+	if rd := decisionsOf(t, sink, "mcp:up:echo"); len(rd) != 1 || rd[0].Outcome != audit.OutcomeNone {
 		t.Errorf("a rule's allow: %+v, want one decision without outcome", rd)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/pin"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/proxy/toolscreen"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -89,7 +90,7 @@ func (r *review) of(canonical string) (pinned, bool) {
 func (r *review) set(server string, entries map[string]pinned) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	prefix := Canonical(server, "")
+	prefix := naming.Canonical(server, "")
 	for name := range r.tools {
 		if strings.HasPrefix(name, prefix) {
 			delete(r.tools, name)
@@ -132,7 +133,7 @@ func (r *review) check(ctx context.Context, server string, tools []mcp.Tool) {
 		if ch.Kind == pin.Removed {
 			continue
 		}
-		canonical := Canonical(server, ch.Tool)
+		canonical := naming.Canonical(server, ch.Tool)
 		diff := ch.String()
 		held := reaction
 		if reaction == pin.Warn {
@@ -206,7 +207,7 @@ func changedReason(p pinned) string {
 
 // verdict applies a changed tool's reaction on top of the rules' verdict:
 // deny and hide refuse, ask turns an allow into an ask.
-func (r *review) verdict(t Tool, v rules.Verdict) rules.Verdict {
+func (r *review) verdict(t naming.Tool, v rules.Verdict) rules.Verdict {
 	p, ok := r.of(t.Canonical)
 	if !ok {
 		return v

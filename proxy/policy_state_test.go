@@ -13,6 +13,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/state/redis"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -128,7 +129,7 @@ func TestLabelArmedOnOneReplicaEscalatesTheSessionOnAnother(t *testing.T) {
 	// The session goes on at replica b (shared sessions route it there):
 	// what b reads for it is what a armed.
 	snap := b.current()
-	c := &call{session: fetch.Session, principal: fetch.Principal, snap: snap, policy: snap.policy, tool: Tool{Canonical: "mcp:fs:echo", Server: "fs", Name: "echo"}}
+	c := &call{session: fetch.Session, principal: fetch.Principal, snap: snap, policy: snap.policy, tool: naming.Tool{Canonical: "mcp:fs:echo", Server: "fs", Name: "echo"}}
 	c.armed = b.armedFor(t.Context(), c)
 	if len(c.armed) != 1 || c.armed[0].Label != "untrusted_input" || c.armed[0].ID != fetch.ID {
 		t.Fatalf("replica b reads %+v armed, want untrusted_input armed by %s", c.armed, fetch.ID)

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
 	"github.com/mcpwarden/mcpwarden/internal/secrets"
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/proxy/ondisk"
 	"github.com/mcpwarden/mcpwarden/proxy/scan"
 	"github.com/mcpwarden/mcpwarden/rules"
@@ -30,7 +31,7 @@ func (s *Server) question(c *call, t ask.Target) *ask.Question {
 
 // questionOf is the ask about c, whose grants see it as t, showing the
 // tool's inputSchema as schema returns it (nil: none).
-func questionOf(c *call, t ask.Target, schema func(Tool) map[string]any) *ask.Question {
+func questionOf(c *call, t ask.Target, schema func(naming.Tool) map[string]any) *ask.Question {
 	q := &ask.Question{
 		Session: c.session, Principal: c.principal, Tool: c.tool.Canonical, Server: c.tool.Server,
 		Verdict: c.verdict, Client: c.client, NotAsked: c.notAsked,
@@ -110,7 +111,7 @@ func pathViews(c *call) []argview.Path {
 
 // inputSchema returns t's inputSchema as the upstream listed it, decoded
 // from JSON, or nil when the tool is not listed now.
-func (ts *toolset) inputSchema(t Tool) map[string]any {
+func (ts *toolset) inputSchema(t naming.Tool) map[string]any {
 	ts.mu.Lock()
 	i := slices.IndexFunc(ts.byServer[t.Server], func(d mcp.Tool) bool { return d.Name == t.Name })
 	var def mcp.Tool

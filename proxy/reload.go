@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -15,7 +16,7 @@ import (
 // Server (see Options for each).
 type Settings struct {
 	Policy  *rules.Policy
-	Naming  Naming
+	Naming  naming.Scheme
 	Servers map[string]ServerOptions
 }
 
@@ -98,13 +99,13 @@ func (s *Server) rootsChanged(ctx context.Context, was, now *rules.Policy) {
 	}
 }
 
-// CheckNaming reports whether naming would give every tool now exposed a
+// CheckNaming reports whether scheme would give every tool now exposed a
 // distinct, client-safe wire name, so that a reload can be refused whole
 // instead of applied in part.
-func (s *Server) CheckNaming(naming Naming) error {
+func (s *Server) CheckNaming(scheme naming.Scheme) error {
 	s.tools.mu.Lock()
 	defer s.tools.mu.Unlock()
-	_, err := naming.Names(s.tools.byServer)
+	_, err := scheme.Names(s.tools.byServer)
 	return err
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -28,7 +29,7 @@ func TestReloadSwapsPolicyAndNames(t *testing.T) {
 	}
 
 	deny := compile(t, rules.PolicySpec{Deny: []string{"mcp:up:echo"}, Allow: []string{"mcp:up:*"}})
-	e.srv.Reload(t.Context(), Settings{Policy: deny, Naming: Naming{Separator: "-"}}, nil)
+	e.srv.Reload(t.Context(), Settings{Policy: deny, Naming: naming.Scheme{Separator: "-"}}, nil)
 
 	if got, want := listNames(t, e), []string{"up-rich", "up-write"}; !slices.Equal(got, want) {
 		t.Errorf("tools after the reload = %v, want %v (echo hidden, new separator)", got, want)

@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 )
 
 // errRefused marks a request mcpwarden refused, as opposed to one the
@@ -22,7 +23,7 @@ var errRefused = errors.New("mcpwarden refused the request")
 // request's params exactly as they are forwarded (docs/design.md, "Names": uri,
 // name, arguments, ref, argument).
 func (s *Server) newRequest(ctx context.Context, server string, method mcp.MCPMethod, exposed string, params map[string]any) *call {
-	t := Tool{Server: server, Name: string(method), Canonical: Canonical(server, string(method)), Wire: exposed}
+	t := naming.Tool{Server: server, Name: string(method), Canonical: naming.Canonical(server, string(method)), Wire: exposed}
 	c := s.newCall(ctx, t, mcp.CallToolRequest{Params: mcp.CallToolParams{Arguments: params}})
 	c.method = method
 	return c

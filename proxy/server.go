@@ -23,6 +23,8 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/proxy/drain"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
+	"github.com/mcpwarden/mcpwarden/proxy/roots"
 	"github.com/mcpwarden/mcpwarden/proxy/wire"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
@@ -61,7 +63,7 @@ type Options struct {
 	// Logger receives the human log; nil discards.
 	Logger *slog.Logger
 	// Naming says how tools get their wire names.
-	Naming Naming
+	Naming naming.Scheme
 	// Version is reported to clients in initialize.
 	Version string
 	// Servers are the upstream servers' options, by name; a server not
@@ -132,7 +134,7 @@ type Server struct {
 	catalog  catalog
 	tools    toolset
 	asker    *ask.Asker
-	roots    rootCache
+	roots    *roots.Cache
 	tel      *telemetry.Telemetry // nil: no telemetry
 	inflight *wire.Budget
 	starting func(ctx context.Context) error // see Options.Starting; nil
@@ -164,11 +166,10 @@ func New(o Options) (*Server, error) {
 	// The parts share s.base and reach the decide-and-forward core, s, through core.
 	s.catalog.base, s.catalog.core = &s.base, s
 	s.tools.base, s.tools.core, s.tools.review = &s.base, s, &s.review
-	s.roots.base = &s.base
 	s.egress.base, s.egress.core, s.egress.relay = &s.base, s, &s.relay
 	s.review.base, s.review.core, s.review.pinning = &s.base, s, o.Pinning
 	s.relay.base, s.relay.core, s.relay.sessions, s.relay.catalog, s.relay.listens = &s.base, s, &s.sessions, &s.catalog, &s.listens
-	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &Names{}, servers: o.Servers})
+	s.snap.Store(&snapshot{policy: o.Policy, naming: o.Naming, names: &naming.Names{}, servers: o.Servers})
 
 	hooks := &server.Hooks{}
 	hooks.AddOnError(s.auditHiddenCall)
@@ -201,6 +202,7 @@ func New(o Options) (*Server, error) {
 		server.WithRecovery(),
 		server.WithLogger(logger),
 	)
+	s.roots = roots.New(s.mcp, logger)
 	// Upstreams get their roots from mcpwarden (the server's workspace),
 	// so a client's roots/list_changed only drops the roots cached for
 	// workspace_from_roots.
@@ -210,7 +212,7 @@ func New(o Options) (*Server, error) {
 	})
 	s.mcp.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, func(ctx context.Context, _ mcp.JSONRPCNotification) {
 		if cs := server.ClientSessionFromContext(ctx); cs != nil {
-			s.roots.forget(cs.SessionID()) // asked again at the next call
+			s.roots.Forget(cs.SessionID()) // asked again at the next call
 		}
 	})
 	timeout := o.AskTimeout
@@ -228,7 +230,7 @@ func New(o Options) (*Server, error) {
 func (s *Server) endSession(id string) {
 	s.asker.Waiting.End(id)
 	s.sessions.forget(id)
-	s.roots.end(id)
+	s.roots.End(id)
 	s.state.end(id)
 	s.upstream.EndSession(id)
 	s.tel.SessionClosed()
@@ -270,7 +272,7 @@ var _ upstream.EgressPolicy = peer{}
 func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
 // Lookup returns the tool behind a wire name, hidden or not.
-func (s *Server) Lookup(wire string) (Tool, bool) { return s.current().names.Lookup(wire) }
+func (s *Server) Lookup(wire string) (naming.Tool, bool) { return s.current().names.Lookup(wire) }
 
 // auditHiddenCall records a call to a hidden tool, which mcp-go refuses as
 // "tool not found" before any handler runs: the attempt is a decision too.

@@ -84,7 +84,7 @@ func TestShadowModeNeverAsksAndNeverBlocks(t *testing.T) {
 	}{
 		{"a would-be deny is forwarded", "secret", audit.DecisionDeny, audit.GrantedByShadow, audit.OutcomeAllowed},
 		{"a would-be ask is forwarded unasked", "ask me", audit.DecisionAsk, audit.GrantedByShadow, audit.OutcomeAllowed},
-		{"an allow is forwarded as ever", "hello", audit.DecisionAllow, audit.GrantedByRule, ""},
+		{"an allow is forwarded as ever", "hello", audit.DecisionAllow, audit.GrantedByRule, audit.OutcomeNone},
 	}
 	for _, tt := range tests {
 		got, isErr := echo(t, c, "fs", tt.text)

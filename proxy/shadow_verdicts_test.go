@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -53,7 +54,7 @@ func TestShadowModeLiftsOnlyThePolicysDecisions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c := &call{tool: Tool{Server: tt.server, Name: "t"}, profile: tt.prof, policy: p, verdict: tt.verdict, argsErr: tt.argsErr, grantedBy: audit.GrantedByRule}
+			c := &call{tool: naming.Tool{Server: tt.server, Name: "t"}, profile: tt.prof, policy: p, verdict: tt.verdict, argsErr: tt.argsErr, grantedBy: audit.GrantedByRule}
 			if got := c.shadowed(nil); got != tt.forward {
 				t.Errorf("shadowed = %v, want %v", got, tt.forward)
 			}

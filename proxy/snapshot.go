@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -11,13 +12,13 @@ import (
 // sees the new policy with the old options or the old names.
 type snapshot struct {
 	policy  *rules.Policy
-	naming  Naming
-	names   *Names
+	naming  naming.Scheme
+	names   *naming.Names
 	servers map[string]ServerOptions
 }
 
 // withNames returns a copy of s with names in place of its own.
-func (s *snapshot) withNames(names *Names) *snapshot {
+func (s *snapshot) withNames(names *naming.Names) *snapshot {
 	next := *s
 	next.names = names
 	return &next

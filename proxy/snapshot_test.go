@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/audit"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -59,7 +60,7 @@ func TestCallDuringReloadNeverSeesAMixedSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tool := Naming{}.Tool("fs", "read_file")
+	tool := naming.Scheme{}.Tool("fs", "read_file")
 	req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool.Wire, Arguments: map[string]any{"path": "l/secret.txt"}}}
 
 	reloadWhileDeciding(t, srv, x, y, func() string {

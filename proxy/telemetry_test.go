@@ -286,7 +286,7 @@ func TestTelemetryCountsAnAskWhileItWaits(t *testing.T) {
 	if len(dec) != 1 || asked.SpanID() != dec[0].SpanContext.SpanID() {
 		t.Errorf("the resolver ran under span %v, want the decision span %v", asked.SpanID(), dec)
 	}
-	if got := attrOf(dec[0], telemetry.AttrGrantedBy); got != string(audit.GrantedByResolver) {
+	if got := attrOf(dec[0], telemetry.AttrGrantedBy); got != audit.GrantedByResolver.String() {
 		t.Errorf("decision span granted_by = %q, want %q", got, audit.GrantedByResolver)
 	}
 }

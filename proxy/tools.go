@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/proxy/toolscreen"
 	"github.com/mcpwarden/mcpwarden/rules"
 
@@ -100,7 +101,7 @@ func (ts *toolset) register(reg registration) {
 // the registration to apply after it. ts.mu is held; ts.byServer
 // is updated.
 func (ts *toolset) stage(cur *snapshot, name string, tools []mcp.Tool, remove bool) (next *snapshot, reg registration, added, removed, changed []string, err error) {
-	naming := cur.naming
+	scheme := cur.naming
 	byServer := maps.Clone(ts.byServer)
 	if byServer == nil {
 		byServer = map[string][]mcp.Tool{}
@@ -110,7 +111,7 @@ func (ts *toolset) stage(cur *snapshot, name string, tools []mcp.Tool, remove bo
 		delete(byServer, name)
 	}
 
-	names, err := naming.Names(byServer)
+	names, err := scheme.Names(byServer)
 	if err != nil {
 		return nil, reg, nil, nil, nil, err
 	}
@@ -122,14 +123,14 @@ func (ts *toolset) stage(cur *snapshot, name string, tools []mcp.Tool, remove bo
 	wires := map[string]bool{}
 	schemas := make(map[string]*argschema.Schema, len(tools))
 	for _, def := range tools {
-		t := naming.Tool(name, def.Name)
+		t := scheme.Tool(name, def.Name)
 		old, had := before[def.Name]
 		same := had && sameDefinition(old, def)
 		schema := ts.toolSchema(name, def, ts.schemas[name], same)
 		schemas[def.Name] = schema
 		if !had {
 			added = append(added, t.Canonical)
-			if len(t.Wire) > longWireName {
+			if len(t.Wire) > naming.LongWire {
 				ts.logger.Warn("long wire name: clients that add a prefix may cut it; set an alias", "tool", t.Canonical, "wire_name", t.Wire)
 			}
 		} else if !same {
@@ -141,12 +142,12 @@ func (ts *toolset) stage(cur *snapshot, name string, tools []mcp.Tool, remove bo
 		reg.defs = append(reg.defs, server.ServerTool{Tool: def, Handler: ts.handler(t, schema)})
 	}
 	for tool := range before {
-		removed = append(removed, Canonical(name, tool))
+		removed = append(removed, naming.Canonical(name, tool))
 	}
 	slices.Sort(removed)
 	// What the server had registered and no longer has, by the names it
 	// was registered under (the naming may have changed since).
-	for wire, t := range cur.names.byWire {
+	for wire, t := range cur.names.All() {
 		if t.Server == name && !wires[wire] {
 			reg.gone = append(reg.gone, wire)
 		}
@@ -176,7 +177,7 @@ func (ts *toolset) unsuspicious(server string, tools []mcp.Tool) []mcp.Tool {
 	return slices.DeleteFunc(slices.Clone(tools), func(t mcp.Tool) bool {
 		why := toolscreen.Tool(t)
 		if why != "" {
-			ts.logger.Warn("hiding a tool whose description looks aimed at the model", "tool", Canonical(server, t.Name), "why", why)
+			ts.logger.Warn("hiding a tool whose description looks aimed at the model", "tool", naming.Canonical(server, t.Name), "why", why)
 		}
 		return why != ""
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -74,7 +75,7 @@ func TestUnprefixedServerKeepsToolNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Options{Upstream: pool, Policy: p, Audit: audit.New(&memorySink{}, audit.Config{}), Naming: Naming{Unprefixed: map[string]bool{"up": true}}})
+	srv, err := New(Options{Upstream: pool, Policy: p, Audit: audit.New(&memorySink{}, audit.Config{}), Naming: naming.Scheme{Unprefixed: map[string]bool{"up": true}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,6 +118,6 @@ func (s *Server) withSession(ctx context.Context, server string, route *upstream
 
 // ownSession is an upstream's session for mcpwarden's own requests, which
 // carry nothing a client sent: listing the catalog.
-func (s *catalog) ownSession(server string) (*client.Client, mcp.ServerCapabilities, error) {
-	return s.upstream.Session(server)
+func (cat *catalog) ownSession(server string) (*client.Client, mcp.ServerCapabilities, error) {
+	return cat.upstream.Session(server)
 }

@@ -13,19 +13,6 @@ import (
 	"strings"
 )
 
-// A listKind names one of a gate's three rule lists.
-type listKind uint8
-
-const (
-	listDeny listKind = iota
-	listAsk
-	listAllow
-)
-
-// String returns "deny", "ask" or "allow": the list kinds are declared in
-// the order of the decisions their rules give.
-func (k listKind) String() string { return Decision(k).String() }
-
 // A cond is one compiled `key op pattern` condition.
 type cond struct {
 	key      string   // as written, e.g. `options.path`
@@ -49,7 +36,7 @@ func (c *cond) holds(s string) bool {
 type rule struct {
 	text   string
 	where  string // e.g. "servers.fs.policy.deny[2]"
-	list   listKind
+	list   List
 	server nameMatcher
 	tool   nameMatcher
 	conds  []cond
@@ -68,7 +55,7 @@ type rule struct {
 // tools, and must not let it connect anywhere. A deny or ask glob does
 // cover connections, which only narrows what goes out.
 func (r *rule) matchesName(server, tool string) bool {
-	if tool == ToolConnect && r.list == listAllow && !r.tool.literal() && !strings.Contains(r.tool.lit, "network") {
+	if tool == ToolConnect && r.list == ListAllow && !r.tool.literal() && !strings.Contains(r.tool.lit, "network") {
 		return false
 	}
 	return r.server.match(server) && r.tool.match(tool)
@@ -161,8 +148,7 @@ type Policy struct {
 	cmdKeys        keySet
 	foldPaths      bool                    // Spec.PathsCaseInsensitive
 	annotations    bool                    // some rule reads a tool annotation (@readOnly …)
-	protected      []protectedPath         // see Spec.Protected
-	protectedNames []string                // see Spec.ProtectedNames: "/.mcp.json"
+	own            ownFiles                // see Spec.Protected and Spec.ProtectedNames
 	labels         []label                 // Spec.Labels, by name
 	flow           []flowRule              // Spec.Flow, in order
 	limits         []Limit                 // Spec.Limits, in order
@@ -299,7 +285,7 @@ func (c *compiler) gate(g *gate, name, where string, spec PolicySpec) {
 		g.defReason = "no rule in " + name + " matched; its default is " + g.def.String()
 	}
 	for k, list := range [3][]string{spec.Deny, spec.Ask, spec.Allow} {
-		kind := listKind(k)
+		kind := List(k)
 		for i, text := range list {
 			at := where + "." + kind.String() + "[" + strconv.Itoa(i) + "]"
 			r, err := c.rule(text, kind)
@@ -342,7 +328,7 @@ func (c *compiler) gate(g *gate, name, where string, spec PolicySpec) {
 }
 
 // rule parses and compiles one rule string.
-func (c *compiler) rule(text string, kind listKind) (*rule, *syntaxError) {
+func (c *compiler) rule(text string, kind List) (*rule, *syntaxError) {
 	pr, serr := parseRule(text)
 	if serr != nil {
 		return nil, serr

@@ -21,7 +21,7 @@ func (p *Policy) NamesExactly(c Call, key string) bool {
 		if g == nil {
 			continue
 		}
-		l := &g.lists[listAllow]
+		l := &g.lists[ListAllow]
 		a, b, d := l.candidates(c.Server, c.Tool)
 		for len(a)+len(b)+len(d) > 0 {
 			r := l.rules[popMin(&a, &b, &d)]

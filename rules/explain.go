@@ -3,6 +3,7 @@ package rules
 import (
 	"strconv"
 
+	"github.com/mcpwarden/mcpwarden/internal/enumtext"
 	"github.com/mcpwarden/mcpwarden/internal/textcut"
 )
 
@@ -13,17 +14,35 @@ type Explanation struct {
 }
 
 // A List names where a Step comes from: one of a gate's rule lists, its
-// workspace fence or its default.
-type List string
+// workspace fence or its default. Its text is the list's key in the
+// config ("deny", "ask", "allow") or "workspace" or "default".
+type List uint8
 
-// The lists of a Step.
+// The lists of a Step. The rule lists come in the order of the
+// decisions they give, so that ListOf is a conversion.
 const (
-	ListDeny      List = "deny"
-	ListAsk       List = "ask"
-	ListAllow     List = "allow"
-	ListWorkspace List = "workspace"
-	ListDefault   List = "default"
+	ListDeny List = iota
+	ListAsk
+	ListAllow
+	ListWorkspace
+	ListDefault
 )
+
+var listNames = enumtext.Names[List]{ListDeny: "deny", ListAsk: "ask", ListAllow: "allow", ListWorkspace: "workspace", ListDefault: "default"}
+
+// ListOf returns the rule list whose rules give d.
+func ListOf(d Decision) List {
+	if d > Allow {
+		return ListDeny // not a decision: name the list that refuses
+	}
+	return List(d)
+}
+
+// String returns the list's text, or "List(N)" for an invalid list.
+func (l List) String() string { return listNames.String(l, "List") }
+
+// MarshalText returns the list's text; an invalid list is an error.
+func (l List) MarshalText() ([]byte, error) { return listNames.Marshal(l, "rule list") }
 
 // A Step is one rule (or workspace check, or default) that was considered.
 type Step struct {
@@ -47,7 +66,7 @@ func (t *trace) add(s Step) {
 }
 
 func (t *trace) rule(g *gate, r *rule, matched bool, why string) {
-	t.add(Step{Gate: g.name, List: List(r.list.String()), Rule: r.text, Where: r.where, Matched: matched, Why: why})
+	t.add(Step{Gate: g.name, List: r.list, Rule: r.text, Where: r.where, Matched: matched, Why: why})
 }
 
 // maxShown bounds the characters of a value quoted in a Reason, so that a

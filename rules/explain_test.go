@@ -23,15 +23,15 @@ func TestExplain(t *testing.T) {
 			Reason: `deny rule "mcp:fs:write_file:path=/etc/**" matched path="/etc/passwd"`,
 		},
 		Steps: []Step{
-			{Gate: "policy", List: "deny", Rule: "mcp:fs:write_file:path=/etc/**", Where: "policy.deny[0]", Matched: true,
+			{Gate: "policy", List: ListDeny, Rule: "mcp:fs:write_file:path=/etc/**", Where: "policy.deny[0]", Matched: true,
 				Why: `path="/etc/passwd" satisfies path=/etc/**`},
-			{Gate: "policy", List: "deny", Rule: "mcp:*:*:path=**/.env", Where: "policy.deny[1]",
+			{Gate: "policy", List: ListDeny, Rule: "mcp:*:*:path=**/.env", Where: "policy.deny[1]",
 				Why: `path="/etc/passwd" does not satisfy path=**/.env`},
-			{Gate: "policy", List: "ask", Rule: "mcp:fs:write_file", Where: "policy.ask[0]", Matched: true,
+			{Gate: "policy", List: ListAsk, Rule: "mcp:fs:write_file", Where: "policy.ask[0]", Matched: true,
 				Why: "the tool matches and there are no conditions"},
-			{Gate: "policy", List: "allow", Rule: "mcp:fs:*", Where: "policy.allow[0]", Matched: true,
+			{Gate: "policy", List: ListAllow, Rule: "mcp:fs:*", Where: "policy.allow[0]", Matched: true,
 				Why: "the tool matches and there are no conditions"},
-			{Gate: "servers.fs.policy", List: "default", Rule: "default", Matched: true,
+			{Gate: "servers.fs.policy", List: ListDefault, Rule: "default", Matched: true,
 				Why: "no rule in servers.fs.policy matched; its default is ask"},
 		},
 	}
@@ -76,5 +76,31 @@ func TestExplainAgreesWithDecide(t *testing.T) {
 		if len(e.Steps) == 0 {
 			t.Errorf("for %+v Explain has no steps", c)
 		}
+	}
+}
+
+func TestListOfNamesTheListOfEachDecision(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		d    Decision
+		want string
+	}{
+		{"a deny comes from the deny list", Deny, "deny"},
+		{"an ask comes from the ask list", Ask, "ask"},
+		{"an allow comes from the allow list", Allow, "allow"},
+		{"what is not a decision is named as the list that refuses", Decision(9), "deny"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := ListOf(tt.d).MarshalText()
+			if err != nil || string(got) != tt.want || ListOf(tt.d).String() != tt.want {
+				t.Errorf("ListOf(%v) = %q, %v; want %q", tt.d, got, err, tt.want)
+			}
+		})
+	}
+	if _, err := List(99).MarshalText(); err == nil {
+		t.Error("an invalid List marshals")
 	}
 }

@@ -67,14 +67,14 @@ func (c *compiler) labels(specs map[string][]string, flow []FlowSpec) {
 		l.g.name = where
 		for i, text := range specs[name] {
 			at := where + "[" + strconv.Itoa(i) + "]"
-			r, err := c.rule(text, listDeny)
+			r, err := c.rule(text, ListDeny)
 			if err != nil {
 				c.errs = append(c.errs, &RuleError{Where: at, Rule: text, Column: column(text, err.off), Msg: err.msg})
 				continue
 			}
 			r.where = at
 			r.reason = "label " + name + " pattern " + strconv.Quote(text) + " matched"
-			l.g.lists[listDeny].add(r)
+			l.g.lists[ListDeny].add(r)
 		}
 		c.p.labels = append(c.p.labels, l)
 	}
@@ -138,7 +138,7 @@ func (p *Policy) Labels(c Call) []string {
 func (x *evalCtx) hasLabel(i int) bool {
 	tr := x.tr
 	x.tr = nil // an explanation names the flow rule, not each pattern tried
-	r, _, _ := x.scan(&x.p.labels[i].g, listDeny, nil)
+	r, _, _ := x.scan(&x.p.labels[i].g, ListDeny, nil)
 	x.tr = tr
 	return r != nil
 }
@@ -154,7 +154,7 @@ func (x *evalCtx) flow(armed []Arming, v Verdict) Verdict {
 		j := slices.IndexFunc(armed, func(a Arming) bool { return a.Label == after })
 		if j < 0 {
 			if x.tr != nil {
-				x.tr.add(Step{Gate: GateFlow, List: List(f.then.String()), Rule: f.text, Matched: false, Why: after + " is not armed in this session"})
+				x.tr.add(Step{Gate: GateFlow, List: ListOf(f.then), Rule: f.text, Matched: false, Why: after + " is not armed in this session"})
 			}
 			continue
 		}
@@ -164,13 +164,13 @@ func (x *evalCtx) flow(armed []Arming, v Verdict) Verdict {
 		on := x.p.labels[f.on].name
 		if !x.hasLabel(f.on) {
 			if x.tr != nil {
-				x.tr.add(Step{Gate: GateFlow, List: List(f.then.String()), Rule: f.text, Matched: false, Why: "the request is not labelled " + on})
+				x.tr.add(Step{Gate: GateFlow, List: ListOf(f.then), Rule: f.text, Matched: false, Why: "the request is not labelled " + on})
 			}
 			continue
 		}
 		a := armed[j]
 		why := after + " was armed by " + armingName(a) + ", and the request is labelled " + on
-		x.tr.add(Step{Gate: GateFlow, List: List(f.then.String()), Rule: f.text, Matched: true, Why: why})
+		x.tr.add(Step{Gate: GateFlow, List: ListOf(f.then), Rule: f.text, Matched: true, Why: why})
 		if f.takesOver(v) {
 			v = Verdict{Decision: f.then, Rule: f.text, Gate: GateFlow, ArmedBy: a.ID,
 				Reason: "flow rule " + strconv.Quote(f.text) + " matched: " + why}

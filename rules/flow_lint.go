@@ -21,7 +21,7 @@ func (p *Policy) lintLabels(tools []ToolInfo) []Finding {
 	for i := range p.labels {
 		l := &p.labels[i]
 		var covered []ToolInfo
-		for _, r := range l.g.lists[listDeny].rules {
+		for _, r := range l.g.lists[ListDeny].rules {
 			known := knownTools(&l.g, r, tools)
 			covered = append(covered, known...)
 			if len(known) == 0 {

@@ -74,11 +74,11 @@ func (c *compiler) limits(specs []LimitSpec) {
 		where := "limits[" + strconv.Itoa(i) + "]"
 		l := Limit{Max: s.Max, Window: s.Window}
 		l.g.name = where
-		if r, err := c.rule(s.Match, listDeny); err != nil {
+		if r, err := c.rule(s.Match, ListDeny); err != nil {
 			c.errs = append(c.errs, &RuleError{Where: where + ".match", Rule: s.Match, Column: column(s.Match, err.off), Msg: err.msg})
 		} else {
 			r.where = where + ".match"
-			l.g.lists[listDeny].add(r)
+			l.g.lists[ListDeny].add(r)
 		}
 		if s.Max < 1 {
 			c.errorf("%s.max: %d, want at least 1", where, s.Max)
@@ -119,7 +119,7 @@ func (p *Policy) Limits(c Call) []*Limit {
 	x := p.evalCtx(&c, p.servers[c.Server])
 	var out []*Limit
 	for i := range p.limits {
-		if r, _, _ := x.scan(&p.limits[i].g, listDeny, nil); r != nil {
+		if r, _, _ := x.scan(&p.limits[i].g, ListDeny, nil); r != nil {
 			out = append(out, &p.limits[i])
 		}
 	}

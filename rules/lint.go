@@ -48,7 +48,7 @@ func (p *Policy) Lint(tools []ToolInfo) []Finding {
 	var fs []Finding
 	for _, g := range p.order {
 		seen := map[string]string{}
-		for kind := listDeny; kind <= listAllow; kind++ {
+		for kind := ListDeny; kind <= ListAllow; kind++ {
 			for _, r := range g.lists[kind].rules {
 				add := func(msg string) { fs = append(fs, Finding{Where: r.where, Rule: r.text, Message: msg}) }
 				known := knownTools(g, r, tools)
@@ -58,12 +58,12 @@ func (p *Policy) Lint(tools []ToolInfo) []Finding {
 				case len(known) == 0:
 					add("matches no known tool")
 				}
-				if kind == listDeny {
+				if kind == ListDeny {
 					for _, m := range optionalConds(r, known) {
 						add(m)
 					}
 				}
-				if kind == listDeny || kind == listAsk {
+				if kind == ListDeny || kind == ListAsk {
 					for _, m := range p.missingPathConds(r, known) {
 						add(m)
 					}
@@ -73,7 +73,7 @@ func (p *Policy) Lint(tools []ToolInfo) []Finding {
 				} else {
 					seen[r.text] = r.where
 				}
-				if kind == listAllow {
+				if kind == ListAllow {
 					if by := p.shadow(g, r, known); by != nil {
 						add("is unreachable: " + by.list.String() + " rule " + quote(by.text) + " (" + by.where + ") matches every call it matches")
 					}
@@ -131,7 +131,7 @@ func (p *Policy) shadow(g *gate, a *rule, known []ToolInfo) *rule {
 			gates = append(gates, srv.gate)
 		}
 	}
-	for _, kind := range []listKind{listDeny, listAsk} {
+	for _, kind := range []List{ListDeny, ListAsk} {
 		for _, sg := range gates {
 			for _, d := range sg.lists[kind].rules {
 				if covers(d, a, known) {

@@ -21,7 +21,7 @@ func (p *Policy) DeniesOutright(c Call) bool {
 		return true
 	}
 	for _, g := range gs[:n] {
-		l := &g.lists[listDeny]
+		l := &g.lists[ListDeny]
 		a, b, d := l.candidates(c.Server, c.Tool)
 		for len(a)+len(b)+len(d) > 0 {
 			r := l.rules[popMin(&a, &b, &d)]

@@ -47,7 +47,7 @@ func (x *evalCtx) matchRule(g *gate, r *rule) (bool, string) {
 		}
 		return false, ""
 	}
-	all := r.list == listAllow
+	all := r.list == ListAllow
 	var ws [maxWitnesses]witness
 	for i := range r.conds {
 		c := &r.conds[i]

@@ -178,16 +178,16 @@ func (p *Policy) evalCtx(c *Call, srv serverEntry) evalCtx {
 
 // gate evaluates one gate; see Decide for the precedence.
 func (x *evalCtx) gate(g *gate) contribution {
-	deny, denyWhy, _ := x.scan(g, listDeny, nil)
+	deny, denyWhy, _ := x.scan(g, ListDeny, nil)
 	if deny != nil && x.tr == nil {
 		return contribution{true, Verdict{Decision: Deny, Rule: deny.text, Gate: g.name, Reason: denyWhy}}
 	}
-	ask, askWhy, _ := x.scan(g, listAsk, nil)
+	ask, askWhy, _ := x.scan(g, ListAsk, nil)
 	var out outside
 	if g.confined {
 		x.outside(g, &out)
 	}
-	allow, _, covers := x.scan(g, listAllow, &out)
+	allow, _, covers := x.scan(g, ListAllow, &out)
 	fenced := out.n > 0 && !covers
 	if out.n > 0 && x.tr != nil {
 		why := out.reason(g)
@@ -219,7 +219,7 @@ func (x *evalCtx) gate(g *gate) contribution {
 // call, and the Reason naming it. For the allow list with paths outside the
 // workspace (out.n > 0) it prefers the first matching rule that covers all of
 // them. Without a trace it stops as soon as the answer is known.
-func (x *evalCtx) scan(g *gate, kind listKind, out *outside) (r *rule, why string, covers bool) {
+func (x *evalCtx) scan(g *gate, kind List, out *outside) (r *rule, why string, covers bool) {
 	l := &g.lists[kind]
 	a, b, c := l.candidates(x.server, x.tool)
 	fenced := out != nil && out.n > 0

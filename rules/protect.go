@@ -44,7 +44,7 @@ func (c *compiler) protected(paths, names []string) {
 		if prefix && strings.HasSuffix(p, "/") {
 			clean += "/"
 		}
-		c.p.protected = append(c.p.protected, protectedPath{path: fold(clean), prefix: prefix})
+		c.p.own.paths = append(c.p.own.paths, protectedPath{path: fold(clean), prefix: prefix})
 	}
 	for i, n := range names {
 		clean := filepath.ToSlash(filepath.Clean(n))
@@ -52,7 +52,7 @@ func (c *compiler) protected(paths, names []string) {
 			c.errorf("protected_names[%d]: %q is not a relative path under a directory; write it as .mcp.json or .claude/settings.json", i, n)
 			continue
 		}
-		c.p.protectedNames = append(c.p.protectedNames, "/"+fold(clean))
+		c.p.own.names = append(c.p.own.names, "/"+fold(clean))
 	}
 }
 
@@ -99,7 +99,7 @@ func (p *Policy) SelfProtection(c Call) (Verdict, bool) {
 // relative one whose tail names a protected path under any home or working
 // directory. No gate can override it.
 func (x *evalCtx) selfProtection(srv serverEntry) (Verdict, bool) {
-	if !srv.local || len(x.p.protected)+len(x.p.protectedNames) == 0 {
+	if !srv.local || len(x.p.own.paths)+len(x.p.own.names) == 0 {
 		return Verdict{}, false
 	}
 	hit, entry, holder, n := "", "", "", 0
@@ -115,7 +115,7 @@ func (x *evalCtx) selfProtection(srv serverEntry) (Verdict, bool) {
 		}
 		if holder == "" {
 			x.env.forms(s, func(form string, known bool) bool {
-				if known && x.p.holdsProtected(x.env.foldPath(form)) || !known && x.p.holdsTail(x.env.foldPath(form)) {
+				if known && x.p.own.holds(x.env.foldPath(form)) || !known && x.p.own.holdsTail(x.env.foldPath(form)) {
 					holder = s
 					return true
 				}
@@ -152,7 +152,7 @@ func (x *evalCtx) reaches(s string) (string, bool) {
 	found := x.env.forms(s, func(form string, known bool) bool {
 		unknown = unknown || !known
 		var ok bool
-		entry, ok = x.p.protectedAt(x.env.foldPath(form))
+		entry, ok = x.p.own.at(x.env.foldPath(form))
 		return ok
 	})
 	if found || !unknown {
@@ -162,7 +162,7 @@ func (x *evalCtx) reaches(s string) (string, bool) {
 	if strings.HasPrefix(s, "~") {
 		_, tail, _ = strings.Cut(s, "/")
 	}
-	if e, ok := x.p.protectedTail(x.env.foldPath(tail)); ok {
+	if e, ok := x.p.own.tail(x.env.foldPath(tail)); ok {
 		return e, true
 	}
 	// A relative guess (the tail after `/proc/self/cwd/`, `/dev/fd/3/`)
@@ -172,21 +172,28 @@ func (x *evalCtx) reaches(s string) (string, bool) {
 			return false
 		}
 		var ok bool
-		entry, ok = x.p.protectedTail(x.env.foldPath(form))
+		entry, ok = x.p.own.tail(x.env.foldPath(form))
 		return ok
 	})
 	return entry, found
 }
 
-// protectedAt returns the protected path (or name) the clean absolute path
+// An ownFiles is what self-protection keeps a local server from:
+// mcpwarden's own files by path and, wherever they are, by name.
+type ownFiles struct {
+	paths []protectedPath // see Spec.Protected
+	names []string        // see Spec.ProtectedNames: "/.mcp.json"
+}
+
+// at returns the protected path (or name) the clean absolute path
 // abs is at or under.
-func (p *Policy) protectedAt(abs string) (string, bool) {
-	for _, pp := range p.protected {
+func (o *ownFiles) at(abs string) (string, bool) {
+	for _, pp := range o.paths {
 		if pp.prefix && strings.HasPrefix(abs, pp.path) || !pp.prefix && within(abs, pp.path) {
 			return pp.path, true
 		}
 	}
-	for _, n := range p.protectedNames {
+	for _, n := range o.names {
 		if holdsName(abs, n) {
 			return "**" + n, true
 		}
@@ -212,10 +219,10 @@ func holdsName(p, n string) bool {
 	return false
 }
 
-// holdsProtected reports whether the clean absolute path abs is a
+// holds reports whether the clean absolute path abs is a
 // directory above a protected path.
-func (p *Policy) holdsProtected(abs string) bool {
-	for _, pp := range p.protected {
+func (o *ownFiles) holds(abs string) bool {
+	for _, pp := range o.paths {
 		dir := pp.path
 		if pp.prefix {
 			dir = filepath.Dir(dir)
@@ -224,7 +231,7 @@ func (p *Policy) holdsProtected(abs string) bool {
 			return true
 		}
 	}
-	for _, n := range p.protectedNames {
+	for _, n := range o.names {
 		// `.claude` holds `.claude/settings.json` wherever it is.
 		for i := strings.LastIndexByte(n, '/'); i > 0; i = strings.LastIndexByte(n[:i], '/') {
 			if strings.HasSuffix(abs, n[:i]) {
@@ -240,9 +247,9 @@ func (p *Policy) holdsProtected(abs string) bool {
 // or a relative one (leading `..` dropped) whose components are a run of
 // a protected path's directories, or that ends with a directory a
 // protected name starts with (`x/.claude`).
-func (p *Policy) holdsTail(guess string) bool {
+func (o *ownFiles) holdsTail(guess string) bool {
 	if filepath.IsAbs(guess) {
-		return p.holdsProtected(filepath.Clean(guess))
+		return o.holds(filepath.Clean(guess))
 	}
 	rel := strings.TrimLeft(filepath.ToSlash(filepath.Clean("/"+guess)), "/")
 	for strings.HasPrefix(rel, "../") || rel == ".." {
@@ -251,33 +258,33 @@ func (p *Policy) holdsTail(guess string) bool {
 	if rel == "" {
 		return false
 	}
-	for _, pp := range p.protected {
+	for _, pp := range o.paths {
 		if strings.Contains(filepath.Dir(pp.path)+"/", "/"+rel+"/") {
 			return true
 		}
 	}
-	return p.holdsProtected("/" + rel)
+	return o.holds("/" + rel)
 }
 
-// protectedTail reports whether a relative path rel, under an unknown
+// tail reports whether a relative path rel, under an unknown
 // directory D, could be at or under a protected path P: when P ends with
 // one of rel's leading runs of components (so D/rel is P or beneath it for
 // D = P minus that run); or at or under a protected name N: when a leading
 // run holds N whole or N ends with it. Leading `..` components, which
 // could lead anywhere, are dropped first.
-func (p *Policy) protectedTail(rel string) (string, bool) {
+func (o *ownFiles) tail(rel string) (string, bool) {
 	parts := strings.Split(filepath.ToSlash(filepath.Clean("/" + rel))[1:], "/")
 	for len(parts) > 0 && (parts[0] == ".." || parts[0] == "") {
 		parts = parts[1:]
 	}
 	for n := 1; n <= len(parts); n++ {
 		run := "/" + strings.Join(parts[:n], "/")
-		for _, pp := range p.protected {
+		for _, pp := range o.paths {
 			if pp.prefix && strings.Contains(run+"/", pp.path[strings.LastIndexByte(pp.path, '/'):]) || !pp.prefix && strings.HasSuffix(pp.path, run) {
 				return pp.path, true
 			}
 		}
-		for _, n := range p.protectedNames {
+		for _, n := range o.names {
 			// D/rel holds the name whole, or D ends with its start.
 			if holdsName(run, n) || strings.HasSuffix(n, run) {
 				return "**" + n, true

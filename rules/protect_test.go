@@ -119,7 +119,7 @@ func FuzzSelfProtection(f *testing.F) {
 			v := p.Decide(Call{Server: "fs", Tool: "t", Arguments: args})
 			env := pathEnv{root: "/srv/app"}
 			env.forms(s, func(form string, known bool) bool {
-				if _, hit := p.protectedAt(form); known && hit && v.Rule != RuleSelfProtection {
+				if _, hit := p.own.at(form); known && hit && v.Rule != RuleSelfProtection {
 					t.Fatalf("%q (form %q) reaches a protected path but was decided %v by %q", s, form, v.Decision, v.Rule)
 				}
 				return false

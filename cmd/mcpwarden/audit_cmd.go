@@ -244,10 +244,8 @@ across rotations, until interrupted.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cmd.SilenceUsage = true
 			path := args[0]
-			filter := audit.Filter{Server: server, Decision: decision, Outcome: audit.Outcome(outcome), Session: session}
-			switch filter.Outcome {
-			case "", audit.OutcomeAllowed, audit.OutcomeRefused:
-			default:
+			filter := audit.Filter{Server: server, Decision: decision, Session: session}
+			if err := filter.Outcome.UnmarshalText([]byte(outcome)); err != nil {
 				return fmt.Errorf("--outcome %q: want allowed or refused", outcome)
 			}
 			switch decision {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -55,7 +55,7 @@ func catalogRows(ctx context.Context, pool *upstream.Pool, policy *rules.Policy,
 	add := func(kind, name string, method mcp.MCPMethod, args map[string]any) {
 		call := rules.Call{Server: server, Tool: string(method), Arguments: args}
 		v := policy.Decide(call)
-		row := catalogRow{Server: server, Kind: kind, Name: name, Request: proxy.Canonical(server, string(method)), Decision: v.Decision.String(), Rule: v.Rule, Gate: v.Gate, Shadow: policy.Enforcement(server, "") == rules.EnforceShadow}
+		row := catalogRow{Server: server, Kind: kind, Name: name, Request: naming.Canonical(server, string(method)), Decision: v.Decision.String(), Rule: v.Rule, Gate: v.Gate, Shadow: policy.Enforcement(server, "") == rules.EnforceShadow}
 		if policy.Hidden(call) {
 			row.Decision = "hidden"
 		}

@@ -178,7 +178,7 @@ func printExplanation(w io.Writer, c rules.Call, ex rules.Explanation) {
 		}
 		where := s.Where
 		if where == "" {
-			where = s.Gate + " " + string(s.List)
+			where = s.Gate + " " + s.List.String()
 		}
 		fmt.Fprintf(w, "  %s%-28s %s\n", mark, where, s.Rule)
 		if s.Why != "" {

@@ -55,7 +55,7 @@ func printCheckJSON(w io.Writer, c rules.Call, ex rules.Explanation, shadow bool
 	for _, s := range ex.Steps {
 		where := s.Where
 		if where == "" {
-			where = s.Gate + " " + string(s.List)
+			where = s.Gate + " " + s.List.String()
 		}
 		rep.Steps = append(rep.Steps, checkStep{Where: where, Rule: s.Rule, Matched: s.Matched, Why: s.Why})
 	}

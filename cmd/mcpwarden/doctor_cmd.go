@@ -63,6 +63,6 @@ missing, to see what the sandbox does on a kernel without it.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
-	cmd.Flags().StringSliceVar(&disable, "disable", nil, "treat a kernel feature as missing: user_namespaces, landlock, landlock_net, landlock_scope or seccomp")
+	cmd.Flags().StringSliceVar(&disable, "disable", nil, "treat a kernel feature as missing: user_namespaces, landlock, landlock_net, landlock_scope, seccomp or mounts")
 	return cmd
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpwarden/mcpwarden/internal/app"
-	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/proxy/toolscreen"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -121,7 +121,7 @@ listed with their error), 2 the config is invalid.`,
 			defer listing.Close()
 
 			rep := toolsReport{Tools: []toolRow{}, Catalog: []catalogRow{}, Failed: []failedServer{}, Sandboxes: []sandboxRow{}, Protocols: []protocolRow{}, Shadow: shadowScope(st.Policy)}
-			naming := st.Naming()
+			scheme := st.Naming()
 			for _, l := range listing.Servers {
 				if l.Err != nil {
 					rep.Failed = append(rep.Failed, failedServer{Server: l.Server, Error: redactor.String(l.Err.Error())})
@@ -137,8 +137,8 @@ listed with their error), 2 the config is invalid.`,
 					row := toolRow{
 						Server:     l.Server,
 						Tool:       t.Name,
-						Name:       proxy.Canonical(l.Server, t.Name),
-						WireName:   naming.Wire(l.Server, t.Name),
+						Name:       naming.Canonical(l.Server, t.Name),
+						WireName:   scheme.Wire(l.Server, t.Name),
 						Decision:   v.Decision.String(),
 						Rule:       v.Rule,
 						Gate:       v.Gate,
@@ -175,7 +175,7 @@ func offlineTools(st *app.Setup) toolsReport {
 	for _, server := range st.Config.ServerNames() {
 		call := rules.Call{Server: server, Tool: "*"}
 		v := st.Policy.Decide(call)
-		row := toolRow{Server: server, Tool: "*", Name: proxy.Canonical(server, "*"), Decision: v.Decision.String(), Rule: v.Rule, Gate: v.Gate, Shadow: st.Policy.Enforcement(server, "") == rules.EnforceShadow}
+		row := toolRow{Server: server, Tool: "*", Name: naming.Canonical(server, "*"), Decision: v.Decision.String(), Rule: v.Rule, Gate: v.Gate, Shadow: st.Policy.Enforcement(server, "") == rules.EnforceShadow}
 		if st.Policy.Hidden(call) {
 			row.Decision = "hidden"
 		}

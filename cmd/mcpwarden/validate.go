@@ -12,6 +12,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/app"
 	"github.com/mcpwarden/mcpwarden/internal/config"
 	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/proxy/toolscreen"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -95,7 +96,7 @@ the exit status the same).`,
 			}
 			defer listing.Close()
 
-			naming := st.Naming()
+			scheme := st.Naming()
 			var known []rules.ToolInfo
 			var poisoned []rules.Finding
 			for _, l := range listing.Servers {
@@ -113,7 +114,7 @@ the exit status the same).`,
 				}
 				for _, t := range l.Tools {
 					if why := toolscreen.Tool(t); why != "" {
-						poisoned = append(poisoned, rules.Finding{Where: proxy.Canonical(l.Server, t.Name), Message: "looks aimed at the model: its " + why})
+						poisoned = append(poisoned, rules.Finding{Where: naming.Canonical(l.Server, t.Name), Message: "looks aimed at the model: its " + why})
 					}
 					props := t.InputSchema.Properties
 					known = append(known, rules.ToolInfo{Server: l.Server, Name: t.Name, Optional: optional(props, t.InputSchema.Required),
@@ -121,7 +122,7 @@ the exit status the same).`,
 				}
 			}
 			failed, listed := listing.Failed(), listing.Up()
-			if _, err := naming.Names(listed); err != nil {
+			if _, err := scheme.Names(listed); err != nil {
 				rep.Errors = append(rep.Errors, err.Error())
 				return done(&codeError{code: exitUsage, err: err})
 			}

@@ -60,7 +60,7 @@ func explainLimits(p *rules.Policy, c rules.Call, ex rules.Explanation, over boo
 			why = fmt.Sprintf("taken as request %d in %v per %v (--over-limit)", l.Max+1, l.Window, l.Per)
 			ex.Verdict = rules.OverLimit(ex.Verdict, l, l.Max+1)
 		}
-		ex.Steps = append(ex.Steps, rules.Step{Gate: rules.GateLimit, List: rules.List(l.Then().String()), Rule: l.Text, Matched: over, Why: why})
+		ex.Steps = append(ex.Steps, rules.Step{Gate: rules.GateLimit, List: rules.ListOf(l.Then()), Rule: l.Text, Matched: over, Why: why})
 	}
 	return ex
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/oauthlogin"
 	"github.com/mcpwarden/mcpwarden/internal/pin"
 	"github.com/mcpwarden/mcpwarden/proxy"
+	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -158,8 +159,8 @@ func (s *Setup) Settings() proxy.Settings {
 }
 
 // Naming is how the config names tools on the wire.
-func (s *Setup) Naming() proxy.Naming {
-	n := proxy.Naming{
+func (s *Setup) Naming() naming.Scheme {
+	n := naming.Scheme{
 		Separator:  s.Config.Naming.Separator,
 		Aliases:    make(map[string]map[string]string, len(s.Config.Servers)),
 		Unprefixed: map[string]bool{},

@@ -186,7 +186,9 @@ func (s Sandbox) Policy() sandbox.Policy {
 	}
 	p.BestEffort = s.Require != nil && !*s.Require
 	for _, f := range s.Disable {
-		p.Disable = append(p.Disable, sandbox.Feature(f))
+		if feat, err := sandbox.ParseFeature(f); err == nil { // validate reports the others
+			p.Disable = append(p.Disable, feat)
+		}
 	}
 	return p
 }
@@ -217,9 +219,7 @@ func (s *Sandbox) validate(key string) []error {
 		}
 	}
 	for _, f := range s.Disable {
-		switch sandbox.Feature(f) {
-		case sandbox.FeatureUserNamespaces, sandbox.FeatureLandlock, sandbox.FeatureLandlockNet, sandbox.FeatureLandlockScope, sandbox.FeatureSeccomp, sandbox.FeatureMounts:
-		default:
+		if _, err := sandbox.ParseFeature(f); err != nil {
 			add(".disable: %q is not one of user_namespaces, landlock, landlock_net, landlock_scope, seccomp, mounts", f)
 		}
 	}

@@ -265,7 +265,7 @@ func fromEvent(e audit.Event, line []byte) (Request, bool) {
 		Rule:      e.Rule,
 		GrantedBy: e.GrantedBy,
 		Outcome:   e.Outcome,
-		Shadow:    x.Shadow || e.GrantedBy == "shadow",
+		Shadow:    x.Shadow || e.GrantedBy == audit.GrantedByShadow,
 		Error:     e.Error,
 		Redacted:  RedactedKeys(args),
 	}, true

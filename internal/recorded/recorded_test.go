@@ -76,7 +76,7 @@ func TestReadReadsWhatWasDecided(t *testing.T) {
 			Request{Call: rules.Call{Server: "fs", Tool: "read_file", Arguments: map[string]any{"path": "/a"}}, Decision: "ask", Rule: "default", Shadow: true}},
 		{"granted_by shadow is shadow mode too",
 			line("mcp:fs:read_file", "", `"granted_by":"shadow"`),
-			Request{Call: rules.Call{Server: "fs", Tool: "read_file", Arguments: map[string]any{}}, Decision: "ask", Rule: "default", GrantedBy: "shadow", Shadow: true}},
+			Request{Call: rules.Call{Server: "fs", Tool: "read_file", Arguments: map[string]any{}}, Decision: "ask", Rule: "default", GrantedBy: audit.GrantedByShadow, Shadow: true}},
 		{"numbers are read as written",
 			line("mcp:fs:head", `{"path":"/a","n":10,"big":12345678901234567890}`, ""),
 			Request{Call: rules.Call{Server: "fs", Tool: "head", Arguments: map[string]any{"path": "/a", "n": json.Number("10"), "big": json.Number("12345678901234567890")}}, Decision: "ask", Rule: "default"}},

@@ -1,9 +1,12 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/mcpwarden/mcpwarden/internal/enumtext"
 )
 
 // SelfTestArg is the first argument of the self-test's command line: the
@@ -11,22 +14,24 @@ import (
 // the launcher, in each tier.
 const SelfTestArg = "__sandbox-selftest"
 
-// An Attempt is one forbidden action of the self-test.
-type Attempt string
+// An Attempt is one forbidden action of the self-test. The zero Attempt
+// is none; its text is refused.
+type Attempt uint8
 
-// The attempts, in the order the self-test makes them.
+// The attempts, in the order the self-test makes them, with their names in
+// the comments.
 const (
-	AttemptReadHome      Attempt = "read_home_secret"
-	AttemptWriteOutside  Attempt = "write_outside"
-	AttemptExecDropped   Attempt = "exec_dropped_file"
-	AttemptExecMemfd     Attempt = "exec_memfd"
-	AttemptTCPConnect    Attempt = "tcp_connect_loopback"
-	AttemptUDPSend       Attempt = "udp_send"
-	AttemptRawSocket     Attempt = "raw_socket"
-	AttemptSignalParent  Attempt = "signal_mcpwarden"
-	AttemptTIOCSTI       Attempt = "tiocsti"
-	AttemptParentEnviron Attempt = "read_mcpwarden_environ"
-	AttemptFindVariable  Attempt = "find_mcpwarden_variable"
+	AttemptReadHome      Attempt = iota + 1 // "read_home_secret"
+	AttemptWriteOutside                     // "write_outside"
+	AttemptExecDropped                      // "exec_dropped_file"
+	AttemptExecMemfd                        // "exec_memfd"
+	AttemptTCPConnect                       // "tcp_connect_loopback"
+	AttemptUDPSend                          // "udp_send"
+	AttemptRawSocket                        // "raw_socket"
+	AttemptSignalParent                     // "signal_mcpwarden"
+	AttemptTIOCSTI                          // "tiocsti"
+	AttemptParentEnviron                    // "read_mcpwarden_environ"
+	AttemptFindVariable                     // "find_mcpwarden_variable"
 )
 
 // Attempts are every attempt, in order.
@@ -35,7 +40,14 @@ var Attempts = []Attempt{
 	AttemptRawSocket, AttemptSignalParent, AttemptTIOCSTI, AttemptParentEnviron, AttemptFindVariable,
 }
 
-var attemptTitles = map[Attempt]string{
+var attemptNames = enumtext.Names[Attempt]{
+	AttemptReadHome: "read_home_secret", AttemptWriteOutside: "write_outside", AttemptExecDropped: "exec_dropped_file",
+	AttemptExecMemfd: "exec_memfd", AttemptTCPConnect: "tcp_connect_loopback", AttemptUDPSend: "udp_send",
+	AttemptRawSocket: "raw_socket", AttemptSignalParent: "signal_mcpwarden", AttemptTIOCSTI: "tiocsti",
+	AttemptParentEnviron: "read_mcpwarden_environ", AttemptFindVariable: "find_mcpwarden_variable",
+}
+
+var attemptTitles = [...]string{
 	AttemptReadHome:      "read a key planted in the real home",
 	AttemptWriteOutside:  "write a file outside the sandbox",
 	AttemptExecDropped:   "execute a file it wrote",
@@ -51,23 +63,62 @@ var attemptTitles = map[Attempt]string{
 
 // Title is what the attempt tries, in words.
 func (a Attempt) Title() string {
-	if t, ok := attemptTitles[a]; ok {
-		return t
+	if a != 0 && int(a) < len(attemptTitles) {
+		return attemptTitles[a]
 	}
-	return string(a)
+	return a.String()
 }
 
-// An Outcome is what became of an attempt in a tier.
-type Outcome string
+// String returns the attempt's name, or "Attempt(N)" for an invalid one.
+func (a Attempt) String() string { return attemptNames.String(a, "Attempt") }
 
-// The outcomes. NotApplicable is an attempt that fails without the
-// sandbox too (no controlling terminal, no privilege for a raw socket),
-// so its failure inside proves nothing.
+// MarshalText returns the attempt's name; an invalid attempt is an error.
+func (a Attempt) MarshalText() ([]byte, error) {
+	if a == 0 {
+		return nil, errors.New("invalid self-test attempt 0")
+	}
+	return attemptNames.Marshal(a, "self-test attempt")
+}
+
+// UnmarshalText reads an attempt's name; anything else is an error.
+func (a *Attempt) UnmarshalText(b []byte) error {
+	if !attemptNames.Set(a, string(b)) || *a == 0 {
+		*a = 0
+		return fmt.Errorf("unknown self-test attempt %q", b)
+	}
+	return nil
+}
+
+// An Outcome is what became of an attempt in a tier. The zero value is
+// NotBlocked, so that a result whose outcome was never set fails the
+// checkup.
+type Outcome uint8
+
+// The outcomes, with their texts in the comments. NotApplicable is an
+// attempt that fails without the sandbox too (no controlling terminal, no
+// privilege for a raw socket), so its failure inside proves nothing.
 const (
-	Blocked       Outcome = "blocked"
-	NotBlocked    Outcome = "NOT BLOCKED"
-	NotApplicable Outcome = "not applicable"
+	NotBlocked    Outcome = iota // "NOT BLOCKED"
+	Blocked                      // "blocked"
+	NotApplicable                // "not applicable"
 )
+
+var outcomeNames = enumtext.Names[Outcome]{NotBlocked: "NOT BLOCKED", Blocked: "blocked", NotApplicable: "not applicable"}
+
+// String returns the outcome's text, or "Outcome(N)" for an invalid one.
+func (o Outcome) String() string { return outcomeNames.String(o, "Outcome") }
+
+// MarshalText returns the outcome's text; an invalid outcome is an error.
+func (o Outcome) MarshalText() ([]byte, error) { return outcomeNames.Marshal(o, "self-test outcome") }
+
+// UnmarshalText reads an outcome's text; anything else is an error and
+// leaves NotBlocked.
+func (o *Outcome) UnmarshalText(b []byte) error {
+	if !outcomeNames.Set(o, string(b)) {
+		return fmt.Errorf("unknown self-test outcome %q", b)
+	}
+	return nil
+}
 
 // A Result is one attempt in one tier.
 type Result struct {
@@ -180,29 +231,19 @@ func (c Checkup) WriteText(w io.Writer) error {
 func joinConfinements(cs []Confinement) string {
 	s := make([]string, len(cs))
 	for i, c := range cs {
-		s[i] = string(c)
+		s[i] = c.String()
 	}
 	return strings.Join(s, ", ")
 }
 
 func sortedFeatures(m map[Feature]string) []Feature {
 	var fs []Feature
-	for _, f := range []Feature{FeatureUserNamespaces, FeatureLandlock, FeatureLandlockNet, FeatureLandlockScope, FeatureSeccomp} {
+	for f := range Feature(len(featureNames)) {
 		if _, ok := m[f]; ok {
 			fs = append(fs, f)
 		}
 	}
 	return fs
-}
-
-// ParseFeature reads a feature's name, for doctor's --disable.
-func ParseFeature(s string) (Feature, error) {
-	for _, f := range []Feature{FeatureUserNamespaces, FeatureLandlock, FeatureLandlockNet, FeatureLandlockScope, FeatureSeccomp} {
-		if string(f) == s {
-			return f, nil
-		}
-	}
-	return "", fmt.Errorf("unknown sandbox feature %q: write user_namespaces, landlock, landlock_net, landlock_scope or seccomp", s)
 }
 
 // selfTestArgs are what the self-test is told, as JSON on its command

@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/mcpwarden/mcpwarden/internal/enumtext"
 )
@@ -106,21 +108,61 @@ func (l Limits) withDefaults() Limits {
 }
 
 // A Feature is a kernel feature the sandbox uses, named so that [Probe] and
-// [Policy.Disable] can say which one is missing.
-type Feature string
+// [Policy.Disable] can say which one is missing. The zero Feature names
+// none: it disables nothing and its text is refused.
+type Feature uint8
 
-// The features.
+// The features, with their names in the comments.
 const (
-	FeatureUserNamespaces Feature = "user_namespaces"
-	FeatureLandlock       Feature = "landlock"
-	FeatureLandlockNet    Feature = "landlock_net"
-	FeatureLandlockScope  Feature = "landlock_scope"
-	FeatureSeccomp        Feature = "seccomp"
-	// FeatureMounts is mounting in tier namespaces' own mount namespace,
-	// which a kernel may refuse even where it allows the user namespace
-	// (AppArmor's restrict_unprivileged_userns gives it no capability).
-	FeatureMounts Feature = "mounts"
+	FeatureUserNamespaces Feature = iota + 1 // "user_namespaces"
+	FeatureLandlock                          // "landlock"
+	FeatureLandlockNet                       // "landlock_net"
+	FeatureLandlockScope                     // "landlock_scope"
+	FeatureSeccomp                           // "seccomp"
+	// FeatureMounts ("mounts") is mounting in tier namespaces' own mount
+	// namespace, which a kernel may refuse even where it allows the user
+	// namespace (AppArmor's restrict_unprivileged_userns gives it no
+	// capability).
+	FeatureMounts
+	// FeatureSeatbelt ("seatbelt") is macOS's sandbox-exec, which confines
+	// there instead of all of the above; it is reported missing, never
+	// disabled.
+	FeatureSeatbelt
 )
+
+var featureNames = enumtext.Names[Feature]{
+	FeatureUserNamespaces: "user_namespaces", FeatureLandlock: "landlock", FeatureLandlockNet: "landlock_net",
+	FeatureLandlockScope: "landlock_scope", FeatureSeccomp: "seccomp", FeatureMounts: "mounts", FeatureSeatbelt: "seatbelt",
+}
+
+// String returns the feature's name, or "Feature(N)" for an invalid one.
+func (f Feature) String() string { return featureNames.String(f, "Feature") }
+
+// MarshalText returns the feature's name; an invalid feature is an error.
+func (f Feature) MarshalText() ([]byte, error) {
+	if f == 0 {
+		return nil, errors.New("invalid sandbox feature 0")
+	}
+	return featureNames.Marshal(f, "sandbox feature")
+}
+
+// UnmarshalText reads a feature's name; anything else is an error.
+func (f *Feature) UnmarshalText(b []byte) error {
+	if !featureNames.Set(f, string(b)) || *f == 0 {
+		*f = 0
+		return fmt.Errorf("unknown sandbox feature %q", b)
+	}
+	return nil
+}
+
+// ParseFeature reads the name of a feature that can be disabled, for the
+// config's sandbox.disable and doctor's --disable: any but seatbelt.
+func ParseFeature(s string) (Feature, error) {
+	if f, ok := featureNames.Lookup(s); ok && f != 0 && f != FeatureSeatbelt {
+		return f, nil
+	}
+	return 0, fmt.Errorf("unknown sandbox feature %q: write %s", s, strings.Join(featureNames[FeatureUserNamespaces:FeatureSeatbelt], ", "))
+}
 
 // A Policy is what a sandboxed server may do: plain data, sent to the
 // launcher as JSON. The zero value is the most confined sandbox: the best

@@ -1,37 +1,89 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mcpwarden/mcpwarden/internal/enumtext"
 )
 
-// A Confinement is one thing the launcher applies.
-type Confinement string
+// A Confinement is one thing the launcher applies. The zero Confinement
+// is none; its text is refused.
+type Confinement uint8
 
-// The confinements, in the order the launcher applies them.
+// The confinements, in the order the launcher applies them, with their
+// names in the comments.
 const (
-	ConfineUserNamespace  Confinement = "user_namespace"
-	ConfinePIDNamespace   Confinement = "pid_namespace"
-	ConfineNetNamespace   Confinement = "net_namespace"
-	ConfineIPCNamespace   Confinement = "ipc_namespace"
-	ConfineMountNamespace Confinement = "mount_namespace"
-	ConfineMaskOwnFiles   Confinement = "masked_own_files"
-	ConfineNoExecWritable Confinement = "noexec_writable"
+	ConfineUserNamespace  Confinement = iota + 1 // "user_namespace"
+	ConfinePIDNamespace                          // "pid_namespace"
+	ConfineNetNamespace                          // "net_namespace"
+	ConfineIPCNamespace                          // "ipc_namespace"
+	ConfineMountNamespace                        // "mount_namespace"
+	ConfineMaskOwnFiles                          // "masked_own_files"
+	ConfineNoExecWritable                        // "noexec_writable"
 	// ConfineReadOnlyOwnFiles: self-protection's files inside a writable
 	// grant are bound read-only.
-	ConfineReadOnlyOwnFiles Confinement = "read_only_protected_files"
-	ConfineSession          Confinement = "new_session"
-	ConfineEnvironment      Confinement = "environment"
-	ConfineNoNewPrivs       Confinement = "no_new_privs"
-	ConfineLandlockFS       Confinement = "landlock_fs"
-	ConfineLandlockNet      Confinement = "landlock_tcp"
-	ConfineScopeSignal      Confinement = "landlock_scope_signal"
-	ConfineScopeAbstract    Confinement = "landlock_scope_abstract_unix"
-	ConfineSeccomp          Confinement = "seccomp"
-	ConfineLimits           Confinement = "rlimits"
-	ConfineCoreDumps        Confinement = "no_core_dumps"
-	ConfineDescendants      Confinement = "descendants_end_with_server"
+	ConfineReadOnlyOwnFiles // "read_only_protected_files"
+	ConfineSession          // "new_session"
+	ConfineEnvironment      // "environment"
+	ConfineNoNewPrivs       // "no_new_privs"
+	ConfineLandlockFS       // "landlock_fs"
+	ConfineLandlockNet      // "landlock_tcp"
+	ConfineScopeSignal      // "landlock_scope_signal"
+	ConfineScopeAbstract    // "landlock_scope_abstract_unix"
+	ConfineSeccomp          // "seccomp"
+	ConfineLimits           // "rlimits"
+	ConfineCoreDumps        // "no_core_dumps"
+	ConfineDescendants      // "descendants_end_with_server"
+	// ConfineSeatbelt is the macOS Seatbelt profile from
+	// [SeatbeltProfile].
+	ConfineSeatbelt // "seatbelt"
 )
+
+var confinementNames = enumtext.Names[Confinement]{
+	ConfineUserNamespace:    "user_namespace",
+	ConfinePIDNamespace:     "pid_namespace",
+	ConfineNetNamespace:     "net_namespace",
+	ConfineIPCNamespace:     "ipc_namespace",
+	ConfineMountNamespace:   "mount_namespace",
+	ConfineMaskOwnFiles:     "masked_own_files",
+	ConfineNoExecWritable:   "noexec_writable",
+	ConfineReadOnlyOwnFiles: "read_only_protected_files",
+	ConfineSession:          "new_session",
+	ConfineEnvironment:      "environment",
+	ConfineNoNewPrivs:       "no_new_privs",
+	ConfineLandlockFS:       "landlock_fs",
+	ConfineLandlockNet:      "landlock_tcp",
+	ConfineScopeSignal:      "landlock_scope_signal",
+	ConfineScopeAbstract:    "landlock_scope_abstract_unix",
+	ConfineSeccomp:          "seccomp",
+	ConfineLimits:           "rlimits",
+	ConfineCoreDumps:        "no_core_dumps",
+	ConfineDescendants:      "descendants_end_with_server",
+	ConfineSeatbelt:         "seatbelt",
+}
+
+// String returns the confinement's name, or "Confinement(N)" for an
+// invalid one.
+func (c Confinement) String() string { return confinementNames.String(c, "Confinement") }
+
+// MarshalText returns the confinement's name; an invalid one is an error.
+func (c Confinement) MarshalText() ([]byte, error) {
+	if c == 0 {
+		return nil, errors.New("invalid confinement 0")
+	}
+	return confinementNames.Marshal(c, "confinement")
+}
+
+// UnmarshalText reads a confinement's name; anything else is an error.
+func (c *Confinement) UnmarshalText(b []byte) error {
+	if !confinementNames.Set(c, string(b)) || *c == 0 {
+		*c = 0
+		return fmt.Errorf("unknown confinement %q", b)
+	}
+	return nil
+}
 
 // A Report is what the launcher applied before it executed the server.
 type Report struct {

@@ -15,9 +15,6 @@ import (
 	"time"
 )
 
-// ConfineSeatbelt is the macOS Seatbelt profile from [SeatbeltProfile].
-const ConfineSeatbelt Confinement = "seatbelt"
-
 // A Cmd is a server started under sandbox-exec with the policy's
 // Seatbelt profile. Set Cmd's Stdin, Stdout and Stderr before Start.
 type Cmd struct {
@@ -133,7 +130,7 @@ func Probe(p Policy) Support {
 		FeatureSeccomp:        "macOS has no seccomp; Seatbelt confines instead",
 	}}
 	if _, err := os.Stat(sandboxExec); err != nil {
-		s.Missing["seatbelt"] = sandboxExec + " is missing: " + err.Error()
+		s.Missing[FeatureSeatbelt] = sandboxExec + " is missing: " + err.Error()
 	}
 	return s
 }

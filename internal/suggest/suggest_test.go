@@ -206,9 +206,9 @@ func TestRecordedDenyIsNeverSuggested(t *testing.T) {
 	t.Parallel()
 	st, ws := setup(t)
 	denied := asked("mcp:fs:read_file", `{"path":"`+ws+`/src/secret.txt"}`)
-	denied.Decision, denied.Rule, denied.GrantedBy, denied.Outcome = audit.DecisionDeny, "mcp:fs:read_file:path=**/secret*", audit.GrantedByRule, ""
+	denied.Decision, denied.Rule, denied.GrantedBy, denied.Outcome = audit.DecisionDeny, "mcp:fs:read_file:path=**/secret*", audit.GrantedByRule, audit.OutcomeNone
 	envDenied := asked("mcp:fs:read_file", `{"path":"`+ws+`/.env"}`)
-	envDenied.Decision, envDenied.Rule, envDenied.Outcome = audit.DecisionAllow, "mcp:fs:*", "" // allowed back then; the config's deny rule refuses it now
+	envDenied.Decision, envDenied.Rule, envDenied.Outcome = audit.DecisionAllow, "mcp:fs:*", audit.OutcomeNone // allowed back then; the config's deny rule refuses it now
 	reqs := []recorded.Request{
 		asked("mcp:fs:read_file", `{"path":"`+ws+`/src/a.go"}`),
 		asked("mcp:fs:read_file", `{"path":"`+ws+`/src/b.go"}`),
@@ -349,7 +349,7 @@ func TestServerDefaultSaysWhereTheRuleGoes(t *testing.T) {
 	t.Parallel()
 	st, ws := setupYAML(t, "servers:\n  fs:\n    command: /bin/true\n    policy: { default: deny }\npolicy: { default: ask, workspace: [\"$WS\"] }\naudit: { sink: none }\n")
 	denied := asked("mcp:fs:read_file", `{"path":"`+ws+`/a"}`)
-	denied.Decision, denied.GrantedBy, denied.Outcome = audit.DecisionDeny, audit.GrantedByRule, ""
+	denied.Decision, denied.GrantedBy, denied.Outcome = audit.DecisionDeny, audit.GrantedByRule, audit.OutcomeNone
 	res, err := suggest.Suggest([]recorded.Request{denied}, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)

@@ -99,7 +99,7 @@ func TestShadowDenyIsNeverSuggested(t *testing.T) {
 	t.Parallel()
 	st, _ := setup(t)
 	shadowDeny := asked("mcp:web:fetch", `{"url":"https://evil.example/x"}`)
-	shadowDeny.Decision, shadowDeny.Rule, shadowDeny.GrantedBy, shadowDeny.Outcome, shadowDeny.Shadow = audit.DecisionDeny, "mcp:web:fetch:url.host=evil.example", "shadow", "", true
+	shadowDeny.Decision, shadowDeny.Rule, shadowDeny.GrantedBy, shadowDeny.Outcome, shadowDeny.Shadow = audit.DecisionDeny, "mcp:web:fetch:url.host=evil.example", audit.GrantedByShadow, audit.OutcomeNone, true
 	res, err := suggest.Suggest([]recorded.Request{shadowDeny, asked("mcp:web:fetch", `{"url":"https://go.dev/"}`)}, st.Suggesting())
 	if err != nil {
 		t.Fatal(err)

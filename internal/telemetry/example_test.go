@@ -7,6 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -36,7 +37,7 @@ func Example() {
 	dctx, dspan := tel.StartDecision(ctx, "fs", "read_file")
 	_ = dctx // passed to an ask resolver
 	verdict := rules.Verdict{Decision: rules.Allow, Rule: "mcp:fs:read_*", Gate: "policy"}
-	dspan.End(verdict, "rule")
+	dspan.End(verdict, audit.GrantedByRule)
 	tel.Decision("", "fs", "read_file", verdict.Decision)
 
 	uctx, uspan := tel.StartUpstreamCall(ctx, "fs", "read_file")

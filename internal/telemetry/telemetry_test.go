@@ -13,6 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -34,7 +35,7 @@ func TestNilTelemetryIsANoOp(t *testing.T) {
 
 	rctx, req := tel.StartRequest(ctx, Request{Method: "tools/call", Tool: "fs__read_file"})
 	dctx, dec := tel.StartDecision(rctx, "fs", "read_file")
-	dec.End(rules.Verdict{Decision: rules.Deny, Rule: "default"}, "rule")
+	dec.End(rules.Verdict{Decision: rules.Deny, Rule: "default"}, audit.GrantedByRule)
 	uctx, up := tel.StartUpstreamCall(rctx, "fs", "read_file")
 	up.End(errors.New("boom"))
 	req.End(ErrToolResult)
@@ -71,7 +72,7 @@ func TestNilTelemetryIsANoOp(t *testing.T) {
 	}
 	// The zero spans are no-ops too.
 	Span{}.End(errors.New("x"))
-	DecisionSpan{}.End(rules.Verdict{}, "")
+	DecisionSpan{}.End(rules.Verdict{}, audit.GrantedByNone)
 }
 
 func TestServeServesMetricsUntilCancelled(t *testing.T) {

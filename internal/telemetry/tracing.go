@@ -170,7 +170,7 @@ func (s DecisionSpan) End(v rules.Verdict, grantedBy audit.GrantedBy) {
 		AttrDecision.String(decision),
 		AttrRule.String(v.Rule),
 		AttrGate.String(v.Gate),
-		AttrGrantedBy.String(string(grantedBy)),
+		AttrGrantedBy.String(grantedBy.String()),
 	)
 	s.span.End()
 }

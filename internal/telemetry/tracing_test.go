@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -34,7 +35,7 @@ func newTracedTelemetry(t *testing.T) (*Telemetry, *tracetest.InMemoryExporter) 
 func tracedCall(ctx context.Context, tel *Telemetry, upstreamErr error) (headers map[string]string, meta *mcp.Meta) {
 	ctx, req := tel.StartRequest(ctx, Request{Method: "tools/call", Tool: "fs__read_file", Session: "s1"})
 	_, dec := tel.StartDecision(ctx, "fs", "read_file")
-	dec.End(rules.Verdict{Decision: rules.Allow, Rule: "mcp:fs:read_*", Gate: "policy", Reason: "secret path"}, "rule")
+	dec.End(rules.Verdict{Decision: rules.Allow, Rule: "mcp:fs:read_*", Gate: "policy", Reason: "secret path"}, audit.GrantedByRule)
 	upCtx, up := tel.StartUpstreamCall(ctx, "fs", "read_file")
 	headers = tel.Headers(upCtx)
 	meta = tel.InjectMeta(upCtx, nil)

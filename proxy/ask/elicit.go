@@ -11,10 +11,8 @@ import (
 
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/state"
+	"github.com/mcpwarden/mcpwarden/proxy/roots"
 )
-
-// RootsInputID keys the roots request in a multi round-trip input request.
-const RootsInputID = "mcpwarden_roots"
 
 // approvalID keys the approval form in a multi round-trip input request.
 const approvalID = "mcpwarden_approval"
@@ -102,7 +100,7 @@ func (a *Asker) roundTrip(ctx context.Context, q *Question, req mcp.CallToolRequ
 	}
 	b := server.NewInputRequestBuilder(state).Elicit(approvalID, params)
 	if q.RootsByInput {
-		b.Roots(RootsInputID) // the retry is decided again, with the roots
+		b.Roots(roots.InputID) // the retry is decided again, with the roots
 	}
 	return Resolution{Pending: b.ToolResult()}, nil
 }

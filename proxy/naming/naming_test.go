@@ -1,4 +1,8 @@
-package proxy
+// Package naming is the vocabulary of tool names: a tool's canonical name
+// (mcp:<server>:<tool>, used in rules, audit and the CLI), its wire name (what
+// clients see and call), the Scheme that gives wire names and the Names map
+// that turns them back into tools. It is pure: no I/O, no MCP session.
+package naming
 
 import (
 	"crypto/sha256"
@@ -28,7 +32,7 @@ func TestWireName(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			n := Naming{Separator: tt.sep}
+			n := Scheme{Separator: tt.sep}
 			if tt.alias != "" {
 				n.Aliases = map[string]map[string]string{tt.server: {tt.tool: tt.alias}}
 			}

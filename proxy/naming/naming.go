@@ -1,9 +1,14 @@
-package proxy
+// Package naming is the vocabulary of tool names: a tool's canonical name
+// (mcp:<server>:<tool>, used in rules, audit and the CLI), its wire name (what
+// clients see and call), the Scheme that gives wire names and the Names map
+// that turns them back into tools. It is pure: no I/O, no MCP session.
+package naming
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -16,9 +21,9 @@ import (
 // DefaultSeparator joins server and tool in a wire name.
 const DefaultSeparator = "__"
 
-// longWireName is the length past which a wire name is logged as risky:
+// LongWire is the length past which a wire name is logged as risky:
 // clients add their own prefix (mcp__warden__) and may cut it.
-const longWireName = 40
+const LongWire = 40
 
 // A Tool is one upstream tool as the proxy knows it: where it lives, its
 // canonical name (used in rules, audit and the CLI) and its wire name (what
@@ -36,7 +41,7 @@ func Canonical(server, tool string) string { return rules.Canonical(server, tool
 // WireName maps a tool to its default client-safe name: server + sep +
 // tool with every character outside [a-zA-Z0-9_-] replaced by "_", and a
 // name longer than 64 cut to a prefix plus a stable hash of the canonical
-// name. Naming.Wire applies aliases and prefix: false on top.
+// name. Scheme.Wire applies aliases and prefix: false on top.
 func WireName(server, tool, sep string) string {
 	if sep == "" {
 		sep = DefaultSeparator
@@ -92,9 +97,12 @@ func (n *Names) Lookup(wire string) (Tool, bool) {
 	return t, ok
 }
 
-// A Naming says how tools get their wire names. The zero value gives
+// All yields every wire name with its tool, in no set order.
+func (n *Names) All() iter.Seq2[string, Tool] { return maps.All(n.byWire) }
+
+// A Scheme says how tools get their wire names. The zero value gives
 // <server>__<tool> for every tool.
-type Naming struct {
+type Scheme struct {
 	// Separator joins server and tool; "" is DefaultSeparator.
 	Separator string
 	// Aliases maps server → upstream tool name → wire name.
@@ -106,29 +114,29 @@ type Naming struct {
 }
 
 // Wire returns the wire name of a server's tool.
-func (n Naming) Wire(server, tool string) string {
-	if alias := n.Aliases[server][tool]; alias != "" {
+func (s Scheme) Wire(server, tool string) string {
+	if alias := s.Aliases[server][tool]; alias != "" {
 		return alias
 	}
-	if n.Unprefixed[server] {
+	if s.Unprefixed[server] {
 		return tool
 	}
-	return WireName(server, tool, n.Separator)
+	return WireName(server, tool, s.Separator)
 }
 
 // Tool returns a server's tool as the proxy knows it under this naming.
-func (n Naming) Tool(server, tool string) Tool {
-	return Tool{Server: server, Name: tool, Canonical: Canonical(server, tool), Wire: n.Wire(server, tool)}
+func (s Scheme) Tool(server, tool string) Tool {
+	return Tool{Server: server, Name: tool, Canonical: Canonical(server, tool), Wire: s.Wire(server, tool)}
 }
 
 // Names builds the wire-name map for every server's tools under this
 // naming; a collision or a name clients would reject is an error naming
 // the tools (see NewNames).
-func (n Naming) Names(byServer map[string][]mcp.Tool) (*Names, error) {
+func (s Scheme) Names(byServer map[string][]mcp.Tool) (*Names, error) {
 	var all []Tool
 	for _, srv := range slices.Sorted(maps.Keys(byServer)) {
 		for _, def := range byServer[srv] {
-			all = append(all, n.Tool(srv, def.Name))
+			all = append(all, s.Tool(srv, def.Name))
 		}
 	}
 	return NewNames(all)
