@@ -108,6 +108,7 @@ func TestWritingAPolicyWalkthroughWorksAsWritten(t *testing.T) {
 		suggestion string
 		ran        int
 		compared   []string
+		widened    bool
 	)
 	for i, b := range blocks {
 		if b.lang != "sh" {
@@ -135,10 +136,12 @@ func TestWritingAPolicyWalkthroughWorksAsWritten(t *testing.T) {
 			out, err := run.CombinedOutput()
 			code := run.ProcessState.ExitCode()
 			switch {
-			case strings.HasPrefix(cmd, "$I ") && serving.enforces() && cmd == refusedCall:
+			case cmd == refusedCall && serving.enforces():
 				if code == 0 {
 					t.Errorf("%s under the enforced policy: exit 0, want the ask refused\n%s", cmd, out)
 				}
+				widenUnderWatch(t, clone, serving)
+				widened = true
 			case strings.HasPrefix(cmd, "mcpwarden policy diff "):
 				if code != 1 {
 					t.Fatalf("%s: exit %d (%v), want 1 (decisions change)\n%s", cmd, code, err, out)
@@ -146,8 +149,13 @@ func TestWritingAPolicyWalkthroughWorksAsWritten(t *testing.T) {
 			case code != 0:
 				t.Fatalf("%s: exit %d (%v)\n%s", cmd, code, err, out)
 			}
-			if strings.HasPrefix(cmd, "mcpwarden policy suggest ") {
+			switch {
+			case strings.HasPrefix(cmd, "mcpwarden policy suggest "):
 				suggestion = string(out)
+			case strings.HasPrefix(cmd, "mcpwarden audit tail --event policy_changed ") && !strings.Contains(string(out), "policy_changed changed=1 widened=1"):
+				t.Errorf("%s printed no policy_changed event of the widening edit:\n%s", cmd, out)
+			case strings.HasPrefix(cmd, "mcpwarden audit verify ") && !strings.HasPrefix(string(out), "ok:"):
+				t.Errorf("%s:\n%s", cmd, out)
 			}
 			if next := i + 1; checkedOutput.MatchString(cmd) && next < len(blocks) && blocks[next].adjacent {
 				compared = append(compared, cmd)
@@ -164,10 +172,20 @@ func TestWritingAPolicyWalkthroughWorksAsWritten(t *testing.T) {
 	if ran < 10 || len(compared) != 4 {
 		t.Fatalf("%s has %d commands, %d of them with their output shown (%q); want the whole walkthrough, with the output of suggest, validate, test and diff", walkthroughPage, ran, len(compared), compared)
 	}
-	// The edit under --watch the page shows: one allow rule more, warned of.
-	if serving == nil {
-		t.Fatalf("%s never serves", walkthroughPage)
+	if !widened {
+		t.Fatalf("%s never makes the call %q under the enforced policy, after which it widens it", walkthroughPage, refusedCall)
 	}
+	serving.stop(t)
+}
+
+// refusedCall is the walkthrough's call that the enforced policy asks
+// about, and the Inspector, which cannot answer, has refused.
+const refusedCall = "$I --tool-name fs__list_directory --tool-arg path=docs"
+
+// widenUnderWatch makes the edit the walkthrough shows under --watch,
+// one allow rule more in examples/mine.yaml, and waits for its warning.
+func widenUnderWatch(t *testing.T, clone string, serving *walkthroughServe) {
+	t.Helper()
 	mine := filepath.Join(clone, "examples", "mine.yaml")
 	data, err := os.ReadFile(mine)
 	if err != nil {
@@ -180,12 +198,7 @@ func TestWritingAPolicyWalkthroughWorksAsWritten(t *testing.T) {
 	testkit.Eventually(t, 30*time.Second, "the --watch reload's widening warning", func() bool {
 		return strings.Contains(serving.stderr.String(), "the reloaded policy allows requests the old one refused")
 	})
-	serving.stop(t)
 }
-
-// refusedCall is the walkthrough's call that the enforced policy asks
-// about, and the Inspector, which cannot answer, has refused.
-const refusedCall = "$I --tool-name fs__list_directory --tool-arg path=docs"
 
 // allowAnchor is the last rule of examples/shadow.yaml's allow list, under
 // which the walkthrough pastes.

@@ -84,29 +84,22 @@ func runCLIStatus(t *testing.T, args ...string) (string, int) {
 
 // suggestion is the part of policy suggest --json the test reads.
 type suggestion struct {
-	Read    int `json:"read"`
 	Allowed int `json:"already_allowed"`
 	Allow   []struct {
 		Rule             string   `json:"rule"`
 		Count            int      `json:"count"`
 		OutsideWorkspace []string `json:"outside_workspace"`
 	} `json:"allow"`
-	NotSuggested []struct {
-		Why   string `json:"why"`
-		Count int    `json:"count"`
-	} `json:"not_suggested"`
 }
 
 // diffResult is the part of policy diff --json the test reads.
 type diffResult struct {
-	Replayed int `json:"replayed"`
-	Changed  int `json:"changed"`
-	Widened  int `json:"widened"`
-	Groups   []struct {
+	Changed int `json:"changed"`
+	Widened int `json:"widened"`
+	Groups  []struct {
 		Decision string `json:"decision"`
 		Rule     string `json:"rule"`
 		Widened  bool   `json:"widened"`
-		Count    int    `json:"count"`
 	} `json:"groups"`
 }
 
@@ -136,8 +129,8 @@ func pastedUnderAllow(t *testing.T, fragment string) string {
 // without warnings, names nothing outside the workspace and never allows
 // the write the deny rule refused; mcpwarden test cases written here that
 // every recorded call is allowed and its neighbours (a sibling folder, the
-// workspace's parent, a sibling file of a narrowed write, another host,
-// scheme and port) are not; policy diff from the starting policy lists
+// workspace's parent, the secrets folder, another host, scheme and port)
+// are not; policy diff from the starting policy lists
 // exactly the widened decisions; and the same policy served enforces it.
 func TestShadowSessionToSuggestedPolicyToPassingTests(t *testing.T) {
 	t.Parallel()
@@ -168,8 +161,8 @@ func TestShadowSessionToSuggestedPolicyToPassingTests(t *testing.T) {
 	outside := filepath.Join(f.dir, "outside.txt") // the workspace's parent
 	page := fmt.Sprintf("http://127.0.0.1:%d/page", port)
 
-	// The session: what the starting policy asks about (forwarded in
-	// shadow mode), one call it allows, and two it would refuse.
+	// The session: one call the starting policy allows and what it asks
+	// about, then two calls it would refuse (all forwarded in shadow mode).
 	session := []sessionCall{
 		{"fs__list_allowed_directories", map[string]any{}},
 		{"fs__write_file", map[string]any{"path": filepath.Join(project, "notes.md"), "content": "notes"}},
@@ -184,10 +177,8 @@ func TestShadowSessionToSuggestedPolicyToPassingTests(t *testing.T) {
 	c := connectStdio(t, f, client.WithElicitationHandler(&human{answer: says("deny")}))
 	for _, call := range append(slices.Clone(session), refusedWrite, outsideRead) {
 		res := callTool(t, c, call.tool, call.args)
-		if call.tool != outsideRead.tool || call.args["path"] != outside { // the server itself refuses a path outside its directory
-			if res.IsError {
-				t.Fatalf("%s %v in shadow mode: %v", call.tool, call.args, res.Content)
-			}
+		if res.IsError && call.args["path"] != outside { // the server itself refuses a path outside its directory
+			t.Fatalf("%s %v in shadow mode: %v", call.tool, call.args, res.Content)
 		}
 		if got := testkit.Text(res); call.tool == "go__fetch" && !strings.Contains(got, "200 hello from outside") {
 			t.Fatalf("the fetch in shadow mode: %q, want the page", got)
