@@ -412,6 +412,7 @@ func TestLoopbackConnectionSaysTheRuleThatReachesIt(t *testing.T) {
 		{"a loopback address", "127.0.0.1"},
 		{"a private address", "10.0.0.7"},
 		{"the metadata service's link-local address", "169.254.169.254"},
+		{"the IPv6 loopback address", "::1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
