@@ -235,6 +235,11 @@ func classify(r recorded.Request, p Policy) (why string, allowed bool) {
 		return fmt.Sprintf("%s by %s (%s): a rule under policy cannot widen a profile; not suggested", v.Decision, v.Gate, v.Rule), false
 	case v.Decision == rules.Ask && isRule(v.Rule):
 		return fmt.Sprintf("asked by the ask rule %s, which no allow rule overrides; not suggested", v.Rule), false
+	case v.Decision == rules.Deny && v.Rule == "" && v.Gate != "":
+		// A refusal of mcpwarden's own, no rule's: the egress proxy's of
+		// a special address, which its reason says how to lift. Naming
+		// such an address is the reviewer's call, not a suggestion.
+		return fmt.Sprintf("refused by the %s: %s; not suggested", v.Gate, v.Reason), false
 	case v.Decision == rules.Deny && v.Rule != rules.RuleDefault && v.Rule != rules.RuleOutsideWorkspace:
 		return fmt.Sprintf("refused by %s, which no rule allows; not suggested", cmp.Or(v.Rule, v.Gate)), false
 	}

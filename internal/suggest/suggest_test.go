@@ -359,3 +359,38 @@ func TestServerDefaultSaysWhereTheRuleGoes(t *testing.T) {
 		t.Errorf("rules %q; not suggested (-want +got):\n%s", res.Rules(), diff)
 	}
 }
+
+// TestLoopbackConnectionSaysTheRuleThatReachesIt: a connection to a
+// special address (loopback, private, link-local) recorded in shadow mode
+// was refused by the egress proxy on its own, which only an allow rule
+// naming the address literally lifts. It is not suggested, and the reason
+// says so and names that rule, rather than that no rule allows it.
+func TestLoopbackConnectionSaysTheRuleThatReachesIt(t *testing.T) {
+	t.Parallel()
+	st, _ := setup(t)
+	tests := []struct {
+		name, host string
+	}{
+		{"a loopback address", "127.0.0.1"},
+		{"a private address", "10.0.0.7"},
+		{"the metadata service's link-local address", "169.254.169.254"},
+		{"the IPv6 loopback address", "::1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			req := asked("mcp:web:network/connect", `{"host":"`+tt.host+`","port":8080}`)
+			res, err := suggest.Suggest([]recorded.Request{req}, policyOf(t, st))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := whys(res)
+			if len(res.Allow) != 0 || len(got) != 1 {
+				t.Fatalf("rules %q; not suggested %q; want none and one reason", res.Rules(), got)
+			}
+			if rule := "mcp:web:network/connect:host=" + tt.host + ":port=8080"; !strings.HasPrefix(got[0], "refused by the egress proxy") || !strings.Contains(got[0], rule) || strings.Contains(got[0], "no rule allows") {
+				t.Errorf("the reason %q, want the egress proxy's refusal naming the rule %s", got[0], rule)
+			}
+		})
+	}
+}
