@@ -134,7 +134,7 @@ func pastedUnderAllow(t *testing.T, fragment string) string {
 // exactly the widened decisions; and the same policy served enforces it.
 func TestShadowSessionToSuggestedPolicyToPassingTests(t *testing.T) {
 	t.Parallel()
-	port := outsideHost(t)
+	port := testkit.OutsideHost(t)
 	f := newFixture(t, "stdio",
 		"  fs:\n"+serverFilesystem("SANDBOX")+"\n    cwd: SANDBOX\n    policy:\n      workspace: [SANDBOX]\n      outside_workspace: deny\n"+
 			fmt.Sprintf("  go:\n    command: %q", goServer.binary(t)),

@@ -380,7 +380,7 @@ func TestLoopbackConnectionSaysTheRuleThatReachesIt(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			req := asked("mcp:web:network/connect", `{"host":"`+tt.host+`","port":8080}`)
-			res, err := suggest.Suggest([]recorded.Request{req}, policyOf(t, st))
+			res, err := suggest.Suggest([]recorded.Request{req}, st.Suggesting())
 			if err != nil {
 				t.Fatal(err)
 			}
