@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 
+	"github.com/mcpwarden/mcpwarden/proxy/connect"
 	"github.com/mcpwarden/mcpwarden/proxy/ondisk"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
@@ -30,6 +31,9 @@ func (s *Server) decide(ctx context.Context, c *call) rules.Verdict {
 	v := s.decideForms(c, &rc)
 	if c.policy.UsesLimits() {
 		v = s.overLimits(ctx, c, rc, v)
+	}
+	if rc.Tool == rules.ToolConnect {
+		v = connect.Refuse(c.policy, rc.Server, rc.Arguments, v)
 	}
 	if c.policy.UsesLabels() {
 		c.labels = c.policy.Labels(rc)

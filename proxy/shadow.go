@@ -3,6 +3,7 @@ package proxy
 import (
 	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
+	"github.com/mcpwarden/mcpwarden/proxy/connect"
 	"github.com/mcpwarden/mcpwarden/proxy/scan"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -46,7 +47,7 @@ func (c *call) shadowed(tel *telemetry.Telemetry) bool {
 // builtinVerdict reports whether v is one of mcpwarden's own refusals
 // rather than the policy's: self-protection or a changed tool definition.
 func builtinVerdict(v rules.Verdict) bool {
-	return v.Gate == rules.GateBuiltin || v.Gate == gatePin
+	return v.Gate == rules.GateBuiltin || v.Gate == gatePin || v.Gate == connect.Gate
 }
 
 // shadowWould names what a verdict would have done: "denied" or "asked

@@ -477,3 +477,27 @@ func TestShadowModeLetsAWouldBeDeniedElicitationReachTheClient(t *testing.T) {
 		t.Errorf("decisions %+v, want one shadowed deny", ds)
 	}
 }
+
+// TestShadowModeRefusesALiteralSpecialAddressAtTheDecision: a connection
+// to a loopback, private or metadata address no rule names is refused by
+// the egress proxy whatever the rules say, so it is refused when it is
+// decided, as check decides it — not recorded as shadow-allowed (or asked
+// about, when enforced) and then refused at the dial.
+func TestShadowModeRefusesALiteralSpecialAddressAtTheDecision(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []rules.Enforce{rules.EnforceShadow, rules.EnforceUnset} {
+		spec := connectSpec(rules.PolicySpec{Default: "ask"})
+		spec.Enforce = mode
+		e := newCatalogEnv(t, spec, Options{})
+		for _, host := range []string{"127.0.0.1", "169.254.169.254", "::1"} {
+			if got := e.connect(t, host, 80); got.Decision != egress.Refuse {
+				t.Errorf("enforce %q: a connection to %s = %v (%s), want it refused", mode, host, got.Decision, got.Reason)
+			}
+		}
+		for _, d := range decisionsOf(t, e.sink, connectCanonical) {
+			if d.Shadow || d.Decision != audit.DecisionDeny || d.Outcome != audit.OutcomeNone {
+				t.Errorf("enforce %q: decision %+v, want a deny that is neither shadowed nor asked", mode, d)
+			}
+		}
+	}
+}

@@ -27,18 +27,11 @@ func (s *Setup) Decide(call rules.Call, overLimit bool) rules.Explanation {
 		ex.Verdict = ondisk.SelfProtectionOnDisk(s.Policy, &call, ex.Verdict)
 	}
 	ex = explainLimits(s.Policy, call, ex, overLimit)
-	if call.Tool == rules.ToolConnect && ex.Verdict.Decision != rules.Deny {
-		if why := connect.AddressRefusal(s.Policy, call.Server, call.Arguments); why != "" {
-			ex.Verdict = rules.Verdict{Decision: rules.Deny, Gate: GateEgressProxy, Reason: why}
-		}
+	if call.Tool == rules.ToolConnect {
+		ex.Verdict = connect.Refuse(s.Policy, call.Server, call.Arguments, ex.Verdict)
 	}
 	return ex
 }
-
-// GateEgressProxy is the gate a verdict of Decide names when the egress
-// proxy refuses a connection's address on its own (a special address no
-// rule names).
-const GateEgressProxy = "egress proxy"
 
 // ShadowForwards reports whether the running proxy would forward call,
 // decided v by Decide, only because shadow mode is on for its server and
@@ -46,7 +39,7 @@ const GateEgressProxy = "egress proxy"
 // of mcpwarden's own refusals (self-protection, the egress proxy's
 // refusal of an address), which shadow mode never lifts.
 func (s *Setup) ShadowForwards(call rules.Call, v rules.Verdict) bool {
-	return v.Decision != rules.Allow && v.Gate != rules.GateBuiltin && v.Gate != GateEgressProxy &&
+	return v.Decision != rules.Allow && v.Gate != rules.GateBuiltin && v.Gate != connect.Gate &&
 		s.Policy.Enforcement(call.Server, call.Profile) == rules.EnforceShadow
 }
 

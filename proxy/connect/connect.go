@@ -89,6 +89,26 @@ func AddressRefusal(p *rules.Policy, server string, args map[string]any) string 
 		host, class, rules.Canonical(server, rules.ToolConnect)+":host="+host+":port="+strconv.FormatUint(port, 10))
 }
 
+// Gate is the gate a verdict names when the egress proxy refuses a
+// connection's address on its own (Refuse). It is one of mcpwarden's own
+// refusals: shadow mode never lifts it.
+const Gate = "egress proxy"
+
+// Refuse returns v, the rules' verdict on a connection of server with
+// args, or the egress proxy's own refusal of its address (AddressRefusal)
+// when it has one and v does not already deny: a connection the proxy
+// would refuse at the dial is refused when it is decided, so no one is
+// asked about it and shadow mode does not record it as let through.
+func Refuse(p *rules.Policy, server string, args map[string]any, v rules.Verdict) rules.Verdict {
+	if v.Decision == rules.Deny {
+		return v
+	}
+	if why := AddressRefusal(p, server, args); why != "" {
+		return rules.Verdict{Decision: rules.Deny, Gate: Gate, Reason: why}
+	}
+	return v
+}
+
 // ArgsOf are a connection's arguments as the rules, the human and
 // the audit log see them.
 func ArgsOf(host string, port uint16) map[string]any {
