@@ -45,7 +45,8 @@ func (c *call) shadowed(tel *telemetry.Telemetry) bool {
 }
 
 // builtinVerdict reports whether v is one of mcpwarden's own refusals
-// rather than the policy's: self-protection or a changed tool definition.
+// rather than the policy's: self-protection, a changed tool definition or
+// the egress proxy's refusal of an address.
 func builtinVerdict(v rules.Verdict) bool {
 	return v.Gate == rules.GateBuiltin || v.Gate == gatePin || v.Gate == connect.Gate
 }
