@@ -38,8 +38,8 @@ type Sandbox struct {
 	// cannot be confined as configured.
 	Require *bool `koanf:"require"`
 	// Disable treats these kernel features as missing (user_namespaces,
-	// landlock, landlock_net, landlock_scope, seccomp), to see what the
-	// server does on a kernel without them: for tests and trials.
+	// landlock, landlock_net, landlock_scope, seccomp, mounts), to see what
+	// the server does on a kernel without them: for tests and trials.
 	Disable []string `koanf:"disable"`
 }
 
