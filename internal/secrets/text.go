@@ -106,7 +106,7 @@ var patterns = []pattern{
 		[]string{"authorization"}, true, false, basicSegments, noFilter},
 	{URLPassword, regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]*):(?P<s>[^/\s@]+)@`), "${1}:", "@",
 		[]string{"://"}, false, false, urlSegments, noFilter},
-	{QueryParam, regexp.MustCompile(`(?i)([?&;](?:access_token|refresh_token|id_token|token|api_?key|key|secret|client_secret|password|passwd|sig|signature|auth)=)(?P<s>[^&;\s#"']+)`), "${1}", "",
+	{QueryParam, regexp.MustCompile(`(?i)([?&;](?:access_token|refresh_token|id_token|token|api_?key|key|secret|client_secret|password|passwd|sig|signature|auth)=)(?P<s>[^&;\s#"']*[^&;\s#"',])`), "${1}", "",
 		[]string{"="}, false, false, querySegments, noFilter},
 	{Token, regexp.MustCompile(`\b(?P<s>gh[pousr]_[A-Za-z0-9_]{16,}|github_pat_[A-Za-z0-9_]{16,}|glpat-[A-Za-z0-9_-]{16,}` +
 		`|sk-[A-Za-z0-9_-]{16,}|sk_(?:live|test)_[A-Za-z0-9]{16,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}` +
