@@ -18,7 +18,8 @@ import (
 // would escalate it. check, test and policy diff all decide through it.
 func (s *Setup) Decide(call rules.Call, overLimit bool) rules.Explanation {
 	call.UpstreamRoots, _ = s.Policy.Workspace(call.Server)
-	resolve := s.ServerOptions()[call.Server].ResolveSymlinks
+	srv, known := s.Config.Servers[call.Server]
+	resolve := known && serverOptions(srv).ResolveSymlinks
 	if resolve {
 		call.Physical = ondisk.PhysicalForms(s.Policy, call)
 	}

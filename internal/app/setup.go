@@ -144,13 +144,18 @@ func (s *Setup) Pinning() (*proxy.Pinning, error) {
 func (s *Setup) ServerOptions() map[string]proxy.ServerOptions {
 	out := make(map[string]proxy.ServerOptions, len(s.Config.Servers))
 	for name, srv := range s.Config.Servers {
-		resolve := srv.EffectiveTransport() == config.TransportStdio
-		if srv.ResolveSymlinks != nil {
-			resolve = *srv.ResolveSymlinks
-		}
-		out[name] = proxy.ServerOptions{Sampling: srv.Policy.Sampling, ResolveSymlinks: resolve}
+		out[name] = serverOptions(srv)
 	}
 	return out
+}
+
+// serverOptions are the options of one server of the config.
+func serverOptions(srv config.Server) proxy.ServerOptions {
+	resolve := srv.EffectiveTransport() == config.TransportStdio
+	if srv.ResolveSymlinks != nil {
+		resolve = *srv.ResolveSymlinks
+	}
+	return proxy.ServerOptions{Sampling: srv.Policy.Sampling, ResolveSymlinks: resolve}
 }
 
 // Settings are what a reload replaces in the proxy.
