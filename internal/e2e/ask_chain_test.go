@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -34,19 +33,8 @@ func accepts(content any) func(int, context.Context) (*mcp.ElicitationResult, er
 // decisionEvents returns the audit log's decision events, whole.
 func decisionEvents(t *testing.T, path string) []map[string]any {
 	t.Helper()
-	file, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("opening audit log: %v", err)
-	}
-	defer file.Close()
 	var out []map[string]any
-	sc := bufio.NewScanner(file)
-	sc.Buffer(nil, 1<<22)
-	for sc.Scan() {
-		var e map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
-		}
+	for _, e := range auditLines[map[string]any](t, path) {
 		if e["event"] == "decision" {
 			out = append(out, e)
 		}

@@ -338,27 +338,38 @@ type auditEvent struct {
 // readAudit returns the audit log's events of the given kind.
 func readAudit(t *testing.T, path, kind string) []auditEvent {
 	t.Helper()
+	var events []auditEvent
+	for _, e := range auditLines[auditEvent](t, path) {
+		if e.Event == kind {
+			events = append(events, e)
+		}
+	}
+	return events
+}
+
+// auditLines returns every line of the audit log at path, each decoded
+// into a T: the part of an event a test checks.
+func auditLines[T any](t *testing.T, path string) []T {
+	t.Helper()
 	file, err := os.Open(path)
 	if err != nil {
 		t.Fatalf("opening audit log: %v", err)
 	}
 	defer file.Close()
-	var events []auditEvent
+	var out []T
 	sc := bufio.NewScanner(file)
-	sc.Buffer(nil, 1<<20)
+	sc.Buffer(nil, 1<<22)
 	for sc.Scan() {
-		var e auditEvent
+		var e T
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatalf("audit line %q is not JSON: %v", sc.Text(), err)
 		}
-		if e.Event == kind {
-			events = append(events, e)
-		}
+		out = append(out, e)
 	}
 	if err := sc.Err(); err != nil && err != io.EOF {
 		t.Fatal(err)
 	}
-	return events
+	return out
 }
 
 // A standIn is a hand-written upstream program of this package

@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,26 +41,6 @@ type requestEvent struct {
 	Rule      string `json:"rule"`
 	Principal string `json:"principal"`
 	Profile   string `json:"profile"`
-}
-
-func readRequestEvents(t *testing.T, path string) []requestEvent {
-	t.Helper()
-	file, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer file.Close()
-	var out []requestEvent
-	sc := bufio.NewScanner(file)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var e requestEvent
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, e)
-	}
-	return out
 }
 
 // count returns how many events of kind there are for a canonical request
@@ -168,7 +146,7 @@ func checkDeniedServer(t *testing.T, f *fixture, c *client.Client) {
 		t.Errorf("completion through the proxy = %+v, %v", done, err)
 	}
 
-	events := readRequestEvents(t, f.auditPath)
+	events := auditLines[requestEvent](t, f.auditPath)
 	tests := []struct {
 		canonical, kind, decision string
 		want                      int
@@ -211,7 +189,7 @@ func TestDeniedServerIsUnlistedAndUnreadableOverStdio(t *testing.T) {
 	if err := c.Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: "everything+" + dynamicText}}); err != nil {
 		t.Errorf("subscribing to the allowed server's resource: %v", err)
 	}
-	events := readRequestEvents(t, f.auditPath)
+	events := auditLines[requestEvent](t, f.auditPath)
 	if count(events, "decision", "mcp:hidden:resources/subscribe", "deny") != 1 || count(events, "result", "mcp:everything:resources/subscribe", "") != 1 {
 		t.Errorf("subscriptions are not audited as decided: %+v", events)
 	}
@@ -256,7 +234,7 @@ func TestTwoTokensSeeAndReadOnlyTheirServers(t *testing.T) {
 			t.Errorf("%s read the other profile's server", tt.name)
 		}
 	}
-	events := readRequestEvents(t, f.auditPath)
+	events := auditLines[requestEvent](t, f.auditPath)
 	principals := map[string]string{}
 	for _, e := range events {
 		if e.Event != "decision" || e.Method != "resources/read" {
@@ -353,7 +331,7 @@ func TestSessionOpenedWithOneTokenRefusesAnother(t *testing.T) {
 		}
 	}
 	var refused bool
-	for _, e := range readRequestEvents(t, f.auditPath) {
+	for _, e := range auditLines[requestEvent](t, f.auditPath) {
 		refused = refused || e.Event == "decision" && e.Rule == "builtin:session-owner" && e.Profile == "b"
 	}
 	if !refused {

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bufio"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,19 +25,8 @@ type shadowEvent struct {
 // shadowDecisions returns the decision events of the audit log at path.
 func shadowDecisions(t *testing.T, path string) []shadowEvent {
 	t.Helper()
-	file, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer file.Close()
 	var out []shadowEvent
-	sc := bufio.NewScanner(file)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var e shadowEvent
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
-		}
+	for _, e := range auditLines[shadowEvent](t, path) {
 		if e.Event == "decision" {
 			out = append(out, e)
 		}
