@@ -344,19 +344,7 @@ func TestImportWithoutWriteDoesNotPrintClaudeDesktopSecrets(t *testing.T) {
 // and is confined.
 func TestEveryImportedClientStartsWithoutExtraSteps(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		sample, file string
-		format       clientconfig.Format
-	}{
-		{"claude-desktop", "claude_desktop_config.json", clientconfig.ClaudeDesktop},
-		{"claude-code", ".mcp.json", clientconfig.ClaudeCode},
-		{"cursor", ".cursor/mcp.json", clientconfig.Cursor},
-		{"vscode", ".vscode/mcp.json", clientconfig.VSCode},
-		{"opencode", "opencode.json", clientconfig.OpenCode},
-		{"gemini", ".gemini/settings.json", clientconfig.Gemini},
-		{"codex", ".codex/config.toml", clientconfig.Codex},
-	}
-	for _, tt := range tests {
+	for _, tt := range roundTripSamples {
 		t.Run(tt.sample, func(t *testing.T) {
 			t.Parallel()
 			dir, path := copySample(t, tt.sample, tt.file)
