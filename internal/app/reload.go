@@ -79,7 +79,7 @@ func (a *App) policyChanged(ctx context.Context, old, next *Setup) {
 	}
 	var res policydiff.Result
 	detail := "no audit file to replay recent decisions from"
-	if c := a.auditCfg; c.Sink == audit.SinkFile || c.Sink == "" && c.Path != "" {
+	if c := a.auditCfg; c.SinkName() == audit.SinkFile {
 		reqs, err := recorded.Tail(c.Path, replayBytes, replayMax)
 		if err != nil {
 			a.logger.Warn("reading the recent decisions to compare the reloaded policy with", "err", err)
