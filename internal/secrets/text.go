@@ -187,8 +187,29 @@ func Find(s string) []Match {
 // a secret that names it stays ("Bearer <mask>", "https://bob:<mask>@",
 // "?api_key=<mask>", "PASSWORD=<mask>"), except that the blanks after an
 // auth scheme become one space. Patterns apply one after another, each to
-// the text the previous one left.
+// the text the previous one left, and the passes repeat until the text is
+// left as it is (at most redactPasses times): a later pattern's mask can
+// end a value an earlier pattern stopped short of ("&token=#00000,0": the
+// query value starts at the '#', the assignment's does not), so that a
+// text redacted once is not redacted further by a second Redact.
 func Redact(s, mask string) string {
+	for range redactPasses {
+		next := redactOnce(s, mask)
+		if next == s {
+			break
+		}
+		s = next
+	}
+	return s
+}
+
+// redactPasses bounds Redact's passes. A pass after the first only widens
+// a mask over what lies next to it, each pattern matching a mask whole,
+// so the text shrinks or stays.
+const redactPasses = 4
+
+// redactOnce is one pass of Redact: every pattern applied once.
+func redactOnce(s, mask string) string {
 	if len(s) < minLen {
 		return s
 	}
