@@ -19,6 +19,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/jsonargs"
 	"github.com/mcpwarden/mcpwarden/internal/telemetry"
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
+	"github.com/mcpwarden/mcpwarden/proxy/inputrelay"
 	"github.com/mcpwarden/mcpwarden/proxy/naming"
 	"github.com/mcpwarden/mcpwarden/proxy/scan"
 	"github.com/mcpwarden/mcpwarden/proxy/wire"
@@ -59,6 +60,12 @@ type call struct {
 
 	armed  []rules.Arming // the labels its session had armed when it started
 	labels []string       // the labels it carries, armed once it returns
+
+	// answers, when set, are what a retry of a 2026-07-28 client sends
+	// the upstream that asked it for input; rounds counts the call's
+	// round trips (see relayInput).
+	answers *upstream.InputAnswers
+	rounds  int
 }
 
 func (s *Server) newCall(ctx context.Context, t naming.Tool, req mcp.CallToolRequest) *call {
@@ -135,6 +142,12 @@ func (s *Server) handler(t naming.Tool, schema *argschema.Schema) server.ToolHan
 		c := s.newCall(ctx, t, req)
 		c.checkTypes(schema)
 		c.hold = h
+		if inputrelay.IsState(req.Params.RequestState) {
+			// The client answers what the upstream asked during its call.
+			ctx, span := s.tel.StartRequest(ctx, telemetry.Request{Method: string(mcp.MethodToolsCall), Tool: t.Wire, Session: c.session})
+			defer func() { span.End(spanErr(result, err)) }()
+			return s.continueCall(ctx, c, req)
+		}
 		if c.argsErr == nil && c.policy.UsesRoots() {
 			caps, modern := ask.ClientCapabilities(ctx)
 			var input *mcp.CallToolResult
@@ -178,12 +191,27 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	uctx, uspan := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
 	route := &upstream.Route{Principal: c.principal, Session: c.session} // an isolated server picks its caller's child
 	uctx = withCallerReach(ctx, uctx)
+	relays := relaysInput(ctx)
+	if relays {
+		uctx = upstream.WithInputRelay(uctx)
+	}
+	params := mcp.CallToolParams{Name: c.tool.Name, RawArguments: c.canonical, Meta: s.tel.InjectMeta(uctx, req.Params.Meta)}
 	start := time.Now()
-	raw, err := s.relay.callUpstream(uctx, c.tool.Server, route, mcp.CallToolParams{
-		Name:         c.tool.Name,
-		RawArguments: c.canonical,
-		Meta:         s.tel.InjectMeta(uctx, req.Params.Meta),
-	})
+	raw, err := s.relay.callUpstream(withAnswers(uctx, c.answers), c.tool.Server, route, params)
+	for err == nil && relays && upstream.AsksForInput(raw) {
+		var asked *mcp.CallToolResult
+		if asked, c.answers, err = s.relayInput(ctx, c, route, raw); asked != nil {
+			uspan.End(nil)
+			ev := c.event(audit.KindResult)
+			ev.Instance = route.Instance
+			ev.Detail = "the upstream asked for input (" + relayedMethods(asked) + "): relayed to the client, whose retry goes on with the call"
+			s.writeAudit(context.WithoutCancel(ctx), ev)
+			return asked, nil
+		}
+		if err == nil {
+			raw, err = s.relay.callUpstream(withAnswers(uctx, c.answers), c.tool.Server, route, params)
+		}
+	}
 	// Whatever came back may carry what the upstream read: the call's
 	// labels are armed before the client can see any of it.
 	armErr := s.armBy(ctx, c)
@@ -228,6 +256,8 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 			failed = "its result was dropped"
 		case errors.Is(err, errLabelsNotKept):
 			failed = "its result was withheld"
+		case errors.Is(err, errInputRefused):
+			return mcp.NewToolResultError(fmt.Sprintf("mcpwarden forwarded %s, but %s", c.tool.Canonical, scan.ErrText(err, action))), nil
 		}
 		return mcp.NewToolResultError(fmt.Sprintf("mcpwarden forwarded %s, but %s: %s", c.tool.Canonical, failed, scan.ErrText(err, action))), nil
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/internal/state"
 	"github.com/mcpwarden/mcpwarden/internal/state/memory"
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
+	"github.com/mcpwarden/mcpwarden/proxy/inputrelay"
 	"github.com/mcpwarden/mcpwarden/rules"
 )
 
@@ -86,6 +87,10 @@ func (ss sessionState) sharedStore() state.Store {
 // keeper is where the session grants and the multi round-trip request
 // states are kept.
 func (ss sessionState) keeper() ask.Keeper { return ask.Keeper{Store: ss.store, GrantTTL: ss.grantTTL} }
+
+// inputs are where the calls waiting for a 2026-07-28 client's answers
+// to their upstream's requests are kept (see relayInput).
+func (ss sessionState) inputs() inputrelay.Keeper { return inputrelay.Keeper{Store: ss.store} }
 
 // labels are where the flow labels are kept.
 func (ss sessionState) labels() storedLabels { return storedLabels{l: ss.store, ttl: ss.labelTTL} }

@@ -11,16 +11,15 @@ import (
 // upstream for the client request in ctx, carrying which of an upstream's
 // requests that client can be sent (upstream.Reach), so that an upstream
 // is declared elicitation and sampling only when they can reach the
-// caller. A client of 2026-07-28 is sent none: it takes no request within
-// a call, and an upstream's request is not relayed through its multi
-// round-trip flow (docs/protocol.md says what that would take). A client
-// of the handshake is sent those it declared. When the client is not
-// known, uctx is returned as it is, and the upstream is declared what
+// caller: those the client declared, whether it is sent them as requests
+// (a client of the handshake) or relayed through its multi round-trip
+// flow (a client of 2026-07-28: see relayInput). When the client of the
+// handshake is not known, uctx is returned as it is, and the upstream is declared what
 // some client could be reached with.
 func withCallerReach(ctx, uctx context.Context) context.Context {
 	caps, modern := ask.ClientCapabilities(ctx)
 	switch {
-	case modern:
+	case caps == nil && modern: // it declared none
 		return upstream.WithReach(uctx, upstream.Reach{})
 	case caps == nil:
 		return uctx

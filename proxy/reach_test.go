@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -57,24 +56,36 @@ func declaredThrough(t *testing.T, c *client.Client) mcp.ClientCapabilities {
 	return caps
 }
 
-func TestUpstreamIsNotDeclaredElicitationOrSamplingForAModernClient(t *testing.T) {
+func TestUpstreamIsDeclaredWhatAModernClientDeclared(t *testing.T) {
 	t.Parallel()
 	_, url := declaringEnv(t)
-	// The client declares both, but takes no request within a call, and an
-	// upstream's request is not relayed through its multi round-trip flow:
-	// the upstream must not count on asking it.
-	tr, err := transport.NewStreamableHTTP(url)
-	if err != nil {
-		t.Fatal(err)
+	// A 2026-07-28 client takes no request within a call, but an
+	// upstream's request is relayed to it through its multi round-trip
+	// flow (relayInput): the upstream may count on what the client declared.
+	tests := []struct {
+		name            string
+		opts            []client.ClientOption
+		wantElicitation bool
+		wantSampling    bool
+	}{
+		{"a client that declares both", []client.ClientOption{client.WithElicitationHandler(&human{}), client.WithSamplingHandler(refusingSampler{})}, true, true},
+		{"a client that declares elicitation alone", []client.ClientOption{client.WithElicitationHandler(&human{})}, true, false},
+		{"a client that declares neither", nil, false, false},
 	}
-	c := client.NewClient(tr, client.WithElicitationHandler(&human{}), client.WithSamplingHandler(refusingSampler{}))
-	testkit.Initialize(t, c, mcp.ProtocolVersion20260728)
-	caps := declaredThrough(t, c)
-	if caps.Elicitation != nil || caps.Sampling != nil {
-		t.Errorf("the upstream was declared %+v for a 2026-07-28 client, want neither elicitation nor sampling", caps)
-	}
-	if caps.Roots == nil {
-		t.Error("roots were not declared: mcpwarden answers roots/list itself")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			caps := declaredThrough(t, modernClient(t, url, tt.opts...))
+			if got := caps.Elicitation != nil; got != tt.wantElicitation {
+				t.Errorf("elicitation declared: %v, want %v", got, tt.wantElicitation)
+			}
+			if got := caps.Sampling != nil; got != tt.wantSampling {
+				t.Errorf("sampling declared: %v, want %v", got, tt.wantSampling)
+			}
+			if caps.Roots == nil {
+				t.Error("roots were not declared: mcpwarden answers roots/list itself")
+			}
+		})
 	}
 }
 

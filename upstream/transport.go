@@ -47,10 +47,11 @@ func rawResultDst(ctx context.Context) *json.RawMessage {
 // takeRawResult moves the result of a successful tools/call response into
 // the destination in ctx, if there is one and the result is not there
 // already (an HTTP upstream's JSON answer is taken before the transport
-// decodes it: see rawStreamableHTTP).
+// decodes it: see rawStreamableHTTP). A multi round-trip result is left
+// to the client to fulfil, unless the call relays it (WithInputRelay).
 func takeRawResult(ctx context.Context, req transport.JSONRPCRequest, resp *transport.JSONRPCResponse) {
 	dst := rawResultDst(ctx)
-	if dst == nil || resp == nil || resp.Error != nil || req.Method != string(mcp.MethodToolsCall) || asksForInput(resp.Result) {
+	if dst == nil || resp == nil || resp.Error != nil || req.Method != string(mcp.MethodToolsCall) || (asksForInput(resp.Result) && !relaysInput(ctx)) {
 		return
 	}
 	if *dst == nil {
@@ -92,6 +93,7 @@ type rawStdio struct {
 
 func (t rawStdio) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	narrowCapabilities(ctx, &req)
+	addInputAnswers(ctx, &req)
 	dst := rawResultDst(ctx)
 	if dst == nil || req.Method != string(mcp.MethodToolsCall) || req.ID.IsNil() {
 		resp, err := t.Stdio.SendRequest(ctx, req)
@@ -206,6 +208,7 @@ func (t rawStreamableHTTP) SendRequest(ctx context.Context, req transport.JSONRP
 		return nil, errSpeaksHandshake
 	}
 	narrowCapabilities(ctx, &req)
+	addInputAnswers(ctx, &req)
 	hctx := ctx
 	if dst := rawResultDst(ctx); dst != nil && req.Method == string(mcp.MethodToolsCall) && !req.ID.IsNil() {
 		if id, err := idText(req.ID); err == nil {
@@ -229,6 +232,7 @@ type rawSSE struct{ *transport.SSE }
 
 func (t rawSSE) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	narrowCapabilities(ctx, &req)
+	addInputAnswers(ctx, &req)
 	resp, err := t.SSE.SendRequest(ctx, req)
 	if err != nil && ctx.Err() == nil {
 		// The SSE transport times the wait with a timer of its own, set to
