@@ -142,11 +142,11 @@ func (s *Server) handler(t naming.Tool, schema *argschema.Schema) server.ToolHan
 		c := s.newCall(ctx, t, req)
 		c.checkTypes(schema)
 		c.hold = h
-		if inputrelay.IsState(req.Params.RequestState) {
+		if rs := req.Params.RequestState; inputrelay.IsState(rs) || isHeldState(rs) {
 			// The client answers what the upstream asked during its call.
 			ctx, span := s.tel.StartRequest(ctx, telemetry.Request{Method: string(mcp.MethodToolsCall), Tool: t.Wire, Session: c.session})
 			defer func() { span.End(spanErr(result, err)) }()
-			return s.continueCall(ctx, c, req)
+			return s.input.continueRetry(ctx, c, req)
 		}
 		if c.argsErr == nil && c.policy.UsesRoots() {
 			caps, modern := ask.ClientCapabilities(ctx)
@@ -164,7 +164,7 @@ func (s *Server) handler(t naming.Tool, schema *argschema.Schema) server.ToolHan
 		case res.Pending != nil:
 			return res.Pending, nil // asked; decided when the client retries
 		case !res.Forward:
-			s.logRefusal(c)
+			c.logRefusal(s.logger)
 			return mcp.NewToolResultError(res.Text), nil
 		}
 		return s.forward(ctx, c, req)
@@ -185,33 +185,63 @@ func (s *Server) resolveAsk(ctx context.Context, c *call, req mcp.CallToolReques
 // forward sends the call upstream and records its result, which the
 // client gets as the upstream encoded it. The upstream call span is the
 // upstream's parent: its trace context goes in params._meta, and in the
-// headers of an HTTP upstream.
+// headers of an HTTP upstream. What the upstream asks for during the call
+// of a 2026-07-28 client is relayed to that client by the call's result
+// (package inputrelay; inputRelay).
 func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	c.args = nil // decided and audited: only c.canonical goes on, and the decoded copy can be freed
-	uctx, uspan := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
-	route := &upstream.Route{Principal: c.principal, Session: c.session} // an isolated server picks its caller's child
+	u := &upstreamCall{req: req, route: &upstream.Route{Principal: c.principal, Session: c.session}} // an isolated server picks its caller's child
+	uctx, span := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
+	u.span = span
 	uctx = withCallerReach(ctx, uctx)
-	relays := relaysInput(ctx)
-	if relays {
-		uctx = upstream.WithInputRelay(uctx)
+	u.params = mcp.CallToolParams{Name: c.tool.Name, RawArguments: c.canonical, Meta: s.tel.InjectMeta(uctx, req.Params.Meta)}
+	u.start = time.Now()
+	switch {
+	case !relaysInput(ctx):
+		raw, err := s.relay.callUpstream(uctx, c.tool.Server, u.route, u.params)
+		return s.finish(ctx, c, u, raw, err)
+	case !mcp.IsModernProtocol(s.upstream.Protocol(c.tool.Server)):
+		return s.input.hold(ctx, uctx, c, u)
 	}
-	params := mcp.CallToolParams{Name: c.tool.Name, RawArguments: c.canonical, Meta: s.tel.InjectMeta(uctx, req.Params.Meta)}
-	start := time.Now()
-	raw, err := s.relay.callUpstream(withAnswers(uctx, c.answers), c.tool.Server, route, params)
-	for err == nil && relays && upstream.AsksForInput(raw) {
+	uctx = upstream.WithInputRelay(uctx)
+	raw, err := s.relay.callUpstream(withAnswers(uctx, c.answers), c.tool.Server, u.route, u.params)
+	for err == nil && upstream.AsksForInput(raw) {
 		var asked *mcp.CallToolResult
-		if asked, c.answers, err = s.relayInput(ctx, c, route, raw); asked != nil {
-			uspan.End(nil)
-			ev := c.event(audit.KindResult)
-			ev.Instance = route.Instance
-			ev.Detail = "the upstream asked for input (" + relayedMethods(asked) + "): relayed to the client, whose retry goes on with the call"
-			s.writeAudit(context.WithoutCancel(ctx), ev)
+		if asked, c.answers, err = s.input.round(ctx, c, u.route, raw); asked != nil {
+			s.input.asked(ctx, c, u, relayedMethods(asked))
 			return asked, nil
 		}
 		if err == nil {
-			raw, err = s.relay.callUpstream(withAnswers(uctx, c.answers), c.tool.Server, route, params)
+			raw, err = s.relay.callUpstream(withAnswers(uctx, c.answers), c.tool.Server, u.route, u.params)
 		}
 	}
+	return s.finish(ctx, c, u, raw, err)
+}
+
+// An upstreamCall is a call on its way to its upstream: what finish needs
+// to record its result.
+type upstreamCall struct {
+	req    mcp.CallToolRequest // the client's
+	params mcp.CallToolParams  // the upstream's
+	route  *upstream.Route
+	span   telemetry.Span
+	start  time.Time
+}
+
+// asked records that the upstream asked, during c, for what the
+// client is sent (methods) by the result of its call.
+func (r *inputRelay) asked(ctx context.Context, c *call, u *upstreamCall, methods string) {
+	u.span.End(nil)
+	ev := c.event(audit.KindResult)
+	ev.Instance = u.route.Instance
+	ev.Detail = "the upstream asked for input (" + methods + "): relayed to the client, whose retry goes on with the call"
+	r.srv.writeAudit(context.WithoutCancel(ctx), ev)
+}
+
+// finish records the upstream's answer to c, raw or err, and returns what
+// the client gets.
+func (s *Server) finish(ctx context.Context, c *call, u *upstreamCall, raw json.RawMessage, err error) (*mcp.CallToolResult, error) {
+	req, route, uspan, start := u.req, u.route, u.span, u.start
 	// Whatever came back may carry what the upstream read: the call's
 	// labels are armed before the client can see any of it.
 	armErr := s.armBy(ctx, c)

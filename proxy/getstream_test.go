@@ -64,6 +64,13 @@ func pushEnv(t *testing.T, global rules.PolicySpec) (*Server, *pushingUpstream, 
 // policy global, that re-reads its tools when they change, as app does.
 func proxyFor(t *testing.T, spec upstream.Spec, global rules.PolicySpec) (*Server, *upstream.Pool, *memorySink) {
 	t.Helper()
+	return proxyWith(t, spec, global, Options{})
+}
+
+// proxyWith is proxyFor with the options o (its Upstream, Policy and
+// Audit are set here).
+func proxyWith(t *testing.T, spec upstream.Spec, global rules.PolicySpec, o Options) (*Server, *upstream.Pool, *memorySink) {
+	t.Helper()
 	var srv *Server // set before the pool starts, so before any event
 	pool := upstream.New(map[string]upstream.Spec{"up": spec}, &upstream.Options{OnEvent: func(e upstream.Event) {
 		if e.Kind == upstream.EventToolsChanged {
@@ -76,7 +83,8 @@ func proxyFor(t *testing.T, spec upstream.Spec, global rules.PolicySpec) (*Serve
 		t.Fatal(err)
 	}
 	sink := &memorySink{}
-	srv, err = New(Options{Upstream: pool, Policy: p, Audit: audit.New(sink, audit.Config{})})
+	o.Upstream, o.Policy, o.Audit = pool, p, audit.New(sink, audit.Config{})
+	srv, err = New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

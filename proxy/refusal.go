@@ -3,6 +3,7 @@ package proxy
 import (
 	"cmp"
 	"fmt"
+	"log/slog"
 
 	"github.com/mcpwarden/mcpwarden/rules"
 )
@@ -10,8 +11,8 @@ import (
 // logRefusal tells the operator, in the human log, that a call was
 // refused, why, and what in the config would change it: the advice the
 // model is not given.
-func (s *Server) logRefusal(c *call) {
-	s.logger.Info("call refused", "tool", c.tool.Canonical, "rule", c.verdict.Rule, "gate", c.verdict.Gate,
+func (c *call) logRefusal(logger *slog.Logger) {
+	logger.Info("call refused", "tool", c.tool.Canonical, "rule", c.verdict.Rule, "gate", c.verdict.Gate,
 		"reason", cmp.Or(c.reason, c.verdict.Reason), "to_allow", howToAllow(c), "check", fmt.Sprintf("mcpwarden check --config FILE %s '{…}'", c.tool.Canonical))
 }
 

@@ -10,10 +10,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/proxy/inputrelay"
-	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
@@ -53,13 +51,14 @@ func relaysInput(ctx context.Context) bool {
 	return modern
 }
 
-// relayInput settles raw, the upstream's multi round-trip result of c,
+// round settles raw, the upstream's multi round-trip result of c,
 // a call of a 2026-07-28 client served by route. When some of its
 // requests go to the client, res is the result that asks it for them;
 // when mcpwarden answered them all itself (roots/list, or none: an
 // upstream shedding load), again is what the call is sent again with. A
 // request that may not go on ends the call with errInputRefused.
-func (s *Server) relayInput(ctx context.Context, c *call, route *upstream.Route, raw json.RawMessage) (res *mcp.CallToolResult, again *upstream.InputAnswers, err error) {
+func (r *inputRelay) round(ctx context.Context, c *call, route *upstream.Route, raw json.RawMessage) (res *mcp.CallToolResult, again *upstream.InputAnswers, err error) {
+	s := r.srv
 	if c.rounds++; c.rounds > maxInputRounds {
 		return nil, nil, fmt.Errorf("%w: it asked for input more than %d times", errInputRefused, maxInputRounds)
 	}
@@ -141,12 +140,13 @@ func relayedMethods(res *mcp.CallToolResult) string {
 }
 
 // continueCall serves a retry that answers what an upstream asked for
-// during c (its request state is one relayInput issued): it sends the
+// during c (its request state is one round issued): it sends the
 // upstream the client's answers, under the decision of the call that
 // asked. A retry that is not that call — another session's, principal's,
 // tool's or arguments', under another policy, late, or not answering
 // every request — is refused and audited, and nothing is forwarded.
-func (s *Server) continueCall(ctx context.Context, c *call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (r *inputRelay) continueCall(ctx context.Context, c *call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	s := r.srv
 	p, err := s.state.inputs().Take(ctx, req.Params.RequestState)
 	why := ""
 	switch {
@@ -154,12 +154,8 @@ func (s *Server) continueCall(ctx context.Context, c *call, req mcp.CallToolRequ
 		why = "its shared state (state.url) cannot be reached to read the request state: " + err.Error()
 	case p == nil:
 		why = "the request state is not one mcpwarden has pending: it was used, has expired, or was never issued"
-	case c.argsErr != nil || p.Session != c.session || p.Principal != c.principal || p.Tool != c.tool.Canonical || p.Digest != argsDigest(c.canonical):
-		why = "the request state was issued for another call; retry with the exact arguments of the call that was asked"
-	case p.PolicySHA256 != c.policy.SHA256():
-		why = "the policy changed since the call was decided; call it again"
-	case time.Now().After(p.Expires):
-		why = fmt.Sprintf("the answer came after ask.timeout (%s)", s.asker.Timeout)
+	default:
+		why = retryMismatch(c, p, s.asker.Timeout)
 	}
 	var responses map[string]json.RawMessage
 	if why == "" {
@@ -168,13 +164,7 @@ func (s *Server) continueCall(ctx context.Context, c *call, req mcp.CallToolRequ
 		}
 	}
 	if why != "" {
-		c.verdict = rules.Verdict{Decision: rules.Deny, Rule: requestStateRule, Reason: why}
-		c.grantedBy, c.reason = audit.GrantedByRule, why
-		if err := s.writeAudit(ctx, c.decisionEvent()); err != nil && s.audit.Required() {
-			why += "; and the audit log cannot be written"
-		}
-		s.logRefusal(c)
-		return mcp.NewToolResultError(fmt.Sprintf("mcpwarden refused %s: %s; nothing was forwarded.", c.tool.Canonical, why)), nil
+		return r.refuse(ctx, c, why), nil
 	}
 	c.decision, c.shadow, c.rounds = p.Decision, p.Shadow, p.Rounds
 	c.answers = &upstream.InputAnswers{RequestState: p.RequestState, Responses: responses}
@@ -187,4 +177,22 @@ func withAnswers(uctx context.Context, a *upstream.InputAnswers) context.Context
 		return uctx
 	}
 	return upstream.WithInputAnswers(uctx, *a)
+}
+
+// An inputRelay relays what upstreams ask for during the calls of
+// 2026-07-28 clients to those clients, and serves their retries: by the
+// rounds of a 2026-07-28 upstream (round, continueCall), and by holding
+// the call of an upstream of the handshake (hold, continueHeld).
+type inputRelay struct {
+	srv  *Server
+	held heldCalls
+}
+
+// continueRetry serves a retry of c whose request state is one the
+// relay issued.
+func (r *inputRelay) continueRetry(ctx context.Context, c *call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if isHeldState(req.Params.RequestState) {
+		return r.continueHeld(ctx, c, req)
+	}
+	return r.continueCall(ctx, c, req)
 }

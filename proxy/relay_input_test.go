@@ -244,15 +244,16 @@ func rawCall(t *testing.T, c *client.Client, name string, args map[string]any, s
 var declined = map[string]any{"upstream:ok": map[string]any{"action": "decline"}}
 
 // askedState calls confirm with text and returns the request state of
-// the multi round-trip result it gets.
-func askedState(t *testing.T, c *client.Client, text string) string {
+// the multi round-trip result it gets, which must relay the upstream's
+// request under key.
+func askedState(t *testing.T, c *client.Client, text, key string) string {
 	t.Helper()
 	res := rawCall(t, c, "up__confirm", map[string]any{"text": text}, "", nil)
 	if !res.NeedsInput() || res.RequestState == "" {
 		t.Fatalf("confirm = %+v, want the upstream's request relayed", res)
 	}
-	if _, ok := res.InputRequests["upstream:ok"]; !ok {
-		t.Fatalf("relayed %+v, want the upstream's request under upstream:ok", res.InputRequests)
+	if _, ok := res.InputRequests[key]; !ok {
+		t.Fatalf("relayed %+v, want the upstream's request under %s", res.InputRequests, key)
 	}
 	return res.RequestState
 }
@@ -267,23 +268,23 @@ func TestRelayedRequestStateAttacks(t *testing.T) {
 		want  string
 	}{
 		{"a state used twice", func(t *testing.T) *mcp.CallToolResult {
-			state := askedState(t, c, "a")
+			state := askedState(t, c, "a", "upstream:ok")
 			if res := rawCall(t, c, "up__confirm", map[string]any{"text": "a"}, state, declined); testkit.Text(res) != "answered decline" {
 				t.Fatalf("the first retry = %q", testkit.Text(res))
 			}
 			return rawCall(t, c, "up__confirm", map[string]any{"text": "a"}, state, declined)
 		}, "not one mcpwarden has pending"},
 		{"a state carried to other arguments", func(t *testing.T) *mcp.CallToolResult {
-			return rawCall(t, c, "up__confirm", map[string]any{"text": "other"}, askedState(t, c, "a"), declined)
+			return rawCall(t, c, "up__confirm", map[string]any{"text": "other"}, askedState(t, c, "a", "upstream:ok"), declined)
 		}, "issued for another call"},
 		{"a state carried to another tool", func(t *testing.T) *mcp.CallToolResult {
-			return rawCall(t, c, "up__twice", nil, askedState(t, c, "a"), declined)
+			return rawCall(t, c, "up__twice", nil, askedState(t, c, "a", "upstream:ok"), declined)
 		}, "issued for another call"},
 		{"a retry that leaves the request unanswered", func(t *testing.T) *mcp.CallToolResult {
-			return rawCall(t, c, "up__confirm", map[string]any{"text": "a"}, askedState(t, c, "a"), map[string]any{})
+			return rawCall(t, c, "up__confirm", map[string]any{"text": "a"}, askedState(t, c, "a", "upstream:ok"), map[string]any{})
 		}, "does not answer every input request"},
 		{"an answer that is not an object", func(t *testing.T) *mcp.CallToolResult {
-			return rawCall(t, c, "up__confirm", map[string]any{"text": "a"}, askedState(t, c, "a"), map[string]any{"upstream:ok": "accept"})
+			return rawCall(t, c, "up__confirm", map[string]any{"text": "a"}, askedState(t, c, "a", "upstream:ok"), map[string]any{"upstream:ok": "accept"})
 		}, "is not a JSON object"},
 		{"a forged state", func(t *testing.T) *mcp.CallToolResult {
 			return rawCall(t, c, "up__confirm", map[string]any{"text": "a"}, "relay.AAAAAAAAAAAAAAAAAAAAAAAAAA", declined)

@@ -51,6 +51,9 @@ type Upstream interface {
 	// RootsChanged tells a server that its roots (the workspace its
 	// roots/list is answered with) changed.
 	RootsChanged(ctx context.Context, server string)
+	// Protocol is the protocol version the server's session speaks, ""
+	// while it has none.
+	Protocol(server string) string
 }
 
 var _ Upstream = (*upstream.Pool)(nil)
@@ -134,6 +137,7 @@ type Server struct {
 	catalog  catalog
 	tools    toolset
 	asker    *ask.Asker
+	input    *inputRelay // what upstreams ask 2026-07-28 clients for during their calls
 	roots    *roots.Cache
 	tel      *telemetry.Telemetry // nil: no telemetry
 	inflight *wire.Budget
@@ -220,6 +224,7 @@ func New(o Options) (*Server, error) {
 		timeout = DefaultAskTimeout
 	}
 	s.asker = &ask.Asker{MCP: s.mcp, Timeout: timeout, Resolvers: o.Resolvers, NoElicit: o.SkipElicitation, Keep: s.state.keeper()}
+	s.input = &inputRelay{srv: s}
 	return s, nil
 }
 

@@ -89,7 +89,11 @@ func (s *relay) recipient(from *upstream.Route, server string, method mcp.MCPMet
 // a shared server), in instance.
 func (s *relay) fromUpstream(ctx context.Context, from *upstream.Route, server string, method mcp.MCPMethod, args map[string]any, do func(context.Context) (any, error)) (any, error) {
 	c := s.newRequest(ctx, server, method, server, args)
-	if refusal, err := s.settleFromUpstream(ctx, c, from, nil); err != nil {
+	var nobody error
+	if method == mcp.MethodSamplingCreateMessage && heldOf(ctx) != nil {
+		nobody = errSamplingByRetry
+	}
+	if refusal, err := s.settleFromUpstream(ctx, c, from, nobody); err != nil {
 		return nil, err
 	} else if refusal != "" {
 		return nil, errors.New(refusal)
@@ -208,6 +212,9 @@ func (s *relay) CreateMessage(ctx context.Context, server string, req mcp.Create
 		return nil, s.refuseFromUpstream(server, method, err)
 	}
 	res, err := s.fromUpstream(ctx, from, server, method, params, func(ctx context.Context) (any, error) {
+		if h := heldOf(ctx); h != nil {
+			return heldAnswer[mcp.CreateMessageResult](h.ask(ctx, method, req.CreateMessageParams))
+		}
 		return s.mcp.RequestSampling(ctx, req)
 	})
 	if err != nil {
@@ -228,6 +235,9 @@ func (s *relay) Elicit(ctx context.Context, server string, req mcp.ElicitationRe
 	}
 	req.Params.Message = elicitationPrefix(server) + req.Params.Message
 	res, err := s.fromUpstream(ctx, from, server, method, map[string]any{"message": req.Params.Message}, func(ctx context.Context) (any, error) {
+		if h := heldOf(ctx); h != nil {
+			return heldAnswer[mcp.ElicitationResult](h.ask(ctx, method, req.Params))
+		}
 		return s.mcp.RequestElicitation(ctx, req)
 	})
 	if err != nil {

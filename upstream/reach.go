@@ -11,11 +11,11 @@ import (
 
 // A Reach says which of an upstream's requests the client a request is
 // made for can be sent while it is in flight: elicitation/create and
-// sampling/createMessage need a client of the initialize handshake that
-// declared the capability (a 2026-07-28 client is sent no request, and
-// mcpwarden does not relay an upstream's request through its multi
-// round-trip flow: see docs/protocol.md). roots/list is always answered,
-// by mcpwarden itself, so it is not part of a Reach.
+// sampling/createMessage need a client that declared the capability (a
+// client of the handshake gets them as requests; a 2026-07-28 client in
+// the result of its call, which the proxy relays: see WithInputRelay and
+// docs/protocol.md). roots/list is always answered, by mcpwarden itself,
+// so it is not part of a Reach.
 //
 // An upstream is declared a capability only as far as the Reach of whom it
 // serves allows: a 2026-07-28 upstream, which is sent the client's
