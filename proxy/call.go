@@ -189,7 +189,7 @@ func (s *Server) resolveAsk(ctx context.Context, c *call, req mcp.CallToolReques
 // of a 2026-07-28 client is relayed to that client by the call's result
 // (package inputrelay; inputRelay).
 func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	c.args = nil // decided and audited: only c.canonical goes on, and the decoded copy can be freed
+	c.args = nil                                                                                     // decided and audited: only c.canonical goes on, and the decoded copy can be freed
 	u := &upstreamCall{req: req, route: &upstream.Route{Principal: c.principal, Session: c.session}} // an isolated server picks its caller's child
 	uctx, span := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
 	u.span = span

@@ -69,7 +69,7 @@ func (h *hangingUpstream) Request(ctx context.Context, _ string, _ *upstream.Rou
 
 func (h *hangingUpstream) EndSession(string)                    {}
 func (h *hangingUpstream) RootsChanged(context.Context, string) {}
-func (h *hangingUpstream) Protocol(string) string { return "" }
+func (h *hangingUpstream) Protocol(string) string               { return "" }
 
 // drainingServer is a proxy allowing everything of a hangingUpstream.
 func drainingServer(t *testing.T) (*Server, *hangingUpstream) {

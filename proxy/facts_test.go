@@ -31,7 +31,7 @@ func (l toolList) Request(context.Context, string, *upstream.Route, func(context
 }
 func (l toolList) EndSession(string)                    {}
 func (l toolList) RootsChanged(context.Context, string) {}
-func (l toolList) Protocol(string) string { return "" }
+func (l toolList) Protocol(string) string               { return "" }
 func (l toolList) Call(context.Context, string, *upstream.Route, mcp.CallToolParams) (json.RawMessage, error) {
 	return nil, errors.New("not forwarded")
 }

@@ -70,7 +70,7 @@ func (noUpstream) Request(context.Context, string, *upstream.Route, func(context
 }
 func (noUpstream) EndSession(string)                    {}
 func (noUpstream) RootsChanged(context.Context, string) {}
-func (noUpstream) Protocol(string) string { return "" }
+func (noUpstream) Protocol(string) string               { return "" }
 
 // reapedServer serves a proxy with telemetry over HTTP with limits,
 // reaping idle sessions until the test ends.
