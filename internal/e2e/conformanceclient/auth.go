@@ -13,7 +13,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -36,8 +38,9 @@ const testTool = "test-tool"
 // printed URL with an HTTP client completes the sign-in through
 // mcpwarden's loopback listener) and calls the server's test-tool through
 // `mcpwarden serve`. When the call says the server wants a new login (a
-// step-up of scope), it signs in again and retries, at most maxLogins
-// sign-ins in all.
+// step-up of scope), or serve's log says the server is down for want of
+// one (its authorization server moved), it signs in again and retries, at
+// most maxLogins sign-ins in all.
 func runAuth(ctx context.Context, w warden, serverURL string) error {
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
@@ -72,18 +75,26 @@ func runAuth(ctx context.Context, w warden, serverURL string) error {
 	}
 	defer c.Close()
 	for {
-		tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+		name, found, err := findTool(ctx, c)
 		if err != nil {
-			return fmt.Errorf("listing tools through mcpwarden: %w", err)
-		}
-		name, found := "", false
-		for _, t := range tools.Tools {
-			if strings.HasSuffix(t.Name, testTool) {
-				name, found = t.Name, true
-			}
+			return err
 		}
 		if !found {
-			return fmt.Errorf("mcpwarden lists no %s (%d tools)", testTool, len(tools.Tools))
+			// The server is down. When serve says it needs a new sign-in
+			// (its authorization server moved, or its token went), sign
+			// in again, as its operator would, and wait for serve to
+			// bring it up.
+			if logins >= maxLogins || !w.wantsLogin(ctx, 3*time.Second) {
+				return fmt.Errorf("mcpwarden lists no %s", testTool)
+			}
+			log.Printf("mcpwarden says %s needs a new sign-in", serverName)
+			logins++
+			if err := w.login(ctx); err != nil {
+				return err
+			}
+			if name, err = awaitTool(ctx, c); err != nil {
+				return err
+			}
 		}
 		res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: map[string]any{}}})
 		if err != nil {
@@ -157,4 +168,48 @@ func open(ctx context.Context, u string) error {
 		return fmt.Errorf("the sign-in ended in %s: %s", resp.Status, body)
 	}
 	return nil
+}
+
+// findTool lists the tools through c and returns the wire name of the
+// scenario's test tool, if it is listed.
+func findTool(ctx context.Context, c *client.Client) (string, bool, error) {
+	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return "", false, fmt.Errorf("listing tools through mcpwarden: %w", err)
+	}
+	for _, t := range tools.Tools {
+		if strings.HasSuffix(t.Name, testTool) {
+			return t.Name, true, nil
+		}
+	}
+	return "", false, nil
+}
+
+// awaitTool waits until serve, which retries a server that is down in
+// the background, lists the test tool.
+func awaitTool(ctx context.Context, c *client.Client) (string, error) {
+	for {
+		name, found, err := findTool(ctx, c)
+		if err != nil || found {
+			return name, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("mcpwarden never listed %s after the new sign-in: %w", testTool, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// wantsLogin reports whether serve logged, by now or within wait, that a
+// server needs `mcpwarden login`.
+func (w warden) wantsLogin(ctx context.Context, wait time.Duration) bool {
+	select {
+	case <-w.loginWanted:
+		return true
+	case <-time.After(wait):
+		return false
+	case <-ctx.Done():
+		return false
+	}
 }

@@ -13,6 +13,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -56,7 +57,8 @@ func run(ctx context.Context, serverURL, scenario string) error {
 	}
 	defer os.RemoveAll(dir)
 	w := warden{bin: bin, dir: dir, config: filepath.Join(dir, "mcpwarden.yaml"),
-		env: append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(dir, "state"))}
+		env:         append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(dir, "state")),
+		loginWanted: make(chan struct{}, 1)}
 	if strings.HasPrefix(scenario, "auth/") {
 		return runAuth(ctx, w, serverURL)
 	}
@@ -68,6 +70,9 @@ func run(ctx context.Context, serverURL, scenario string) error {
 type warden struct {
 	bin, dir, config string
 	env              []string
+	// loginWanted is signalled when serve logs that a server needs
+	// `mcpwarden login`, as an operator reading its log would see.
+	loginWanted chan struct{}
 }
 
 // writeConfig writes the config: the scenario server at serverURL with
@@ -93,7 +98,7 @@ func (w warden) serve(ctx context.Context, version string, opts ...client.Client
 		return nil, nil, fmt.Errorf("starting mcpwarden serve: %w", err)
 	}
 	if stderr, ok := client.GetStderr(c); ok {
-		go io.Copy(os.Stderr, stderr)
+		go w.readLog(stderr)
 	}
 	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
 		ProtocolVersion: version,
@@ -114,4 +119,22 @@ func resultText(res *mcp.CallToolResult) string {
 		}
 	}
 	return b.String()
+}
+
+// readLog copies serve's log to our stderr and signals loginWanted when a
+// line says a server needs `mcpwarden login`.
+func (w warden) readLog(log io.Reader) {
+	sc := bufio.NewScanner(log)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		fmt.Fprintln(os.Stderr, line)
+		if strings.Contains(line, "needs `mcpwarden login") {
+			select {
+			case w.loginWanted <- struct{}{}:
+			default:
+			}
+		}
+	}
+	io.Copy(os.Stderr, log) // a line too long to scan: the rest as it comes
 }
