@@ -63,7 +63,7 @@ type call struct {
 
 	// answers, when set, are what a retry of a 2026-07-28 client sends
 	// the upstream that asked it for input; rounds counts the call's
-	// round trips (see relayInput).
+	// round trips (see inputRelay).
 	answers *upstream.InputAnswers
 	rounds  int
 }
@@ -189,8 +189,10 @@ func (s *Server) resolveAsk(ctx context.Context, c *call, req mcp.CallToolReques
 // of a 2026-07-28 client is relayed to that client by the call's result
 // (package inputrelay; inputRelay).
 func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	c.args = nil                                                                                     // decided and audited: only c.canonical goes on, and the decoded copy can be freed
-	u := &upstreamCall{req: req, route: &upstream.Route{Principal: c.principal, Session: c.session}} // an isolated server picks its caller's child
+	// Decided and audited: only c.canonical goes on, and the decoded copy
+	// can be freed. An isolated server picks its caller's child by route.
+	c.args = nil
+	u := &upstreamCall{req: req, route: &upstream.Route{Principal: c.principal, Session: c.session}}
 	uctx, span := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
 	u.span = span
 	uctx = withCallerReach(ctx, uctx)
@@ -226,16 +228,6 @@ type upstreamCall struct {
 	route  *upstream.Route
 	span   telemetry.Span
 	start  time.Time
-}
-
-// asked records that the upstream asked, during c, for what the
-// client is sent (methods) by the result of its call.
-func (r *inputRelay) asked(ctx context.Context, c *call, u *upstreamCall, methods string) {
-	u.span.End(nil)
-	ev := c.event(audit.KindResult)
-	ev.Instance = u.route.Instance
-	ev.Detail = "the upstream asked for input (" + methods + "): relayed to the client, whose retry goes on with the call"
-	r.srv.writeAudit(context.WithoutCancel(ctx), ev)
 }
 
 // finish records the upstream's answer to c, raw or err, and returns what

@@ -89,7 +89,7 @@ func (ss sessionState) sharedStore() state.Store {
 func (ss sessionState) keeper() ask.Keeper { return ask.Keeper{Store: ss.store, GrantTTL: ss.grantTTL} }
 
 // inputs are where the calls waiting for a 2026-07-28 client's answers
-// to their upstream's requests are kept (see relayInput).
+// to their upstream's requests are kept (see inputRelay).
 func (ss sessionState) inputs() inputrelay.Keeper { return inputrelay.Keeper{Store: ss.store} }
 
 // labels are where the flow labels are kept.

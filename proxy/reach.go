@@ -13,7 +13,7 @@ import (
 // is declared elicitation and sampling only when they can reach the
 // caller: those the client declared, whether it is sent them as requests
 // (a client of the handshake) or relayed through its multi round-trip
-// flow (a client of 2026-07-28: see relayInput). When the client of the
+// flow (a client of 2026-07-28: see inputRelay). When the client of the
 // handshake is not known, uctx is returned as it is, and the upstream is declared what
 // some client could be reached with.
 func withCallerReach(ctx, uctx context.Context) context.Context {

@@ -61,7 +61,7 @@ func TestUpstreamIsDeclaredWhatAModernClientDeclared(t *testing.T) {
 	_, url := declaringEnv(t)
 	// A 2026-07-28 client takes no request within a call, but an
 	// upstream's request is relayed to it through its multi round-trip
-	// flow (relayInput): the upstream may count on what the client declared.
+	// flow (inputRelay): the upstream may count on what the client declared.
 	tests := []struct {
 		name            string
 		opts            []client.ClientOption

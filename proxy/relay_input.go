@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/proxy/inputrelay"
 	"github.com/mcpwarden/mcpwarden/upstream"
@@ -195,4 +196,14 @@ func (r *inputRelay) continueRetry(ctx context.Context, c *call, req mcp.CallToo
 		return r.continueHeld(ctx, c, req)
 	}
 	return r.continueCall(ctx, c, req)
+}
+
+// asked records that the upstream asked, during c, for what the client
+// is sent (methods) by the result of its call.
+func (r *inputRelay) asked(ctx context.Context, c *call, u *upstreamCall, methods string) {
+	u.span.End(nil)
+	ev := c.event(audit.KindResult)
+	ev.Instance = u.route.Instance
+	ev.Detail = "the upstream asked for input (" + methods + "): relayed to the client, whose retry goes on with the call"
+	r.srv.writeAudit(context.WithoutCancel(ctx), ev)
 }
