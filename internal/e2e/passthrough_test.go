@@ -104,6 +104,42 @@ func TestUpstreamRequestsReachTheCallingClient(t *testing.T) {
 	}
 }
 
+// TestModernClientAnswersServerEverythingsRequestsThroughItsRetries: a
+// client of 2026-07-28 cannot be sent a request, so server-everything's
+// elicitation and sampling requests during a call (it speaks the
+// handshake, over stdio) reach it in its call's result, and its retries
+// bring the answers back while mcpwarden holds the call.
+func TestModernClientAnswersServerEverythingsRequestsThroughItsRetries(t *testing.T) {
+	t.Parallel()
+	f := everythingFixture(t)
+	h := &human{answer: func(int, context.Context) (*mcp.ElicitationResult, error) {
+		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
+			Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"name": "Ada", "color": "red", "email": "ada@example.com", "check": true},
+		}}, nil
+	}}
+	c := connectStdio(t, f, client.WithSamplingHandler(model{}), client.WithElicitationHandler(h))
+	if v := c.ProtocolVersion(); !mcp.IsModernProtocol(v) {
+		t.Fatalf("the client speaks %q to mcpwarden, want 2026-07-28", v)
+	}
+	res := callTool(t, c, "everything__trigger-elicitation-request", nil)
+	if res.IsError || h.times() != 1 || !strings.Contains(testkit.Text(res), "accept") || !strings.HasPrefix(firstAsked(h), "[everything] ") {
+		t.Errorf("elicitation through the proxy = %q (isError %v), asked %d times (%q)", testkit.Text(res), res.IsError, h.times(), firstAsked(h))
+	}
+	res = callTool(t, c, "everything__trigger-sampling-request", map[string]any{"prompt": "say hi", "maxTokens": 20})
+	if res.IsError || !strings.Contains(testkit.Text(res), "sampled by the test client") {
+		t.Errorf("sampling through the proxy = %q (isError %v)", testkit.Text(res), res.IsError)
+	}
+	var relayed int
+	for _, e := range readAudit(t, f.auditPath, "result") {
+		if strings.Contains(e.Detail, "asked for input") {
+			relayed++
+		}
+	}
+	if relayed != 2 {
+		t.Errorf("%d rounds audited as relayed to the client, want 2 (the elicitation and the sampling)", relayed)
+	}
+}
+
 // TestSamplingDeniedByPolicy: a server whose policy.sampling is deny is
 // not offered sampling at all (mcpwarden would refuse every request), so
 // server-everything, which offers its sampling tool only to a client that
