@@ -36,7 +36,8 @@ type catalog struct {
 	prompts   map[string][]mcp.Prompt
 
 	routes   atomic.Pointer[catalogRoutes] // rebuilt with the registrations
-	refreshG sync.WaitGroup                // refreshes started from notifications
+	refreshG sync.WaitGroup                // work started on its own: refreshes from notifications, unsubscribes of ended sessions
+	subs     subscribers                   // who is subscribed to the upstreams' resources
 }
 
 // catalogRoutes map exposed names back to their server and upstream name.

@@ -9,6 +9,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
 // The handlers of the catalog's requests: resources/read (of a listed
@@ -175,11 +177,14 @@ func (cat *catalog) setLevel(ctx context.Context, _ any, req *mcp.SetLevelReques
 }
 
 // subscription decides and forwards resources/subscribe or unsubscribe of
-// uri, as the client knows it. Both are decided as
-// mcp:<server>:resources/subscribe (a rule about subscribing covers
-// unsubscribing; the audit's method tells them apart). A URI no upstream
-// offers is refused.
-func (cat *catalog) subscription(ctx context.Context, method mcp.MCPMethod, uri string) error {
+// uri, as the client knows it, for subscriber (the client session, or
+// listenSubscriber). Both are decided as mcp:<server>:resources/subscribe
+// (a rule about subscribing covers unsubscribing; the audit's method
+// tells them apart). A URI no upstream offers is refused. The upstream's
+// subscription is shared by every client of its session (subscribers):
+// it is subscribed to for the first and unsubscribed from when the last
+// unsubscribes.
+func (cat *catalog) subscription(ctx context.Context, method mcp.MCPMethod, uri, subscriber string) error {
 	r, err := cat.routeURI(uri)
 	if err != nil {
 		return err
@@ -192,10 +197,21 @@ func (cat *catalog) subscription(ctx context.Context, method mcp.MCPMethod, uri 
 		}
 		ctx, cancel := context.WithTimeout(ctx, subscribeTimeout)
 		defer cancel()
+		k := subscribed{upstream: cl, uri: r.name}
 		if method == mcp.MethodResourcesUnsubscribe {
+			if !cat.subs.remove(k, subscriber) {
+				return nil, nil // another client is still subscribed
+			}
 			return nil, cl.Unsubscribe(ctx, mcp.UnsubscribeRequest{Params: mcp.UnsubscribeParams{URI: r.name}})
 		}
-		return nil, cl.Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: r.name}})
+		if !cat.subs.add(k, r.server, upstream.Route{Principal: c.principal, Session: c.session}, subscriber) {
+			return nil, nil // subscribed already, for another client
+		}
+		if err := cl.Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: r.name}}); err != nil {
+			cat.subs.remove(k, subscriber)
+			return nil, err
+		}
+		return nil, nil
 	})
 	return err
 }

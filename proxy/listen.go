@@ -23,9 +23,8 @@ import (
 // resources/subscribe is, before the stream opens (listenSubscriptions),
 // keeps the open streams (listenStreams), and sends an upstream's
 // resources/updated to those that name its resource (notifyListening).
-// Closing the stream does not unsubscribe upstream: the upstream session
-// is shared, and another client may be subscribed to the same resource
-// (a client of the handshake unsubscribes explicitly).
+// Closing the stream does not unsubscribe upstream: its resources stay
+// subscribed (listenSubscriber), as other clients' may (subscribers).
 
 // listenSubscriptions decides and forwards, as resources/subscribe, each
 // resource the subscriptions/listen request raw names. An error refuses
@@ -38,7 +37,7 @@ func (s *Server) listenSubscriptions(ctx context.Context, raw json.RawMessage) e
 		return fmt.Errorf("the subscriptions/listen request cannot be read: %w", err)
 	}
 	for _, uri := range req.Params.Notifications.ResourceSubscriptions {
-		if err := s.catalog.subscription(ctx, mcp.MethodResourcesSubscribe, uri); err != nil {
+		if err := s.catalog.subscription(ctx, mcp.MethodResourcesSubscribe, uri, listenSubscriber); err != nil {
 			return fmt.Errorf("subscribing to %q: %w", uri, err)
 		}
 	}

@@ -102,7 +102,7 @@ func (s *Server) gateRequest(ctx context.Context, _ any, message any) error {
 			if req.Params.URI == "" {
 				return errors.New("uri is required")
 			}
-			return s.catalog.subscription(ctx, req.Method, req.Params.URI)
+			return s.catalog.subscription(ctx, req.Method, req.Params.URI, sessionIDOf(ctx))
 		}
 	}
 	return nil

@@ -242,3 +242,53 @@ func TestModernClientsListenNamingADeniedResourceIsRefused(t *testing.T) {
 		t.Errorf("decisions = %+v, want the subscription decided and denied once", ev)
 	}
 }
+
+func TestOneClientsUnsubscribeKeepsAnotherClientsSubscription(t *testing.T) {
+	t.Parallel()
+	u, spec := newWatchingUpstream(t)
+	srv, _, _ := proxyFor(t, spec, allowAll)
+	a := testkit.Connect(t, srv.MCP(), "2025-11-25", client.WithLegacyProtocolOnly())
+	b := testkit.Connect(t, srv.MCP(), "2025-11-25", client.WithLegacyProtocolOnly())
+	const uri = "file:///watched.txt"
+	for _, c := range []*client.Client{a, b} {
+		if err := c.Subscribe(t.Context(), mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: uri}}); err != nil {
+			t.Fatalf("subscribing: %v", err)
+		}
+	}
+	if err := b.Unsubscribe(t.Context(), mcp.UnsubscribeRequest{Params: mcp.UnsubscribeParams{URI: uri}}); err != nil {
+		t.Fatalf("unsubscribing: %v", err)
+	}
+	// The upstream keeps a stream naming it: a is still subscribed.
+	time.Sleep(100 * time.Millisecond)
+	if n := u.updated(uri); n != 1 {
+		t.Fatalf("%d upstream listen streams name the resource after one of two clients unsubscribed, want 1", n)
+	}
+	// A client that never subscribed cannot end another's subscription.
+	c := testkit.Connect(t, srv.MCP(), "2025-11-25", client.WithLegacyProtocolOnly())
+	if err := c.Unsubscribe(t.Context(), mcp.UnsubscribeRequest{Params: mcp.UnsubscribeParams{URI: uri}}); err != nil {
+		t.Fatalf("unsubscribing: %v", err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := u.updated(uri); n != 1 {
+		t.Fatalf("%d upstream listen streams name the resource after a client that never subscribed unsubscribed, want 1", n)
+	}
+	// The last one's unsubscribe ends it.
+	if err := a.Unsubscribe(t.Context(), mcp.UnsubscribeRequest{Params: mcp.UnsubscribeParams{URI: uri}}); err != nil {
+		t.Fatalf("unsubscribing: %v", err)
+	}
+	testkit.Eventually(t, 10*time.Second, "no stream naming the resource once every client unsubscribed", func() bool { return u.updated(uri) == 0 })
+}
+
+func TestEndedSessionsSubscriptionEndsUpstream(t *testing.T) {
+	t.Parallel()
+	u, spec := newWatchingUpstream(t)
+	srv, _, _ := proxyFor(t, spec, allowAll)
+	c := testkit.Connect(t, srv.MCP(), "2025-11-25", client.WithLegacyProtocolOnly())
+	const uri = "file:///watched.txt"
+	if err := c.Subscribe(t.Context(), mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: uri}}); err != nil {
+		t.Fatalf("subscribing: %v", err)
+	}
+	testkit.Eventually(t, 10*time.Second, "a stream naming the resource", func() bool { return u.updated(uri) == 1 })
+	c.Close()
+	testkit.Eventually(t, 10*time.Second, "no stream naming the resource once its only subscriber's session ended", func() bool { return u.updated(uri) == 0 })
+}

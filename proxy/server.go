@@ -237,6 +237,7 @@ func (s *Server) endSession(id string) {
 	s.sessions.forget(id)
 	s.roots.End(id)
 	s.state.end(id)
+	s.catalog.endSubscriptions(id)
 	s.upstream.EndSession(id)
 	s.tel.SessionClosed()
 }
