@@ -251,9 +251,11 @@ func (s *session) stop() {
 func (s *session) report() (Report, bool) {
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 		for _, l := range strings.Split(s.stderr.String(), "\n") {
-			if b, ok := strings.CutPrefix(l, "REPORT "); ok && strings.HasSuffix(b, "}") {
-				var r Report
-				return r, json.Unmarshal([]byte(b), &r) == nil
+			// A line still being written may end in a nested object's
+			// brace: only a whole report is taken.
+			var r Report
+			if b, ok := strings.CutPrefix(l, "REPORT "); ok && json.Unmarshal([]byte(b), &r) == nil {
+				return r, true
 			}
 		}
 	}
