@@ -198,11 +198,17 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	uctx = withCallerReach(ctx, uctx)
 	u.params = mcp.CallToolParams{Name: c.tool.Name, RawArguments: c.canonical, Meta: s.tel.InjectMeta(uctx, req.Params.Meta)}
 	u.start = time.Now()
+	relays := relaysInput(ctx)
+	modern := relays && mcp.IsModernProtocol(s.upstream.Protocol(c.tool.Server))
 	switch {
-	case !relaysInput(ctx):
+	case !relays || !modern && !declaresInput(ctx):
+		// A client of the handshake is sent the upstream's requests; one of
+		// 2026-07-28 that declared neither elicitation nor sampling can
+		// be sent none, so its call to an upstream of the handshake needs
+		// no holding.
 		raw, err := s.relay.callUpstream(uctx, c.tool.Server, u.route, u.params)
 		return s.finish(ctx, c, u, raw, err)
-	case !mcp.IsModernProtocol(s.upstream.Protocol(c.tool.Server)):
+	case !modern:
 		return s.input.hold(ctx, uctx, c, u)
 	}
 	uctx = upstream.WithInputRelay(uctx)

@@ -51,7 +51,7 @@ type heldCall struct {
 	asks   chan *heldAsk           // the upstream's requests, handed to the client one at a time
 	done   chan struct{}           // closed when result is set: the upstream answered
 	result heldResult
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 
 	mu      sync.Mutex
 	rounds  int  // asks so far
@@ -98,7 +98,7 @@ type heldWait struct {
 // client's call until the upstream answers or asks for input.
 func (r *inputRelay) hold(ctx, uctx context.Context, c *call, u *upstreamCall) (*mcp.CallToolResult, error) {
 	s := r.srv
-	hctx, cancel := context.WithCancel(context.WithoutCancel(uctx))
+	hctx, cancel := context.WithCancelCause(context.WithoutCancel(uctx))
 	caps, _ := ask.ClientCapabilities(ctx)
 	h := &heldCall{relay: r, c: c, u: u, caps: caps, asks: make(chan *heldAsk), done: make(chan struct{}), cancel: cancel}
 	go func() {
@@ -133,7 +133,7 @@ func (r *inputRelay) await(ctx context.Context, h *heldCall) (*mcp.CallToolResul
 			r.asked(ctx, h.c, h.u, string(a.method))
 			return res, nil
 		case <-ctx.Done():
-			h.cancel()
+			h.cancel(context.Cause(ctx)) // the client went, or shutdown cancelled it: the upstream's call ends for the same cause
 			<-h.done
 			return h.finish(ctx)
 		}
@@ -143,7 +143,7 @@ func (r *inputRelay) await(ctx context.Context, h *heldCall) (*mcp.CallToolResul
 // finish records h's result and returns what the client gets, unless it
 // was recorded already (abandon).
 func (h *heldCall) finish(ctx context.Context) (*mcp.CallToolResult, error) {
-	h.cancel()
+	h.cancel(nil)
 	h.mu.Lock()
 	first := !h.claimed
 	h.claimed = true
@@ -255,7 +255,7 @@ func (hc *heldCalls) takeAsk(a *heldAsk) (heldWait, bool) {
 // to stop, and its answer, when it comes, is recorded as the call's
 // result, unless a retry took it meanwhile.
 func (h *heldCall) abandon() {
-	h.cancel()
+	h.cancel(errNoRetry)
 	go func() {
 		<-h.done
 		h.mu.Lock()

@@ -23,8 +23,9 @@ import (
 // streamable HTTP at the returned URL, in front of "up", an upstream of
 // the handshake whose tools ask the client within the call: confirm an
 // elicitation, twice two in a row, sample a sampling request; each
-// answers with what it got. ended receives each call's end.
-func handshakeAskingEnv(t *testing.T, global rules.PolicySpec, o Options) (url string, sink *memorySink, ended <-chan string) {
+// answers with what it got; slow waits until it is cancelled. ended
+// receives each call's end.
+func handshakeAskingEnv(t *testing.T, global rules.PolicySpec, o Options) (srv *Server, url string, sink *memorySink, ended <-chan string) {
 	t.Helper()
 	up := server.NewMCPServer("handshake", "1.0", server.WithToolCapabilities(false))
 	ends := make(chan string, 16)
@@ -50,6 +51,11 @@ func handshakeAskingEnv(t *testing.T, global rules.PolicySpec, o Options) (url s
 		}
 		return mcp.NewToolResultText(mcp.GetTextFromContent(res.Content)), nil
 	})
+	up.AddTool(mcp.NewTool("slow"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		<-ctx.Done()
+		ends <- "cancelled"
+		return nil, ctx.Err()
+	})
 	hs := httptest.NewServer(server.NewStreamableHTTPServer(up))
 	t.Cleanup(hs.Close)
 	srv, pool, sink := proxyWith(t, upstream.Spec{Transport: upstream.TransportHTTP, URL: hs.URL + "/mcp"}, global, o)
@@ -62,12 +68,12 @@ func handshakeAskingEnv(t *testing.T, global rules.PolicySpec, o Options) (url s
 	}
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
-	return ts.URL + streamable.EndpointPath, sink, ends
+	return srv, ts.URL + streamable.EndpointPath, sink, ends
 }
 
 func TestModernClientAnswersAHandshakeUpstreamsElicitationThroughItsRetry(t *testing.T) {
 	t.Parallel()
-	url, sink, _ := handshakeAskingEnv(t, allowAll, Options{})
+	_, url, sink, _ := handshakeAskingEnv(t, allowAll, Options{})
 	h := &human{}
 	c := modernClient(t, url, client.WithElicitationHandler(h))
 	res := testkit.CallTool(t, c, "up__confirm", map[string]any{"text": "x"})
@@ -87,7 +93,7 @@ func TestModernClientAnswersAHandshakeUpstreamsElicitationThroughItsRetry(t *tes
 
 func TestModernClientAnswersEveryRequestOfAHandshakeUpstreamThatAsksTwice(t *testing.T) {
 	t.Parallel()
-	url, _, _ := handshakeAskingEnv(t, allowAll, Options{})
+	_, url, _, _ := handshakeAskingEnv(t, allowAll, Options{})
 	h := &human{}
 	c := modernClient(t, url, client.WithElicitationHandler(h))
 	if got := testkit.Text(testkit.CallTool(t, c, "up__twice", nil)); got != "decline then decline" {
@@ -100,7 +106,7 @@ func TestModernClientAnswersEveryRequestOfAHandshakeUpstreamThatAsksTwice(t *tes
 
 func TestHandshakeUpstreamsSamplingTheRulesAskAboutIsNotPutToAModernClientsModel(t *testing.T) {
 	t.Parallel()
-	url, _, _ := handshakeAskingEnv(t, rules.PolicySpec{Allow: []string{"mcp:up:sample"}, Ask: []string{"mcp:up:sampling/createMessage"}}, Options{})
+	_, url, _, _ := handshakeAskingEnv(t, rules.PolicySpec{Allow: []string{"mcp:up:sample"}, Ask: []string{"mcp:up:sampling/createMessage"}}, Options{})
 	c := modernClient(t, url, client.WithSamplingHandler(countingSampler{t}))
 	res := testkit.CallTool(t, c, "up__sample", nil)
 	if got := testkit.Text(res); !res.IsError || !strings.Contains(got, "retrying its call") {
@@ -110,7 +116,7 @@ func TestHandshakeUpstreamsSamplingTheRulesAskAboutIsNotPutToAModernClientsModel
 
 func TestHandshakeUpstreamsAllowedSamplingReachesAModernClient(t *testing.T) {
 	t.Parallel()
-	url, _, _ := handshakeAskingEnv(t, rules.PolicySpec{Allow: []string{"mcp:up:*"}}, Options{})
+	_, url, _, _ := handshakeAskingEnv(t, rules.PolicySpec{Allow: []string{"mcp:up:*"}}, Options{})
 	c := modernClient(t, url, client.WithSamplingHandler(answeringSampler{}))
 	if got := testkit.Text(testkit.CallTool(t, c, "up__sample", nil)); got != "sampled" {
 		t.Errorf("sample = %q, want the client's sampling result", got)
@@ -119,7 +125,7 @@ func TestHandshakeUpstreamsAllowedSamplingReachesAModernClient(t *testing.T) {
 
 func TestHeldCallIsCancelledWhenTheClientNeverRetries(t *testing.T) {
 	t.Parallel()
-	url, sink, ended := handshakeAskingEnv(t, allowAll, Options{AskTimeout: 300 * time.Millisecond})
+	_, url, sink, ended := handshakeAskingEnv(t, allowAll, Options{AskTimeout: 300 * time.Millisecond})
 	c := modernClient(t, url, client.WithElicitationHandler(&human{}))
 	askedState(t, c, "never answered", "upstream:1") // and no retry comes
 	select {
@@ -150,7 +156,7 @@ func TestHeldCallIsCancelledWhenTheClientNeverRetries(t *testing.T) {
 
 func TestHeldRequestStateAttacks(t *testing.T) {
 	t.Parallel()
-	url, sink, ended := handshakeAskingEnv(t, allowAll, Options{})
+	_, url, sink, ended := handshakeAskingEnv(t, allowAll, Options{})
 	c := modernClient(t, url, client.WithElicitationHandler(&human{}))
 	answer := map[string]any{"upstream:1": map[string]any{"action": "decline"}}
 	tests := []struct {
@@ -200,4 +206,39 @@ func TestHeldRequestStateAttacks(t *testing.T) {
 	if refused != len(tests) {
 		t.Errorf("%d refusals audited under %s, want %d", refused, requestStateRule, len(tests))
 	}
+}
+
+func TestHeldCallCutByShutdownSaysMcpwardenIsShuttingDown(t *testing.T) {
+	t.Parallel()
+	srv, url, sink, ended := handshakeAskingEnv(t, allowAll, Options{})
+	c := modernClient(t, url, client.WithElicitationHandler(&human{}))
+	got := make(chan *mcp.CallToolResult, 1)
+	go func() { got <- testkit.CallTool(t, c, "up__slow", nil) }()
+	testkit.Eventually(t, 10*time.Second, "the call in flight", func() bool {
+		for _, e := range sink.events(t) {
+			if e.Event == audit.KindDecision && e.Tool == "mcp:up:slow" {
+				return true
+			}
+		}
+		return false
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	srv.Drain(ctx)
+	if res := <-got; !res.IsError || !strings.Contains(testkit.Text(res), "shutting down") {
+		t.Errorf("the call cut by shutdown = %q, want it to say mcpwarden is shutting down", testkit.Text(res))
+	}
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream's call was never cancelled")
+	}
+	testkit.Eventually(t, 5*time.Second, "the result recorded as cut by shutdown", func() bool {
+		for _, e := range sink.events(t) {
+			if e.Event == audit.KindResult && e.Tool == "mcp:up:slow" {
+				return strings.Contains(e.Error, "shutting down")
+			}
+		}
+		return false
+	})
 }

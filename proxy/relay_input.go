@@ -52,6 +52,13 @@ func relaysInput(ctx context.Context) bool {
 	return modern
 }
 
+// declaresInput reports whether the client in ctx declared elicitation
+// or sampling: whether an upstream's request may be relayed to it at all.
+func declaresInput(ctx context.Context) bool {
+	caps, _ := ask.ClientCapabilities(ctx)
+	return caps != nil && (caps.Elicitation != nil || caps.Sampling != nil)
+}
+
 // round settles raw, the upstream's multi round-trip result of c,
 // a call of a 2026-07-28 client served by route. When some of its
 // requests go to the client, res is the result that asks it for them;
