@@ -154,7 +154,7 @@ func (rp *replicated) deliver(ctx context.Context, session string, header http.H
 		req.Header.Set(mcp.HeaderProtocolVersion, v)
 	}
 	rec := &discardResponse{header: http.Header{}}
-	hs.stream.ServeHTTP(rec, req)
+	hs.front.ServeHTTP(rec, req)
 }
 
 // relaying claims the requests to the client that the response to r
