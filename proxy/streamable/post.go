@@ -68,7 +68,8 @@ func newFront(h Host, stream *server.StreamableHTTPServer, ids *sessiontable.Tab
 
 // A baseSession is the session mcp-go registers at initialize: a POST
 // served here is served with it, through a postSession. Every interface
-// mcp-go asks a session for is listed, so that nothing of it is lost.
+// mcp-go asks a session for is listed, so that nothing of it is lost, and
+// SetProtocolVersion, which restore reads it by (protocolVersioned).
 type baseSession interface {
 	server.SessionWithTools
 	server.SessionWithResources

@@ -167,9 +167,10 @@ func ListenAndServe(ctx context.Context, h Host, addr string, o Options) error {
 const httpShutdownTimeout = 5 * time.Second
 
 // NewHandler builds the listener's handler: the guard (Host, Origin,
-// token, body), then the session check, then mcp-go's streamable HTTP
-// server at EndpointPath, which carries the profile a token selected into
-// each MCP request's context. mcp-go's own DNS-rebinding check is turned
+// token, body), then the session check, then the front at EndpointPath
+// (which serves a session's requests itself and the rest through mcp-go's
+// streamable HTTP server), which carries the profile a token selected
+// into each MCP request's context. mcp-go's own DNS-rebinding check is turned
 // off because the guard replaces it: mcp-go checks Host only on loopback
 // connections and knows no allowlist; the guard checks Host and Origin on
 // every connection.
