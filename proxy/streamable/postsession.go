@@ -75,15 +75,18 @@ func (ps *postSession) RequestElicitation(ctx context.Context, request mcp.Elici
 	f := ps.front
 	key := answerKey{session: ps.SessionID(), id: f.requestIDs.Add(1)}
 	answer := make(chan clientAnswer, 1)
-	f.answers.Store(key, answer)
-	defer f.answers.Delete(key)
-	sent := ps.send(mcp.JSONRPCRequest{
+	data, err := json.Marshal(mcp.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION,
 		ID:      mcp.NewRequestId(key.id),
 		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
 		Params:  request.Params,
 	})
-	if !sent {
+	if err != nil {
+		return nil, fmt.Errorf("encoding an elicitation for the client: %w", err)
+	}
+	f.answers.Store(key, answer)
+	defer f.answers.Delete(key)
+	if !ps.send(data) {
 		f.answers.Delete(key)
 		return ps.baseSession.RequestElicitation(ctx, request)
 	}
@@ -108,21 +111,21 @@ func (ps *postSession) forward() {
 	for {
 		select {
 		case n := <-ps.notes:
-			ps.send(n)
+			if data, err := json.Marshal(n); err != nil {
+				ps.front.logger.Error("encoding a notification to the HTTP client", "err", err)
+			} else {
+				ps.send(data)
+			}
 		case <-ps.stop:
 			return
 		}
 	}
 }
 
-// send writes msg on the POST's event stream, and reports false when the
-// response is written already (msg is then not sent).
-func (ps *postSession) send(msg any) bool {
-	data, err := json.Marshal(msg)
-	if err != nil {
-		ps.front.logger.Error("encoding a message to the client", "err", err)
-		return true
-	}
+// send writes data, an encoded message, on the POST's event stream, and
+// reports false when the response is written already (data is then not
+// sent).
+func (ps *postSession) send(data []byte) bool {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if ps.done {
