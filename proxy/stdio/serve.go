@@ -113,16 +113,6 @@ type stdioConn struct {
 	idle       atomic.Int32  // goroutines waiting in awaitTurn
 }
 
-// The stdioHead of a message is what the transport reads of it to route
-// it: a request (method and id), a notification (method, no id) or a
-// response to one of the session's own requests (id, result or error).
-type stdioHead struct {
-	Method string          `json:"method"`
-	ID     json.RawMessage `json:"id"`
-	Result json.RawMessage `json:"result"`
-	Error  json.RawMessage `json:"error"`
-}
-
 // readLines reads lines, routing each with dispatch, until the input ends
 // or fails or the connection stops. When a line is a request to serve, the
 // goroutine that read it serves it, and hands reading on first: to a
@@ -208,7 +198,7 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) (req *stdioReques
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil, true
 	}
-	var head stdioHead
+	var head wire.Head
 	if err := json.Unmarshal(line, &head); err != nil {
 		c.writeMessage(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.PARSE_ERROR, "Parse error", nil))
 		return nil, true

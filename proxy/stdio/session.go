@@ -11,6 +11,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpwarden/mcpwarden/proxy/wire"
 )
 
 // SessionID is the id of the one session a stdio connection carries,
@@ -202,7 +204,7 @@ func (s *stdioSession) request(ctx context.Context, method mcp.MCPMethod, params
 // answer hands a response from the client to the request of the session
 // it answers and reports whether there was one. A response whose id names
 // no request waiting is left to mcp-go, as mcp-go's own transport does.
-func (s *stdioSession) answer(r *stdioHead) bool {
+func (s *stdioSession) answer(r *wire.Head) bool {
 	id, err := strconv.ParseInt(string(r.ID), 10, 64)
 	if err != nil {
 		return false

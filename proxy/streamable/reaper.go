@@ -21,6 +21,9 @@ import (
 type Sessions struct {
 	ids    *sessiontable.Table
 	stream *server.StreamableHTTPServer
+	// front serves what the listener serves itself and hands the rest to
+	// stream (see post.go).
+	front  *front
 	logger *slog.Logger
 	// peers keeps the sessions in step with the other replicas (see
 	// shared.go).
@@ -82,6 +85,7 @@ func (hs *Sessions) end(ctx context.Context, id string) {
 	}
 	req.Header.Set(server.HeaderKeySessionID, id)
 	hs.stream.ServeHTTP(&discardResponse{header: http.Header{}}, req)
+	hs.front.forget(id)
 }
 
 // A discardResponse is the response writer of a request the listener

@@ -25,7 +25,8 @@ import (
 // shared state (an ask named by relayID), and waits there for the answer
 // besides waiting locally; a replica that gets a response it did not
 // claim hands it on through the shared state, which wakes the claimant,
-// which hands it to its own mcp-go as if the client had sent it there.
+// which hands it to its own front (the elicitation of a POST it served
+// waits there) or mcp-go, as if the client had sent it there.
 //
 // mcp-go numbers the requests of each replica on its own, so two
 // replicas may send one session requests with the same ID. The claim
@@ -139,8 +140,8 @@ func (rl *relayed) done() {
 	}
 }
 
-// deliver hands the client's response raw to this replica's mcp-go, as
-// if the client had posted it here.
+// deliver hands the client's response raw to this replica's front, as if
+// the client had posted it here.
 func (rp *replicated) deliver(ctx context.Context, session string, header http.Header, raw []byte) {
 	hs := rp.hs
 	req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodPost, EndpointPath, bytes.NewReader(raw))
@@ -154,7 +155,7 @@ func (rp *replicated) deliver(ctx context.Context, session string, header http.H
 		req.Header.Set(mcp.HeaderProtocolVersion, v)
 	}
 	rec := &discardResponse{header: http.Header{}}
-	hs.stream.ServeHTTP(rec, req)
+	hs.front.ServeHTTP(rec, req)
 }
 
 // relaying claims the requests to the client that the response to r

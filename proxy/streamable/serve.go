@@ -4,6 +4,32 @@
 // state, their records and the relay of answers between replicas, in
 // front of mcp-go's MCPServer. It knows nothing of policy: proxy gives it
 // a Host and runs it (proxy.Server.ListenAndServe).
+//
+// The POSTs that carry a session's requests are served here (see front):
+// a request (a method and an id) on a session this listener initialized,
+// on a protocol before 2026-07-28, is decoded only for its head, handled
+// by MCPServer.HandleMessage on the goroutine serving the HTTP request,
+// and answered as mcp-go's streamable HTTP server answers it — JSON, or
+// an event stream carrying the notifications and elicitations the server
+// sent while serving it, then the response; the client's answers to
+// those elicitations are delivered here too. Everything else is still
+// served by mcp-go's StreamableHTTPServer: initialize, notifications,
+// the client's answers to sampling and roots requests (which mcp-go
+// sends on the GET stream), empty answers, GET streams and their
+// resumption, DELETE, every request of protocol 2026-07-28 or later, the
+// requests of a session adopted from another replica, and every POST
+// mcp-go would refuse (a body that is not one JSON-RPC object, the wrong
+// Content-Type, an unknown protocol version, a session that is not
+// valid), so that the refusal is mcp-go's. Three things differ from
+// mcp-go's server for the requests served here: mcp-go gives
+// HandleMessage the request's HTTP headers in a context key of its own,
+// which only its log line (mcp.request's mcp.protocol.version) and
+// CallToolRequest.Header read, and neither has them here; mcp-go answers
+// every request of a session with an event stream once the session was
+// ever sent a notification (a broadcast such as tools/list_changed
+// included), where a response here is an event stream only when its own
+// request sent something; and the elicitations sent here are numbered
+// from 2^32 (firstRequestID), apart from mcp-go's own requests.
 package streamable
 
 import (
@@ -141,9 +167,10 @@ func ListenAndServe(ctx context.Context, h Host, addr string, o Options) error {
 const httpShutdownTimeout = 5 * time.Second
 
 // NewHandler builds the listener's handler: the guard (Host, Origin,
-// token, body), then the session check, then mcp-go's streamable HTTP
-// server at EndpointPath, which carries the profile a token selected into
-// each MCP request's context. mcp-go's own DNS-rebinding check is turned
+// token, body), then the session check, then the front at EndpointPath
+// (which serves a session's requests itself and the rest through mcp-go's
+// streamable HTTP server), which carries the profile a token selected
+// into each MCP request's context. mcp-go's own DNS-rebinding check is turned
 // off because the guard replaces it: mcp-go checks Host only on loopback
 // connections and knows no allowlist; the guard checks Host and Origin on
 // every connection.
@@ -159,23 +186,25 @@ func NewHandler(h Host, addr string, o Options) (http.Handler, *Sessions, error)
 	ids := sessiontable.New(o.Sessions)
 	sessions := &Sessions{ids: ids, logger: h.Logger, tel: h.Telemetry, principalOf: h.PrincipalOf, profileOf: h.ProfileOf, audit: h.Audit}
 	sessions.peers = peeringOf(sessions, h.State)
+	httpContext := func(ctx context.Context, r *http.Request) context.Context {
+		// The profile a token selected, and the trace context the client
+		// sent in its headers (params._meta takes precedence). A session
+		// initialized on another replica gets what its initialize told
+		// (see restore).
+		noteIssuing(ctx)
+		sessions.restore(ctx)
+		return h.Telemetry.HTTPContext(httpguard.HTTPContext(ctx, r), r)
+	}
 	sessions.stream = server.NewStreamableHTTPServer(h.MCP,
 		server.WithEndpointPath(EndpointPath),
 		server.WithStreamableHTTPLogger(h.Logger),
 		server.WithSessionIdManager(ids),
 		server.WithDisableLocalhostProtection(true),
-		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
-			// The profile a token selected, and the trace context the
-			// client sent in its headers (params._meta takes precedence).
-			// A session initialized on another replica gets what its
-			// initialize told (see restore).
-			noteIssuing(ctx)
-			sessions.restore(ctx)
-			return h.Telemetry.HTTPContext(httpguard.HTTPContext(ctx, r), r)
-		}),
+		server.WithHTTPContextFunc(httpContext),
 	)
+	sessions.front = newFront(h, sessions.stream, ids, httpContext)
 	mux := http.NewServeMux()
-	mux.Handle(EndpointPath, sessions.guard(sessions.stream))
+	mux.Handle(EndpointPath, sessions.guard(sessions.front))
 	handler, err := httpguard.New(g, o.Identity, h.Budget.CountBodies(mux))
 	if err != nil {
 		return nil, nil, fmt.Errorf("http: %w", err)
