@@ -14,7 +14,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
-	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 	"github.com/mcpwarden/mcpwarden/rules"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
@@ -167,13 +166,7 @@ func modernListener(t *testing.T, global rules.PolicySpec) (*watchingUpstream, *
 	t.Helper()
 	u, spec := newWatchingUpstream(t)
 	srv, _, sink := proxyFor(t, spec, global)
-	h, _, err := streamable.NewHandler(httpHost(srv), "127.0.0.1:0", streamable.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
-	tr, err := transport.NewStreamableHTTP(ts.URL + streamable.EndpointPath)
+	tr, err := transport.NewStreamableHTTP(serveHTTP(t, srv))
 	if err != nil {
 		t.Fatal(err)
 	}

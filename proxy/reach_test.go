@@ -11,7 +11,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
-	"github.com/mcpwarden/mcpwarden/proxy/streamable"
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
@@ -35,13 +34,7 @@ func declaringEnv(t *testing.T) (*Server, string) {
 	if got := pool.Protocol("up"); got != mcp.ProtocolVersion20260728 {
 		t.Fatalf("the upstream speaks %q, want %s", got, mcp.ProtocolVersion20260728)
 	}
-	h, _, err := streamable.NewHandler(httpHost(srv), "127.0.0.1:0", streamable.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
-	return srv, ts.URL + streamable.EndpointPath
+	return srv, serveHTTP(t, srv)
 }
 
 // declaredThrough calls up__caps through c and returns what the upstream
