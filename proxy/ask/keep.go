@@ -131,15 +131,12 @@ const lateAnswerGrace = time.Minute
 // ErrTooManyPending.
 func (k Keeper) Issue(ctx context.Context, p *Pending) (string, error) {
 	token := rand.Text()
-	raw, err := json.Marshal(pendingJSON{
+	j := pendingJSON{
 		Session: p.Session, Principal: p.Key.Principal, Tool: p.Key.Tool, Rule: p.Key.Rule, Digest: p.Digest,
 		Pathless: p.Target.Pathless, Earns: p.Target.Earns, Paths: p.Target.Paths, Forms: p.Target.Forms, Folders: p.Target.Folders, Endpoint: p.Target.Endpoint,
 		Offered: p.Offered, Expires: p.Expires,
-	})
-	if err != nil {
-		return "", fmt.Errorf("encoding a request state: %w", err)
 	}
-	switch err := k.Store.IssueToken(ctx, requestStatePrefix+token, raw, time.Until(p.Expires)+lateAnswerGrace); {
+	switch err := state.IssueJSON(ctx, k.Store, requestStatePrefix+token, j, time.Until(p.Expires)+lateAnswerGrace); {
 	case errors.Is(err, state.ErrFull):
 		return "", ErrTooManyPending
 	case err != nil:
@@ -153,16 +150,12 @@ func (k Keeper) Issue(ctx context.Context, p *Pending) (string, error) {
 // that is not pending (never issued, used, or expired), and an error only
 // when the shared state cannot be reached.
 func (k Keeper) Take(ctx context.Context, token string) (*Pending, error) {
-	raw, err := k.Store.ConsumeToken(ctx, requestStatePrefix+token)
-	if errors.Is(err, state.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading a request state: %w", err)
-	}
 	var j pendingJSON
-	if err := json.Unmarshal(raw, &j); err != nil {
-		return nil, nil // not one this code wrote: no pending ask
+	switch found, err := state.ConsumeJSON(ctx, k.Store, requestStatePrefix+token, &j); {
+	case err != nil:
+		return nil, fmt.Errorf("reading a request state: %w", err)
+	case !found:
+		return nil, nil // not pending, or not one this code wrote
 	}
 	return &Pending{
 		Session: j.Session, Key: GrantKey{Principal: j.Principal, Tool: j.Tool, Rule: j.Rule}, Digest: j.Digest,

@@ -60,12 +60,8 @@ const grace = time.Minute
 // Issue keeps p until it expires (and a grace after) and returns the
 // request state the client is sent.
 func (k Keeper) Issue(ctx context.Context, p *Pending) (string, error) {
-	raw, err := json.Marshal(p)
-	if err != nil {
-		return "", fmt.Errorf("encoding a request state: %w", err)
-	}
 	token := statePrefix + rand.Text()
-	switch err := k.Store.IssueToken(ctx, storePrefix+token, raw, time.Until(p.Expires)+grace); {
+	switch err := state.IssueJSON(ctx, k.Store, storePrefix+token, p, time.Until(p.Expires)+grace); {
 	case errors.Is(err, state.ErrFull):
 		return "", ErrTooMany
 	case err != nil:
@@ -79,16 +75,12 @@ func (k Keeper) Issue(ctx context.Context, p *Pending) (string, error) {
 // (never issued, used, or forgotten after its grace), and an error only
 // when the store cannot be reached.
 func (k Keeper) Take(ctx context.Context, token string) (*Pending, error) {
-	raw, err := k.Store.ConsumeToken(ctx, storePrefix+token)
-	if errors.Is(err, state.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading a request state: %w", err)
-	}
 	var p Pending
-	if json.Unmarshal(raw, &p) != nil {
-		return nil, nil // not one this code wrote
+	switch found, err := state.ConsumeJSON(ctx, k.Store, storePrefix+token, &p); {
+	case err != nil:
+		return nil, fmt.Errorf("reading a request state: %w", err)
+	case !found:
+		return nil, nil
 	}
 	return &p, nil
 }
