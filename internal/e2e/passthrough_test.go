@@ -18,6 +18,9 @@ func everythingFixture(t *testing.T) *fixture {
 	return newFixture(t, "stdio", "  everything:\n"+serverEverything(), `  allow: ["mcp:everything:*"]`)
 }
 
+// everythingForm fills in server-everything's elicitation form.
+var everythingForm = map[string]any{"name": "Ada", "color": "red", "email": "ada@example.com", "check": true}
+
 type model struct{}
 
 func (model) CreateMessage(_ context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
@@ -72,11 +75,7 @@ func TestProgressReachesTheClient(t *testing.T) {
 func TestUpstreamRequestsReachTheCallingClient(t *testing.T) {
 	t.Parallel()
 	f := everythingFixture(t)
-	h := &human{answer: func(int, context.Context) (*mcp.ElicitationResult, error) {
-		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
-			Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"name": "Ada", "color": "red", "email": "ada@example.com", "check": true},
-		}}, nil
-	}}
+	h := &human{answer: accepts(everythingForm)}
 	c := connectStdio(t, f, client.WithLegacyProtocolOnly(), client.WithSamplingHandler(model{}), client.WithRootsHandler(roots{}), client.WithElicitationHandler(h))
 
 	res := callTool(t, c, "everything__trigger-sampling-request", map[string]any{"prompt": "say hi", "maxTokens": 20})
@@ -112,11 +111,7 @@ func TestUpstreamRequestsReachTheCallingClient(t *testing.T) {
 func TestModernClientAnswersServerEverythingsRequestsThroughItsRetries(t *testing.T) {
 	t.Parallel()
 	f := everythingFixture(t)
-	h := &human{answer: func(int, context.Context) (*mcp.ElicitationResult, error) {
-		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
-			Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"name": "Ada", "color": "red", "email": "ada@example.com", "check": true},
-		}}, nil
-	}}
+	h := &human{answer: accepts(everythingForm)}
 	c := connectStdio(t, f, client.WithSamplingHandler(model{}), client.WithElicitationHandler(h))
 	if v := c.ProtocolVersion(); !mcp.IsModernProtocol(v) {
 		t.Fatalf("the client speaks %q to mcpwarden, want 2026-07-28", v)
