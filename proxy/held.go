@@ -144,11 +144,7 @@ func (r *inputRelay) await(ctx context.Context, h *heldCall) (*mcp.CallToolResul
 // was recorded already (abandon).
 func (h *heldCall) finish(ctx context.Context) (*mcp.CallToolResult, error) {
 	h.cancel(nil)
-	h.mu.Lock()
-	first := !h.claimed
-	h.claimed = true
-	h.mu.Unlock()
-	if !first {
+	if !h.claim() {
 		return mcp.NewToolResultError(fmt.Sprintf("mcpwarden forwarded %s, but %v", h.c.tool.Canonical, errNoRetry)), nil
 	}
 	return h.relay.srv.finish(ctx, h.c, h.u, h.result.raw, h.result.err)
@@ -258,14 +254,20 @@ func (h *heldCall) abandon() {
 	h.cancel(errNoRetry)
 	go func() {
 		<-h.done
-		h.mu.Lock()
-		first := !h.claimed
-		h.claimed = true
-		h.mu.Unlock()
-		if first {
+		if h.claim() {
 			h.relay.abandoned(h, errNoRetry)
 		}
 	}()
+}
+
+// claim reports whether the caller is the first to take h's result, which
+// is recorded once.
+func (h *heldCall) claim() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	first := !h.claimed
+	h.claimed = true
+	return first
 }
 
 // continueHeld serves a retry of c that answers an ask of a held call (its
