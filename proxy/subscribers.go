@@ -112,7 +112,7 @@ func (cat *catalog) endSubscriptions(session string) {
 			ctx, cancel := context.WithTimeout(context.Background(), subscribeTimeout)
 			defer cancel()
 			route := sub.route
-			_, err := cat.upstream.Request(ctx, sub.server, &route, func(ctx context.Context, cl *client.Client, _ mcp.ServerCapabilities) (any, error) {
+			_, err := cat.ownRequest(ctx, sub.server, &route, func(ctx context.Context, cl *client.Client, _ mcp.ServerCapabilities) (any, error) {
 				if cl != k.upstream {
 					return nil, nil // the session that was subscribed is gone
 				}

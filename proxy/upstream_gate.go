@@ -116,6 +116,14 @@ func (s *Server) withSession(ctx context.Context, server string, route *upstream
 	return s.upstream.Request(ctx, server, route, do)
 }
 
+// ownRequest runs do with the upstream session route picks, for a
+// request of mcpwarden's own on a client session's behalf that no client
+// request asked for, so none is decided: the unsubscribe of a client
+// session that ended (subscribers.go).
+func (cat *catalog) ownRequest(ctx context.Context, server string, route *upstream.Route, do func(context.Context, *client.Client, mcp.ServerCapabilities) (any, error)) (any, error) {
+	return cat.upstream.Request(ctx, server, route, do)
+}
+
 // ownSession is an upstream's session for mcpwarden's own requests, which
 // carry nothing a client sent: listing the catalog.
 func (cat *catalog) ownSession(server string) (*client.Client, mcp.ServerCapabilities, error) {
