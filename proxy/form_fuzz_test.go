@@ -47,7 +47,7 @@ func FuzzFormLayout(f *testing.F) {
 				t.Fatalf("the form holds U+%04X at byte %d:\n%q", r, i, params.Message)
 			}
 		}
-		lines := strings.Split(params.Message, "\n")
+		lines := strings.Split(strings.TrimSuffix(params.Message, "\n"), "\n") // each line ends in one
 		header := []string{"mcpwarden approval: allow this call?", "", "Tool: mcp:fs:write_file", "Server: fs", "Client: (unnamed)",
 			"Principal: local", `Asked by: rule "default" in policy`, "", argview.HeadingArguments}
 		if len(lines) < len(header) || !slices.Equal(lines[:len(header)], header) {
@@ -104,7 +104,7 @@ func FuzzFormLayout(f *testing.F) {
 					got[section] = append(got[section], l)
 				}
 			default:
-				t.Fatalf("the form has a line of no kind: %q\n%s", l, params.Message)
+				t.Fatalf("the form has a line of no kind: %q\n%q", l, params.Message)
 			}
 		}
 		for _, s := range []struct {
