@@ -54,7 +54,8 @@ func NormalizeOrigin(origin string) (string, error) {
 }
 
 // Split splits "name", "name:port", "[v6]" or "[v6]:port" into a
-// lower-case name without brackets or trailing dot and a port ("" if none).
+// lower-case name without brackets (and, for a name, without its trailing
+// dot) and a port ("" if none).
 // The port must be digits; an IPv6 address must be in brackets.
 func Split(hostport string) (name, port string, err error) {
 	hasPort := false
@@ -81,7 +82,12 @@ func Split(hostport string) (name, port string, err error) {
 	if hasPort && (port == "" || strings.Trim(port, "0123456789") != "") {
 		return "", "", fmt.Errorf("bad port in %q", hostport)
 	}
-	name = strings.ToLower(strings.TrimSuffix(name, "."))
+	if !strings.HasPrefix(hostport, "[") {
+		// A name's trailing dot (the root) is dropped; an IPv6 address's
+		// is not, as its zone may end in one ("[fe80::1%eth0.]").
+		name = strings.TrimSuffix(name, ".")
+	}
+	name = strings.ToLower(name)
 	if name == "" {
 		return "", "", fmt.Errorf("empty host in %q", hostport)
 	}

@@ -17,6 +17,7 @@ func TestSplit(t *testing.T) {
 		{"a trailing dot", "example.com.:80", "example.com", "80", true},
 		{"a bracketed IPv6 address", "[FE80::1]", "fe80::1", "", true},
 		{"a bracketed IPv6 address and port", "[::1]:3000", "::1", "3000", true},
+		{"a zone ending in a dot, which is the zone's", "[::0%.]", "::0%.", "", true},
 		{"an IPv4 address", "127.0.0.1:1", "127.0.0.1", "1", true},
 		{"an unbracketed IPv6 address", "fe80::1", "", "", false},
 		{"an unclosed bracket", "[::1", "", "", false},
@@ -111,8 +112,9 @@ func TestLocalhostNamesAndLoopback(t *testing.T) {
 }
 
 // FuzzSplit checks that what Split accepts is a host net.JoinHostPort
-// and Split again give back unchanged (but for a name still ending in a
-// dot: Split trims one, as a fully qualified name has one).
+// and Split again give back unchanged (but for a host still ending in a
+// dot: Split trims one from a name, as a fully qualified name has one,
+// and none from an IPv6 address's zone).
 func FuzzSplit(f *testing.F) {
 	for _, s := range []string{"example.com:80", "[::1]:3000", "fe80::1", "[::1", "a.:1", ":80", "[::0%0]", "[fe80::1%eth0]:8080"} {
 		f.Add(s)
