@@ -209,7 +209,7 @@ func (h *heldCall) ask(ctx context.Context, method mcp.MCPMethod, params any) (j
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-timer.C:
-		h.abandon()
+		h.abandon(errNoRetry)
 		return nil, errNoRetry
 	}
 	select {
@@ -220,7 +220,7 @@ func (h *heldCall) ask(ctx context.Context, method mcp.MCPMethod, params any) (j
 	case <-timer.C:
 	}
 	if _, ok := h.relay.held.takeAsk(a); ok {
-		h.abandon()
+		h.abandon(errNoRetry)
 		return nil, errNoRetry
 	}
 	return answered(<-a.answer) // a retry took it: its answer is on its way
@@ -247,17 +247,43 @@ func (hc *heldCalls) takeAsk(a *heldAsk) (heldWait, bool) {
 	return heldWait{}, false
 }
 
-// abandon cancels h, whose client did not come back: the upstream is told
-// to stop, and its answer, when it comes, is recorded as the call's
-// result, unless a retry took it meanwhile.
-func (h *heldCall) abandon() {
-	h.cancel(errNoRetry)
-	go func() {
+// abandon cancels h, which no retry will go on with, for cause: the
+// upstream is told to stop, and its answer, when it comes, is recorded as
+// the call's result with cause, unless a retry took it meanwhile.
+func (h *heldCall) abandon(cause error) {
+	h.cancel(cause)
+	h.relay.abandoning.Go(func() {
 		<-h.done
 		if h.claim() {
-			h.relay.abandoned(h, errNoRetry)
+			h.relay.abandoned(h, cause)
 		}
-	}()
+	})
+}
+
+// errHeldAtShutdown is why a held call waiting for its client's retry
+// ends when mcpwarden shuts down.
+var errHeldAtShutdown = fmt.Errorf("%w: the call was waiting for the client's answer", ErrShuttingDown)
+
+// drain ends the held calls waiting for their client's retry: shutting
+// down, mcpwarden takes no retry. Each upstream's request is answered
+// with none, and the call is cancelled, its result recorded.
+func (r *inputRelay) drain() {
+	for _, w := range r.held.takeAll() {
+		w.ask.answer <- nil
+		w.h.abandon(errHeldAtShutdown)
+	}
+}
+
+// takeAll takes every ask waiting for a retry.
+func (hc *heldCalls) takeAll() []heldWait {
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	all := make([]heldWait, 0, len(hc.waiting))
+	for _, w := range hc.waiting {
+		all = append(all, w)
+	}
+	hc.waiting = nil
+	return all
 }
 
 // claim reports whether the caller is the first to take h's result, which
@@ -302,7 +328,7 @@ func (r *inputRelay) continueHeld(ctx context.Context, c *call, req mcp.CallTool
 	}
 	if why != "" {
 		if ok {
-			w.h.abandon()
+			w.h.abandon(errNoRetry)
 		}
 		return r.refuse(ctx, c, why), nil
 	}

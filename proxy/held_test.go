@@ -111,3 +111,23 @@ func TestModernClientThatCannotBeAskedIsNotHeld(t *testing.T) {
 		}
 	}
 }
+
+func TestShutdownEndsHeldCallsWaitingForARetry(t *testing.T) {
+	t.Parallel()
+	p := handshakeAskingEnv(t, allowAll, Options{})
+	c := modernClient(t, p.url, client.WithElicitationHandler(&human{}))
+	state := askedState(t, c, askingKinds[1], "waits") // and shutdown comes before the retry
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	p.srv.Drain(ctx)
+	expectEnds(t, p.ended, "failed")
+	p.srv.Close() // the held call's result is recorded by then
+	results := resultsOf(t, p.sink, "mcp:up:confirm")
+	if n := len(results); n != 2 || !strings.Contains(results[1].Error, "shutting down") {
+		t.Errorf("results = %+v, want the round that asked and the call's end, saying mcpwarden is shutting down", results)
+	}
+	// The retry that comes too late is refused: mcpwarden is shutting down.
+	if res := rawCall(t, c, "up__confirm", map[string]any{"text": "waits"}, state, map[string]any{"upstream:1": map[string]any{"action": "accept"}}); !res.IsError {
+		t.Errorf("a retry after shutdown = %q, want it refused", testkit.Text(res))
+	}
+}

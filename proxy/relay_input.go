@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -194,6 +195,9 @@ func withAnswers(uctx context.Context, a *upstream.InputAnswers) context.Context
 type inputRelay struct {
 	srv  *Server
 	held heldCalls
+	// abandoning are the goroutines recording the results of held calls
+	// no retry goes on with.
+	abandoning sync.WaitGroup
 }
 
 // continueRetry serves a retry of c whose request state is one the

@@ -250,12 +250,17 @@ var ErrShuttingDown = drain.ErrShuttingDown
 // have finished or ctx ends (the grace period), whichever is first; then
 // it cancels those still in progress with ErrShuttingDown (see
 // drain.Tracker.Drain). It is safe to call more than once.
-func (s *Server) Drain(ctx context.Context) { s.drain.Drain(ctx, s.logger) }
+func (s *Server) Drain(ctx context.Context) {
+	s.input.drain() // no retry is taken now: the calls held for one end
+	s.drain.Drain(ctx, s.logger)
+}
 
 // Close waits for the work the server started on its own (catalog
-// refreshes after an upstream's list_changed). It is idempotent.
+// refreshes after an upstream's list_changed, the results of held calls
+// being recorded). It is idempotent.
 func (s *Server) Close() {
 	s.catalog.refreshG.Wait()
+	s.input.abandoning.Wait()
 }
 
 // Peer is the proxy as the upstream pool sees it (upstream.Pool.Start):
