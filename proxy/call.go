@@ -195,20 +195,22 @@ func (s *Server) forward(ctx context.Context, c *call, req mcp.CallToolRequest) 
 	u := &upstreamCall{req: req, route: &upstream.Route{Principal: c.principal, Session: c.session}}
 	uctx, span := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
 	u.span = span
-	uctx = withCallerReach(ctx, uctx)
+	// A client of 2026-07-28 is relayed what the upstream asks for
+	// during its call (inputRelay); one of the handshake is sent it.
+	caps, relays := ask.ClientCapabilities(ctx)
+	uctx = withCallerReach(uctx, caps, relays)
 	u.params = mcp.CallToolParams{Name: c.tool.Name, RawArguments: c.canonical, Meta: s.tel.InjectMeta(uctx, req.Params.Meta)}
 	u.start = time.Now()
-	relays := relaysInput(ctx)
-	modern := relays && mcp.IsModernProtocol(s.upstream.Protocol(c.tool.Server))
+	modernUpstream := relays && mcp.IsModernProtocol(s.upstream.Protocol(c.tool.Server))
 	switch {
-	case !relays || !modern && !declaresInput(ctx):
+	case !relays || !modernUpstream && reachOf(caps) == (upstream.Reach{}):
 		// A client of the handshake is sent the upstream's requests; one of
 		// 2026-07-28 that declared neither elicitation nor sampling can
 		// be sent none, so its call to an upstream of the handshake needs
 		// no holding.
 		raw, err := s.relay.callUpstream(uctx, c.tool.Server, u.route, u.params)
 		return s.finish(ctx, c, u, raw, err)
-	case !modern:
+	case !modernUpstream:
 		return s.input.hold(ctx, uctx, c, u)
 	}
 	uctx = upstream.WithInputRelay(uctx)

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpwarden/mcpwarden/proxy/ask"
 	"github.com/mcpwarden/mcpwarden/proxy/inputrelay"
 	"github.com/mcpwarden/mcpwarden/rules"
+	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
 // An upstream of the handshake asks for input during a call with a
@@ -47,9 +48,9 @@ type heldCall struct {
 	relay  *inputRelay
 	c      *call
 	u      *upstreamCall
-	caps   *mcp.ClientCapabilities // what the client declared
-	asks   chan *heldAsk           // the upstream's requests, handed to the client one at a time
-	done   chan struct{}           // closed when result is set: the upstream answered
+	reach  upstream.Reach // what the client declared
+	asks   chan *heldAsk  // the upstream's requests, handed to the client one at a time
+	done   chan struct{}  // closed when result is set: the upstream answered
 	result heldResult
 	cancel context.CancelCauseFunc
 
@@ -100,7 +101,7 @@ func (r *inputRelay) hold(ctx, uctx context.Context, c *call, u *upstreamCall) (
 	s := r.srv
 	hctx, cancel := context.WithCancelCause(context.WithoutCancel(uctx))
 	caps, _ := ask.ClientCapabilities(ctx)
-	h := &heldCall{relay: r, c: c, u: u, caps: caps, asks: make(chan *heldAsk), done: make(chan struct{}), cancel: cancel}
+	h := &heldCall{relay: r, c: c, u: u, reach: reachOf(caps), asks: make(chan *heldAsk), done: make(chan struct{}), cancel: cancel}
 	go func() {
 		raw, err := s.relay.callUpstream(context.WithValue(hctx, heldKey{}, h), c.tool.Server, u.route, u.params)
 		h.result = heldResult{raw, err}
@@ -165,7 +166,7 @@ func (hc *heldCalls) park(h *heldCall, a *heldAsk, expires time.Time) (string, e
 	}
 	hc.waiting[state] = heldWait{h: h, ask: a, bind: inputrelay.Pending{
 		Session: c.session, Principal: c.principal, Tool: c.tool.Canonical, Digest: argsDigest(c.canonical),
-		PolicySHA256: c.policy.SHA256(), Expires: expires,
+		PolicySHA256: c.policy.SHA256(), Relayed: []string{a.id}, Expires: expires,
 	}}
 	return state, nil
 }
@@ -184,11 +185,8 @@ func (hc *heldCalls) take(state string) (heldWait, bool) {
 // be sent, and waits for the answer the client's retry brings: at most
 // ask.timeout from now, after which the call is cancelled.
 func (h *heldCall) ask(ctx context.Context, method mcp.MCPMethod, params any) (json.RawMessage, error) {
-	switch {
-	case method == mcp.MethodElicitationCreate && (h.caps == nil || h.caps.Elicitation == nil):
-		return nil, errors.New("mcpwarden: the client did not declare elicitation")
-	case method == mcp.MethodSamplingCreateMessage && (h.caps == nil || h.caps.Sampling == nil):
-		return nil, errors.New("mcpwarden: the client did not declare sampling")
+	if err := undeclared(h.reach, method); err != nil {
+		return nil, fmt.Errorf("mcpwarden: %w", err)
 	}
 	h.mu.Lock()
 	h.rounds++
@@ -312,16 +310,11 @@ func (r *inputRelay) continueHeld(ctx context.Context, c *call, req mcp.CallTool
 	}
 	var ans json.RawMessage
 	if why == "" {
-		r, found := req.Params.InputResponses[inputrelay.ClientID(w.ask.id)]
-		b, err := json.Marshal(r)
-		switch {
-		case !found:
-			why = fmt.Sprintf("%v: %q has no answer", inputrelay.ErrUnanswered, inputrelay.ClientID(w.ask.id))
-		case err != nil || !json.Valid(b) || len(b) == 0 || b[0] != '{':
-			why = fmt.Sprintf("the answer to %q is not a JSON object", inputrelay.ClientID(w.ask.id))
-		default:
-			ans = b
+		answers, err := inputrelay.Answers(&w.bind, req.Params.InputResponses)
+		if err != nil {
+			why = err.Error()
 		}
+		ans = answers[w.ask.id]
 	}
 	if ok {
 		w.ask.answer <- ans // nil, when refused: the upstream is told there is none

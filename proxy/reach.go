@@ -2,27 +2,46 @@ package proxy
 
 import (
 	"context"
+	"errors"
 
-	"github.com/mcpwarden/mcpwarden/proxy/ask"
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/mcpwarden/mcpwarden/upstream"
 )
 
+// reachOf is which of an upstream's requests a client that declared caps
+// can be sent, whether as requests (a client of the handshake) or through
+// its multi round-trip flow (a client of 2026-07-28: see inputRelay):
+// those it declared. nil caps reach nothing.
+func reachOf(caps *mcp.ClientCapabilities) upstream.Reach {
+	if caps == nil {
+		return upstream.Reach{}
+	}
+	return upstream.Reach{Elicitation: caps.Elicitation != nil, Sampling: caps.Sampling != nil}
+}
+
 // withCallerReach returns uctx, the context of a request forwarded
-// upstream for the client request in ctx, carrying which of an upstream's
-// requests that client can be sent (upstream.Reach), so that an upstream
-// is declared elicitation and sampling only when they can reach the
-// caller: those the client declared, whether it is sent them as requests
-// (a client of the handshake) or relayed through its multi round-trip
-// flow (a client of 2026-07-28: see inputRelay). When the client of the
-// handshake is not known, uctx is returned as it is, and the upstream is declared what
-// some client could be reached with.
-func withCallerReach(ctx, uctx context.Context) context.Context {
-	caps, modern := ask.ClientCapabilities(ctx)
-	switch {
-	case caps == nil && modern: // it declared none
-		return upstream.WithReach(uctx, upstream.Reach{})
-	case caps == nil:
+// upstream for a client that declared caps (modern: of 2026-07-28),
+// carrying which of an upstream's requests that client can be sent
+// (reachOf), so that an upstream is declared elicitation and sampling only
+// when they can reach the caller. When a client of the handshake is not
+// known (caps is nil), uctx is returned as it is, and the upstream is
+// declared what some client could be reached with.
+func withCallerReach(uctx context.Context, caps *mcp.ClientCapabilities, modern bool) context.Context {
+	if caps == nil && !modern {
 		return uctx
 	}
-	return upstream.WithReach(uctx, upstream.Reach{Elicitation: caps.Elicitation != nil, Sampling: caps.Sampling != nil})
+	return upstream.WithReach(uctx, reachOf(caps))
+}
+
+// undeclared is why a client whose reach is r cannot be sent an
+// upstream's request of method, nil when it can be.
+func undeclared(r upstream.Reach, method mcp.MCPMethod) error {
+	switch {
+	case method == mcp.MethodElicitationCreate && !r.Elicitation:
+		return errors.New("the client did not declare elicitation")
+	case method == mcp.MethodSamplingCreateMessage && !r.Sampling:
+		return errors.New("the client did not declare sampling")
+	}
+	return nil
 }

@@ -45,21 +45,6 @@ const maxInputRounds = 10
 // not continue the call it comes with.
 const requestStateRule = "builtin:request-state"
 
-// relaysInput reports whether the upstream's requests during the client
-// call in ctx are relayed by its multi round-trip flow: the client is of
-// protocol 2026-07-28.
-func relaysInput(ctx context.Context) bool {
-	_, modern := ask.ClientCapabilities(ctx)
-	return modern
-}
-
-// declaresInput reports whether the client in ctx declared elicitation
-// or sampling: whether an upstream's request may be relayed to it at all.
-func declaresInput(ctx context.Context) bool {
-	caps, _ := ask.ClientCapabilities(ctx)
-	return caps != nil && (caps.Elicitation != nil || caps.Sampling != nil)
-}
-
 // round settles raw, the upstream's multi round-trip result of c,
 // a call of a 2026-07-28 client served by route. When some of its
 // requests go to the client, res is the result that asks it for them;
@@ -76,21 +61,22 @@ func (r *inputRelay) round(ctx context.Context, c *call, route *upstream.Route, 
 		return nil, nil, fmt.Errorf("%w: %w", errInputRefused, err)
 	}
 	caps, _ := ask.ClientCapabilities(ctx)
+	reach := reachOf(caps)
 	server := c.tool.Server
 	answered := map[string]json.RawMessage{}
 	var relayed []inputrelay.Request
 	for _, q := range round.Requests {
 		var args map[string]any
 		var nobody error
+		if err := undeclared(reach, q.Method); err != nil {
+			return nil, nil, fmt.Errorf("%w: %w", errInputRefused, err)
+		}
 		switch q.Method {
 		case mcp.MethodListRoots:
 			roots, _ := s.relay.ListRoots(ctx, server, mcp.ListRootsRequest{})
 			answered[q.ID], _ = json.Marshal(roots)
 			continue
 		case mcp.MethodElicitationCreate:
-			if caps == nil || caps.Elicitation == nil {
-				return nil, nil, fmt.Errorf("%w: it asked for elicitation, which the client did not declare", errInputRefused)
-			}
 			if q.Params, err = inputrelay.WithMessagePrefix(q.Params, elicitationPrefix(server)); err != nil {
 				return nil, nil, fmt.Errorf("%w: %w", errInputRefused, err)
 			}
@@ -98,9 +84,6 @@ func (r *inputRelay) round(ctx context.Context, c *call, route *upstream.Route, 
 			_ = json.Unmarshal(q.Params, &m)
 			args = map[string]any{"message": m.Message} // as an elicitation of the handshake is decided
 		case mcp.MethodSamplingCreateMessage:
-			if caps == nil || caps.Sampling == nil {
-				return nil, nil, fmt.Errorf("%w: it asked for sampling, which the client did not declare", errInputRefused)
-			}
 			if err := json.Unmarshal(q.Params, &args); err != nil {
 				return nil, nil, fmt.Errorf("%w: reading its sampling request: %w", errInputRefused, err)
 			}

@@ -33,7 +33,8 @@ func (s *Server) forwardRequest(ctx context.Context, c *call, do func(context.Co
 	defer s.relay.enter(ctx, c.tool.Server)()
 	uctx, uspan := s.tel.StartUpstreamCall(ctx, c.tool.Server, c.tool.Name)
 	route := &upstream.Route{Principal: c.principal, Session: c.session} // an isolated server picks its caller's child
-	uctx = withCallerReach(ctx, uctx)
+	caps, modern := ask.ClientCapabilities(ctx)
+	uctx = withCallerReach(uctx, caps, modern)
 	start := time.Now()
 	res, err := s.withSession(uctx, c.tool.Server, route, do)
 	if armErr := s.armBy(ctx, c); err == nil && armErr != nil { // before the client can see the result
