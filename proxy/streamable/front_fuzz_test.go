@@ -12,7 +12,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/mcpwarden/mcpwarden/audit"
 	"github.com/mcpwarden/mcpwarden/proxy/wire"
 )
 
@@ -66,14 +65,7 @@ func FuzzFrontAnswersAsMcpGo(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	h, sessions, err := NewHandler(Host{
-		MCP:         echoMCP(),
-		Logger:      slog.New(slog.DiscardHandler),
-		Budget:      wire.NewBudget(1 << 30),
-		PrincipalOf: func(context.Context) string { return principalLocal },
-		ProfileOf:   func(context.Context) string { return "" },
-		Audit:       func(context.Context, audit.Event) {},
-	}, "127.0.0.1:0", Options{})
+	h, sessions, err := NewHandler(quietHost(echoMCP()), "127.0.0.1:0", Options{})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -60,18 +60,24 @@ func frontEndpoints(t *testing.T) (listener, mcpgo string) {
 	return ours, theirs.URL
 }
 
-// frontListener returns the endpoint of a listener in front of a
-// frontMCP, and its sessions.
-func frontListener(t *testing.T) (string, *Sessions) {
-	t.Helper()
-	h, sessions, err := NewHandler(Host{
-		MCP:         frontMCP(),
+// quietHost is a Host of srv for the local principal that logs and
+// audits nothing.
+func quietHost(srv *server.MCPServer) Host {
+	return Host{
+		MCP:         srv,
 		Logger:      slog.New(slog.DiscardHandler),
 		Budget:      wire.NewBudget(1 << 30),
 		PrincipalOf: func(context.Context) string { return principalLocal },
 		ProfileOf:   func(context.Context) string { return "" },
 		Audit:       func(context.Context, audit.Event) {},
-	}, "127.0.0.1:0", Options{})
+	}
+}
+
+// frontListener returns the endpoint of a listener in front of a
+// frontMCP, and its sessions.
+func frontListener(t *testing.T) (string, *Sessions) {
+	t.Helper()
+	h, sessions, err := NewHandler(quietHost(frontMCP()), "127.0.0.1:0", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
