@@ -13,7 +13,7 @@ import (
 // in ends, with mcpwarden's own stdio transport (package stdio). Nothing
 // but protocol messages is written to out.
 func ServeStdio(ctx context.Context, s *Server, in io.Reader, out io.Writer) error {
-	return stdio.Serve(ctx, s.mcp, s.inflight, s.logger, in, out)
+	return stdio.Serve(ctx, s.mcp, directCalls{s}, s.inflight, s.logger, in, out)
 }
 
 // ListenAndServe serves s over streamable HTTP at streamable.EndpointPath
@@ -28,6 +28,7 @@ func ListenAndServe(ctx context.Context, s *Server, addr string, o streamable.Op
 func httpHost(s *Server) streamable.Host {
 	return streamable.Host{
 		MCP:         s.mcp,
+		Calls:       directCalls{s},
 		Logger:      s.logger,
 		Telemetry:   s.tel,
 		State:       s.state.sharedStore(),

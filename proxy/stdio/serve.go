@@ -40,11 +40,15 @@ const MaxRequests = 1024
 // every other tool call of the client. Here one goroutine at a time reads
 // a line and decodes only its head; a request is served on the goroutine
 // that read it, after it handed reading on (see readLines).
-func Serve(ctx context.Context, srv *server.MCPServer, budget *wire.Budget, logger *slog.Logger, in io.Reader, out io.Writer) error {
+//
+// calls, when set, serves the tools/calls it takes (see wire.CallServer)
+// in place of HandleMessage.
+func Serve(ctx context.Context, srv *server.MCPServer, calls wire.CallServer, budget *wire.Budget, logger *slog.Logger, in io.Reader, out io.Writer) error {
 	lifter := wire.NewStdinLifter(in, budget, func(wire string) bool { return srv.GetTool(wire) != nil })
 	results := &wire.StreamSet{}
 	c := &stdioConn{
 		mcp:      srv,
+		calls:    calls,
 		logger:   logger,
 		out:      newStdioWriter(wire.NewStreamWriter(out, results)),
 		slots:    make(chan struct{}, MaxRequests),
@@ -97,6 +101,7 @@ func Serve(ctx context.Context, srv *server.MCPServer, budget *wire.Budget, logg
 // A stdioConn is one stdio connection being served.
 type stdioConn struct {
 	mcp     *server.MCPServer
+	calls   wire.CallServer // nil: HandleMessage serves tools/calls too
 	logger  *slog.Logger
 	session *stdioSession
 	slots   chan struct{} // one per request in flight
@@ -183,8 +188,10 @@ func (c *stdioConn) awaitTurn(ctx context.Context) bool {
 type stdioRequest struct {
 	id        json.RawMessage
 	key       string // id, compacted
+	method    string
 	line      []byte
-	cancelled bool // the client cancelled it; guarded by the conn's mu
+	cancelled bool               // the client cancelled it; guarded by the conn's mu
+	cancel    context.CancelFunc // cancels a call served by calls; guarded by the conn's mu
 }
 
 // dispatch routes one line: a response to the session's request that
@@ -213,7 +220,7 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) (req *stdioReques
 		c.writeMessage(c.handle(ctx, nil, line))
 		return nil, true
 	}
-	req, refused, more := c.admit(head.ID, line)
+	req, refused, more := c.admit(head.ID, head.Method, line)
 	if refused != nil {
 		c.writeMessage(refused) // not under mu: a client that does not read must not hold up stop
 	}
@@ -223,7 +230,7 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) (req *stdioReques
 // admit takes a slot for a request and registers it in progress, or
 // returns the refusal to write when every slot is taken; more is false
 // once the connection has stopped.
-func (c *stdioConn) admit(id json.RawMessage, line []byte) (req *stdioRequest, refused mcp.JSONRPCMessage, more bool) {
+func (c *stdioConn) admit(id json.RawMessage, method string, line []byte) (req *stdioRequest, refused mcp.JSONRPCMessage, more bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stopped {
@@ -236,25 +243,17 @@ func (c *stdioConn) admit(id json.RawMessage, line []byte) (req *stdioRequest, r
 			fmt.Sprintf("mcpwarden refused this request: %d requests of this client are in flight already; wait for some to finish", MaxRequests), nil), true
 	}
 	c.requests.Add(1)
-	req = &stdioRequest{id: id, key: idKey(id), line: line}
+	req = &stdioRequest{id: id, key: wire.IDKey(id), method: method, line: line}
 	if _, dup := c.inflight[req.key]; !dup {
 		c.inflight[req.key] = req
 	}
 	return req, nil, true
 }
 
-// idKey is a request id as a map key: its JSON, compacted.
-func idKey(id json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Compact(&b, id) != nil {
-		return string(id)
-	}
-	return b.String()
-}
-
 // cancelled marks the request a notifications/cancelled names, if it is
 // in progress, so that it gets no response (MCP: a request the client
-// cancelled SHOULD NOT be answered). mcp-go cancels its context.
+// cancelled SHOULD NOT be answered), and cancels the context of a call
+// served by calls; mcp-go cancels the context of those it handles.
 func (c *stdioConn) cancelled(line []byte) {
 	var n struct {
 		Params struct {
@@ -266,8 +265,11 @@ func (c *stdioConn) cancelled(line []byte) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if req, ok := c.inflight[idKey(n.Params.RequestID)]; ok {
+	if req, ok := c.inflight[wire.IDKey(n.Params.RequestID)]; ok {
 		req.cancelled = true
+		if req.cancel != nil {
+			req.cancel()
+		}
 	}
 }
 
@@ -277,7 +279,14 @@ func (c *stdioConn) cancelled(line []byte) {
 // slot free.
 func (c *stdioConn) serve(ctx context.Context, req *stdioRequest) {
 	defer c.requests.Done()
-	resp := c.handle(ctx, req.id, req.line)
+	var resp mcp.JSONRPCMessage
+	served := false
+	if c.calls != nil && req.method == string(mcp.MethodToolsCall) {
+		resp, served = c.serveCall(ctx, req)
+	}
+	if !served {
+		resp = c.handle(ctx, req.id, req.line)
+	}
 	c.mu.Lock()
 	if c.inflight[req.key] == req {
 		delete(c.inflight, req.key)
@@ -289,6 +298,26 @@ func (c *stdioConn) serve(ctx context.Context, req *stdioRequest) {
 		return
 	}
 	c.writeMessage(resp)
+}
+
+// serveCall has calls serve the tools/call req, with a context that the
+// client's notifications/cancelled for it cancels.
+func (c *stdioConn) serveCall(ctx context.Context, req *stdioRequest) (resp mcp.JSONRPCMessage, served bool) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c.mu.Lock()
+	req.cancel = cancel
+	if req.cancelled {
+		cancel()
+	}
+	c.mu.Unlock()
+	defer func() {
+		if r := recover(); r != nil {
+			c.logger.Error("a handler panicked serving a stdio message", "panic", r)
+			resp, served = mcp.NewJSONRPCError(requestID(req.id), mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r), nil), true
+		}
+	}()
+	return c.calls.ServeCall(ctx, req.id, req.line)
 }
 
 // handle has mcp-go handle one message and returns its response, nil for
@@ -357,7 +386,11 @@ func (c *stdioConn) writeMessage(msg mcp.JSONRPCMessage) {
 	if msg == nil {
 		return
 	}
-	b, err := json.Marshal(msg)
+	b, encoded := msg.(wire.Encoded)
+	var err error
+	if !encoded {
+		b, err = json.Marshal(msg)
+	}
 	if err == nil {
 		err = c.write(context.Background(), b)
 	}

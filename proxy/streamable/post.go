@@ -2,6 +2,7 @@ package streamable
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,6 +32,7 @@ import (
 // safe for concurrent use.
 type front struct {
 	mcp    *server.MCPServer
+	calls  wire.CallServer // nil: HandleMessage serves tools/calls too
 	stream *server.StreamableHTTPServer
 	ids    *sessiontable.Table
 	logger *slog.Logger
@@ -50,6 +52,15 @@ type front struct {
 	// requestIDs numbers the requests sent to clients here, from
 	// firstRequestID.
 	requestIDs atomic.Int64
+	// calling are the cancels of the tools/calls calls serves, by
+	// session and id, which the client's notifications/cancelled calls.
+	calling sync.Map // callKey → *context.CancelFunc
+}
+
+// callKey names a request of a client's session: its id, compacted.
+type callKey struct {
+	session string
+	id      string
 }
 
 // firstRequestID is where the IDs of the requests sent to clients here
@@ -61,7 +72,7 @@ const firstRequestID = 1 << 32
 // newFront returns the front of stream, which serves h.MCP, with the
 // context function httpContext.
 func newFront(h Host, stream *server.StreamableHTTPServer, ids *sessiontable.Table, httpContext server.HTTPContextFunc) *front {
-	f := &front{mcp: h.MCP, stream: stream, ids: ids, logger: h.Logger, httpContext: httpContext, versions: server.FilterSupportedVersions(stream)}
+	f := &front{mcp: h.MCP, calls: h.Calls, stream: stream, ids: ids, logger: h.Logger, httpContext: httpContext, versions: server.FilterSupportedVersions(stream)}
 	f.requestIDs.Store(firstRequestID - 1)
 	return f
 }
@@ -131,7 +142,7 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Without a writer that flushes, mcp-go's server answers
 		// without an event stream.
 		if base, ok := f.served(r, &head); ok && canStream(w) {
-			f.serveRequest(w, r, base, body)
+			f.serveRequest(w, r, base, &head.Head, body)
 			return
 		}
 		f.stream.ServeHTTP(w, r)
@@ -142,6 +153,11 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		f.stream.ServeHTTP(w, r)
 	default:
+		if head.Method == string(mcp.MethodNotificationCancelled) {
+			if _, ok := f.served(r, &head); ok {
+				f.cancelCall(r.Header.Get(server.HeaderKeySessionID), body)
+			}
+		}
 		f.stream.ServeHTTP(w, r)
 	}
 }
@@ -220,13 +236,49 @@ func (f *front) forget(id string) {
 }
 
 // serveRequest has mcp-go handle the request body of r on base, with the
-// context mcp-go's server would give it, and writes its response.
-func (f *front) serveRequest(w http.ResponseWriter, r *http.Request, base baseSession, body []byte) {
+// context mcp-go's server would give it, and writes its response; calls
+// serves a tools/call it takes.
+func (f *front) serveRequest(w http.ResponseWriter, r *http.Request, base baseSession, head *wire.Head, body []byte) {
 	ps := &postSession{baseSession: base, front: f, w: w}
 	ctx := f.mcp.WithContext(r.Context(), ps)
 	ctx = server.WithSupportedProtocolVersions(ctx, f.versions)
 	ctx = f.httpContext(ctx, r)
+	if f.calls != nil && head.Method == string(mcp.MethodToolsCall) {
+		if resp, ok := f.serveCall(ctx, base.SessionID(), head.ID, body); ok {
+			ps.finish(r.Context(), resp)
+			return
+		}
+	}
 	ps.finish(r.Context(), f.mcp.HandleMessage(ctx, body))
+}
+
+// serveCall has calls serve the tools/call body with id, of session,
+// with a context that the client's notifications/cancelled for it
+// cancels.
+func (f *front) serveCall(ctx context.Context, session string, id json.RawMessage, body []byte) (mcp.JSONRPCMessage, bool) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	key, entry := callKey{session: session, id: wire.IDKey(id)}, &cancel
+	if _, dup := f.calling.LoadOrStore(key, entry); !dup {
+		defer f.calling.CompareAndDelete(key, entry)
+	}
+	return f.calls.ServeCall(ctx, id, body)
+}
+
+// cancelCall cancels the call served by calls that the
+// notifications/cancelled body of session names, if there is one.
+func (f *front) cancelCall(session string, body []byte) {
+	var n struct {
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &n) != nil || n.Params.RequestID == nil {
+		return
+	}
+	if cancel, ok := f.calling.Load(callKey{session: session, id: wire.IDKey(n.Params.RequestID)}); ok {
+		(*cancel.(*context.CancelFunc))()
+	}
 }
 
 // deliver hands the answer head of the client of session to the request

@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/proxy/wire"
 )
 
 // notificationBuffer is how many notifications a POST's event stream
@@ -205,17 +207,31 @@ func (ps *postSession) finish(ctx context.Context, resp mcp.JSONRPCMessage) {
 		}
 	case ctx.Err() != nil:
 	case ps.upgraded || ps.notified:
-		data, err := json.Marshal(resp)
+		data, err := encode(resp)
 		if err != nil {
 			ps.front.logger.Error("encoding the response to the HTTP client", "err", err)
 			return
 		}
 		ps.writeEvent(data)
 	default:
+		data, err := encode(resp)
+		if err != nil {
+			ps.front.logger.Error("encoding the response to the HTTP client", "err", err)
+			return // as mcp-go's encoder, which writes nothing then
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
-		if err := json.NewEncoder(w).Encode(resp); err != nil {
+		// One write, with the newline mcp-go's encoder ends it with.
+		if _, err := w.Write(append(data, '\n')); err != nil {
 			ps.front.logger.Error("writing the response to the HTTP client", "err", err)
 		}
 	}
+}
+
+// encode is the encoding of msg: itself when it is one already.
+func encode(msg mcp.JSONRPCMessage) ([]byte, error) {
+	if e, ok := msg.(wire.Encoded); ok {
+		return e, nil
+	}
+	return json.Marshal(msg)
 }

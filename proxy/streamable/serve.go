@@ -59,10 +59,12 @@ const EndpointPath = "/mcp"
 // A Host is what the transport needs of the server it serves: mcp-go's
 // MCPServer, who a request comes from, and where a refusal is recorded.
 // MCP, Logger, Budget, PrincipalOf, ProfileOf and Audit are required;
-// Telemetry may be nil (nothing is counted) and State nil (the sessions
-// live in this process only).
+// Telemetry may be nil (nothing is counted), State nil (the sessions
+// live in this process only) and Calls nil (HandleMessage serves every
+// request).
 type Host struct {
 	MCP       *server.MCPServer
+	Calls     wire.CallServer
 	Logger    *slog.Logger
 	Telemetry *telemetry.Telemetry
 	State     state.Store

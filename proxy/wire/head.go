@@ -1,6 +1,9 @@
 package wire
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // A Head is what a transport reads of a JSON-RPC message to route it: a
 // request (method and id), a notification (method, no id) or a response
@@ -11,4 +14,15 @@ type Head struct {
 	ID     json.RawMessage `json:"id"`
 	Result json.RawMessage `json:"result"`
 	Error  json.RawMessage `json:"error"`
+}
+
+// IDKey is a request id as a map key: its JSON, compacted, so that the
+// id a notifications/cancelled names finds the request however either
+// was spaced.
+func IDKey(id json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, id) != nil {
+		return string(id)
+	}
+	return b.String()
 }
