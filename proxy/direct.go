@@ -108,7 +108,8 @@ func (directCalls) response(ctx context.Context, id json.RawMessage, name string
 
 // log writes the lines mcp-go's request logger writes for a tool call
 // (mcp.tool, then mcp.request), so that the human log reads the same
-// whichever path served it.
+// whichever path served it; mcp.request lacks mcp.protocol.version, which
+// mcp-go reads from the HTTP headers it keeps in a context key of its own.
 func (d directCalls) log(ctx context.Context, name string, start time.Time, res *mcp.CallToolResult, err error, resp mcp.JSONRPCMessage) {
 	logger := d.s.logger
 	if !logger.Enabled(ctx, slog.LevelInfo) {

@@ -209,3 +209,51 @@ func (s *benchSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
 }
 func (*benchSession) Initialize()       {}
 func (*benchSession) Initialized() bool { return true }
+
+// FuzzDirectCallsAnswerAsHandleMessage: whatever tools/call directCalls
+// serve, they answer as HandleMessage answers it on a twin server: they
+// read a message as mcp-go reads it, and leave to it what they do not
+// serve.
+func FuzzDirectCallsAnswerAsHandleMessage(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs__echo","arguments":{"text":"hi"}}}`,
+		`{"jsonrpc":"2.0","id":1.0,"method":"tools/call","params":{"name":"fs__echo","arguments":{"text":5}}}`,
+		`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"fs__echo","arguments":null,"_meta":{"progressToken":1}}}`,
+		`{"jsonrpc":"2.0","id":[],"method":"tools/call","params":{"name":"fs__phish","NAME":"fs__echo"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fs__echo","arguments":{"text":"a"},"task":null}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","Params":{"Name":"fs__echo","Arguments":{"text":"<&>"}}}`,
+	} {
+		f.Add(seed)
+	}
+	spec := rules.Spec{Global: rules.PolicySpec{Allow: []string{"mcp:fs:echo"}, Deny: []string{"mcp:fs:phish"}}}
+	e, twin := newCatalogEnv(f, spec, Options{}), newCatalogEnv(f, spec, Options{})
+	f.Fuzz(func(t *testing.T, msg string) {
+		var head wire.Head
+		if json.Unmarshal([]byte(msg), &head) != nil || head.Method != string(mcp.MethodToolsCall) || head.ID == nil || string(head.ID) == "null" {
+			return // not what a transport hands directCalls
+		}
+		got, ok := (directCalls{e.srv}).ServeCall(e.srv.mcp.WithContext(t.Context(), newBenchSession()), head.ID, []byte(msg))
+		if !ok {
+			return
+		}
+		want := twin.srv.mcp.HandleMessage(twin.srv.mcp.WithContext(t.Context(), newBenchSession()), []byte(msg))
+		g, w := decoded(t, got), decoded(t, want)
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("%s\n direct: %.400s\nmcp-go: %.400s", msg, mustJSON(t, g), mustJSON(t, w))
+		}
+	})
+}
+
+// decoded is msg encoded and decoded again, as a client reads it.
+func decoded(t *testing.T, msg mcp.JSONRPCMessage) any {
+	t.Helper()
+	b, err := json.Marshal(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return v
+}
