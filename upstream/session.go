@@ -38,6 +38,7 @@ type session struct {
 	lostErr  error         // set before lost is closed
 
 	inflight atomic.Int64 // calls sent on the session and not yet answered
+	callIDs  atomic.Int64 // numbers the calls sendCall sends
 
 	wg       sync.WaitGroup // the exit watcher
 	stopOnce sync.Once
@@ -296,10 +297,15 @@ func dialGeneration(ctx context.Context, spec Spec, gen generation, info mcp.Imp
 var errNoStreamableEndpoint = errors.New("the URL refused both server/discover (protocol 2026-07-28) and the initialize POST (2025-11-25 and older) with an HTTP 4xx: it is not a streamable HTTP MCP endpoint (check the URL; for a server of the older HTTP+SSE transport, write transport: sse)")
 
 // callTool sends a tools/call on the session, its result taken raw into
-// *raw, counted in inflight while it runs.
+// *raw, counted in inflight while it runs: past mcp-go's client on a
+// session of the handshake (sendCall), through it on one of 2026-07-28,
+// whose requests it completes and whose input requests it may fulfil.
 func (s *session) callTool(ctx context.Context, raw *json.RawMessage, params mcp.CallToolParams) error {
 	s.inflight.Add(1)
 	defer s.inflight.Add(-1)
+	if !mcp.IsModernProtocol(s.protocol) {
+		return s.sendCall(ctx, raw, params)
+	}
 	_, err := s.client.CallTool(withRawResult(ctx, raw), mcp.CallToolRequest{Params: params})
 	return err
 }

@@ -217,7 +217,7 @@ func (t rawStreamableHTTP) SendRequest(ctx context.Context, req transport.JSONRP
 	}
 	resp, err := t.StreamableHTTP.SendRequest(hctx, req)
 	if err != nil {
-		cancelOverHTTP(ctx, t, req)
+		cancelUpstream(ctx, t, req)
 	} else if t.probe != nil && req.Method == string(mcp.MethodServerDiscover) && resp != nil {
 		if resp.Error == nil {
 			t.probe.note(resp.Result)
@@ -244,7 +244,7 @@ func (t rawSSE) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (
 		}
 	}
 	if err != nil {
-		cancelOverHTTP(ctx, t, req)
+		cancelUpstream(ctx, t, req)
 	}
 	return finishCall(ctx, req, resp, err)
 }
@@ -252,13 +252,15 @@ func (t rawSSE) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (
 // cancelNotificationTimeout bounds sending a notifications/cancelled.
 const cancelNotificationTimeout = 5 * time.Second
 
-// cancelOverHTTP tells an HTTP upstream to stop working on a request whose
+// cancelUpstream tells an upstream to stop working on a request whose
 // context ended before its response came. mcp-go's client sends
 // notifications/cancelled over stdio only, as on protocol 2026-07-28
 // ending the HTTP request is the cancellation; on 2025-11-25 and earlier
 // a dropped connection is not one, and the notification is how a request
-// is cancelled. Best effort, off the caller's path.
-func cancelOverHTTP(ctx context.Context, t transport.Interface, req transport.JSONRPCRequest) {
+// is cancelled. The HTTP transports send it here for every request, and
+// sendCall over stdio for the calls it sends past the client. Best
+// effort, off the caller's path.
+func cancelUpstream(ctx context.Context, t transport.Interface, req transport.JSONRPCRequest) {
 	if ctx.Err() == nil || req.ID.IsNil() || req.Method == string(mcp.MethodInitialize) {
 		return
 	}
