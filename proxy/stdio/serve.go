@@ -1,7 +1,7 @@
 // Package stdio is mcpwarden's stdio transport: one client served over a
 // process's standard input and output in front of mcp-go's MCPServer (see
-// Serve). It knows nothing of policy; proxy.Server.ServeStdio runs it with
-// the server's MCPServer and in-flight budget.
+// Serve). It knows nothing of policy; proxy.ServeStdio runs it with the
+// server's MCPServer, the calls it serves itself and its in-flight budget.
 package stdio
 
 import (
@@ -33,7 +33,7 @@ const MaxRequests = 1024
 // protocol messages is written to out.
 //
 // It is mcpwarden's own stdio transport in front of mcp-go's MCPServer,
-// which still handles every message. mcp-go's StdioServer hands each line
+// which handles every message but the tools/calls calls takes. mcp-go's StdioServer hands each line
 // it reads to a new goroutine and back over a channel, decodes a message
 // five times before handling it, and serves tool calls on a pool of five
 // workers, so that five calls waiting (on an ask, or a slow tool) hold up
@@ -255,17 +255,13 @@ func (c *stdioConn) admit(id json.RawMessage, method string, line []byte) (req *
 // cancelled SHOULD NOT be answered), and cancels the context of a call
 // served by calls; mcp-go cancels the context of those it handles.
 func (c *stdioConn) cancelled(line []byte) {
-	var n struct {
-		Params struct {
-			RequestID json.RawMessage `json:"requestId"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(line, &n) != nil || n.Params.RequestID == nil {
+	id, ok := wire.CancelledID(line)
+	if !ok {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if req, ok := c.inflight[wire.IDKey(n.Params.RequestID)]; ok {
+	if req, ok := c.inflight[id]; ok {
 		req.cancelled = true
 		if req.cancel != nil {
 			req.cancel()

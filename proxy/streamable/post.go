@@ -268,15 +268,11 @@ func (f *front) serveCall(ctx context.Context, session string, id json.RawMessag
 // cancelCall cancels the call served by calls that the
 // notifications/cancelled body of session names, if there is one.
 func (f *front) cancelCall(session string, body []byte) {
-	var n struct {
-		Params struct {
-			RequestID json.RawMessage `json:"requestId"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &n) != nil || n.Params.RequestID == nil {
+	id, ok := wire.CancelledID(body)
+	if !ok {
 		return
 	}
-	if cancel, ok := f.calling.Load(callKey{session: session, id: wire.IDKey(n.Params.RequestID)}); ok {
+	if cancel, ok := f.calling.Load(callKey{session: session, id: id}); ok {
 		(*cancel.(*context.CancelFunc))()
 	}
 }

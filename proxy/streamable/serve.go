@@ -8,7 +8,9 @@
 // The POSTs that carry a session's requests are served here (see front):
 // a request (a method and an id) on a session this listener initialized,
 // on a protocol before 2026-07-28, is decoded only for its head, handled
-// by MCPServer.HandleMessage on the goroutine serving the HTTP request,
+// on the goroutine serving the HTTP request by the Host's Calls when it is
+// a tools/call they take (the client's notifications/cancelled, posted on
+// the same session, cancels it) and by MCPServer.HandleMessage otherwise,
 // and answered as mcp-go's streamable HTTP server answers it — JSON, or
 // an event stream carrying the notifications and elicitations the server
 // sent while serving it, then the response; the client's answers to

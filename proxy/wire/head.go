@@ -26,3 +26,17 @@ func IDKey(id json.RawMessage) string {
 	}
 	return b.String()
 }
+
+// CancelledID is the request a notifications/cancelled msg names, as an
+// IDKey; ok is false when it names none.
+func CancelledID(msg []byte) (key string, ok bool) {
+	var n struct {
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &n) != nil || n.Params.RequestID == nil {
+		return "", false
+	}
+	return IDKey(n.Params.RequestID), true
+}
