@@ -70,7 +70,7 @@ func (d directCalls) ServeCall(ctx context.Context, id json.RawMessage, msg []by
 	}
 	start := time.Now()
 	res, err := d.run(ctx, tool.Handler, req)
-	resp := d.response(ctx, id, name, res, err)
+	resp := d.response(id, name, res, err)
 	d.log(ctx, name, start, res, err, resp)
 	return resp, true
 }
@@ -88,7 +88,7 @@ func (directCalls) run(ctx context.Context, h server.ToolHandlerFunc, req mcp.Ca
 
 // response is the JSON-RPC response to the call, in mcp-go's words when
 // the handler failed.
-func (directCalls) response(ctx context.Context, id json.RawMessage, name string, res *mcp.CallToolResult, err error) mcp.JSONRPCMessage {
+func (directCalls) response(id json.RawMessage, name string, res *mcp.CallToolResult, err error) mcp.JSONRPCMessage {
 	rid := mcp.NewRequestId(id)
 	switch {
 	case err != nil:
