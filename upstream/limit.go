@@ -71,6 +71,9 @@ func (l *lineLimiter) Read(p []byte) (int, error) {
 		n, err := l.r.Read(l.in)
 		l.filter(l.in[:n])
 		l.err = err
+		if err != nil && l.results != nil {
+			l.results.end() // no response comes now to the calls waiting in it
+		}
 	}
 	n := copy(p, l.out[l.off:])
 	l.off += n
@@ -108,14 +111,19 @@ func (l *lineLimiter) filter(chunk []byte) {
 			return
 		}
 		if l.over {
-			l.out = append(l.out, l.replacement()...)
+			if !l.deliverReplacement() {
+				l.out = append(l.out, l.replacement()...)
+			}
 		} else {
+			passed := true
 			if l.results != nil {
 				l.whole()
-				l.passHeld()
+				passed = l.passHeld()
 				l.line = reuse(l.line)
 			}
-			l.out = append(l.out, '\n')
+			if passed {
+				l.out = append(l.out, '\n')
+			}
 		}
 		l.n, l.over = 0, false
 		l.scan.reset()
@@ -135,23 +143,38 @@ func (l *lineLimiter) pass(part []byte) {
 
 // passHeld appends the held line to l.out as it is passed on: the line
 // itself, or, for a response whose result the stash expects, the response
-// with an empty result, the result having gone to the stash.
+// with an empty result, the result having gone to the stash. The response
+// to a call sent past the transport goes to that call instead, and passed
+// is false: nothing of it is passed on.
 //
 // For measured speed (BenchmarkLineLimiterResponses): a result is copied
 // into a slice of its own size and the held line's buffer is kept for the
 // next message, where handing the buffer to the stash made every response,
 // however small, allocate and zero a fresh 32 KiB one. A buffer that
 // reuse would let go anyway (over maxReused) is handed over uncopied.
-func (l *lineLimiter) passHeld() {
+func (l *lineLimiter) passHeld() (passed bool) {
 	id, ok := l.scan.responseID()
+	if ok && l.results.awaits(id) {
+		// A call sent past mcp-go's transport: the response is its own.
+		msg, handOver := l.line, cap(l.line) > maxReused
+		if !handOver {
+			msg = bytes.Clone(msg)
+		}
+		if l.results.deliver(id, msg) {
+			if handOver {
+				l.line = nil // the call has its bytes now
+			}
+			return false
+		}
+	}
 	if !ok || !l.results.expects(id) {
 		l.out = append(l.out, l.line...)
-		return
+		return true
 	}
 	_, result := responseParts(l.line)
 	if result == nil {
 		l.out = append(l.out, l.line...)
-		return
+		return true
 	}
 	handOver := cap(l.line) > maxReused
 	if !handOver {
@@ -159,12 +182,13 @@ func (l *lineLimiter) passHeld() {
 	}
 	if !l.results.put(id, result) {
 		l.out = append(l.out, l.line...)
-		return
+		return true
 	}
 	if handOver {
 		l.line = nil // the stash has its bytes now
 	}
 	l.out = appendEmptiedResponse(l.out, id)
+	return true
 }
 
 // holdBlock bounds the blocks a held line is gathered in.
@@ -279,6 +303,20 @@ func appendEmptiedResponse(dst, id []byte) []byte {
 	dst = append(dst, `,"result":`...)
 	dst = append(dst, emptyCallResult...)
 	return append(dst, '}')
+}
+
+// deliverReplacement hands the replacement of a cut line to the call sent
+// past mcp-go's transport that waits for it, if one does.
+func (l *lineLimiter) deliverReplacement() bool {
+	if l.results == nil || l.sse {
+		return false
+	}
+	id, ok := l.scan.responseID()
+	if !ok || !l.results.awaits(id) {
+		return false
+	}
+	msg := strings.TrimSuffix(l.replacement(), "\n")
+	return l.results.deliver(id, []byte(msg))
 }
 
 // replacement is the line put in place of a cut one: an error response to

@@ -26,7 +26,8 @@ const firstCallID = 1 << 40
 // *transport.Error, an error answer is the error it names, and a call
 // whose context ends before its answer is cancelled upstream with
 // notifications/cancelled (over stdio; the HTTP transports do that
-// themselves, see cancelUpstream).
+// themselves, see cancelUpstream). Over stdio the call does not go
+// through mcp-go's transport either (rawStdio.sendDirect).
 func (s *session) sendCall(ctx context.Context, raw *json.RawMessage, params mcp.CallToolParams) error {
 	t := s.client.GetTransport()
 	req := transport.JSONRPCRequest{
@@ -38,7 +39,13 @@ func (s *session) sendCall(ctx context.Context, raw *json.RawMessage, params mcp
 	if err := ctx.Err(); err != nil {
 		return transport.NewError(err)
 	}
-	resp, err := t.SendRequest(withRawResult(ctx, raw), req)
+	var resp *transport.JSONRPCResponse
+	var err error
+	if stdio, ok := t.(rawStdio); ok {
+		resp, err = stdio.sendDirect(ctx, req, raw)
+	} else {
+		resp, err = t.SendRequest(withRawResult(ctx, raw), req)
+	}
 	if err != nil {
 		if _, overHTTP := t.(transport.HTTPConnection); !overHTTP {
 			cancelUpstream(ctx, t, req)

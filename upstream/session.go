@@ -342,7 +342,7 @@ func (s *session) newTransport(ctx context.Context, spec Spec, legacy bool, logg
 		results := newResultStash()
 		t := transport.NewIO(newLineLimiter(proc.stdout, spec.maxResultBytes(), false, results), proc.stdin, nil)
 		transport.WithCommandLogger(slog.New(closedWriteHandler{logger.Handler()}))(t)
-		return rawStdio{t, results}, nil
+		return rawStdio{Stdio: t, results: results, stdin: proc.stdin}, nil
 	case TransportHTTP:
 		hc := withStepUps(spec, s.httpClient(spec, logger, true))
 		oauth, err := httpOAuthOptions(ctx, spec, hc)

@@ -6,8 +6,8 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -86,9 +86,12 @@ func finishCall(ctx context.Context, req transport.JSONRPCRequest, resp *transpo
 // kind of message it is): the lineLimiter between the child's stdout and
 // the transport puts the result of each response the stash expects in the
 // stash, and passes the response on with an empty result.
+//
+// The tools/calls sendCall sends go past the transport: see sendDirect.
 type rawStdio struct {
 	*transport.Stdio
 	results *resultStash
+	stdin   *os.File // the child's stdin, which the transport writes to as well
 }
 
 func (t rawStdio) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
@@ -124,57 +127,6 @@ func idText(id mcp.RequestId) (string, error) {
 	}
 	b, err := json.Marshal(id)
 	return string(b), err
-}
-
-// A resultStash holds the results the lineLimiter took out of responses,
-// by the JSON text of their id, for the calls waiting for them. It takes a
-// result only for an id a call expects, and forgetting the id drops it, so
-// a response that comes after its call gave up leaves nothing behind.
-type resultStash struct {
-	mu      sync.Mutex
-	waiting map[string][]byte // id → result; nil until it arrives
-}
-
-func newResultStash() *resultStash { return &resultStash{waiting: map[string][]byte{}} }
-
-func (s *resultStash) expect(id string) {
-	s.mu.Lock()
-	s.waiting[id] = nil
-	s.mu.Unlock()
-}
-
-func (s *resultStash) forget(id string) {
-	s.mu.Lock()
-	delete(s.waiting, id)
-	s.mu.Unlock()
-}
-
-// expects reports whether a call waits for the result of id. It takes the
-// id as bytes, as the lineLimiter has it, so the lookup does not allocate.
-func (s *resultStash) expects(id []byte) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.waiting[string(id)]
-	return ok
-}
-
-// put stores result for id, if a call still expects it.
-func (s *resultStash) put(id, result []byte) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.waiting[string(id)]; !ok {
-		return false
-	}
-	s.waiting[string(id)] = result
-	return true
-}
-
-func (s *resultStash) take(id string) ([]byte, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	result := s.waiting[id]
-	delete(s.waiting, id)
-	return result, result != nil
 }
 
 // Over streamable HTTP a JSON answer's result is taken before the

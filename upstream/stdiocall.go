@@ -1,0 +1,64 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+)
+
+// sendDirect sends req, a tools/call, on the child's stdin itself and
+// takes its response off the child's stdout (the lineLimiter hands it
+// over, see resultStash.await), where mcp-go's transport would encode it
+// with reflection, decode the response in its reader and hand it over a
+// channel of its own: about 5 µs of a call's CPU. The result goes to
+// *dst as it came. It fails as mcp-go's transport does: with
+// ErrTransportClosed once the child's stdout has ended, with the write's
+// error, or with ctx's.
+func (t rawStdio) sendDirect(ctx context.Context, req transport.JSONRPCRequest, dst *json.RawMessage) (*transport.JSONRPCResponse, error) {
+	narrowCapabilities(ctx, &req)
+	addInputAnswers(ctx, &req)
+	key, err := idText(req.ID)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := json.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("failed to marshal request: %w", err)
+	}
+	answer, ok := t.results.await(key)
+	if !ok {
+		return nil, transport.ErrTransportClosed
+	}
+	defer t.results.drop(key)
+	// The transport writes to the same pipe: an *os.File's Write holds the
+	// descriptor's write lock until all of its bytes are written, so two
+	// messages never interleave, however large.
+	if _, err := t.stdin.Write(append(msg, '\n')); err != nil {
+		return nil, fmt.Errorf("failed to write request: %w", err)
+	}
+	var line []byte
+	select {
+	case line = <-answer:
+	case <-t.results.ended:
+		select {
+		case line = <-answer: // delivered just before the stream ended
+		default:
+			return nil, transport.ErrTransportClosed
+		}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if _, result := responseParts(line); result != nil {
+		*dst = result
+		return &transport.JSONRPCResponse{JSONRPC: req.JSONRPC, ID: req.ID, Result: emptyCallResult}, nil
+	}
+	// An error, or a result that is not one to take raw: as the
+	// transport would have read it.
+	var resp transport.JSONRPCResponse
+	if err := json.Unmarshal(line, &resp); err != nil {
+		return nil, fmt.Errorf("reading the upstream's response: %w", err)
+	}
+	return finishCall(withRawResult(ctx, dst), req, &resp, nil)
+}

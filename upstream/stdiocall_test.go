@@ -1,0 +1,106 @@
+package upstream
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// TestLineLimiterHandsDirectCallsTheirResponses: the responses of the
+// calls sent past mcp-go's transport (sendDirect) go to those calls,
+// whole, and are not passed on to the transport, whose requests they do
+// not answer; an oversize one goes as its replacement; and the end of the
+// stream ends the wait of those still waiting.
+func TestLineLimiterHandsDirectCallsTheirResponses(t *testing.T) {
+	t.Parallel()
+	stash := newResultStash()
+	seven, _ := stash.await("7")
+	nine, _ := stash.await("9")
+	eleven, _ := stash.await("11")
+	stash.expect("8")
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"seven"}]}}`,
+		`{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"eight"}]}}`,
+		`{"jsonrpc":"2.0","id":9,"error":{"code":-1,"message":"failed"}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{}}`,
+		`{"jsonrpc":"2.0","id":11,"result":{"t":"` + strings.Repeat("x", 2000) + `"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"id":7}}`,
+	}, "\n") + "\n"
+	lines := readLines(t, newLineLimiter(strings.NewReader(in), 1<<10, false, stash))
+	want := []string{
+		`{"jsonrpc":"2.0","id":8,"result":{"content":[]}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"id":7}}`,
+	}
+	if strings.Join(lines, "") != strings.Join(want, "\n")+"\n" {
+		t.Errorf("lines passed on:\n%s\nwant:\n%s", strings.Join(lines, ""), strings.Join(want, "\n"))
+	}
+	for name, c := range map[string]struct {
+		ch   <-chan []byte
+		want string
+	}{
+		"7":  {seven, `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"seven"}]}}`},
+		"9":  {nine, `{"jsonrpc":"2.0","id":9,"error":{"code":-1,"message":"failed"}}`},
+		"11": {eleven, tooLargeMarker},
+	} {
+		select {
+		case got := <-c.ch:
+			if !strings.Contains(string(got), c.want) {
+				t.Errorf("call %s got %.200s, want %.200s", name, got, c.want)
+			}
+		default:
+			t.Errorf("call %s got no response", name)
+		}
+	}
+	select {
+	case <-stash.ended:
+	default:
+		t.Error("the end of the stream did not end the wait")
+	}
+	if _, ok := stash.await("12"); ok {
+		t.Error("a call registered after the stream ended")
+	}
+}
+
+// TestConcurrentLargeCallsAndTransportRequestsDoNotInterleave: calls sent
+// past mcp-go's transport and the transport's own requests write to the
+// same stdin and are answered on the same stdout; many large calls at
+// once, with tools/list requests among them, all get their own answers.
+func TestConcurrentLargeCallsAndTransportRequestsDoNotInterleave(t *testing.T) {
+	t.Parallel()
+	p := Start(t.Context(), map[string]Spec{"s": {Transport: TransportStdio, Command: os.Args[0], Env: map[string]string{stdioServerEnv: filepath.Join(t.TempDir(), "pid")}}}, nil)
+	t.Cleanup(func() { p.Close() })
+	c, _, err := p.Session("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 32 {
+		wg.Go(func() {
+			text := fmt.Sprintf("%d:%s", i, strings.Repeat(string(rune('a'+i%26)), 64<<10))
+			raw, err := p.Call(t.Context(), "s", nil, mcp.CallToolParams{Name: "tool0", Arguments: map[string]any{"text": text}})
+			switch {
+			case err != nil:
+				errs <- err
+			case !strings.Contains(string(raw), text):
+				errs <- fmt.Errorf("call %d got another answer: %.100s", i, raw)
+			}
+		})
+		wg.Go(func() {
+			if _, err := c.ListTools(t.Context(), mcp.ListToolsRequest{}); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
