@@ -10,10 +10,11 @@ import (
 
 // sendDirect sends req, a tools/call, on the child's stdin itself and
 // takes its response off the child's stdout (the lineLimiter hands it
-// over, see resultStash.await), where mcp-go's transport would encode it
-// with reflection, decode the response in its reader and hand it over a
-// channel of its own: about 5 µs of a call's CPU. The result goes to
-// *dst as it came. It fails as mcp-go's transport does: with
+// over, see resultStash.await), where mcp-go's transport would decode the
+// response again in its reader and route it through a response map of
+// its own: in the c16 echo profile the CPU of a call, client and proxy
+// together, went from 52–62 to 48–56 µs. The result goes to *dst as it
+// came. It fails as mcp-go's transport does: with
 // ErrTransportClosed once the child's stdout has ended, with the write's
 // error, or with ctx's.
 func (t rawStdio) sendDirect(ctx context.Context, req transport.JSONRPCRequest, dst *json.RawMessage) (*transport.JSONRPCResponse, error) {
