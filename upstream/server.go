@@ -228,7 +228,8 @@ func (s *server) unavailableLocked() error {
 	if !s.retryAt.IsZero() {
 		e.RetryIn = max(time.Until(s.retryAt), 0)
 	}
-	if s.sess != nil && s.lastErr == nil { // lost, not yet noticed by the supervisor
+	if s.sess != nil && s.lastErr == nil && s.sess.isLost() { // lost, not yet noticed by the supervisor
+		// lostErr is written before lost is closed: read only after.
 		e.Err = s.sess.lostErr
 	}
 	return e

@@ -82,6 +82,12 @@ func TestDecodeErrorsNameFileLineColumnKeyAndFix(t *testing.T) {
 	}
 }
 
+// lineBreaks counts the line breaks in data as YAML and editors count
+// them: "\r\n", and a "\r" or "\n" alone.
+func lineBreaks(data []byte) int {
+	return bytes.Count(data, []byte{'\n'}) + bytes.Count(data, []byte{'\r'}) - bytes.Count(data, []byte("\r\n"))
+}
+
 // FuzzKeyPosNeverPanics places keys in any text of any format: an error
 // about a broken file must not crash the load that reports it, and a
 // place found is inside the text.
@@ -92,7 +98,7 @@ func FuzzKeyPosNeverPanics(f *testing.F) {
 	f.Add([]byte(`{"a": [1, {"b": 2}]}`), ".json", "a[1].b")
 	f.Fuzz(func(t *testing.T, data []byte, ext, key string) {
 		p := keyPos(data, ext, key)
-		if p.line > bytes.Count(data, []byte{'\n'})+1 || p.line < 0 || p.col < 0 {
+		if p.line > lineBreaks(data)+1 || p.line < 0 || p.col < 0 {
 			t.Errorf("keyPos(%q, %q) = %v, outside the text", data, key, p)
 		}
 		_, _ = parseError(data, errors.New("yaml: line 3: x"))
