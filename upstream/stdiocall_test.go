@@ -104,3 +104,50 @@ func TestConcurrentLargeCallsAndTransportRequestsDoNotInterleave(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// FuzzLineLimiterHandsEachResponseOnce: with calls waiting for the
+// responses with ids 1 and "a" (sent past mcp-go's transport) and results
+// expected for id 2, every whole line of a stream either goes on to the
+// transport or to one waiting call, never both and never neither, and
+// what a call gets is a line of the stream as it came.
+func FuzzLineLimiterHandsEachResponseOnce(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}` + "\n" + `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"x"}]}}` + "\n",
+		`{"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"m"}}` + "\n" + `{"id":1,"method":"ping"}` + "\n",
+		`{"id":1,"id":3,"result":{}}` + "\n" + `data: {"id":1}` + "\n\n" + `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n",
+		`{"ID":1,"result":{}}` + "\n" + `{"id":1.0,"result":{}}` + "\n" + `{"id":"\u0061","result":{}}` + "\n",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		if !strings.HasSuffix(in, "\n") {
+			in += "\n"
+		}
+		stash := newResultStash()
+		one, _ := stash.await("1")
+		a, _ := stash.await(`"a"`)
+		stash.expect("2")
+		out := strings.Join(readLines(t, newLineLimiter(strings.NewReader(in), 1<<20, false, stash)), "")
+		lines := strings.SplitAfter(in, "\n")
+		lines = lines[:len(lines)-1] // after the last newline: nothing
+		inputs := map[string]bool{}
+		for _, l := range lines {
+			inputs[strings.TrimSuffix(l, "\n")] = true
+		}
+		delivered := 0
+		for _, ch := range []<-chan []byte{one, a} {
+			select {
+			case msg := <-ch:
+				delivered++
+				if !inputs[string(msg)] {
+					t.Errorf("a call got %q, which is not a line of the stream", msg)
+				}
+			default:
+			}
+		}
+		passed := strings.Count(out, "\n")
+		if passed+delivered != len(lines) {
+			t.Errorf("%d lines in, %d passed on and %d handed to calls:\nin  %q\nout %q", len(lines), passed, delivered, in, out)
+		}
+	})
+}
