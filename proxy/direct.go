@@ -52,16 +52,16 @@ func (d directCalls) ServeCall(ctx context.Context, id json.RawMessage, msg []by
 		m.Params.Task != nil || m.Params.RequestState != nil || m.Params.InputResponses != nil {
 		return nil, false
 	}
-	name := m.Params.Name
+	name, profile := m.Params.Name, s.profileOf(ctx)
 	tool := s.mcp.GetTool(name)
-	if tool == nil || tool.Handler == nil || !s.tools.shown(s.current(), s.profileOf(ctx), name) ||
+	if tool == nil || tool.Handler == nil || !s.tools.shown(s.current(), profile, name) ||
 		tool.Tool.Execution != nil && tool.Tool.Execution.TaskSupport == mcp.TaskSupportRequired {
 		return nil, false
 	}
 	// What gateRequest does for a tools/call of a listed tool: the session
 	// is reachable from now on, and no changed definition waits for it
 	// (shown said so; refuseChanged is not needed).
-	s.sessions.heard(ctx, s.principalOf(ctx), s.profileOf(ctx))
+	s.sessions.heard(ctx, s.principalOf(ctx), profile)
 
 	req := mcp.CallToolRequest{Request: mcp.Request{Method: string(mcp.MethodToolsCall)}}
 	req.Params.Name, req.Params.Meta = name, m.Params.Meta

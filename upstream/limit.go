@@ -154,18 +154,12 @@ func (l *lineLimiter) pass(part []byte) {
 // reuse would let go anyway (over maxReused) is handed over uncopied.
 func (l *lineLimiter) passHeld() (passed bool) {
 	id, ok := l.scan.responseID()
-	if ok && l.results.awaits(id) {
-		// A call sent past mcp-go's transport: the response is its own.
-		msg, handOver := l.line, cap(l.line) > maxReused
-		if !handOver {
-			msg = bytes.Clone(msg)
+	// A call sent past mcp-go's transport takes its response whole.
+	if handOver := cap(l.line) > maxReused; ok && l.results.deliver(id, l.line, handOver) {
+		if handOver {
+			l.line = nil // the call has its bytes now
 		}
-		if l.results.deliver(id, msg) {
-			if handOver {
-				l.line = nil // the call has its bytes now
-			}
-			return false
-		}
+		return false
 	}
 	if !ok || !l.results.expects(id) {
 		l.out = append(l.out, l.line...)
@@ -312,11 +306,11 @@ func (l *lineLimiter) deliverReplacement() bool {
 		return false
 	}
 	id, ok := l.scan.responseID()
-	if !ok || !l.results.awaits(id) {
+	if !ok {
 		return false
 	}
 	msg := strings.TrimSuffix(l.replacement(), "\n")
-	return l.results.deliver(id, []byte(msg))
+	return l.results.deliver(id, []byte(msg), true)
 }
 
 // replacement is the line put in place of a cut one: an error response to

@@ -1,6 +1,9 @@
 package upstream
 
-import "sync"
+import (
+	"bytes"
+	"sync"
+)
 
 // A resultStash holds the results the lineLimiter took out of responses,
 // by the JSON text of their id, for the calls waiting for them. It takes a
@@ -86,19 +89,11 @@ func (s *resultStash) drop(id string) {
 	s.mu.Unlock()
 }
 
-// awaits reports whether a call registered by await waits for the
-// response with id. It takes the id as bytes, as the lineLimiter has it,
-// so the lookup does not allocate.
-func (s *resultStash) awaits(id []byte) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.direct[string(id)]
-	return ok
-}
-
 // deliver hands msg, the whole response with id, to the call waiting for
-// it, which owns it from now on, and reports whether one waited.
-func (s *resultStash) deliver(id, msg []byte) bool {
+// it and reports whether one waited. The call gets a copy of msg, or msg
+// itself when handOver is set (the caller gives it away). It takes the id
+// as bytes, as the lineLimiter has it, so the lookup does not allocate.
+func (s *resultStash) deliver(id, msg []byte, handOver bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ch, ok := s.direct[string(id)]
@@ -106,6 +101,9 @@ func (s *resultStash) deliver(id, msg []byte) bool {
 		return false
 	}
 	delete(s.direct, string(id))
+	if !handOver {
+		msg = bytes.Clone(msg)
+	}
 	ch <- msg // buffered for the one response
 	return true
 }

@@ -275,12 +275,8 @@ func (c *stdioConn) cancelled(line []byte) {
 // slot free.
 func (c *stdioConn) serve(ctx context.Context, req *stdioRequest) {
 	defer c.requests.Done()
-	var resp mcp.JSONRPCMessage
-	served := false
-	if c.calls != nil && req.method == string(mcp.MethodToolsCall) {
-		resp, served = c.serveCall(ctx, req)
-	}
-	if !served {
+	resp := c.serveCall(ctx, req)
+	if resp == nil {
 		resp = c.handle(ctx, req.id, req.line)
 	}
 	c.mu.Lock()
@@ -296,9 +292,13 @@ func (c *stdioConn) serve(ctx context.Context, req *stdioRequest) {
 	c.writeMessage(resp)
 }
 
-// serveCall has calls serve the tools/call req, with a context that the
-// client's notifications/cancelled for it cancels.
-func (c *stdioConn) serveCall(ctx context.Context, req *stdioRequest) (resp mcp.JSONRPCMessage, served bool) {
+// serveCall has calls serve req when it is a tools/call they take, with a
+// context that the client's notifications/cancelled for it cancels, and
+// returns its response; nil when calls do not serve it.
+func (c *stdioConn) serveCall(ctx context.Context, req *stdioRequest) (resp mcp.JSONRPCMessage) {
+	if c.calls == nil || req.method != string(mcp.MethodToolsCall) {
+		return nil
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	c.mu.Lock()
@@ -307,28 +307,28 @@ func (c *stdioConn) serveCall(ctx context.Context, req *stdioRequest) (resp mcp.
 		cancel()
 	}
 	c.mu.Unlock()
-	defer func() {
-		if r := recover(); r != nil {
-			c.logger.Error("a handler panicked serving a stdio message", "panic", r)
-			resp, served = mcp.NewJSONRPCError(requestID(req.id), mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r), nil), true
-		}
-	}()
-	return c.calls.ServeCall(ctx, req.id, req.line)
+	defer c.recovered(req.id, &resp)
+	resp, _ = c.calls.ServeCall(ctx, req.id, req.line) // nil when not served
+	return resp
 }
 
 // handle has mcp-go handle one message and returns its response, nil for
-// a notification. A handler that panics gets the request an internal error
-// rather than ending the process.
+// a notification.
 func (c *stdioConn) handle(ctx context.Context, id json.RawMessage, line []byte) (resp mcp.JSONRPCMessage) {
-	defer func() {
-		if r := recover(); r != nil {
-			c.logger.Error("a handler panicked serving a stdio message", "panic", r)
-			if id != nil {
-				resp = mcp.NewJSONRPCError(requestID(id), mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r), nil)
-			}
-		}
-	}()
+	defer c.recovered(id, &resp)
 	return c.mcp.HandleMessage(ctx, line)
+}
+
+// recovered, deferred by what serves the message with id, turns a panic
+// of a handler into an internal error for that request (nothing for a
+// notification) rather than the end of the process.
+func (c *stdioConn) recovered(id json.RawMessage, resp *mcp.JSONRPCMessage) {
+	if r := recover(); r != nil {
+		c.logger.Error("a handler panicked serving a stdio message", "panic", r)
+		if id != nil {
+			*resp = mcp.NewJSONRPCError(requestID(id), mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r), nil)
+		}
+	}
 }
 
 // requestID is the JSON-RPC id raw holds, as received, for an error

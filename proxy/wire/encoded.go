@@ -3,7 +3,6 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -58,8 +57,7 @@ func ResultResponse(id json.RawMessage, res *mcp.CallToolResult) (msg Encoded, o
 	}
 	b = append(b, ']')
 	if res.IsError {
-		b = append(b, `,"isError":`...)
-		b = strconv.AppendBool(b, true)
+		b = append(b, `,"isError":true`...)
 	}
 	if len(res.RawStructuredContent) > 0 {
 		b = append(append(b, `,"structuredContent":`...), res.RawStructuredContent...)
