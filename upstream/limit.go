@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strings"
 
@@ -342,11 +341,11 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
-	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	mt := mediaType(resp.Header.Get("Content-Type"))
 	switch {
-	case strings.EqualFold(mediaType, "text/event-stream"):
+	case mt == "text/event-stream":
 		resp.Body = readCloser{newLineLimiter(resp.Body, t.max, true, nil), resp.Body}
-	case strings.EqualFold(mediaType, "application/json") && resp.StatusCode == http.StatusOK && rawCallOf(req.Context()) != nil:
+	case mt == "application/json" && resp.StatusCode == http.StatusOK && rawCallOf(req.Context()) != nil:
 		return takeRawHTTPResult(resp, t.max, rawCallOf(req.Context()))
 	default:
 		resp.Body = readCloser{&cappedReader{r: resp.Body, left: t.max, max: t.max}, resp.Body}

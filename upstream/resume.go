@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -85,8 +83,7 @@ func resumable(req *http.Request, resp *http.Response) bool {
 	if mcp.IsModernProtocol(req.Header.Get(mcp.HeaderProtocolVersion)) {
 		return false
 	}
-	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	return strings.EqualFold(mediaType, "text/event-stream")
+	return mediaType(resp.Header.Get("Content-Type")) == "text/event-stream"
 }
 
 // A resumingBody is an upstream's event stream that reconnects with
@@ -303,7 +300,7 @@ func (b *resumingBody) resume() error {
 		}
 		return fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
-	if mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); !strings.EqualFold(mediaType, "text/event-stream") {
+	if mediaType(resp.Header.Get("Content-Type")) != "text/event-stream" {
 		resp.Body.Close()
 		return fmt.Errorf("%w: it answered %q, not an event stream", errResumeRefused, resp.Header.Get("Content-Type"))
 	}

@@ -26,8 +26,9 @@ const firstCallID = 1 << 40
 // *transport.Error, an error answer is the error it names, and a call
 // whose context ends before its answer is cancelled upstream with
 // notifications/cancelled (over stdio; the HTTP transports do that
-// themselves, see cancelUpstream). Over stdio the call does not go
-// through mcp-go's transport either (rawStdio.sendDirect).
+// themselves, see cancelUpstream). Over stdio and streamable HTTP the
+// call does not go through mcp-go's transport either (rawStdio.sendDirect,
+// session.sendOverHTTP).
 func (s *session) sendCall(ctx context.Context, raw *json.RawMessage, params mcp.CallToolParams) error {
 	t := s.client.GetTransport()
 	req := transport.JSONRPCRequest{
@@ -41,9 +42,12 @@ func (s *session) sendCall(ctx context.Context, raw *json.RawMessage, params mcp
 	}
 	var resp *transport.JSONRPCResponse
 	var err error
-	if stdio, ok := t.(rawStdio); ok {
-		resp, err = stdio.sendDirect(ctx, req, raw)
-	} else {
+	switch t := t.(type) {
+	case rawStdio:
+		resp, err = t.sendDirect(ctx, req, raw)
+	case rawStreamableHTTP:
+		resp, err = s.sendOverHTTP(ctx, t, req, raw)
+	default:
 		resp, err = t.SendRequest(withRawResult(ctx, raw), req)
 	}
 	if err != nil {

@@ -31,7 +31,8 @@ type session struct {
 	// stream is open for; nil if it does not listen (see listen).
 	listening *listener
 	tools     []mcp.Tool
-	cancel    context.CancelFunc // ends the session's context
+	life      context.Context    // the session's context, ended by stop
+	cancel    context.CancelFunc // ends life
 
 	lostOnce sync.Once
 	lost     chan struct{} // closed by markLost
@@ -250,7 +251,7 @@ func dialGeneration(ctx context.Context, spec Spec, gen generation, info mcp.Imp
 	// The session outlives this call: it runs under its own context, ended
 	// by stop. Starting is still bounded by the init timeout.
 	life, cancelLife := context.WithCancel(context.WithoutCancel(ctx))
-	s.cancel = cancelLife
+	s.life, s.cancel = life, cancelLife
 	stopWatch := context.AfterFunc(ctx, cancelLife)
 	err = s.client.Start(life)
 	if !stopWatch() {
@@ -345,6 +346,7 @@ func (s *session) newTransport(ctx context.Context, spec Spec, legacy bool, logg
 		return rawStdio{Stdio: t, results: results, stdin: proc.stdin}, nil
 	case TransportHTTP:
 		hc := withStepUps(spec, s.httpClient(spec, logger, true))
+		hc.Transport = prefetchTransport{hc.Transport} // see sendOverHTTP
 		oauth, err := httpOAuthOptions(ctx, spec, hc)
 		if err != nil {
 			return nil, err
@@ -369,7 +371,7 @@ func (s *session) newTransport(ctx context.Context, spec Spec, legacy bool, logg
 		if err != nil {
 			return nil, err
 		}
-		return rawStreamableHTTP{t, s.probe}, nil
+		return rawStreamableHTTP{t, s.probe, callsOf(spec, hc)}, nil
 	case TransportSSE:
 		oauth, err := sseOAuthOptions(ctx, spec)
 		if err != nil {

@@ -136,9 +136,12 @@ func idText(id mcp.RequestId) (string, error) {
 // transport makes with the same context (a re-initialize) is touched.
 // While the session probes the upstream's generation (probe is not nil),
 // the server/discover answer is noted, and initialize is not sent.
+//
+// The tools/calls sendCall sends go past the transport: see sendOverHTTP.
 type rawStreamableHTTP struct {
 	*transport.StreamableHTTP
 	probe *eraProbe
+	calls *httpCalls
 }
 
 // A rawCall is a tools/call whose HTTP answer's result goes to dst.
