@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcpwarden/mcpwarden/upstream/internal/h1"
 )
 
 // A session is one connection to an upstream: one child process for a
@@ -21,8 +22,8 @@ import (
 // supervisor replaces it with a new one.
 type session struct {
 	client *client.Client
-	proc   *process        // nil for a remote server
-	conns  *http.Transport // a remote server's connections; nil for stdio
+	proc   *process      // nil for a remote server
+	conns  *h1.Transport // a remote server's connections; nil for stdio
 	info   mcp.Implementation
 	// protocol is the version the session speaks (see Pool.Protocol).
 	protocol string
@@ -397,12 +398,15 @@ func (s *session) newTransport(ctx context.Context, spec Spec, legacy bool, logg
 // has its own connections, and keeps enough of them open for the calls it
 // may have in flight, its listening stream and requests other than
 // tools/call: http.DefaultTransport keeps two per host, and opening a
-// connection per call costs more than the call. Every response body is
+// connection per call costs more than the call. Plain http:// requests
+// are sent on the caller's goroutine (h1.Transport); https and proxied
+// ones by net/http's Transport. Every response body is
 // capped at MaxResultBytes. With resume (streamable HTTP), event streams
 // that break are resumed below the cap, which sees one stream.
 func (s *session) httpClient(spec Spec, logger *slog.Logger, resume bool) *http.Client {
-	s.conns = http.DefaultTransport.(*http.Transport).Clone()
-	s.conns.MaxIdleConnsPerHost = spec.maxConcurrentCalls() + 4
+	fallback := http.DefaultTransport.(*http.Transport).Clone()
+	fallback.MaxIdleConnsPerHost = spec.maxConcurrentCalls() + 4
+	s.conns = &h1.Transport{Fallback: fallback, MaxIdleConnsPerHost: fallback.MaxIdleConnsPerHost}
 	var base http.RoundTripper = s.conns
 	if resume {
 		base = &resumingTransport{base: s.conns, logger: logger}
