@@ -204,7 +204,14 @@ func (t *Transport) exchange(c *conn, addr string, req *http.Request) (*http.Res
 			}
 			continue // the answer follows
 		}
-		resp.Body = &body{rc: resp.Body, t: t, c: c, addr: addr, ctx: ctx, stop: stop, keep: !resp.Close && !req.Close}
+		b := &body{rc: resp.Body, t: t, c: c, addr: addr, ctx: ctx, stop: stop, keep: !resp.Close && !req.Close}
+		if resp.Body == http.NoBody {
+			// Nothing to read (a 202 to a notification): the connection is
+			// free now, whether or not the caller reads or closes the body.
+			b.release(true)
+			return resp, nil
+		}
+		resp.Body = b
 		return resp, nil
 	}
 }

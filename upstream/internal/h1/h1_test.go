@@ -72,6 +72,31 @@ func TestRequestsReuseOneConnection(t *testing.T) {
 	}
 }
 
+// TestAnswerWithoutBodyKeepsItsConnection: an answer with no body (a 202
+// to a notification) frees its connection even if its body is never read.
+func TestAnswerWithoutBodyKeepsItsConnection(t *testing.T) {
+	t.Parallel()
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	conns := countConns(s)
+	s.Start()
+	t.Cleanup(s.Close)
+	tr := newTransport()
+	t.Cleanup(tr.CloseIdleConnections)
+	for range 5 {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, s.URL, strings.NewReader("{}"))
+		resp, err := tr.RoundTrip(req)
+		if err != nil || resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("%v, %v", resp, err)
+		}
+		resp.Body.Close()
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for 5 answers without a body, want 1", n)
+	}
+}
+
 func TestConcurrentRequestsAnswerEachTheirOwn(t *testing.T) {
 	t.Parallel()
 	s := httptest.NewServer(http.HandlerFunc(echo))
