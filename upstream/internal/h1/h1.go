@@ -91,31 +91,26 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := req.Context()
 	addr := hostPort(req)
-	for reused := true; ; {
-		var c *conn
-		var err error
-		c, reused, err = t.get(ctx, addr, reused)
-		if err != nil {
-			closeBody(req)
-			return nil, err
-		}
-		resp, err := t.exchange(c, addr, req)
-		if err == nil {
-			return resp, nil
-		}
-		c.nc.Close()
-		var nw nothingWritten
-		if reused && errors.As(err, &nw) && ctx.Err() == nil {
-			// A kept connection the server had closed: nothing reached
-			// it, so the request is sent again on a new connection, as
-			// net/http does.
-			if req, err = rewound(req); err == nil {
-				reused = false
-				continue
-			}
-		}
+	c, reused, err := t.get(ctx, addr)
+	if err != nil {
+		closeBody(req)
 		return nil, err
 	}
+	resp, err := t.exchange(c, addr, req)
+	var nw nothingWritten
+	if err == nil || !reused || !errors.As(err, &nw) || ctx.Err() != nil {
+		return resp, err
+	}
+	// A kept connection the server had closed: nothing reached it, so
+	// the request is sent again on a new connection, as net/http does.
+	if req, err = rewound(req); err != nil {
+		return nil, err
+	}
+	if c, err = t.dial(ctx, addr); err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	return t.exchange(c, addr, req)
 }
 
 // proxied reports whether Fallback would send req through a proxy.
@@ -170,13 +165,15 @@ func closeBody(req *http.Request) {
 var aLongTimeAgo = time.Unix(1, 0)
 
 // exchange writes req on c and reads the head of its response. The
-// connection is ended when req's context is; the response's body gives c
-// back to the pool once read to its end.
+// connection is ended when req's context is, and closed when the exchange
+// fails; the response's body gives c back to the pool once read to its
+// end.
 func (t *Transport) exchange(c *conn, addr string, req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(aLongTimeAgo) })
 	fail := func(err error) (*http.Response, error) {
 		stop()
+		c.nc.Close()
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}
@@ -269,10 +266,10 @@ func (b *body) release(whole bool) {
 	b.c.nc.Close()
 }
 
-// get is a kept connection to addr, or a new one; reused says which. When
-// reuse is false it dials a new one.
-func (t *Transport) get(ctx context.Context, addr string, reuse bool) (c *conn, reused bool, err error) {
-	for reuse {
+// get is a kept connection to addr that the server has not closed, or a
+// new one; reused says which.
+func (t *Transport) get(ctx context.Context, addr string) (c *conn, reused bool, err error) {
+	for {
 		if c = t.takeIdle(addr); c == nil {
 			break
 		}
@@ -281,16 +278,22 @@ func (t *Transport) get(ctx context.Context, addr string, reuse bool) (c *conn, 
 		}
 		c.nc.Close()
 	}
+	c, err = t.dial(ctx, addr)
+	return c, false, err
+}
+
+// dial opens a new connection to addr.
+func (t *Transport) dial(ctx context.Context, addr string) (*conn, error) {
 	dial := t.Fallback.DialContext
 	if dial == nil {
 		dial = (&net.Dialer{}).DialContext
 	}
 	nc, err := dial(ctx, "tcp", addr)
 	if err != nil {
-		return nil, false, fmt.Errorf("h1: %w", err)
+		return nil, fmt.Errorf("h1: %w", err)
 	}
 	out := &countingWriter{w: nc}
-	return &conn{nc: nc, br: bufio.NewReader(nc), bw: bufio.NewWriter(out), out: out}, false, nil
+	return &conn{nc: nc, br: bufio.NewReader(nc), bw: bufio.NewWriter(out), out: out}, nil
 }
 
 func (t *Transport) takeIdle(addr string) *conn {
