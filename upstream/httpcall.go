@@ -20,10 +20,10 @@ import (
 // and the session's limitTransport had already read that answer once to
 // take the result out of it: in the c16 echo profile, upstream.Pool.Call
 // cost 21–27 µs of CPU per call that way, 15–22 this way. sendOverHTTP
-// sends the POST mcp-go would send (the same body and headers, on the same
-// http.Client, so that the result cap, resumption and OAuth step-ups stay
-// in the path) and reads the one answer that is common: HTTP 200 with a
-// JSON result for the call. Every other answer — an event stream, an
+// sends the POST mcp-go would send (the same body and headers, on the
+// session's http.Client, so that the result cap, resumption and OAuth
+// step-ups stay in the path) and reads the one answer that is common:
+// HTTP 200 with a JSON result for the call. Every other answer — an event stream, an
 // error, HTTP 401 or 404, anything unexpected — is handed to mcp-go's
 // transport as the answer to the same request (see handOver), so that
 // server requests and notifications on a call's stream, SEP-1699 polling,
@@ -32,8 +32,8 @@ import (
 // once.
 
 // httpCalls is what sendOverHTTP needs of a streamable HTTP session besides
-// mcp-go's transport: the session's HTTP client and what its transport
-// was built with.
+// mcp-go's transport: the session's HTTP client (without the
+// prefetchTransport) and what its transport was built with.
 type httpCalls struct {
 	client     *http.Client
 	url        string
@@ -184,7 +184,10 @@ func (t prefetchTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	return &resp, nil
 }
 
-// callsOf is the httpCalls of a session whose transport uses client.
+// callsOf is the httpCalls of a session whose transport uses client. It
+// keeps a copy of client as it is: the prefetchTransport put around
+// client's transport afterwards is for mcp-go's requests only.
 func callsOf(spec Spec, client *http.Client) *httpCalls {
-	return &httpCalls{client: client, url: spec.URL, headers: spec.Headers, headerFunc: spec.HeaderFunc}
+	c := *client
+	return &httpCalls{client: &c, url: spec.URL, headers: spec.Headers, headerFunc: spec.HeaderFunc}
 }

@@ -347,6 +347,7 @@ func (s *session) newTransport(ctx context.Context, spec Spec, legacy bool, logg
 		return rawStdio{Stdio: t, results: results, stdin: proc.stdin}, nil
 	case TransportHTTP:
 		hc := withStepUps(spec, s.httpClient(spec, logger, true))
+		calls := callsOf(spec, hc)
 		hc.Transport = prefetchTransport{hc.Transport} // see sendOverHTTP
 		oauth, err := httpOAuthOptions(ctx, spec, hc)
 		if err != nil {
@@ -372,7 +373,7 @@ func (s *session) newTransport(ctx context.Context, spec Spec, legacy bool, logg
 		if err != nil {
 			return nil, err
 		}
-		return rawStreamableHTTP{t, s.probe, callsOf(spec, hc)}, nil
+		return rawStreamableHTTP{t, s.probe, calls}, nil
 	case TransportSSE:
 		oauth, err := sseOAuthOptions(ctx, spec)
 		if err != nil {
