@@ -47,15 +47,9 @@ type httpCalls struct {
 // ended, as rawStreamableHTTP's SendRequest does; the session's end ends
 // the request, as closing mcp-go's transport ends the requests it sent.
 func (s *session) sendOverHTTP(ctx context.Context, t rawStreamableHTTP, req transport.JSONRPCRequest, dst *json.RawMessage) (*transport.JSONRPCResponse, error) {
-	narrowCapabilities(ctx, &req)
-	addInputAnswers(ctx, &req)
-	key, err := idText(req.ID)
+	key, body, err := encodeCall(ctx, &req)
 	if err != nil {
 		return nil, err
-	}
-	body, err := json.Marshal(req)
-	if err != nil {
-		return nil, fmt.Errorf("failed to marshal request: %w", err)
 	}
 	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -66,3 +66,18 @@ func (s *session) sendCall(ctx context.Context, raw *json.RawMessage, params mcp
 	}
 	return nil
 }
+
+// encodeCall prepares req, a tools/call sent past mcp-go's transport, as
+// the transport would (capabilities narrowed, input answers added), and
+// returns the JSON text of its id and the message to send.
+func encodeCall(ctx context.Context, req *transport.JSONRPCRequest) (key string, msg []byte, err error) {
+	narrowCapabilities(ctx, req)
+	addInputAnswers(ctx, req)
+	if key, err = idText(req.ID); err != nil {
+		return "", nil, err
+	}
+	if msg, err = json.Marshal(*req); err != nil {
+		return "", nil, fmt.Errorf("failed to marshal request: %w", err)
+	}
+	return key, msg, nil
+}

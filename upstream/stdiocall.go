@@ -18,15 +18,9 @@ import (
 // ErrTransportClosed once the child's stdout has ended, with the write's
 // error, or with ctx's.
 func (t rawStdio) sendDirect(ctx context.Context, req transport.JSONRPCRequest, dst *json.RawMessage) (*transport.JSONRPCResponse, error) {
-	narrowCapabilities(ctx, &req)
-	addInputAnswers(ctx, &req)
-	key, err := idText(req.ID)
+	key, msg, err := encodeCall(ctx, &req)
 	if err != nil {
 		return nil, err
-	}
-	msg, err := json.Marshal(req)
-	if err != nil {
-		return nil, fmt.Errorf("failed to marshal request: %w", err)
 	}
 	answer, ok := t.results.await(key)
 	if !ok {
