@@ -44,8 +44,8 @@ func FuzzConfigStateURL(f *testing.F) {
 }
 
 // secretIn is what an error about u must not show: the password of a URL
-// that parses, or the whole text of one that does not (which may hold a
-// password no parser found).
+// that parses (unless the URL shows the same text elsewhere), or the whole
+// text of one that does not (which may hold a password no parser found).
 func secretIn(u string) string {
 	p, err := url.Parse(u)
 	if err != nil {
@@ -54,8 +54,10 @@ func secretIn(u string) string {
 		}
 		return u
 	}
-	if pw, ok := p.User.Password(); ok && len(pw) >= 4 {
+	if pw, ok := p.User.Password(); ok && len(pw) >= 4 && !strings.Contains(p.Redacted(), pw) {
 		return pw
 	}
+	// A password also written elsewhere in the URL (the same as its user
+	// name, say) is shown by the rest of it, which the error may name.
 	return ""
 }
