@@ -5,10 +5,11 @@
 // net/http's Transport gives every connection a reader and a writer
 // goroutine and hands each request and its response across them. For a
 // proxy's many small calls to an upstream on the same host or network
-// those hand-offs cost more than the exchange: in mcpwarden's c16 echo
-// profile this transport took the CPU of a call from 197–218 to 174–208
-// µs, and the one-client p50 from 0.23–0.43 to 0.21–0.39 ms (see
-// bench/BENCHMARKS.md). Hand-written for that measured speed; the wire
+// those hand-offs are a measurable part of each call: in mcpwarden's c16
+// echo profile (client and proxy together) this transport took the CPU
+// of a call from 128–146 to 122–132 µs, and the one-client p50 from
+// 0.178–0.198 to 0.163–0.175 ms (see bench/BENCHMARKS.md).
+// Hand-written for that measured speed; the wire
 // format stays net/http's own: requests are written with
 // (*http.Request).Write and responses read with http.ReadResponse.
 //
