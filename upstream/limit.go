@@ -153,8 +153,10 @@ func (l *lineLimiter) pass(part []byte) {
 // reuse would let go anyway (over maxReused) is handed over uncopied.
 func (l *lineLimiter) passHeld() (passed bool) {
 	id, ok := l.scan.responseID()
+	// A line too large to reuse is handed over rather than copied.
+	handOver := cap(l.line) > maxReused
 	// A call sent past mcp-go's transport takes its response whole.
-	if handOver := cap(l.line) > maxReused; ok && l.results.deliver(id, l.line, handOver) {
+	if ok && l.results.deliver(id, l.line, handOver) {
 		if handOver {
 			l.line = nil // the call has its bytes now
 		}
@@ -169,7 +171,6 @@ func (l *lineLimiter) passHeld() (passed bool) {
 		l.out = append(l.out, l.line...)
 		return true
 	}
-	handOver := cap(l.line) > maxReused
 	if !handOver {
 		result = bytes.Clone(result)
 	}

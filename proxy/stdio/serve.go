@@ -33,11 +33,12 @@ const MaxRequests = 1024
 // protocol messages is written to out.
 //
 // It is mcpwarden's own stdio transport in front of mcp-go's MCPServer,
-// which handles every message but the tools/calls calls takes. mcp-go's StdioServer hands each line
-// it reads to a new goroutine and back over a channel, decodes a message
-// five times before handling it, and serves tool calls on a pool of five
-// workers, so that five calls waiting (on an ask, or a slow tool) hold up
-// every other tool call of the client. Here one goroutine at a time reads
+// which handles every message but the tools/calls that calls serves.
+// mcp-go's StdioServer hands each line it reads to a new goroutine and
+// back over a channel, decodes a message five times before handling it,
+// and serves tool calls on a pool of five workers, so that five calls
+// waiting (on an ask, or a slow tool) hold up every other tool call of
+// the client. Here one goroutine at a time reads
 // a line and decodes only its head; a request is served on the goroutine
 // that read it, after it handed reading on (see readLines).
 //
