@@ -18,18 +18,25 @@ import (
 	"time"
 )
 
-func newTransport() *Transport {
-	return &Transport{Fallback: http.DefaultTransport.(*http.Transport).Clone()}
+// newTransport is a Transport whose idle connections close when the test
+// ends.
+func newTransport(t testing.TB) *Transport {
+	tr := &Transport{Fallback: http.DefaultTransport.(*http.Transport).Clone()}
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
 }
 
-// countConns makes s count the connections it accepts.
-func countConns(s *httptest.Server) *atomic.Int64 {
+// startCounting starts s, closed when the test ends, counting the
+// connections it accepts.
+func startCounting(t *testing.T, s *httptest.Server) *atomic.Int64 {
 	var n atomic.Int64
 	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
 		if st == http.StateNew {
 			n.Add(1)
 		}
 	}
+	s.Start()
+	t.Cleanup(s.Close)
 	return &n
 }
 
@@ -56,11 +63,8 @@ func echo(w http.ResponseWriter, r *http.Request) {
 func TestRequestsReuseOneConnection(t *testing.T) {
 	t.Parallel()
 	s := httptest.NewUnstartedServer(http.HandlerFunc(echo))
-	conns := countConns(s)
-	s.Start()
-	t.Cleanup(s.Close)
-	tr := newTransport()
-	t.Cleanup(tr.CloseIdleConnections)
+	conns := startCounting(t, s)
+	tr := newTransport(t)
 	for i := range 20 {
 		got, err := post(t, tr, t.Context(), s.URL, fmt.Sprint(i))
 		if want := fmt.Sprintf("200 %d", i); err != nil || got != want {
@@ -79,11 +83,8 @@ func TestAnswerWithoutBodyKeepsItsConnection(t *testing.T) {
 	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 	}))
-	conns := countConns(s)
-	s.Start()
-	t.Cleanup(s.Close)
-	tr := newTransport()
-	t.Cleanup(tr.CloseIdleConnections)
+	conns := startCounting(t, s)
+	tr := newTransport(t)
 	for range 5 {
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, s.URL, strings.NewReader("{}"))
 		resp, err := tr.RoundTrip(req)
@@ -101,8 +102,7 @@ func TestConcurrentRequestsAnswerEachTheirOwn(t *testing.T) {
 	t.Parallel()
 	s := httptest.NewServer(http.HandlerFunc(echo))
 	t.Cleanup(s.Close)
-	tr := newTransport()
-	t.Cleanup(tr.CloseIdleConnections)
+	tr := newTransport(t)
 	var wg sync.WaitGroup
 	for i := range 32 {
 		wg.Go(func() {
@@ -132,11 +132,8 @@ func TestIdleConnectionTheServerClosedIsNotWrittenTo(t *testing.T) {
 		echo(w, r)
 	}))
 	s.Config.IdleTimeout = 50 * time.Millisecond
-	conns := countConns(s)
-	s.Start()
-	t.Cleanup(s.Close)
-	tr := newTransport()
-	t.Cleanup(tr.CloseIdleConnections)
+	conns := startCounting(t, s)
+	tr := newTransport(t)
 	for i := range 3 {
 		if got, err := post(t, tr, t.Context(), s.URL, "x"); err != nil || got != "200 x" {
 			t.Fatalf("call %d: %q, %v", i, got, err)
@@ -158,8 +155,7 @@ func TestKeptConnectionFoundClosedOnWriteIsRedialled(t *testing.T) {
 	t.Parallel()
 	s := httptest.NewServer(http.HandlerFunc(echo))
 	t.Cleanup(s.Close)
-	tr := newTransport()
-	t.Cleanup(tr.CloseIdleConnections)
+	tr := newTransport(t)
 	if _, err := post(t, tr, t.Context(), s.URL, "first"); err != nil {
 		t.Fatal(err)
 	}
@@ -183,8 +179,7 @@ func TestCancelledRequestEndsItsExchange(t *testing.T) {
 	}))
 	t.Cleanup(s.Close)
 	t.Cleanup(func() { close(release) })
-	tr := newTransport()
-	t.Cleanup(tr.CloseIdleConnections)
+	tr := newTransport(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	begin := time.Now()
@@ -222,11 +217,8 @@ func TestStreamedBodyIsReadAsItComesAndClosingItEarlyDropsTheConnection(t *testi
 			}
 		}
 	}))
-	conns := countConns(s)
-	s.Start()
-	t.Cleanup(s.Close)
-	tr := newTransport()
-	t.Cleanup(tr.CloseIdleConnections)
+	conns := startCounting(t, s)
+	tr := newTransport(t)
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, s.URL, nil)
 	resp, err := tr.RoundTrip(req)
 	if err != nil {
@@ -347,9 +339,8 @@ func FuzzAnswersReadAsNetHTTPReadsThem(f *testing.F) {
 	}
 	var answer atomic.Value
 	url := answering(f, func() []byte { return []byte(answer.Load().(string)) })
-	ours := newTransport()
+	ours := newTransport(f)
 	theirs := &http.Transport{DisableCompression: true}
-	f.Cleanup(ours.CloseIdleConnections)
 	f.Cleanup(theirs.CloseIdleConnections)
 	f.Fuzz(func(t *testing.T, raw string) {
 		answer.Store(raw)
