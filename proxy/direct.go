@@ -47,7 +47,7 @@ type directRequest struct {
 func (d directCalls) ServeCall(ctx context.Context, id json.RawMessage, msg []byte) (mcp.JSONRPCMessage, bool) {
 	s := d.s
 	var m directRequest
-	if json.Unmarshal(msg, &m) != nil || m.JSONRPC != mcp.JSONRPC_VERSION ||
+	if !decodeDirect(msg, &m) || m.JSONRPC != mcp.JSONRPC_VERSION ||
 		mcp.IsModernProtocol(m.Params.Meta.ProtocolVersion()) ||
 		m.Params.Task != nil || m.Params.RequestState != nil || m.Params.InputResponses != nil {
 		return nil, false

@@ -106,6 +106,16 @@ func next(data []byte, i int, closing byte) (int, bool, error) {
 	return 0, false, syntaxError(data, i, fmt.Sprintf("want ',' or %q", closing))
 }
 
+// String decodes v, the raw value of a string, as encoding/json decodes a
+// string: escapes resolved, invalid UTF-8 replaced with U+FFFD. A value
+// that is not a string is an error.
+func String(v []byte) (string, error) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", fmt.Errorf("%w: want a string, not %.20s", ErrSyntax, v)
+	}
+	return decodeString(v)
+}
+
 // IsNull reports whether the raw value v is the literal null.
 func IsNull(v []byte) bool { return string(bytes.TrimSpace(v)) == "null" }
 
