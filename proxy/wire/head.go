@@ -20,11 +20,28 @@ type Head struct {
 // id a notifications/cancelled names finds the request however either
 // was spaced.
 func IDKey(id json.RawMessage) string {
+	// A number or a string, the ids JSON-RPC allows, is compact already
+	// when nothing surrounds it, as a decoded id comes: Compact would
+	// return it unchanged, at the cost of a scan and a buffer per call.
+	if n := len(id); n > 0 && !compactable(id[0]) && !compactable(id[n-1]) {
+		return string(id)
+	}
 	var b bytes.Buffer
 	if json.Compact(&b, id) != nil {
 		return string(id)
 	}
 	return b.String()
+}
+
+// compactable says whether json.Compact may drop or rewrite what is
+// around a value that starts or ends with c: white space, or the
+// brackets of a value whose members may be spaced.
+func compactable(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '{', '[', '}', ']':
+		return true
+	}
+	return false
 }
 
 // CancelledID is the request a notifications/cancelled msg names, as an
