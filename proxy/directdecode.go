@@ -2,17 +2,10 @@ package proxy
 
 import (
 	"bytes"
-	"errors"
-	"strings"
-
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/internal/rawjson"
+	"github.com/mcpwarden/mcpwarden/proxy/wire"
 )
-
-// errNotAsDecoded stands for what makes json.Unmarshal fail on a member:
-// a value of another type than its field's.
-var errNotAsDecoded = errors.New("a member's value is not of its field's type")
 
 // decodeDirect reads msg into m as json.Unmarshal(msg, m) reads it, and
 // reports whether json.Unmarshal would have succeeded. msg is valid JSON:
@@ -30,9 +23,9 @@ func decodeDirect(msg []byte, m *directRequest) bool {
 	}
 	return rawjson.Object(msg, func(key string, v []byte) error {
 		switch {
-		case named(key, "jsonrpc"):
-			return decodeText(v, &m.JSONRPC)
-		case named(key, "params"):
+		case rawjson.Named(key, "jsonrpc"):
+			return rawjson.ReadString(v, &m.JSONRPC)
+		case rawjson.Named(key, "params"):
 			if rawjson.IsNull(v) {
 				return nil
 			}
@@ -46,48 +39,18 @@ func decodeDirect(msg []byte, m *directRequest) bool {
 func (m *directRequest) decodeParam(key string, v []byte) error {
 	p := &m.Params
 	switch {
-	case named(key, "name"):
-		return decodeText(v, &p.Name)
-	case named(key, "arguments"):
+	case rawjson.Named(key, "name"):
+		return rawjson.ReadString(v, &p.Name)
+	case rawjson.Named(key, "arguments"):
 		p.Arguments = bytes.Clone(v)
-	case named(key, "_meta"):
-		if rawjson.IsNull(v) {
-			p.Meta = nil
-			return nil
-		}
-		if p.Meta == nil {
-			p.Meta = &mcp.Meta{}
-		}
-		return p.Meta.UnmarshalJSON(v)
-	case named(key, "task"):
+	case rawjson.Named(key, "_meta"):
+		return wire.ReadMeta(v, &p.Meta)
+	case rawjson.Named(key, "task"):
 		p.Task = bytes.Clone(v)
-	case named(key, "requestState"):
+	case rawjson.Named(key, "requestState"):
 		p.RequestState = bytes.Clone(v)
-	case named(key, "inputResponses"):
+	case rawjson.Named(key, "inputResponses"):
 		p.InputResponses = bytes.Clone(v)
 	}
-	return nil
-}
-
-// named reports whether encoding/json reads a member named key into the
-// field named field.
-func named(key, field string) bool {
-	return key == field || strings.EqualFold(key, field)
-}
-
-// decodeText reads the raw value v into the string *dst as json.Unmarshal
-// does: null leaves it as it is.
-func decodeText(v []byte, dst *string) error {
-	if rawjson.IsNull(v) {
-		return nil
-	}
-	if v[0] != '"' {
-		return errNotAsDecoded
-	}
-	s, err := rawjson.String(v)
-	if err != nil {
-		return err
-	}
-	*dst = s
 	return nil
 }

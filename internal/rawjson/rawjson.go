@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -114,6 +115,27 @@ func String(v []byte) (string, error) {
 		return "", fmt.Errorf("%w: want a string, not %.20s", ErrSyntax, v)
 	}
 	return decodeString(v)
+}
+
+// Named reports whether encoding/json reads a member named key into a
+// struct field named field: exactly, or under Unicode case folding.
+func Named(key, field string) bool {
+	return key == field || strings.EqualFold(key, field)
+}
+
+// ReadString reads the raw value v into *dst as json.Unmarshal reads a
+// value into a string: null leaves *dst as it is, and a value that is not
+// a string is an error.
+func ReadString(v []byte, dst *string) error {
+	if IsNull(v) {
+		return nil
+	}
+	s, err := String(v)
+	if err != nil {
+		return err
+	}
+	*dst = s
+	return nil
 }
 
 // IsNull reports whether the raw value v is the literal null.

@@ -207,7 +207,7 @@ func (c *stdioConn) dispatch(ctx context.Context, line []byte) (req *stdioReques
 		return nil, true
 	}
 	var head wire.Head
-	if err := json.Unmarshal(line, &head); err != nil {
+	if !wire.DecodeHead(line, &head, nil) {
 		c.writeMessage(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.PARSE_ERROR, "Parse error", nil))
 		return nil, true
 	}

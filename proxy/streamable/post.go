@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpwarden/mcpwarden/internal/rawjson"
 	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
 	"github.com/mcpwarden/mcpwarden/proxy/wire"
 )
@@ -106,6 +107,22 @@ type postHead struct {
 	} `json:"params"`
 }
 
+// decode reads body into h as json.Unmarshal(body, h) reads it, and
+// reports whether json.Unmarshal would succeed.
+func (h *postHead) decode(body []byte) bool {
+	return wire.DecodeHead(body, &h.Head, func(v []byte) error {
+		if rawjson.IsNull(v) {
+			return nil
+		}
+		return rawjson.Object(v, func(key string, v []byte) error {
+			if rawjson.Named(key, "_meta") {
+				return wire.ReadMeta(v, &h.Params.Meta)
+			}
+			return nil
+		})
+	})
+}
+
 // answerKey names a request sent to the client of a session.
 type answerKey struct {
 	session string
@@ -131,7 +148,7 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body, r, err := bodyOf(r)
 	var head postHead
-	if err != nil || json.Unmarshal(body, &head) != nil {
+	if err != nil || !head.decode(body) {
 		f.stream.ServeHTTP(w, r) // its error is the one clients know
 		return
 	}

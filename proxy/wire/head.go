@@ -3,6 +3,10 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpwarden/mcpwarden/internal/rawjson"
 )
 
 // A Head is what a transport reads of a JSON-RPC message to route it: a
@@ -14,6 +18,52 @@ type Head struct {
 	ID     json.RawMessage `json:"id"`
 	Result json.RawMessage `json:"result"`
 	Error  json.RawMessage `json:"error"`
+}
+
+// DecodeHead reads msg into h as json.Unmarshal(msg, h) reads it, and
+// reports whether json.Unmarshal would succeed. When params is not nil it
+// is handed the raw value of each params member, in order, as a field of
+// the head would be, and an error it returns fails the decode. Decoded by
+// reflection, the head of the bench's echo call took 1.8 µs and 9
+// allocations; checked by json.Valid and walked, 1.0–1.5 µs and 6
+// (BenchmarkDecodeHead, FuzzDecodeHeadIsJSONUnmarshal).
+func DecodeHead(msg []byte, h *Head, params func(v []byte) error) bool {
+	if !json.Valid(msg) {
+		return false
+	}
+	if rawjson.IsNull(msg) {
+		return true
+	}
+	return rawjson.Object(msg, func(key string, v []byte) error {
+		switch {
+		case rawjson.Named(key, "method"):
+			return rawjson.ReadString(v, &h.Method)
+		case rawjson.Named(key, "id"):
+			h.ID = bytes.Clone(v)
+		case rawjson.Named(key, "result"):
+			h.Result = bytes.Clone(v)
+		case rawjson.Named(key, "error"):
+			h.Error = bytes.Clone(v)
+		case params != nil && rawjson.Named(key, "params"):
+			return params(v)
+		}
+		return nil
+	}) == nil
+}
+
+// ReadMeta reads v, the raw value of a _meta member, into *m as
+// json.Unmarshal reads it into a *mcp.Meta field: null makes *m nil; any
+// other value is decoded into the Meta *m points to, a new one when *m is
+// nil.
+func ReadMeta(v []byte, m **mcp.Meta) error {
+	if rawjson.IsNull(v) {
+		*m = nil
+		return nil
+	}
+	if *m == nil {
+		*m = &mcp.Meta{}
+	}
+	return (*m).UnmarshalJSON(v)
 }
 
 // IDKey is a request id as a map key: its JSON, compacted, so that the
