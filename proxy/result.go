@@ -68,7 +68,7 @@ func textPreview(items [][]byte) string {
 		err := rawjson.Object(item, func(key string, v []byte) error {
 			switch key {
 			case "type":
-				return json.Unmarshal(v, &typ)
+				return rawjson.ReadString(v, &typ)
 			case "text":
 				lit = v
 			}
@@ -77,8 +77,8 @@ func textPreview(items [][]byte) string {
 		if err != nil || typ != "text" || len(lit) < 2 || lit[0] != '"' {
 			continue
 		}
-		var text string
-		if json.Unmarshal(jsonStringPrefix(lit, previewLen), &text) != nil {
+		text, err := rawjson.String(jsonStringPrefix(lit, previewLen))
+		if err != nil {
 			return ""
 		}
 		if len(text) > previewLen {

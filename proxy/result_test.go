@@ -177,3 +177,40 @@ func BenchmarkForwardResult(b *testing.B) {
 		})
 	}
 }
+
+// FuzzTextPreviewIsTheStartOfTheText holds textPreview to the text of the
+// first text item decoded whole by encoding/json, cut at previewLen bytes
+// on a character boundary, for any two items of valid JSON.
+func FuzzTextPreviewIsTheStartOfTheText(f *testing.F) {
+	f.Add([]byte(`{"type":"image","data":"AA=="}`), []byte(`{"type":"text","text":"hi"}`))
+	f.Add([]byte(`{"type":"text","text":"`+strings.Repeat(`\u00e9`, 150)+`","type":"text"}`), []byte(`{}`))
+	f.Add([]byte(`{"type":null,"text":"a"}`), []byte(`{"type":"text","text":5}`))
+	f.Add([]byte(`{"TYPE":"text","text":"a"}`), []byte(`{"type":"text","text":"b\ud800c"}`))
+	f.Add([]byte(`{"type":"text","text":null}`), []byte(`{"type":"text","text":"x"}`))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		if !json.Valid(a) || !json.Valid(b) {
+			return
+		}
+		want := ""
+		for _, item := range [][]byte{a, b} {
+			var m map[string]json.RawMessage
+			var typ, text string
+			if json.Unmarshal(item, &m) != nil || json.Unmarshal(m["type"], &typ) != nil && m["type"] != nil ||
+				typ != "text" || len(m["text"]) == 0 || m["text"][0] != '"' || json.Unmarshal(m["text"], &text) != nil {
+				continue
+			}
+			if len(text) > previewLen {
+				cut := previewLen
+				for cut > 0 && !utf8.RuneStart(text[cut]) {
+					cut--
+				}
+				text = text[:cut]
+			}
+			want = text
+			break
+		}
+		if got := textPreview([][]byte{a, b}); got != want {
+			t.Fatalf("textPreview = %q, want %q, of %s and %s", got, want, a, b)
+		}
+	})
+}
