@@ -21,7 +21,9 @@
 // request goes to Fallback.
 //
 // What it does not do goes to Fallback: https, requests Fallback's Proxy
-// sends through a proxy, CONNECT. Unlike net/http's Transport it does not
+// sends through a proxy, CONNECT, and requests net/http's Transport
+// refuses to send (a header that would split a line, a method that is
+// not a token), which Fallback refuses with its own error. Unlike net/http's Transport it does not
 // ask for gzip, and it writes a request whole before it reads the answer
 // (a server that answers a large body before reading it sees the write
 // fail).
@@ -35,8 +37,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // DefaultMaxIdleConnsPerHost is the idle connections kept per host when
@@ -87,7 +92,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // RoundTrip sends req and returns its response, whose body must be read
 // to its end for the connection to be kept (as with net/http).
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !canPeek || req.URL.Scheme != "http" || req.Method == http.MethodConnect || t.proxied(req) {
+	if !canPeek || !sendable(req) || req.URL.Scheme != "http" || req.Method == http.MethodConnect || t.proxied(req) {
 		return t.Fallback.RoundTrip(req)
 	}
 	ctx := req.Context()
@@ -112,6 +117,38 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	return t.exchange(c, addr, req)
+}
+
+// sendable reports whether net/http's Transport would send req rather
+// than refuse it before dialing: a URL with a host, header and trailer
+// names and values that cannot split a line or add one, a method that is
+// a token. Request.Write checks none of that itself, so what it would
+// refuse goes to Fallback, which fails with net/http's own error
+// (TestRefusesWhatNetHTTPRefuses).
+func sendable(req *http.Request) bool {
+	if req.URL == nil || req.URL.Host == "" || req.Header == nil ||
+		req.Method != "" && strings.IndexFunc(req.Method, notToken) >= 0 {
+		return false
+	}
+	return validFields(req.Header) && validFields(req.Trailer)
+}
+
+func notToken(r rune) bool { return !httpguts.IsTokenRune(r) }
+
+// validFields reports whether every name and value in h is one
+// net/http's Transport sends.
+func validFields(h http.Header) bool {
+	for k, vv := range h {
+		if !httpguts.ValidHeaderFieldName(k) {
+			return false
+		}
+		for _, v := range vv {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // proxied reports whether Fallback would send req through a proxy.
