@@ -9,9 +9,10 @@
 // echo profile (client and proxy together) this transport took the CPU
 // of a call from 128–146 to 122–132 µs, and the one-client p50 from
 // 0.178–0.198 to 0.163–0.175 ms (see bench/BENCHMARKS.md).
-// Hand-written for that measured speed; the wire
-// format stays net/http's own: requests are written with
-// (*http.Request).Write and responses read with http.ReadResponse.
+// Hand-written for that measured speed; the wire format stays net/http's
+// own: responses are read with http.ReadResponse, and requests written
+// byte for byte as (*http.Request).Write writes them (the common ones
+// directly, see writeRequest; the others by Request.Write).
 //
 // A kept connection is checked, before each reuse, for having been closed
 // by the server (as a Node server does after 5 s idle), with a peek that
@@ -218,7 +219,7 @@ func (t *Transport) exchange(c *conn, addr string, req *http.Request) (*http.Res
 		return nil, err
 	}
 	c.out.n = 0
-	err := req.Write(c.bw)
+	err := writeRequest(c.bw, req)
 	if err == nil {
 		err = c.bw.Flush()
 	}
