@@ -343,11 +343,15 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	mt := mediaType(resp.Header.Get("Content-Type"))
+	var raw *rawCall
+	if mt == "application/json" && resp.StatusCode == http.StatusOK {
+		raw = rawCallOf(req.Context())
+	}
 	switch {
 	case mt == "text/event-stream":
 		resp.Body = readCloser{newLineLimiter(resp.Body, t.max, true, nil), resp.Body}
-	case mt == "application/json" && resp.StatusCode == http.StatusOK && rawCallOf(req.Context()) != nil:
-		return takeRawHTTPResult(resp, t.max, rawCallOf(req.Context()))
+	case raw != nil:
+		return takeRawHTTPResult(resp, t.max, raw)
 	default:
 		resp.Body = readCloser{&cappedReader{r: resp.Body, left: t.max, max: t.max}, resp.Body}
 	}
