@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // downloadSize is what one download carries.
@@ -26,35 +28,26 @@ const downloadSize = 100 << 20
 func sourceOutside(b *testing.B) uint16 {
 	l := outsideListener(b, "127.0.0.2")
 	chunk := make([]byte, 1<<20)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
+	testkit.ServeConns(b, l, func(c net.Conn) {
+		head := make([]byte, 5)
+		if _, err := io.ReadFull(c, head[:1]); err != nil {
+			return
+		}
+		if head[0] == 0x16 { // a TLS handshake record: read it all
+			if _, err := io.ReadFull(c, head[1:]); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				head := make([]byte, 5)
-				if _, err := io.ReadFull(c, head[:1]); err != nil {
-					return
-				}
-				if head[0] == 0x16 { // a TLS handshake record: read it all
-					if _, err := io.ReadFull(c, head[1:]); err != nil {
-						return
-					}
-					rest := int64(binary.BigEndian.Uint16(head[3:]))
-					if _, err := io.CopyN(io.Discard, c, rest); err != nil {
-						return
-					}
-				}
-				for left := downloadSize; left > 0; left -= len(chunk) {
-					if _, err := c.Write(chunk); err != nil {
-						return
-					}
-				}
-			}()
+			rest := int64(binary.BigEndian.Uint16(head[3:]))
+			if _, err := io.CopyN(io.Discard, c, rest); err != nil {
+				return
+			}
 		}
-	}()
+		for left := downloadSize; left > 0; left -= len(chunk) {
+			if _, err := c.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
 	return portOf(l)
 }
 
@@ -120,29 +113,16 @@ func unixProxy(b *testing.B) string {
 // more loopback hop and nothing else, the floor any relay stands on. It
 // returns its address.
 func bareRelay(b *testing.B, target string) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				up, err := net.Dial("tcp", target)
-				if err != nil {
-					return
-				}
-				defer up.Close()
-				go func() { _, _ = io.Copy(up, c); closeWrite(up) }()
-				_, _ = io.Copy(c, up)
-			}()
+	l := testkit.Loopback(b)
+	testkit.ServeConns(b, l, func(c net.Conn) {
+		up, err := net.Dial("tcp", target)
+		if err != nil {
+			return
 		}
-	}()
+		defer up.Close()
+		go func() { _, _ = io.Copy(up, c); closeWrite(up) }()
+		_, _ = io.Copy(c, up)
+	})
 	return l.Addr().String()
 }
 

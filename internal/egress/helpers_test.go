@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // A testResolver maps names (looked up rooted, "name.") to addresses; a
@@ -174,15 +176,7 @@ func outsideHTTP(t testing.TB, ip string, h http.Handler) uint16 {
 func countingOutside(t testing.TB, ip string) *countingListener {
 	t.Helper()
 	l := &countingListener{Listener: outsideListener(t, ip)}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			_ = c.Close()
-		}
-	}()
+	testkit.ServeConns(t, l, func(net.Conn) {})
 	return l
 }
 

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // blockingDecider blocks every decision until its ctx ends, counting the
@@ -122,15 +124,7 @@ func TestServeContextEndEndsBlockedDecisions(t *testing.T) {
 // echoOutside serves an echo on 127.0.0.2 and returns its port.
 func echoOutside(t testing.TB) uint16 {
 	l := outsideListener(t, "127.0.0.2")
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
-		}
-	}()
+	testkit.ServeConns(t, l, func(c net.Conn) { _, _ = io.Copy(c, c) })
 	return portOf(l)
 }
 

@@ -309,19 +309,7 @@ func tool(name string, args func(w world) (a, b string)) escape {
 
 // listener owns a loopback TCP listener for the test's life.
 func listener(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	l := testkit.Loopback(t)
+	testkit.ServeConns(t, l, func(net.Conn) {})
 	return l.Addr().String()
 }

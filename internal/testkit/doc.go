@@ -2,7 +2,8 @@
 // stand-in upstream MCP server (StandIn), an initialised client (Connect,
 // Initialize), a tools/call helper (CallTool, Text), a poll-until-true
 // wait (Eventually), a goroutine-safe buffer (LockedBuffer), a free
-// loopback address (FreeAddr), a metrics scrape (Scrape), a redis-server
+// loopback address (FreeAddr), a loopback listener and a peer scripted
+// per connection (Loopback, ServeConns), a metrics scrape (Scrape), a redis-server
 // of the test's own (StartRedis) and the README's set-up commands
 // (ReadmeSetupCommands, for the docs test and the fresh-clone test).
 //

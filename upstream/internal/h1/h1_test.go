@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpwarden/mcpwarden/internal/testkit"
 )
 
 // newTransport is a Transport whose idle connections close when the test
@@ -269,26 +271,12 @@ func TestHTTPSAndProxiedRequestsGoToFallback(t *testing.T) {
 // answering is a TCP server that reads one request per connection and
 // writes answer to it, then closes it.
 func answering(t testing.TB, answer func() []byte) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
-					return
-				}
-				c.Write(answer())
-			}()
+	l := testkit.Loopback(t)
+	testkit.ServeConns(t, l, func(c net.Conn) {
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+			c.Write(answer())
 		}
-	}()
+	})
 	return "http://" + l.Addr().String() + "/mcp"
 }
 
