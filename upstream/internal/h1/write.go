@@ -20,7 +20,7 @@ const defaultUserAgent = "Go-http-client/1.1"
 
 // writeRequest writes req on w, byte for byte as req.Write writes it,
 // and closes its body. The requests sent here most — a body of known
-// length held in memory, or none; the Host the URL names; no trailer —
+// length held in memory, or none; a plain Host; no trailer —
 // are written out directly: Request.Write formats each line with fmt,
 // sorts a copy of the header and goes through a transfer writer, 2–3 µs
 // of an echo call's CPU in the c16 profile (BenchmarkWriteRequest).
