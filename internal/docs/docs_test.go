@@ -1,7 +1,7 @@
 // Package docs holds the tests of mcpwarden's documentation: that every
-// relative link and #anchor in README.md and docs/*.md resolves, and that
-// the README keeps its two set-up commands for a fresh machine, each
-// running something that exists.
+// relative link and #anchor in README.md and docs/*.md resolves, that the
+// README keeps its two set-up commands for a fresh machine, each running
+// something that exists, and that no page repeats a paragraph.
 package docs
 
 import (
@@ -247,5 +247,46 @@ func TestTheReadmeIsAtMostThreeHundredLines(t *testing.T) {
 	}
 	if n := strings.Count(string(text), "\n"); n > 300 {
 		t.Errorf("README.md has %d lines, want at most 300: move reference material into docs/", n)
+	}
+}
+
+// TestNoPageRepeatsAParagraph catches an edit that pasted a section twice:
+// no paragraph of 200 characters or more appears twice in README.md,
+// docs/*.md or bench/*.md. Generated pages (docs/config.md repeats a
+// type's description where the type is used) are left out.
+func TestNoPageRepeatsAParagraph(t *testing.T) {
+	t.Parallel()
+	r := root(t)
+	bench, err := filepath.Glob(filepath.Join(r, "bench", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := pages(t, r)
+	for _, p := range bench {
+		rel, _ := filepath.Rel(r, p)
+		names = append(names, filepath.ToSlash(rel))
+	}
+	for _, name := range names {
+		text, err := os.ReadFile(filepath.Join(r, filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(string(text), "<!-- Generated ") {
+			continue
+		}
+		lineOf := map[string]int{}
+		line := 1
+		for _, p := range strings.Split(string(text), "\n\n") {
+			para := strings.TrimSpace(p)
+			if len(para) >= 200 {
+				at := line + strings.Count(p[:strings.Index(p, para)], "\n")
+				if first, ok := lineOf[para]; ok {
+					t.Errorf("%s:%d repeats the paragraph of line %d (%.60q…): keep one of them", name, at, first, para)
+				} else {
+					lineOf[para] = at
+				}
+			}
+			line += strings.Count(p, "\n") + 2
+		}
 	}
 }
