@@ -43,7 +43,7 @@ func decodeErrors(err error, all map[string]any) error {
 			out = append(out, fmt.Errorf("decoding: %w", e))
 			continue
 		}
-		key := keyPath(de.Name())
+		key := keyPath(de.Name(), all)
 		out = append(out, &keyError{key: key, err: fmt.Errorf("%s: %s", key, wantFor(key, de.Unwrap(), valueAt(all, key)))})
 	}
 	return errors.Join(out...)

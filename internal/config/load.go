@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -252,8 +253,9 @@ func decode(k *koanf.Koanf) (*Config, error) {
 	if len(md.Unused) > 0 {
 		slices.Sort(md.Unused)
 		errs := make([]error, 0, len(md.Unused))
+		all := k.Raw()
 		for _, key := range md.Unused {
-			errs = append(errs, unknownKey(keyPath(key)))
+			errs = append(errs, unknownKey(keyPath(key, all)))
 		}
 		return nil, errors.Join(errs...)
 	}
@@ -262,19 +264,57 @@ func decode(k *koanf.Koanf) (*Config, error) {
 
 // keyPath turns mapstructure's "servers[fs].comand" into the key as
 // written, "servers.fs.comand"; a list's index stays: "limits[0].window".
-func keyPath(key string) string {
-	return member.ReplaceAllStringFunc(key, func(m string) string {
-		if index.MatchString(m) {
-			return m
+// mapstructure brackets a map's keys and a list's indexes alike, so all,
+// the config's values, tells them apart: "servers[0]" is the server named
+// 0 (MCPWARDEN_SERVERS__0), not an index. Where all holds no value, a
+// bracketed number is taken for an index.
+func keyPath(key string, all map[string]any) string {
+	var b strings.Builder
+	var v any = all
+	for key != "" {
+		var seg string
+		bracketed := key[0] == '['
+		switch {
+		case key[0] == '.':
+			key = key[1:]
+			continue
+		case bracketed:
+			end := strings.IndexByte(key, ']')
+			if end < 0 {
+				seg, key = key[1:], ""
+			} else {
+				seg, key = key[1:end], key[end+1:]
+			}
+		default:
+			end := strings.IndexAny(key, ".[")
+			if end < 0 {
+				end = len(key)
+			}
+			seg, key = key[:end], key[end:]
 		}
-		return "." + m[1:len(m)-1]
-	})
+		list, isList := v.([]any)
+		m, isMap := v.(map[string]any)
+		if bracketed && (isList || !isMap && isIndex(seg)) {
+			b.WriteString("[" + seg + "]")
+			v = nil
+			if i, err := strconv.Atoi(seg); err == nil && i >= 0 && i < len(list) {
+				v = list[i]
+			}
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+		v = m[seg] // nil when v is not a map
+	}
+	return b.String()
 }
 
-var (
-	member = regexp.MustCompile(`\[[^\]]*\]`)
-	index  = regexp.MustCompile(`^\[[0-9]+\]$`)
-)
+// isIndex reports whether seg is written as a list's index: digits only.
+func isIndex(seg string) bool {
+	return seg != "" && strings.Trim(seg, "0123456789") == ""
+}
 
 // expand replaces ${VAR} and ${VAR:-default} in server env values and
 // headers. A variable that is not set, and has no default, is an error: a

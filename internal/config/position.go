@@ -41,7 +41,7 @@ func offsetPos(data []byte, off int) textPos {
 // keySegments splits a key as errors name it ("policy.deny[0]",
 // "servers.fs.args") into its levels: policy, deny, 0.
 func keySegments(key string) []string {
-	return strings.Split(strings.NewReplacer("[", ".", "]", "").Replace(keyPath(key)), ".")
+	return strings.Split(strings.NewReplacer("[", ".", "]", "").Replace(key), ".")
 }
 
 // keyPos is where key is written in data, a config in format ext: the

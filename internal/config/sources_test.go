@@ -97,6 +97,11 @@ func TestEveryErrorNamesItsSource(t *testing.T) {
 		{"a value of the wrong type from the environment", good, []string{"MCPWARDEN_AUDIT__REQUIRED=[a, b]"}, []string{"environment variable MCPWARDEN_AUDIT__REQUIRED"}},
 		{"an unknown key inside a value from the environment", good, []string{"MCPWARDEN_AUDIT={pth: x}"}, []string{"environment variable MCPWARDEN_AUDIT: ", "audit.pth: unknown key; did you mean audit.path?"}},
 		{"a bad rule from the environment", good, []string{`MCPWARDEN_POLICY__DENY=["mcp:fs:*:path=.env"]`}, []string{"environment variable MCPWARDEN_POLICY__DENY: policy.deny"}},
+		// Found by FuzzEnvOverride: a server named with digits was taken
+		// for a list's index, servers[0], and the error put on the file.
+		{"a server named with digits from the environment", good, []string{"MCPWARDEN_SERVERS__000=0"}, []string{"environment variable MCPWARDEN_SERVERS__000: servers.000: want a section"}},
+		{"an unknown key of a server named with digits from the environment", good, []string{"MCPWARDEN_SERVERS__0__COMAND=x"}, []string{"environment variable MCPWARDEN_SERVERS__0__COMAND: ", "(servers.0.command)"}},
+		{"a list's element from the environment", good, []string{"MCPWARDEN_POLICY__DENY=[1, {a: b}]"}, []string{"environment variable MCPWARDEN_POLICY__DENY: policy.deny[0]: want text"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,6 +170,35 @@ func TestTokenStoreVariablesAreNotWarnedAbout(t *testing.T) {
 		}
 		if len(cfg.Warnings) != 0 {
 			t.Errorf("%s: warnings = %q, want none: the token store reads it", v, cfg.Warnings)
+		}
+	}
+}
+
+// TestKeyPathTellsAMapsKeyFromAListsIndex: mapstructure brackets both
+// ("servers[0]", "limits[0]"); keyPath writes a map's key as a member and
+// keeps a list's index, by the values the config holds.
+func TestKeyPathTellsAMapsKeyFromAListsIndex(t *testing.T) {
+	t.Parallel()
+	all := map[string]any{
+		"servers": map[string]any{"0": map[string]any{"args": []any{"a", map[string]any{"b": 1}}}, "fs": map[string]any{}},
+		"policy":  map[string]any{"deny": []any{"x"}},
+		"limits":  []any{map[string]any{"window": "1m"}},
+	}
+	tests := []struct{ key, want string }{
+		{"servers[fs].comand", "servers.fs.comand"},
+		{"servers[0]", "servers.0"},
+		{"servers[0].comand", "servers.0.comand"},
+		{"servers[0].args[1].b", "servers.0.args[1].b"},
+		{"servers[0].args[7]", "servers.0.args[7]"},
+		{"policy.deny[0]", "policy.deny[0]"},
+		{"limits[0].window", "limits[0].window"},
+		{"servers[a.b].command", "servers.a.b.command"},
+		{"nowhere[3].x", "nowhere[3].x"}, // no value: a number is an index
+		{"nowhere[x]", "nowhere.x"},
+	}
+	for _, tt := range tests {
+		if got := keyPath(tt.key, all); got != tt.want {
+			t.Errorf("keyPath(%q) = %q, want %q", tt.key, got, tt.want)
 		}
 	}
 }
