@@ -112,10 +112,21 @@ func (r *reports) add(rep Report) {
 // wait returns the reports once there are n of them.
 func (r *reports) wait(t *testing.T, n int) []Report {
 	t.Helper()
+	return r.waitWhere(t, n, func(Report) bool { return true })
+}
+
+// waitWhere returns the reports keep keeps once there are n of them.
+func (r *reports) waitWhere(t *testing.T, n int, keep func(Report) bool) []Report {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		r.mu.Lock()
-		got := append([]Report(nil), r.all...)
+		var got []Report
+		for _, rep := range r.all {
+			if keep(rep) {
+				got = append(got, rep)
+			}
+		}
 		r.mu.Unlock()
 		if len(got) >= n {
 			return got
