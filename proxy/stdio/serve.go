@@ -51,11 +51,11 @@ func Serve(ctx context.Context, srv *server.MCPServer, calls wire.CallServer, bu
 		mcp:      srv,
 		calls:    calls,
 		logger:   logger,
-		out:      newStdioWriter(wire.NewStreamWriter(out, results)),
 		slots:    make(chan struct{}, MaxRequests),
 		inflight: map[string]*stdioRequest{},
 	}
 	c.session = newStdioSession(c.write)
+	c.out = newStdioWriter(wire.NewStreamWriter(out, results), c.session.notifications, logger)
 	if err := srv.RegisterSession(ctx, c.session); err != nil {
 		return fmt.Errorf("registering the stdio session: %w", err)
 	}
@@ -64,11 +64,6 @@ func Serve(ctx context.Context, srv *server.MCPServer, calls wire.CallServer, bu
 	ctx = wire.WithStreamSet(lifter.WithSet(srv.WithContext(ctx, c.session)), results)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	notified := make(chan struct{})
-	go func() {
-		defer close(notified)
-		c.sendNotifications(ctx)
-	}()
 	c.inputEnded, c.turn = make(chan error, 1), make(chan struct{})
 	go c.readLines(ctx, lifter)
 
@@ -93,7 +88,6 @@ func Serve(ctx context.Context, srv *server.MCPServer, calls wire.CallServer, bu
 	cancel(cause)
 	c.stop()
 	c.session.close()
-	<-notified
 	lifter.ReleaseLifted()
 	results.ReleaseAll()
 	return err
@@ -363,19 +357,6 @@ func (c *stdioConn) stop() {
 	}
 	c.out.stop()
 	<-served
-}
-
-// sendNotifications writes the notifications mcp-go queues for the client
-// until ctx is done.
-func (c *stdioConn) sendNotifications(ctx context.Context) {
-	for {
-		select {
-		case n := <-c.session.notifications:
-			c.writeMessage(n)
-		case <-ctx.Done():
-			return
-		}
-	}
 }
 
 // writeMessage encodes msg and writes it to the client; nil writes nothing.

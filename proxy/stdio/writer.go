@@ -2,11 +2,15 @@ package stdio
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // errClientLeft is why a stdio connection ends when a write to its client
@@ -30,8 +34,16 @@ const FlushWait = time.Second
 // stop) when the client does not read, which a write blocked on the pipe
 // could not. The first write that fails ends writing: every later write
 // fails at once, and failed is closed.
+//
+// It also writes the notifications mcp-go queues for the client (notes),
+// and, being their one reader, writes those queued before a message is
+// handed over ahead of it: a progress notification a call sent before
+// its result reaches the client before the result, as the client's SDK
+// drops progress for a call it has the result of.
 type stdioWriter struct {
 	out    io.Writer
+	notes  <-chan mcp.JSONRPCNotification
+	logger *slog.Logger
 	queue  chan stdioWrite
 	failed chan struct{} // closed when a write failed: the client left
 
@@ -47,32 +59,72 @@ type stdioWrite struct {
 	result chan error // buffered for the one result
 }
 
-func newStdioWriter(out io.Writer) *stdioWriter {
-	w := &stdioWriter{out: out, queue: make(chan stdioWrite), failed: make(chan struct{}), done: make(chan struct{})}
+func newStdioWriter(out io.Writer, notes <-chan mcp.JSONRPCNotification, logger *slog.Logger) *stdioWriter {
+	w := &stdioWriter{out: out, notes: notes, logger: logger, queue: make(chan stdioWrite), failed: make(chan struct{}), done: make(chan struct{})}
 	go w.run()
 	return w
 }
 
-// run writes the messages handed over until writing ends.
+// run writes the messages handed over, and the notifications queued,
+// until writing ends.
 func (w *stdioWriter) run() {
 	for {
 		select {
 		case m := <-w.queue:
-			_, err := w.out.Write(m.msg)
-			if err != nil {
-				err = fmt.Errorf("%w: %v", errClientLeft, err)
-				if w.end(err) {
-					close(w.failed)
-				}
+			err := w.writeQueuedNotes()
+			if err == nil {
+				err = w.put(m.msg)
 			}
 			m.result <- err
 			if err != nil {
+				return
+			}
+		case n := <-w.notes:
+			if w.writeNote(n) != nil {
 				return
 			}
 		case <-w.done:
 			return
 		}
 	}
+}
+
+// writeQueuedNotes writes the notifications queued now, before the
+// message run has taken: they were sent before it.
+func (w *stdioWriter) writeQueuedNotes() error {
+	for {
+		select {
+		case n := <-w.notes:
+			if err := w.writeNote(n); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
+}
+
+// writeNote writes one notification; one that does not encode is logged
+// and skipped.
+func (w *stdioWriter) writeNote(n mcp.JSONRPCNotification) error {
+	b, err := json.Marshal(n)
+	if err != nil {
+		w.logger.Error("encoding a notification to the stdio client", "err", err)
+		return nil
+	}
+	return w.put(append(b, '\n'))
+}
+
+// put writes msg to the client; the first write that fails ends writing.
+func (w *stdioWriter) put(msg []byte) error {
+	if _, err := w.out.Write(msg); err != nil {
+		err = fmt.Errorf("%w: %v", errClientLeft, err)
+		if w.end(err) {
+			close(w.failed)
+		}
+		return err
+	}
+	return nil
 }
 
 // write writes msg, whole, and returns how it went; once writing has
