@@ -55,6 +55,17 @@ type lineLimiter struct {
 	over bool  // the current line was cut
 	scan idScanner
 	err  error
+
+	// later holds the responses for calls sent past mcp-go's transport
+	// that came after lines the reader above has not yet taken: they are
+	// handed over once it has read them all (see handDirect).
+	later []heldResponse
+}
+
+// A heldResponse is a response held for the call that waits for it on to.
+type heldResponse struct {
+	to  chan<- []byte
+	msg []byte
 }
 
 func newLineLimiter(r io.Reader, max int64, sse bool, results *resultStash) *lineLimiter {
@@ -63,6 +74,9 @@ func newLineLimiter(r io.Reader, max int64, sse bool, results *resultStash) *lin
 
 func (l *lineLimiter) Read(p []byte) (int, error) {
 	for l.off == len(l.out) {
+		// The reader has taken every line passed, and handled them: it
+		// reads again only once it has no whole line left.
+		l.deliverLater()
 		if l.err != nil {
 			return 0, l.err
 		}
@@ -71,6 +85,9 @@ func (l *lineLimiter) Read(p []byte) (int, error) {
 		l.filter(l.in[:n])
 		l.err = err
 		if err != nil && l.results != nil {
+			// The stream has ended: the responses held are handed over
+			// now, as the reader may not read again.
+			l.deliverLater()
 			l.results.end() // no response comes now to the calls waiting in it
 		}
 	}
@@ -156,7 +173,7 @@ func (l *lineLimiter) passHeld() (passed bool) {
 	// A line too large to reuse is handed over rather than copied.
 	handOver := cap(l.line) > maxReused
 	// A call sent past mcp-go's transport takes its response whole.
-	if ok && l.results.deliver(id, l.line, handOver) {
+	if ok && l.handDirect(id, l.line, handOver) {
 		if handOver {
 			l.line = nil // the call has its bytes now
 		}
@@ -310,7 +327,40 @@ func (l *lineLimiter) deliverReplacement() bool {
 		return false
 	}
 	msg := strings.TrimSuffix(l.replacement(), "\n")
-	return l.results.deliver(id, []byte(msg), true)
+	return l.handDirect(id, []byte(msg), true)
+}
+
+// handDirect hands msg, the whole response with id, to the call sent past
+// mcp-go's transport that waits for it, and reports whether one waits.
+// When lines passed before it are still to be read, the response is held
+// until the reader has taken them (see Read): the notifications a server
+// sent before a result — its progress — reach mcpwarden's client before
+// the call's result does. msg is the caller's to keep unless handOver is
+// set.
+func (l *lineLimiter) handDirect(id, msg []byte, handOver bool) bool {
+	if l.off == len(l.out) {
+		return l.results.deliver(id, msg, handOver)
+	}
+	to, ok := l.results.claim(id)
+	if !ok {
+		return false
+	}
+	if !handOver {
+		msg = bytes.Clone(msg)
+	}
+	l.later = append(l.later, heldResponse{to: to, msg: msg})
+	return true
+}
+
+// deliverLater hands over the responses held by handDirect, in the order
+// they came. A call that has given up since does not read its channel,
+// which is buffered for the one response.
+func (l *lineLimiter) deliverLater() {
+	for i, r := range l.later {
+		r.to <- r.msg
+		l.later[i] = heldResponse{}
+	}
+	l.later = l.later[:0]
 }
 
 // replacement is the line put in place of a cut one: an error response to

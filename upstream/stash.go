@@ -89,22 +89,33 @@ func (s *resultStash) drop(id string) {
 	s.mu.Unlock()
 }
 
-// deliver hands msg, the whole response with id, to the call waiting for
-// it and reports whether one waited. The call gets a copy of msg, or msg
-// itself when handOver is set (the caller gives it away). It takes the id
-// as bytes, as the lineLimiter has it, so the lookup does not allocate.
-func (s *resultStash) deliver(id, msg []byte, handOver bool) bool {
+// claim takes the call sent past mcp-go's transport that waits for the
+// response with id off the waiting list, and returns where its response
+// goes (buffered for it): no other response is handed to it. It takes
+// the id as bytes, as the lineLimiter has it, so the lookup does not
+// allocate.
+func (s *resultStash) claim(id []byte) (chan<- []byte, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ch, ok := s.direct[string(id)]
+	if ok {
+		delete(s.direct, string(id))
+	}
+	return ch, ok
+}
+
+// deliver hands msg, the whole response with id, to the call waiting for
+// it and reports whether one waited. The call gets a copy of msg, or msg
+// itself when handOver is set (the caller gives it away).
+func (s *resultStash) deliver(id, msg []byte, handOver bool) bool {
+	ch, ok := s.claim(id)
 	if !ok {
 		return false
 	}
-	delete(s.direct, string(id))
 	if !handOver {
 		msg = bytes.Clone(msg)
 	}
-	ch <- msg // buffered for the one response
+	ch <- msg
 	return true
 }
 

@@ -1,12 +1,15 @@
 package upstream
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -150,4 +153,63 @@ func FuzzLineLimiterHandsEachResponseOnce(f *testing.F) {
 			t.Errorf("%d lines in, %d passed on and %d handed to calls:\nin  %q\nout %q", len(lines), passed, delivered, in, out)
 		}
 	})
+}
+
+// TestDirectResponseFollowsTheNotificationsBeforeIt: a server's progress
+// notification and the result after it often come in one read. The
+// result of a call sent past mcp-go's transport is handed to the call only
+// once the transport's reader has taken, and handled, the notification
+// before it, so that the progress reaches mcpwarden's client before the
+// result does (its SDK drops progress for a call it has the result of).
+func TestDirectResponseFollowsTheNotificationsBeforeIt(t *testing.T) {
+	t.Parallel()
+	stash := newResultStash()
+	answer, _ := stash.await("7")
+	progress := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":3}}`
+	in := progress + "\n" + `{"jsonrpc":"2.0","id":7,"result":{"content":[]}}` + "\n"
+	r := bufio.NewReader(newLineLimiter(strings.NewReader(in), 1<<10, false, stash))
+	line, err := r.ReadString('\n')
+	if err != nil || line != progress+"\n" {
+		t.Fatalf("first line %q, %v; want the notification", line, err)
+	}
+	select {
+	case msg := <-answer:
+		t.Fatalf("the call got its result %s before the reader handled the notification before it", msg)
+	default:
+	}
+	if line, err := r.ReadString('\n'); err != io.EOF || line != "" {
+		t.Fatalf("then %q, %v; want the end of the stream", line, err)
+	}
+	select {
+	case msg := <-answer:
+		if !strings.Contains(string(msg), `"id":7`) {
+			t.Errorf("the call got %s", msg)
+		}
+	default:
+		t.Error("the call got no result once the reader had read on")
+	}
+}
+
+// TestDirectResponsesHeldAtTheEndOfTheStreamAreHandedOver: responses
+// held behind a notification when the stream ends go to their calls
+// before the end of the stream ends the calls' wait.
+func TestDirectResponsesHeldAtTheEndOfTheStreamAreHandedOver(t *testing.T) {
+	t.Parallel()
+	stash := newResultStash()
+	answer, _ := stash.await("7")
+	in := `{"jsonrpc":"2.0","method":"notifications/message","params":{}}` + "\n" + `{"jsonrpc":"2.0","id":7,"result":{}}` + "\n"
+	l := newLineLimiter(iotest.DataErrReader(strings.NewReader(in)), 1<<10, false, stash)
+	if _, err := l.Read(make([]byte, 1<<10)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stash.ended:
+	default:
+		t.Fatal("the end of the stream did not end the wait")
+	}
+	select {
+	case <-answer:
+	default:
+		t.Error("a response held behind a notification was lost at the end of the stream")
+	}
 }
