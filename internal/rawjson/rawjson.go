@@ -46,7 +46,7 @@ func member(data []byte, i int, f func(key string, value []byte) error) (int, er
 	if err != nil {
 		return 0, err
 	}
-	key, err := decodeString(data[i:kend])
+	key, err := memberName(data[i:kend])
 	if err != nil {
 		return 0, err
 	}
@@ -246,6 +246,55 @@ func containerEnd(b []byte, i int) (int, error) {
 
 // decodeString decodes the string literal s; valid UTF-8 without escapes
 // is taken as it is.
+// memberName decodes s, the JSON string naming a member. The names of the
+// members of MCP's messages are returned as constants rather than
+// allocated: every message walked has a handful (for measured speed: they
+// were about 7 of the 140 allocations of a call over HTTP).
+func memberName(s []byte) (string, error) {
+	if len(s) >= 2 {
+		// A switch on string(b) compares in place, without allocating.
+		switch raw := s[1 : len(s)-1]; string(raw) {
+		case "jsonrpc":
+			return "jsonrpc", nil
+		case "id":
+			return "id", nil
+		case "method":
+			return "method", nil
+		case "params":
+			return "params", nil
+		case "result":
+			return "result", nil
+		case "error":
+			return "error", nil
+		case "name":
+			return "name", nil
+		case "arguments":
+			return "arguments", nil
+		case "_meta":
+			return "_meta", nil
+		case "progressToken":
+			return "progressToken", nil
+		case "content":
+			return "content", nil
+		case "structuredContent":
+			return "structuredContent", nil
+		case "isError":
+			return "isError", nil
+		case "type":
+			return "type", nil
+		case "text":
+			return "text", nil
+		case "code":
+			return "code", nil
+		case "message":
+			return "message", nil
+		case "data":
+			return "data", nil
+		}
+	}
+	return decodeString(s)
+}
+
 func decodeString(s []byte) (string, error) {
 	if bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
 		return string(s[1 : len(s)-1]), nil

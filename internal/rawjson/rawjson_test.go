@@ -126,3 +126,31 @@ func compact(t *testing.T, v []byte) []byte {
 	}
 	return b.Bytes()
 }
+
+// TestWalkingACallAllocatesNoNames: the member names of a tools/call and
+// of its result are not allocated (memberName).
+func TestWalkingACallAllocatesNoNames(t *testing.T) {
+	msgs := [][]byte{
+		[]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"fs__echo","arguments":{},"_meta":{"progressToken":1}}}`),
+		[]byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}],"structuredContent":{},"isError":false}}`),
+		[]byte(`{"jsonrpc":"2.0","id":7,"error":{"code":-1,"message":"m","data":null}}`),
+	}
+	var walk func(b []byte) error
+	walk = func(b []byte) error {
+		return Object(b, func(_ string, v []byte) error {
+			if len(v) > 0 && v[0] == '{' {
+				return walk(v)
+			}
+			return nil
+		})
+	}
+	for _, m := range msgs {
+		if n := testing.AllocsPerRun(100, func() {
+			if err := walk(m); err != nil {
+				t.Fatal(err)
+			}
+		}); n != 0 {
+			t.Errorf("walking %s: %v allocations, want 0", m, n)
+		}
+	}
+}
