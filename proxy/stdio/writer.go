@@ -90,18 +90,16 @@ func (w *stdioWriter) run() {
 }
 
 // writeQueuedNotes writes the notifications queued now, before the
-// message run has taken: they were sent before it.
+// message run has taken: they were sent before it. Those sent meanwhile
+// wait for their turn, so that a server sending notifications without
+// end does not hold the message up.
 func (w *stdioWriter) writeQueuedNotes() error {
-	for {
-		select {
-		case n := <-w.notes:
-			if err := w.writeNote(n); err != nil {
-				return err
-			}
-		default:
-			return nil
+	for queued := len(w.notes); queued > 0; queued-- {
+		if err := w.writeNote(<-w.notes); err != nil {
+			return err
 		}
 	}
+	return nil
 }
 
 // writeNote writes one notification; one that does not encode is logged
