@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // FileOptions configure a FileSink. The zero value appends without fsync and
@@ -86,13 +87,28 @@ func OpenFile(path string, opts FileOptions) (*FileSink, error) {
 	return openLocked(path, opts, lock)
 }
 
+// lockWait bounds how long takeLock waits for a lock that is held. A
+// lock outlives the close that releases it while a child process forked
+// meanwhile, by any goroutine of the process that held it, has not yet
+// started its program: until then the child holds a copy of every
+// descriptor (close-on-exec ones too), and with it the lock. A writer
+// that holds the log stays ErrLocked.
+const lockWait = 500 * time.Millisecond
+
 // takeLock takes the exclusive lock of the log at path, <path>.lock.
 func takeLock(path string) (*os.File, error) {
 	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening audit lock: %w", err)
 	}
-	if err := lockFile(lock); err != nil {
+	for deadline := time.Now().Add(lockWait); ; {
+		err = lockFile(lock)
+		if !errors.Is(err, ErrLocked) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("audit log %q: %w", path, err)
 	}
