@@ -64,17 +64,32 @@ func wantFor(key string, err error, v any) string {
 		return msg
 	}
 	name := segs[len(segs)-1]
+	// An item of a list (servers.fs.args[1]) is shown in its list: "1:
+	// value" would be no example of what to write.
+	item := strings.HasSuffix(key, "]") && len(segs) > 1
+	if item {
+		name = segs[len(segs)-2]
+	}
 	got := "; got " + describeValue(v)
+	want := func(what, general string) string {
+		if item {
+			return fmt.Sprintf("want %s for each item, e.g. %s: %s", what, name, example(name, "["+general+"]"))
+		}
+		return fmt.Sprintf("want %s, e.g. %s: %s", what, name, example(name, general))
+	}
 	t := node.typ
 	switch {
 	case t == durationType:
-		return fmt.Sprintf("want a duration, e.g. %s: 30s (%s)%s", name, durationHint, got)
+		return want("a duration", "30s") + " (" + durationHint + ")" + got
 	case t.Kind() == reflect.Slice:
-		return fmt.Sprintf("want a list, e.g. %s: %s%s", name, example(name, "[a, b]"), got)
+		return want("a list", "[a, b]") + got
 	case t.Kind() == reflect.Map:
-		return fmt.Sprintf("want a section of names and values, e.g. %s: %s%s", name, example(name, "{name: value}"), got)
+		return want("a section of names and values", "{name: value}") + got
 	case t.Kind() == reflect.Struct && len(node.children) > 0:
 		keys := slices.Sorted(maps.Keys(node.children))
+		if item {
+			return fmt.Sprintf("want each item of %s to be a section holding keys (%s)%s", name, strings.Join(keys, ", "), got)
+		}
 		return fmt.Sprintf("want a section holding keys (%s), each on its own line indented under %s:%s", strings.Join(keys, ", "), name, got)
 	case reflect.PointerTo(t).Implements(textUnmarshalerType) && isScalar(v):
 		// A named value (enforce: true): the type's own words for it.
@@ -83,13 +98,13 @@ func wantFor(key string, err error, v any) string {
 		}
 		return msg
 	case t.Kind() == reflect.Bool:
-		return fmt.Sprintf("want true or false, e.g. %s: true%s", name, got)
+		return want("true or false", "true") + got
 	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
-		return fmt.Sprintf("want a whole number, e.g. %s: 8%s", name, got)
+		return want("a whole number", "8") + got
 	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
-		return fmt.Sprintf("want a number, e.g. %s: 0.5%s", name, got)
+		return want("a number", "0.5") + got
 	case t.Kind() == reflect.String:
-		return fmt.Sprintf("want text, e.g. %s: %s%s", name, example(name, "value"), got)
+		return want("text", "value") + got
 	}
 	return msg
 }
