@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpwarden/mcpwarden/internal/testkit"
@@ -37,40 +38,60 @@ func (roots) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.ListRootsRes
 	return &mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///work/the-clients-root", Name: "workspace"}}}, nil
 }
 
+// TestProgressReachesTheClient: server-everything's progress reaches the
+// client with the client's own token, before the call's result, over
+// either front.
 func TestProgressReachesTheClient(t *testing.T) {
 	t.Parallel()
-	f := everythingFixture(t)
-	c := connectStdio(t, f, client.WithLegacyProtocolOnly())
-	var mu sync.Mutex
-	var tokens []any
-	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method == "notifications/progress" {
+	for _, front := range []string{"stdio", "http"} {
+		t.Run(front, func(t *testing.T) {
+			t.Parallel()
+			var c *client.Client
+			if front == "stdio" {
+				c = connectStdio(t, everythingFixture(t), client.WithLegacyProtocolOnly())
+			} else {
+				f := newFixture(t, testkit.FreeAddr(t), "  everything:\n"+serverEverything(), `  allow: ["mcp:everything:*"]`)
+				url, _ := startHTTP(t, f)
+				tr, err := transport.NewStreamableHTTP(url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c = client.NewClient(tr, client.WithLegacyProtocolOnly())
+				t.Cleanup(func() { c.Close() })
+				initialize(t, c)
+			}
+			var mu sync.Mutex
+			var tokens []any
+			c.OnNotification(func(n mcp.JSONRPCNotification) {
+				if n.Method == "notifications/progress" {
+					mu.Lock()
+					tokens = append(tokens, n.Params.AdditionalFields["progressToken"])
+					mu.Unlock()
+				}
+			})
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{
+				Name:      "everything__trigger-long-running-operation",
+				Arguments: map[string]any{"duration": 1, "steps": 3},
+				Meta:      &mcp.Meta{ProgressToken: "client-token-7"},
+			}})
+			if err != nil || res.IsError {
+				t.Fatalf("long-running operation: %v %+v", err, res)
+			}
+			// The progress came before the result, as the server sent it (the
+			// client's reader handles messages in order, so it has them all now).
 			mu.Lock()
-			tokens = append(tokens, n.Params.AdditionalFields["progressToken"])
-			mu.Unlock()
-		}
-	})
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{
-		Name:      "everything__trigger-long-running-operation",
-		Arguments: map[string]any{"duration": 1, "steps": 3},
-		Meta:      &mcp.Meta{ProgressToken: "client-token-7"},
-	}})
-	if err != nil || res.IsError {
-		t.Fatalf("long-running operation: %v %+v", err, res)
-	}
-	// The progress came before the result, as the server sent it (the
-	// client's reader handles messages in order, so it has them all now).
-	mu.Lock()
-	defer mu.Unlock()
-	if len(tokens) < 3 {
-		t.Fatalf("got %d progress notifications before the result, want 3", len(tokens))
-	}
-	for _, tok := range tokens {
-		if tok != "client-token-7" {
-			t.Errorf("progress carried token %v, want the client's own", tok)
-		}
+			defer mu.Unlock()
+			if len(tokens) < 3 {
+				t.Fatalf("got %d progress notifications before the result, want 3", len(tokens))
+			}
+			for _, tok := range tokens {
+				if tok != "client-token-7" {
+					t.Errorf("progress carried token %v, want the client's own", tok)
+				}
+			}
+		})
 	}
 }
 
