@@ -338,9 +338,6 @@ func (l *lineLimiter) deliverReplacement() bool {
 // the call's result does. msg is the caller's to keep unless handOver is
 // set.
 func (l *lineLimiter) handDirect(id, msg []byte, handOver bool) bool {
-	if l.off == len(l.out) {
-		return l.results.deliver(id, msg, handOver)
-	}
 	to, ok := l.results.claim(id)
 	if !ok {
 		return false
@@ -348,7 +345,11 @@ func (l *lineLimiter) handDirect(id, msg []byte, handOver bool) bool {
 	if !handOver {
 		msg = bytes.Clone(msg)
 	}
-	l.later = append(l.later, heldResponse{to: to, msg: msg})
+	if l.off == len(l.out) {
+		to <- msg // buffered for the one response
+	} else {
+		l.later = append(l.later, heldResponse{to: to, msg: msg})
+	}
 	return true
 }
 

@@ -1,9 +1,6 @@
 package upstream
 
-import (
-	"bytes"
-	"sync"
-)
+import "sync"
 
 // A resultStash holds the results the lineLimiter took out of responses,
 // by the JSON text of their id, for the calls waiting for them. It takes a
@@ -102,21 +99,6 @@ func (s *resultStash) claim(id []byte) (chan<- []byte, bool) {
 		delete(s.direct, string(id))
 	}
 	return ch, ok
-}
-
-// deliver hands msg, the whole response with id, to the call waiting for
-// it and reports whether one waited. The call gets a copy of msg, or msg
-// itself when handOver is set (the caller gives it away).
-func (s *resultStash) deliver(id, msg []byte, handOver bool) bool {
-	ch, ok := s.claim(id)
-	if !ok {
-		return false
-	}
-	if !handOver {
-		msg = bytes.Clone(msg)
-	}
-	ch <- msg
-	return true
 }
 
 // end says the stream has ended: the calls waiting for a response, and
