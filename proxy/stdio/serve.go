@@ -57,6 +57,7 @@ func Serve(ctx context.Context, srv *server.MCPServer, calls wire.CallServer, bu
 	c.session = newStdioSession(c.write)
 	c.out = newStdioWriter(wire.NewStreamWriter(out, results), c.session.notifications, logger)
 	if err := srv.RegisterSession(ctx, c.session); err != nil {
+		c.out.stop() // its goroutine ends
 		return fmt.Errorf("registering the stdio session: %w", err)
 	}
 	defer srv.UnregisterSession(ctx, SessionID)
