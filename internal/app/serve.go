@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/mcpwarden/mcpwarden/internal/config"
+	"github.com/mcpwarden/mcpwarden/internal/gcpace"
 	"github.com/mcpwarden/mcpwarden/proxy"
 	"github.com/mcpwarden/mcpwarden/proxy/httpguard"
 	"github.com/mcpwarden/mcpwarden/proxy/sessiontable"
@@ -59,6 +60,11 @@ func (a *App) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		// the upstreams have started. Before this point (where it used to
 		// be) it ran ahead of the upstreams and missed their share.
 		debug.FreeOSMemory()
+		// Under load, the collector gets room to run less often (see
+		// gcpace); GOGC or GOMEMLIMIT, when set, say otherwise.
+		pacer := gcpace.Start(gcpace.DefaultHeadroom, os.Getenv)
+		<-watchCtx.Done()
+		pacer.Stop()
 	})
 	cfg := a.setup().Config
 	if cfg.Listen == "" || cfg.Listen == config.ListenStdio {
