@@ -101,7 +101,7 @@ func Start(headroom uint64, getenv func(string) string) *Pacer {
 func (p *Pacer) Stop() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.stopped {
+	if p.stopped || p.headroom == 0 { // stopped, or never started
 		return
 	}
 	p.stopped = true

@@ -147,8 +147,12 @@ func TestAPacingChosenElsewhereIsLeftAlone(t *testing.T) {
 	}
 }
 
-func TestZeroPacerStops(t *testing.T) {
+func TestStoppingAZeroPacerChangesNothing(t *testing.T) {
+	percent, limit := current()
 	var p Pacer
 	p.Stop()
 	p.Stop()
+	if pc, l := current(); pc != percent || l != limit {
+		t.Fatalf("after a zero Pacer's Stop: percentage %d, limit %d; want %d and %d as they were", pc, l, percent, limit)
+	}
 }
