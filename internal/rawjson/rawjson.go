@@ -244,8 +244,6 @@ func containerEnd(b []byte, i int) (int, error) {
 	return 0, syntaxError(b, i, "unterminated object or array")
 }
 
-// decodeString decodes the string literal s; valid UTF-8 without escapes
-// is taken as it is.
 // memberName decodes s, the JSON string naming a member. The names of the
 // members of MCP's messages are returned as constants rather than
 // allocated: every message walked has a handful (for measured speed: they
@@ -295,6 +293,8 @@ func memberName(s []byte) (string, error) {
 	return decodeString(s)
 }
 
+// decodeString decodes the string literal s; valid UTF-8 without escapes
+// is taken as it is.
 func decodeString(s []byte) (string, error) {
 	if bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
 		return string(s[1 : len(s)-1]), nil
