@@ -44,17 +44,17 @@ func decodeErrors(err error, all map[string]any) error {
 			continue
 		}
 		key := keyPath(de.Name(), all)
-		out = append(out, &keyError{key: key, err: fmt.Errorf("%s: %s", key, wantFor(key, de.Unwrap(), valueAt(all, key)))})
+		out = append(out, &keyError{key: key.text, err: fmt.Errorf("%s: %s", key.text, wantFor(key, de.Unwrap(), valueAt(all, key.segs)))})
 	}
 	return errors.Join(out...)
 }
 
 // wantFor says what key wants, given err, the decoder's complaint about
 // its value v.
-func wantFor(key string, err error, v any) string {
-	segs := keySegments(key)
+func wantFor(key keyName, err error, v any) string {
+	segs := key.segs
 	node := configKeys.at(segs)
-	if node == nil {
+	if node == nil || len(segs) == 0 {
 		return err.Error()
 	}
 	// A decode hook's own complaint already says what to write.
@@ -66,7 +66,7 @@ func wantFor(key string, err error, v any) string {
 	name := segs[len(segs)-1]
 	// An item of a list (servers.fs.args[1]) is shown in its list: "1:
 	// value" would be no example of what to write.
-	item := strings.HasSuffix(key, "]") && len(segs) > 1
+	item := key.item && len(segs) > 1
 	if item {
 		name = segs[len(segs)-2]
 	}
@@ -129,12 +129,12 @@ func example(name, general string) string {
 	return general
 }
 
-// valueAt is the value at key (as errors name it, "limits[0].window")
-// in the config's keys, all; nil if there is none. koanf's Get does not
-// go into lists.
-func valueAt(all map[string]any, key string) any {
+// valueAt is the value at the key of levels segs (limits, 0, window) in
+// the config's keys, all; nil if there is none. koanf's Get does not go
+// into lists.
+func valueAt(all map[string]any, segs []string) any {
 	var v any = all
-	for _, seg := range keySegments(key) {
+	for _, seg := range segs {
 		switch x := v.(type) {
 		case map[string]any:
 			v = x[seg]
@@ -185,8 +185,8 @@ func durationFromNumber(from, to reflect.Type, data any) (any, error) {
 
 // unknownKey is the error for key, which is no config key: it names the
 // key meant when one is spelt close to it, else the keys that belong there.
-func unknownKey(key string) error {
-	segs := keySegments(key)
+func unknownKey(name keyName) error {
+	key, segs := name.text, name.segs
 	_, at, suggest := configKeys.lookup(segs)
 	msg := key + ": unknown key"
 	switch parent := configKeys.at(segs[:at]); {
@@ -195,7 +195,7 @@ func unknownKey(key string) error {
 		msg += "; did you mean servers? This is a client's section: mcpwarden import FILE converts a client's config into an mcpwarden config"
 	case suggest != "":
 		meant := strings.Join(append(slices.Clone(segs[:at]), suggest), ".")
-		if at == len(segs)-1 { // as written, with a list's [i]
+		if at == len(segs)-1 && strings.HasSuffix(key, segs[at]) { // as written, with a list's [i]
 			meant = key[:len(key)-len(segs[at])] + suggest
 		}
 		msg += fmt.Sprintf("; did you mean %s?", meant)

@@ -262,13 +262,23 @@ func decode(k *koanf.Koanf) (*Config, error) {
 	return &cfg, nil
 }
 
+// A keyName is a key as errors show it, "servers.fs.args[1]", with its
+// levels (servers, fs, args, 1) kept as found: a map's member may hold
+// "." or "]" (MCPWARDEN_SERVERS__0]), so the text cannot be split again.
+type keyName struct {
+	text string
+	segs []string
+	item bool // the last level is a list's index
+}
+
 // keyPath turns mapstructure's "servers[fs].comand" into the key as
 // written, "servers.fs.comand"; a list's index stays: "limits[0].window".
 // mapstructure brackets a map's keys and a list's indexes alike, so all,
 // the config's values, tells them apart: "servers[0]" is the server named
 // 0 (MCPWARDEN_SERVERS__0), not an index. Where all holds no value, a
 // bracketed number is taken for an index.
-func keyPath(key string, all map[string]any) string {
+func keyPath(key string, all map[string]any) keyName {
+	var name keyName
 	var b strings.Builder
 	var v any = all
 	for key != "" {
@@ -279,7 +289,7 @@ func keyPath(key string, all map[string]any) string {
 			key = key[1:]
 			continue
 		case bracketed:
-			end := strings.IndexByte(key, ']')
+			end := closingBracket(key, v)
 			if end < 0 {
 				seg, key = key[1:], ""
 			} else {
@@ -292,9 +302,11 @@ func keyPath(key string, all map[string]any) string {
 			}
 			seg, key = key[:end], key[end:]
 		}
+		name.segs = append(name.segs, seg)
 		list, isList := v.([]any)
 		m, isMap := v.(map[string]any)
-		if bracketed && (isList || !isMap && isIndex(seg)) {
+		name.item = bracketed && (isList || !isMap && isIndex(seg))
+		if name.item {
 			b.WriteString("[" + seg + "]")
 			v = nil
 			if i, err := strconv.Atoi(seg); err == nil && i >= 0 && i < len(list) {
@@ -308,10 +320,41 @@ func keyPath(key string, all map[string]any) string {
 		b.WriteString(seg)
 		v = m[seg] // nil when v is not a map
 	}
-	return b.String()
+	name.text = b.String()
+	return name
 }
 
-// isIndex reports whether seg is written as a list's index: digits only.
+// closingBracket is the index of the "]" that closes the bracket key
+// starts with; -1 if none does. A map's member may hold "]" itself
+// (MCPWARDEN_SERVERS__0]: the server "0]", named "servers[0]]"), so the
+// bracket closes after a member of v, when v is a map, that the rest of
+// key can follow; else at the first "]" the rest can follow; else at
+// the first "]".
+func closingBracket(key string, v any) int {
+	m, _ := v.(map[string]any)
+	first, followed := strings.IndexByte(key, ']'), -1
+	for end := first; end >= 0; {
+		rest := key[end+1:]
+		if rest == "" || rest[0] == '.' || rest[0] == '[' {
+			if _, member := m[key[1:end]]; member {
+				return end
+			}
+			if followed < 0 {
+				followed = end
+			}
+		}
+		next := strings.IndexByte(rest, ']')
+		if next < 0 {
+			break
+		}
+		end += 1 + next
+	}
+	if followed >= 0 {
+		return followed
+	}
+	return first
+}
+
 func isIndex(seg string) bool {
 	return seg != "" && strings.Trim(seg, "0123456789") == ""
 }

@@ -101,6 +101,11 @@ func TestEveryErrorNamesItsSource(t *testing.T) {
 		// for a list's index, servers[0], and the error put on the file.
 		{"a server named with digits from the environment", good, []string{"MCPWARDEN_SERVERS__000=0"}, []string{"environment variable MCPWARDEN_SERVERS__000: servers.000: want a section"}},
 		{"an unknown key of a server named with digits from the environment", good, []string{"MCPWARDEN_SERVERS__0__COMAND=x"}, []string{"environment variable MCPWARDEN_SERVERS__0__COMAND: ", "(servers.0.command)"}},
+		// Found by FuzzEnvOverride: the server "0]" was named
+		// servers.0.] and its error put on the file.
+		{"a server named with a bracket from the environment", good, []string{"MCPWARDEN_SERVERS__0]=0"}, []string{"environment variable MCPWARDEN_SERVERS__0]: servers.0]: want a section holding keys", "got the number 0"}},
+		{"a server named with brackets around a number from the environment", good, []string{"MCPWARDEN_SERVERS__[0]=0"}, []string{"environment variable MCPWARDEN_SERVERS__[0]: servers.[0]: want a section holding keys"}},
+		{"a list under a server named with brackets from the environment", good, []string{"MCPWARDEN_SERVERS__]]__ARGS=[1]"}, []string{"environment variable MCPWARDEN_SERVERS__]]__ARGS: servers.]].args[0]: want text for each item", "got the number 1"}},
 		{"a list's element from the environment", good, []string{"MCPWARDEN_POLICY__DENY=[1, {a: b}]"}, []string{"environment variable MCPWARDEN_POLICY__DENY: policy.deny[0]: want text"}},
 	}
 	for _, tt := range tests {
@@ -180,7 +185,7 @@ func TestTokenStoreVariablesAreNotWarnedAbout(t *testing.T) {
 func TestKeyPathTellsAMapsKeyFromAListsIndex(t *testing.T) {
 	t.Parallel()
 	all := map[string]any{
-		"servers": map[string]any{"0": map[string]any{"args": []any{"a", map[string]any{"b": 1}}}, "fs": map[string]any{}},
+		"servers": map[string]any{"0": map[string]any{"args": []any{"a", map[string]any{"b": 1}}}, "fs": map[string]any{}, "0]": map[string]any{}, "a]b]": map[string]any{}},
 		"policy":  map[string]any{"deny": []any{"x"}},
 		"limits":  []any{map[string]any{"window": "1m"}},
 	}
@@ -195,9 +200,15 @@ func TestKeyPathTellsAMapsKeyFromAListsIndex(t *testing.T) {
 		{"servers[a.b].command", "servers.a.b.command"},
 		{"nowhere[3].x", "nowhere[3].x"}, // no value: a number is an index
 		{"nowhere[x]", "nowhere.x"},
+		// A member may hold "]": the bracket closes after the member.
+		{"servers[0]]", "servers.0]"},
+		{"servers[0]].comand", "servers.0].comand"},
+		{"servers[a]b]]", "servers.a]b]"},
+		{"servers[a]b]].args[2]", "servers.a]b].args[2]"},
+		{"servers[x]]", "servers.x]"}, // no such member: the first "]" closes it
 	}
 	for _, tt := range tests {
-		if got := keyPath(tt.key, all); got != tt.want {
+		if got := keyPath(tt.key, all).text; got != tt.want {
 			t.Errorf("keyPath(%q) = %q, want %q", tt.key, got, tt.want)
 		}
 	}
