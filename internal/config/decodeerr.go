@@ -195,7 +195,7 @@ func unknownKey(name keyName) error {
 		msg += "; did you mean servers? This is a client's section: mcpwarden import FILE converts a client's config into an mcpwarden config"
 	case suggest != "":
 		meant := strings.Join(append(slices.Clone(segs[:at]), suggest), ".")
-		if at == len(segs)-1 && strings.HasSuffix(key, segs[at]) { // as written, with a list's [i]
+		if at == len(segs)-1 { // as written, with a list's [i]
 			meant = key[:len(key)-len(segs[at])] + suggest
 		}
 		msg += fmt.Sprintf("; did you mean %s?", meant)
